@@ -1,0 +1,423 @@
+//! The update graph: releases joined by update edges, always acyclic.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+use petgraph::Direction;
+use petgraph::acyclic::{Acyclic, AcyclicEdgeError};
+use petgraph::data::Build;
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
+use semver::Version;
+
+use crate::conditional::{ConditionalEdge, EdgeEndpoints};
+use crate::release::{Metadata, Release};
+
+/// A handle to a release in one [`Graph`]. Handles stay valid while other
+/// releases are added or removed; they are meaningless in another graph.
+pub type ReleaseId = NodeIndex;
+
+type Dag = Acyclic<StableDiGraph<Release, ()>>;
+
+/// Why a change to the graph was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GraphError {
+    #[error("release {0} is already in the graph")]
+    DuplicateVersion(Version),
+    #[error("no release {0} in the graph")]
+    UnknownVersion(Version),
+    #[error("release handle {0:?} is not in the graph")]
+    UnknownRelease(ReleaseId),
+    #[error("an update from {0} to itself is not allowed")]
+    SelfLoop(Version),
+    #[error(transparent)]
+    Cycle(#[from] CycleError),
+}
+
+/// An edge was refused because it would close a cycle.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct CycleError {
+    /// The releases on the cycle, in edge order, the first repeated at the end.
+    pub cycle: Vec<Version>,
+}
+
+impl fmt::Display for CycleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("update edges would form a cycle: ")?;
+        for (position, version) in self.cycle.iter().enumerate() {
+            if position > 0 {
+                f.write_str(" -> ")?;
+            }
+            write!(f, "{version}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The update graph.
+///
+/// Invariants: versions are unique (a release is found by version in O(1));
+/// the edges form a DAG (an edge that would close a cycle is refused); there
+/// is at most one edge between two releases. Conditional edges name releases
+/// by version and are kept as given; stages keep them consistent.
+#[derive(Clone, Default)]
+pub struct Graph {
+    dag: Dag,
+    by_version: HashMap<Version, ReleaseId>,
+    conditional_edges: Vec<ConditionalEdge>,
+}
+
+impl fmt::Debug for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Graph")
+            .field("releases", &self.release_count())
+            .field("edges", &self.edge_count())
+            .field("conditional_edges", &self.conditional_edges.len())
+            .finish()
+    }
+}
+
+/// Two graphs are equal when they have the same releases (version, payload,
+/// metadata), the same edges between the same versions, and the same
+/// conditional-edge groups, whatever order any of them were added in.
+impl PartialEq for Graph {
+    fn eq(&self, other: &Self) -> bool {
+        let same_releases = self.release_count() == other.release_count()
+            && self.releases().all(|(_, release)| {
+                other.find(&release.version).and_then(|id| other.release(id)) == Some(release)
+            });
+        let same_edges = self.edge_count() == other.edge_count()
+            && self.edges().all(|(from, to)| {
+                let found = |id: ReleaseId| other.find(&self.dag.inner()[id].version);
+                matches!((found(from), found(to)), (Some(a), Some(b)) if other.has_edge(a, b))
+            });
+        same_releases && same_edges && self.sorted_conditional_edges() == other.sorted_conditional_edges()
+    }
+}
+
+impl Eq for Graph {}
+
+impl Graph {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builds a graph in one pass: `edges` index into `releases`.
+    ///
+    /// Faster than adding edges one by one (one topological sort for the whole
+    /// graph), for callers that already hold a complete graph such as a parsed
+    /// Graph API document. Duplicate edges are an error here: use
+    /// [`Graph::add_edge`] to merge.
+    pub fn from_parts(
+        releases: Vec<Release>,
+        edges: impl IntoIterator<Item = (usize, usize)>,
+        conditional_edges: Vec<ConditionalEdge>,
+    ) -> Result<Self, FromPartsError> {
+        let mut inner = StableDiGraph::with_capacity(releases.len(), 0);
+        let mut by_version = HashMap::with_capacity(releases.len());
+        for (position, release) in releases.into_iter().enumerate() {
+            let version = release.version.clone();
+            let id = inner.add_node(release);
+            if let Some(first) = by_version.insert(version.clone(), id) {
+                return Err(FromPartsError::DuplicateVersion {
+                    version,
+                    first: first.index(),
+                    second: position,
+                });
+            }
+        }
+        let node_count = inner.node_count();
+        for (position, (from, to)) in edges.into_iter().enumerate() {
+            if from >= node_count || to >= node_count {
+                return Err(FromPartsError::EdgeOutOfRange {
+                    position,
+                    from,
+                    to,
+                    node_count,
+                });
+            }
+            let (from_id, to_id) = (NodeIndex::new(from), NodeIndex::new(to));
+            if inner.contains_edge(from_id, to_id) {
+                return Err(FromPartsError::DuplicateEdge { position, from, to });
+            }
+            inner.add_edge(from_id, to_id, ());
+        }
+        if let Err(cycle) = petgraph::algo::toposort(&inner, None) {
+            return Err(FromPartsError::Cycle(cycle_through(&inner, cycle.node_id())));
+        }
+        let dag = Dag::try_from(inner).expect("checked for cycles above");
+        Ok(Self {
+            dag,
+            by_version,
+            conditional_edges,
+        })
+    }
+
+    pub fn release_count(&self) -> usize {
+        self.dag.node_count()
+    }
+
+    pub fn edge_count(&self) -> usize {
+        self.dag.edge_count()
+    }
+
+    /// Adds a release; its version must not be in the graph yet.
+    pub fn add_release(&mut self, release: Release) -> Result<ReleaseId, GraphError> {
+        if self.by_version.contains_key(&release.version) {
+            return Err(GraphError::DuplicateVersion(release.version));
+        }
+        let version = release.version.clone();
+        let id = self.dag.add_node(release);
+        self.by_version.insert(version, id);
+        Ok(id)
+    }
+
+    /// The release with exactly this version (build metadata included).
+    pub fn find(&self, version: &Version) -> Option<ReleaseId> {
+        self.by_version.get(version).copied()
+    }
+
+    pub fn release(&self, id: ReleaseId) -> Option<&Release> {
+        self.dag.node_weight(id)
+    }
+
+    /// Mutable metadata of a release. The version is changed with
+    /// [`Graph::set_version`] only, which keeps the index right.
+    pub fn metadata_mut(&mut self, id: ReleaseId) -> Option<&mut Metadata> {
+        use petgraph::data::DataMapMut;
+        self.dag.node_weight_mut(id).map(|release| &mut release.metadata)
+    }
+
+    pub fn set_payload(&mut self, id: ReleaseId, payload: Option<String>) -> Result<(), GraphError> {
+        use petgraph::data::DataMapMut;
+        let release = self
+            .dag
+            .node_weight_mut(id)
+            .ok_or(GraphError::UnknownRelease(id))?;
+        release.payload = payload;
+        Ok(())
+    }
+
+    /// Renames a release, e.g. to strip its `+arch` build metadata.
+    pub fn set_version(&mut self, id: ReleaseId, version: Version) -> Result<(), GraphError> {
+        use petgraph::data::DataMapMut;
+        if self.by_version.get(&version).is_some_and(|&other| other != id) {
+            return Err(GraphError::DuplicateVersion(version));
+        }
+        let release = self
+            .dag
+            .node_weight_mut(id)
+            .ok_or(GraphError::UnknownRelease(id))?;
+        let old = std::mem::replace(&mut release.version, version.clone());
+        self.by_version.remove(&old);
+        self.by_version.insert(version, id);
+        Ok(())
+    }
+
+    /// Removes a release with its edges. Conditional edges are left alone:
+    /// see [`Graph::retain_conditional_edges`].
+    pub fn remove_release(&mut self, id: ReleaseId) -> Option<Release> {
+        let release = self.dag.remove_node(id)?;
+        self.by_version.remove(&release.version);
+        Some(release)
+    }
+
+    /// Every release, in no particular order.
+    pub fn releases(&self) -> impl Iterator<Item = (ReleaseId, &Release)> + '_ {
+        self.dag
+            .inner()
+            .node_indices()
+            .map(|id| (id, &self.dag.inner()[id]))
+    }
+
+    /// Every edge as (from, to), in no particular order.
+    pub fn edges(&self) -> impl Iterator<Item = (ReleaseId, ReleaseId)> + '_ {
+        self.dag
+            .inner()
+            .edge_references()
+            .map(|edge| (edge.source(), edge.target()))
+    }
+
+    /// Releases this one can update to.
+    pub fn children(&self, id: ReleaseId) -> impl Iterator<Item = ReleaseId> + '_ {
+        self.dag.inner().neighbors_directed(id, Direction::Outgoing)
+    }
+
+    /// Releases that can update to this one.
+    pub fn parents(&self, id: ReleaseId) -> impl Iterator<Item = ReleaseId> + '_ {
+        self.dag.inner().neighbors_directed(id, Direction::Incoming)
+    }
+
+    pub fn has_edge(&self, from: ReleaseId, to: ReleaseId) -> bool {
+        self.dag.inner().contains_edge(from, to)
+    }
+
+    /// Adds the update edge `from → to`. Returns `false` when it was already
+    /// there; refuses an edge that would close a cycle, naming the cycle.
+    pub fn add_edge(&mut self, from: ReleaseId, to: ReleaseId) -> Result<bool, GraphError> {
+        for id in [from, to] {
+            if !self.dag.inner().contains_node(id) {
+                return Err(GraphError::UnknownRelease(id));
+            }
+        }
+        if self.has_edge(from, to) {
+            return Ok(false);
+        }
+        match self.dag.try_add_edge(from, to, ()) {
+            Ok(_) => Ok(true),
+            Err(AcyclicEdgeError::SelfLoop) => {
+                Err(GraphError::SelfLoop(self.dag.inner()[from].version.clone()))
+            }
+            Err(AcyclicEdgeError::Cycle(_) | AcyclicEdgeError::InvalidEdge) => {
+                let mut cycle = self.path_versions(to, from);
+                cycle.push(self.dag.inner()[to].version.clone());
+                Err(CycleError { cycle }.into())
+            }
+        }
+    }
+
+    /// [`Graph::add_edge`] by version.
+    pub fn add_edge_by_version(&mut self, from: &Version, to: &Version) -> Result<bool, GraphError> {
+        let from = self
+            .find(from)
+            .ok_or_else(|| GraphError::UnknownVersion(from.clone()))?;
+        let to = self
+            .find(to)
+            .ok_or_else(|| GraphError::UnknownVersion(to.clone()))?;
+        self.add_edge(from, to)
+    }
+
+    /// Removes the edge `from → to`; returns whether it existed.
+    pub fn remove_edge(&mut self, from: ReleaseId, to: ReleaseId) -> bool {
+        match self.dag.inner().find_edge(from, to) {
+            Some(edge) => self.dag.remove_edge(edge).is_some(),
+            None => false,
+        }
+    }
+
+    pub fn conditional_edges(&self) -> &[ConditionalEdge] {
+        &self.conditional_edges
+    }
+
+    pub fn conditional_edges_mut(&mut self) -> &mut Vec<ConditionalEdge> {
+        &mut self.conditional_edges
+    }
+
+    /// Keeps the conditional edges for which `keep` holds. A group that loses
+    /// all its edges this way is dropped; a group that had none is kept.
+    pub fn retain_conditional_edges(&mut self, mut keep: impl FnMut(&EdgeEndpoints) -> bool) {
+        self.conditional_edges.retain_mut(|group| {
+            let before = group.edges.len();
+            group.edges.retain(&mut keep);
+            before == 0 || !group.edges.is_empty()
+        });
+    }
+
+    /// Keeps only the releases for which `keep` holds, with the edges between
+    /// them; no edge is invented across a removed release. Conditional edges
+    /// are left alone. Rebuilds the graph once instead of removing releases
+    /// one by one, so filtering most of a large graph away stays linear.
+    pub fn retain_releases(&mut self, mut keep: impl FnMut(&Release) -> bool) {
+        let inner = self.dag.inner();
+        let mut kept = StableDiGraph::with_capacity(inner.node_count(), inner.edge_count());
+        let mut new_ids = vec![None; inner.node_bound()];
+        for id in inner.node_indices() {
+            if keep(&inner[id]) {
+                new_ids[id.index()] = Some(kept.add_node(inner[id].clone()));
+            }
+        }
+        for edge in inner.edge_references() {
+            if let (Some(from), Some(to)) = (new_ids[edge.source().index()], new_ids[edge.target().index()]) {
+                kept.add_edge(from, to, ());
+            }
+        }
+        self.by_version = kept
+            .node_indices()
+            .map(|id| (kept[id].version.clone(), id))
+            .collect();
+        self.dag = Dag::try_from(kept).expect("a subgraph of a DAG is acyclic");
+    }
+
+    /// The conditional-edge groups in a canonical order.
+    pub fn sorted_conditional_edges(&self) -> Vec<ConditionalEdge> {
+        let mut groups: Vec<_> = self
+            .conditional_edges
+            .iter()
+            .map(ConditionalEdge::sorted)
+            .collect();
+        groups.sort_unstable();
+        groups
+    }
+
+    /// Versions on a shortest path from `start` to `goal`, both included.
+    fn path_versions(&self, start: ReleaseId, goal: ReleaseId) -> Vec<Version> {
+        shortest_path(self.dag.inner(), start, goal)
+            .into_iter()
+            .map(|id| self.dag.inner()[id].version.clone())
+            .collect()
+    }
+}
+
+/// Nodes on a shortest path from `start` to `goal` (breadth-first), both
+/// included; empty when there is none.
+fn shortest_path(graph: &StableDiGraph<Release, ()>, start: NodeIndex, goal: NodeIndex) -> Vec<NodeIndex> {
+    let mut came_from: HashMap<NodeIndex, NodeIndex> = HashMap::new();
+    let mut queue = VecDeque::from([start]);
+    while let Some(node) = queue.pop_front() {
+        if node == goal {
+            let mut path = vec![goal];
+            let mut current = goal;
+            while current != start {
+                current = came_from[&current];
+                path.push(current);
+            }
+            path.reverse();
+            return path;
+        }
+        for next in graph.neighbors_directed(node, Direction::Outgoing) {
+            if next != start && !came_from.contains_key(&next) {
+                came_from.insert(next, node);
+                queue.push_back(next);
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// The shortest cycle through `node`, named by version.
+fn cycle_through(graph: &StableDiGraph<Release, ()>, node: NodeIndex) -> CycleError {
+    let shortest = graph
+        .neighbors_directed(node, Direction::Outgoing)
+        .map(|child| shortest_path(graph, child, node))
+        .filter(|path| !path.is_empty())
+        .min_by_key(Vec::len)
+        .unwrap_or_default();
+    let cycle = std::iter::once(node)
+        .chain(shortest)
+        .map(|id| graph[id].version.clone())
+        .collect();
+    CycleError { cycle }
+}
+
+/// Why [`Graph::from_parts`] refused its input. Positions are indexes into
+/// the input, so a caller can name the offending item.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FromPartsError {
+    #[error("release {version} appears twice (at {first} and {second})")]
+    DuplicateVersion {
+        version: Version,
+        first: usize,
+        second: usize,
+    },
+    #[error("edge {position} [{from}, {to}] points outside the {node_count} releases")]
+    EdgeOutOfRange {
+        position: usize,
+        from: usize,
+        to: usize,
+        node_count: usize,
+    },
+    #[error("edge {position} [{from}, {to}] appears twice")]
+    DuplicateEdge { position: usize, from: usize, to: usize },
+    #[error(transparent)]
+    Cycle(CycleError),
+}

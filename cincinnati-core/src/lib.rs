@@ -1,0 +1,25 @@
+//! The core of cincinnati-rs: what the graph-builder and the policy-engine
+//! share.
+//!
+//! - [`graph`]: the update graph, a DAG of [`release::Release`]s found by version.
+//! - [`conditional`]: updates that carry risks.
+//! - [`wire`]: the Graph API JSON document, parsed and serialised.
+//! - [`metadata_document`]: the `cincinnati-metadata-v0` document in release images.
+//! - [`error`]: the `{"kind", "value"}` errors both services answer with.
+//! - [`stage`]: graph transformations chained from configuration.
+//!
+//! This crate does no I/O: no HTTP, no registry, no files.
+
+pub mod conditional;
+pub mod error;
+pub mod graph;
+pub mod metadata_document;
+pub mod release;
+pub mod stage;
+pub mod wire;
+
+pub use conditional::{ConditionalEdge, EdgeEndpoints, MatchingRule, Risk};
+pub use error::{ApiError, ErrorKind};
+pub use graph::{CycleError, Graph, GraphError, ReleaseId};
+pub use release::{Metadata, Release};
+pub use semver::Version;

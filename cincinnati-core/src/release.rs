@@ -1,0 +1,135 @@
+//! Releases: the nodes of the update graph.
+
+use std::collections::BTreeMap;
+
+use semver::{BuildMetadata, Version};
+
+/// Free-form release metadata. Keys are kept as given, unknown keys included;
+/// a sorted map makes every serialisation of it identical.
+pub type Metadata = BTreeMap<String, String>;
+
+/// Well-known metadata keys (see the OpenShift design documents).
+pub mod keys {
+    /// The prefix upstream uses for every graph-related key.
+    pub const PREFIX: &str = "io.openshift.upgrades.graph";
+    /// Comma-separated channels a release belongs to.
+    pub const CHANNELS: &str = "io.openshift.upgrades.graph.release.channels";
+    /// The architecture the graph-builder derived from the registry.
+    pub const ARCH: &str = "io.openshift.upgrades.graph.release.arch";
+    /// The release image's manifest digest (`sha256:...`).
+    pub const MANIFESTREF: &str = "io.openshift.upgrades.graph.release.manifestref";
+    /// The architecture a release image claims for itself (`multi` on multi releases).
+    pub const RELEASE_ARCHITECTURE: &str = "release.openshift.io/architecture";
+}
+
+/// One node of the update graph.
+///
+/// A release is *concrete* when it has a payload. Upstream graph-builders also
+/// emit *abstract* releases: versions named in some `previous`/`next` list that
+/// were never scraped. They carry only a version and are kept as such.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Release {
+    pub version: Version,
+    pub payload: Option<String>,
+    pub metadata: Metadata,
+}
+
+impl Release {
+    /// A release that was seen in full: version, payload and metadata.
+    pub fn concrete(version: Version, payload: impl Into<String>, metadata: Metadata) -> Self {
+        Self {
+            version,
+            payload: Some(payload.into()),
+            metadata,
+        }
+    }
+
+    /// A release known only by its version.
+    pub fn abstract_release(version: Version) -> Self {
+        Self {
+            version,
+            payload: None,
+            metadata: Metadata::new(),
+        }
+    }
+
+    pub fn is_abstract(&self) -> bool {
+        self.payload.is_none()
+    }
+
+    /// The comma-separated metadata value under `key`, split and trimmed.
+    pub fn metadata_list<'a>(&'a self, key: &str) -> impl Iterator<Item = &'a str> + 'a {
+        self.metadata
+            .get(key)
+            .into_iter()
+            .flat_map(|value| value.split(','))
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+    }
+}
+
+/// `version` with its build metadata replaced by `arch` (`4.16.3` → `4.16.3+amd64`).
+pub fn with_arch(version: &Version, arch: &str) -> Result<Version, semver::Error> {
+    let mut versioned = version.clone();
+    versioned.build = BuildMetadata::new(arch)?;
+    Ok(versioned)
+}
+
+/// `version` without build metadata (`4.16.3+amd64` → `4.16.3`).
+pub fn without_build(version: &Version) -> Version {
+    let mut plain = version.clone();
+    plain.build = BuildMetadata::EMPTY;
+    plain
+}
+
+/// Whether two versions are equal when build metadata is ignored, the way
+/// upstream compares a graph-data version with an arch-suffixed release.
+pub fn same_release(a: &Version, b: &Version) -> bool {
+    a.major == b.major && a.minor == b.minor && a.patch == b.patch && a.pre == b.pre
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Version {
+        Version::parse(s).unwrap()
+    }
+
+    #[test]
+    fn arch_suffix_round_trip_keeps_prerelease() {
+        let suffixed = with_arch(&v("4.2.10-s390x"), "s390x").unwrap();
+        assert_eq!(suffixed.to_string(), "4.2.10-s390x+s390x");
+        assert_eq!(without_build(&suffixed), v("4.2.10-s390x"));
+    }
+
+    #[test]
+    fn invalid_arch_is_rejected() {
+        assert!(with_arch(&v("4.1.0"), "not valid").is_err());
+    }
+
+    #[test]
+    fn newest_release_orders_last() {
+        let mut versions = [v("4.10.0"), v("4.9.9"), v("4.10.0-rc.1"), v("4.10.0+amd64")];
+        versions.sort();
+        let names: Vec<_> = versions.iter().map(ToString::to_string).collect();
+        assert_eq!(names, ["4.9.9", "4.10.0-rc.1", "4.10.0", "4.10.0+amd64"]);
+    }
+
+    #[test]
+    fn same_release_ignores_build_only() {
+        assert!(same_release(&v("4.1.0"), &v("4.1.0+amd64")));
+        assert!(!same_release(&v("4.1.0-rc.1"), &v("4.1.0+amd64")));
+    }
+
+    #[test]
+    fn metadata_list_splits_and_trims() {
+        let mut metadata = Metadata::new();
+        metadata.insert(keys::CHANNELS.into(), "a-4.1, b-4.1,,".into());
+        let release = Release::concrete(v("4.1.0"), "p", metadata);
+        assert_eq!(
+            release.metadata_list(keys::CHANNELS).collect::<Vec<_>>(),
+            ["a-4.1", "b-4.1"]
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! The graph's invariants under random changes, and round trips through the
+//! wire format.
+
+use cincinnati_core::graph::{Graph, GraphError};
+use cincinnati_core::{ConditionalEdge, EdgeEndpoints, MatchingRule, Release, Risk, Version, wire};
+use petgraph::algo::toposort;
+use petgraph::graph::DiGraph;
+use proptest::prelude::*;
+
+fn version(n: u8) -> Version {
+    Version::parse(&format!("4.{}.{}+amd64", n / 16, n % 16)).unwrap()
+}
+
+#[derive(Debug, Clone)]
+enum Change {
+    AddRelease(u8),
+    RemoveRelease(u8),
+    AddEdge(u8, u8),
+    RemoveEdge(u8, u8),
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    let n = 0u8..24;
+    prop_oneof![
+        3 => n.clone().prop_map(Change::AddRelease),
+        1 => n.clone().prop_map(Change::RemoveRelease),
+        6 => (n.clone(), n.clone()).prop_map(|(a, b)| Change::AddEdge(a, b)),
+        1 => (n.clone(), n).prop_map(|(a, b)| Change::RemoveEdge(a, b)),
+    ]
+}
+
+/// Asserts the invariants: acyclic, lookups agree with contents, no dangling
+/// handles.
+fn assert_invariants(graph: &Graph) {
+    let mut copy = DiGraph::<(), ()>::new();
+    let ids: Vec<_> = graph.releases().map(|(id, _)| id).collect();
+    let nodes: Vec<_> = ids.iter().map(|_| copy.add_node(())).collect();
+    let position = |id| {
+        ids.iter()
+            .position(|&known| known == id)
+            .expect("edge to a known release")
+    };
+    for (from, to) in graph.edges() {
+        copy.add_edge(nodes[position(from)], nodes[position(to)], ());
+    }
+    assert!(toposort(&copy, None).is_ok(), "the graph has a cycle");
+    for (id, release) in graph.releases() {
+        assert_eq!(graph.find(&release.version), Some(id));
+    }
+}
+
+fn apply(graph: &mut Graph, change: &Change) {
+    match *change {
+        Change::AddRelease(n) => {
+            let existed = graph.find(&version(n)).is_some();
+            let result =
+                graph.add_release(Release::concrete(version(n), format!("p{n}"), Default::default()));
+            assert_eq!(result.is_err(), existed, "only a known version is refused");
+        }
+        Change::RemoveRelease(n) => {
+            if let Some(id) = graph.find(&version(n)) {
+                assert_eq!(graph.remove_release(id).unwrap().version, version(n));
+                assert_eq!(graph.find(&version(n)), None);
+            }
+        }
+        Change::AddEdge(a, b) => {
+            let (Some(from), Some(to)) = (graph.find(&version(a)), graph.find(&version(b))) else {
+                return;
+            };
+            match graph.add_edge(from, to) {
+                Ok(_) => assert!(graph.has_edge(from, to)),
+                Err(GraphError::SelfLoop(_)) => assert_eq!(a, b),
+                Err(GraphError::Cycle(cycle)) => {
+                    // The named cycle is real: it starts at `to`, ends at `from`
+                    // then `to`, and follows existing edges.
+                    let versions = &cycle.cycle;
+                    assert_eq!(versions.first(), Some(&version(b)));
+                    assert_eq!(versions.last(), Some(&version(b)));
+                    assert_eq!(versions[versions.len() - 2], version(a));
+                    for pair in versions[..versions.len() - 1].windows(2) {
+                        let (x, y) = (graph.find(&pair[0]).unwrap(), graph.find(&pair[1]).unwrap());
+                        assert!(graph.has_edge(x, y), "{} -> {} is not an edge", pair[0], pair[1]);
+                    }
+                    assert!(!graph.has_edge(from, to));
+                }
+                Err(other) => panic!("unexpected {other}"),
+            }
+        }
+        Change::RemoveEdge(a, b) => {
+            if let (Some(from), Some(to)) = (graph.find(&version(a)), graph.find(&version(b))) {
+                let existed = graph.has_edge(from, to);
+                assert_eq!(graph.remove_edge(from, to), existed);
+                assert!(!graph.has_edge(from, to));
+            }
+        }
+    }
+}
+
+fn risk(name: &str) -> Risk {
+    Risk {
+        url: format!("https://example.com/{name}"),
+        name: name.to_owned(),
+        message: format!("{name} \"may\" break\nthings"),
+        matching_rules: vec![
+            MatchingRule::PromQl {
+                promql: "up == 1".into(),
+            },
+            MatchingRule::Always,
+        ],
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_changes_keep_the_graph_acyclic(changes in prop::collection::vec(change(), 1..120)) {
+        let mut graph = Graph::new();
+        for change in &changes {
+            apply(&mut graph, change);
+            assert_invariants(&graph);
+        }
+    }
+
+    #[test]
+    fn serialise_then_parse_is_the_identity(
+        changes in prop::collection::vec(change(), 1..120),
+        conditional in prop::collection::vec((0u8..24, 0u8..24, 0usize..3), 0..10),
+    ) {
+        let mut graph = Graph::new();
+        for change in &changes {
+            apply(&mut graph, change);
+        }
+        *graph.conditional_edges_mut() = conditional
+            .iter()
+            .map(|&(from, to, risks)| ConditionalEdge {
+                edges: vec![EdgeEndpoints { from: version(from), to: version(to) }],
+                risks: (0..risks).map(|n| risk(&format!("Risk{n}"))).collect(),
+            })
+            .collect();
+        let bytes = wire::serialize(&graph, None);
+        let parsed = wire::parse(&bytes).unwrap().graph;
+        prop_assert_eq!(&parsed, &graph);
+        prop_assert_eq!(wire::serialize(&parsed, None), bytes);
+    }
+
+    #[test]
+    fn retain_releases_keeps_exactly_the_edges_between_kept_releases(
+        changes in prop::collection::vec(change(), 1..120),
+        keep_mask in any::<u32>(),
+    ) {
+        let mut graph = Graph::new();
+        for change in &changes {
+            apply(&mut graph, change);
+        }
+        let keep = |v: &Version| keep_mask & (1 << ((v.minor * 16 + v.patch) % 32)) != 0;
+        let expected_edges: Vec<(Version, Version)> = graph
+            .edges()
+            .map(|(a, b)| (graph.release(a).unwrap().version.clone(), graph.release(b).unwrap().version.clone()))
+            .filter(|(a, b)| keep(a) && keep(b))
+            .collect();
+        let mut filtered = graph.clone();
+        filtered.retain_releases(|release| keep(&release.version));
+        assert_invariants(&filtered);
+        prop_assert_eq!(filtered.edge_count(), expected_edges.len());
+        for (a, b) in expected_edges {
+            prop_assert!(filtered.has_edge(filtered.find(&a).unwrap(), filtered.find(&b).unwrap()));
+        }
+        prop_assert!(filtered.releases().all(|(_, release)| keep(&release.version)));
+    }
+}
+
+#[test]
+fn cycle_error_names_the_whole_cycle() {
+    let mut graph = Graph::new();
+    let ids: Vec<_> = (0..3)
+        .map(|n| graph.add_release(Release::abstract_release(version(n))).unwrap())
+        .collect();
+    graph.add_edge(ids[0], ids[1]).unwrap();
+    graph.add_edge(ids[1], ids[2]).unwrap();
+    let error = graph.add_edge(ids[2], ids[0]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "update edges would form a cycle: 4.0.0+amd64 -> 4.0.1+amd64 -> 4.0.2+amd64 -> 4.0.0+amd64"
+    );
+    assert_eq!(
+        graph.add_edge(ids[0], ids[1]),
+        Ok(false),
+        "an existing edge is not added twice"
+    );
+}
+
+#[test]
+fn conditional_groups_that_lose_all_edges_are_dropped() {
+    let mut graph = Graph::new();
+    let edge = |a, b| EdgeEndpoints {
+        from: version(a),
+        to: version(b),
+    };
+    *graph.conditional_edges_mut() = vec![
+        ConditionalEdge {
+            edges: vec![edge(0, 1), edge(0, 2)],
+            risks: vec![risk("A")],
+        },
+        ConditionalEdge {
+            edges: vec![edge(1, 2)],
+            risks: vec![risk("B")],
+        },
+        ConditionalEdge {
+            edges: vec![],
+            risks: vec![risk("C")],
+        },
+    ];
+    graph.retain_conditional_edges(|edge| edge.to != version(2));
+    let names: Vec<_> = graph
+        .conditional_edges()
+        .iter()
+        .map(|group| group.risks[0].name.as_str())
+        .collect();
+    assert_eq!(names, ["A", "C"]);
+    assert_eq!(graph.conditional_edges()[0].edges, [edge(0, 1)]);
+}
+
+#[test]
+fn renaming_a_release_keeps_lookups_right() {
+    let mut graph = Graph::new();
+    let a = graph.add_release(Release::abstract_release(version(1))).unwrap();
+    let b = graph.add_release(Release::abstract_release(version(2))).unwrap();
+    let plain = Version::parse("4.0.1").unwrap();
+    graph.set_version(a, plain.clone()).unwrap();
+    assert_eq!(graph.find(&plain), Some(a));
+    assert_eq!(graph.find(&version(1)), None);
+    assert_eq!(
+        graph.set_version(b, plain.clone()),
+        Err(GraphError::DuplicateVersion(plain))
+    );
+}
