@@ -1,0 +1,354 @@
+//! Discovers every release in a registry repository.
+//!
+//! A scrape lists the tags, learns each tag's manifest digest, and reads the
+//! release metadata of each digest it has never seen. What it learns is cached
+//! by digest, so a refresh where one tag was added costs the tag listing plus
+//! that one release's downloads. Known tags are trusted to keep their digest
+//! between re-checks (one HEAD per tag every `digest_recheck_interval`):
+//! retagging a release is rare but real, and this bounds how long a retag goes
+//! unseen without paying thousands of requests every refresh.
+
+pub mod cache;
+pub mod release_metadata;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cincinnati_core::metadata_document::ReleaseMetadataDocument;
+use futures::{StreamExt, stream};
+use tokio_util::io::{StreamReader, SyncIoBridge};
+
+use self::cache::{CachedImage, ScrapeCache};
+use self::release_metadata::find_release_metadata;
+use crate::registry::manifest::{ImageConfig, ImageManifest, ListEntry, Manifest};
+use crate::registry::{RegistryClient, RegistryError};
+use crate::scraped::{DropReason, Dropped, ScrapedRelease};
+
+/// An image config is a few KiB; anything near this is not one.
+const CONFIG_SIZE_LIMIT: usize = 4 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct ScrapeSettings {
+    /// Images read at the same time.
+    pub fetch_concurrency: usize,
+    /// How often known tags are re-checked for a new digest.
+    pub digest_recheck_interval: Duration,
+    /// The largest release-metadata file accepted.
+    pub metadata_size_limit: u64,
+    /// Where the cache is kept across restarts; `None` keeps it in memory.
+    pub cache_path: Option<PathBuf>,
+}
+
+impl Default for ScrapeSettings {
+    fn default() -> Self {
+        Self {
+            fetch_concurrency: 16,
+            digest_recheck_interval: Duration::from_secs(3600),
+            metadata_size_limit: release_metadata::DEFAULT_SIZE_LIMIT,
+            cache_path: None,
+        }
+    }
+}
+
+/// What one scrape found.
+#[derive(Debug, Default)]
+pub struct ScrapeReport {
+    pub releases: Vec<ScrapedRelease>,
+    pub dropped: Vec<Dropped>,
+    pub tags: usize,
+    /// Digests whose content had to be downloaded this time.
+    pub downloaded: usize,
+}
+
+/// Scrapes one repository, remembering what it learned.
+pub struct Scraper {
+    client: Arc<RegistryClient>,
+    settings: ScrapeSettings,
+    cache: ScrapeCache,
+    last_digest_check: Option<Instant>,
+}
+
+/// How one tag was resolved.
+struct TagOutcome {
+    tag: String,
+    digest: Option<String>,
+    image: Result<CachedImage, DropReason>,
+    downloaded: bool,
+}
+
+impl Scraper {
+    /// A scraper with the cache from `settings.cache_path`, if any; a bad
+    /// cache file is logged and ignored.
+    pub fn new(client: Arc<RegistryClient>, settings: ScrapeSettings) -> Self {
+        let cache = match &settings.cache_path {
+            Some(path) => {
+                let (cache, problem) = ScrapeCache::load(path, client.repository());
+                if let Some(problem) = problem {
+                    tracing::warn!(%problem, "ignoring the scrape cache");
+                }
+                cache
+            }
+            None => ScrapeCache::default(),
+        };
+        Self {
+            client,
+            settings,
+            cache,
+            last_digest_check: None,
+        }
+    }
+
+    pub fn client(&self) -> &Arc<RegistryClient> {
+        &self.client
+    }
+
+    /// Scrapes the repository. Only a failed tag listing fails the scrape;
+    /// every other problem leaves one image out and is reported.
+    pub async fn scrape(&mut self) -> Result<ScrapeReport, RegistryError> {
+        let tags: Vec<String> = self
+            .client
+            .list_tags()
+            .await?
+            .into_iter()
+            .filter(|tag| !is_signature_tag(tag))
+            .collect();
+        let present: HashSet<&str> = tags.iter().map(String::as_str).collect();
+        self.cache.tags.retain(|tag, _| present.contains(tag.as_str()));
+
+        if self
+            .last_digest_check
+            .is_none_or(|at| at.elapsed() >= self.settings.digest_recheck_interval)
+        {
+            self.recheck_digests().await;
+            self.last_digest_check = Some(Instant::now());
+        }
+
+        let client = &self.client;
+        let cache = &self.cache;
+        let limit = self.settings.metadata_size_limit;
+        let mut outcomes = stream::iter(tags.iter().cloned())
+            .map(|tag| resolve_tag(client, cache, tag, limit))
+            .buffer_unordered(self.settings.fetch_concurrency.max(1));
+
+        let mut resolved = Vec::with_capacity(tags.len());
+        while let Some(outcome) = outcomes.next().await {
+            resolved.push(outcome);
+        }
+        drop(outcomes);
+
+        let report = self.record(tags.len(), resolved);
+        self.save_cache();
+        Ok(report)
+    }
+
+    /// Re-reads the digest of every known tag, forgetting tags that moved.
+    async fn recheck_digests(&mut self) {
+        let client = &self.client;
+        let known: Vec<(String, String)> = self.cache.tags.iter().map(|(t, d)| (t.clone(), d.clone())).collect();
+        let checks: Vec<(String, String, Result<String, RegistryError>)> = stream::iter(known)
+            .map(|(tag, digest)| async move {
+                let current = client.manifest_digest(&tag).await;
+                (tag, digest, current)
+            })
+            .buffer_unordered(self.settings.fetch_concurrency.max(1))
+            .collect()
+            .await;
+        for (tag, digest, current) in checks {
+            match current {
+                Ok(current) if current != digest => {
+                    tracing::info!(%tag, old = %digest, new = %current, "tag was moved to another image");
+                    self.cache.tags.remove(&tag);
+                }
+                Ok(_) => {}
+                // Keep the known digest: a stale answer beats a missing release.
+                Err(error) => tracing::warn!(%tag, %error, "could not re-check the tag's digest"),
+            }
+        }
+    }
+
+    /// Folds outcomes into the cache and the report.
+    fn record(&mut self, tag_count: usize, outcomes: Vec<TagOutcome>) -> ScrapeReport {
+        let mut report = ScrapeReport {
+            tags: tag_count,
+            ..ScrapeReport::default()
+        };
+        // One release per digest, whichever tags point at it.
+        let mut by_digest: BTreeMap<String, ScrapedRelease> = BTreeMap::new();
+        for outcome in outcomes {
+            report.downloaded += usize::from(outcome.downloaded);
+            let subject = format!("{}:{}", self.client.repository(), outcome.tag);
+            let Some(digest) = outcome.digest else {
+                if let Err(reason) = outcome.image {
+                    report.dropped.push(Dropped { subject, reason });
+                }
+                continue;
+            };
+            self.cache.tags.insert(outcome.tag, digest.clone());
+            match outcome.image {
+                Ok(image) => {
+                    if let CachedImage::Release { document, arch, .. } = &image {
+                        by_digest.entry(digest.clone()).or_insert_with(|| ScrapedRelease {
+                            document: document.clone(),
+                            arch: arch.clone(),
+                            payload: self.client.address().payload(self.client.repository(), &digest),
+                            digest: digest.clone(),
+                        });
+                    }
+                    if let CachedImage::NotARelease(reason) = &image {
+                        report.dropped.push(Dropped {
+                            subject,
+                            reason: reason.clone(),
+                        });
+                    }
+                    self.cache.images.insert(digest, image);
+                }
+                Err(reason) => report.dropped.push(Dropped { subject, reason }),
+            }
+        }
+        report.releases = by_digest.into_values().collect();
+        report.dropped.sort();
+        report
+    }
+
+    fn save_cache(&self) {
+        if let Some(path) = &self.settings.cache_path
+            && let Err(error) = self.cache.save(path, self.client.repository())
+        {
+            tracing::warn!(path = %path.display(), %error, "could not save the scrape cache");
+        }
+    }
+}
+
+/// Cosign signatures, attestations and SBOMs share release repositories.
+fn is_signature_tag(tag: &str) -> bool {
+    [".sig", ".att", ".sbom"].iter().any(|suffix| tag.ends_with(suffix))
+}
+
+async fn resolve_tag(client: &RegistryClient, cache: &ScrapeCache, tag: String, limit: u64) -> TagOutcome {
+    if let Some(digest) = cache.tags.get(&tag)
+        && let Some(image) = cache.images.get(digest)
+    {
+        return TagOutcome {
+            digest: Some(digest.clone()),
+            image: Ok(image.clone()),
+            tag,
+            downloaded: false,
+        };
+    }
+    let (manifest, digest) = match client.manifest(&tag).await {
+        Ok(found) => found,
+        Err(error) => {
+            return TagOutcome {
+                tag,
+                digest: None,
+                image: Err(DropReason::Unavailable(error.to_string())),
+                downloaded: false,
+            };
+        }
+    };
+    if let Some(image) = cache.images.get(&digest) {
+        return TagOutcome {
+            tag,
+            image: Ok(image.clone()),
+            digest: Some(digest),
+            downloaded: false,
+        };
+    }
+    let image = read_image(client, manifest, limit).await;
+    TagOutcome {
+        tag,
+        digest: Some(digest),
+        image,
+        downloaded: true,
+    }
+}
+
+/// Works out an image's architecture and reads its release metadata.
+/// `Err` is a transient failure (not cached); `Ok(NotARelease)` is final.
+async fn read_image(client: &RegistryClient, manifest: Manifest, limit: u64) -> Result<CachedImage, DropReason> {
+    let unavailable = |error: RegistryError| DropReason::Unavailable(error.to_string());
+    let (arch, image) = match manifest {
+        Manifest::Image(image) => {
+            let config = client
+                .small_blob(&image.config_digest, CONFIG_SIZE_LIMIT)
+                .await
+                .map_err(unavailable)?;
+            match serde_json::from_slice::<ImageConfig>(&config).ok().and_then(|c| c.architecture) {
+                Some(arch) => (arch, image),
+                None => return Ok(unknown_arch("the image config names no architecture")),
+            }
+        }
+        Manifest::List(entries) => {
+            let Some((arch, entry)) = list_architecture(&entries) else {
+                return Ok(unknown_arch("a manifest list without usable entries"));
+            };
+            match client.manifest(&entry.digest).await.map_err(unavailable)? {
+                (Manifest::Image(image), _) => (arch, image),
+                (Manifest::List(_), _) => return Ok(unknown_arch("a manifest list inside a manifest list")),
+            }
+        }
+    };
+    match find_in_layers(client, &image, limit).await? {
+        None => Ok(CachedImage::NotARelease(DropReason::NoReleaseMetadata)),
+        Some(raw) => Ok(parse_release(raw, arch)),
+    }
+}
+
+fn unknown_arch(why: &str) -> CachedImage {
+    CachedImage::NotARelease(DropReason::UnknownArchitecture(why.to_owned()))
+}
+
+/// A list with several images is a `multi` release, read through one of its
+/// images; a list with one image is that image's architecture.
+fn list_architecture(entries: &[ListEntry]) -> Option<(String, &ListEntry)> {
+    match entries {
+        [] => None,
+        [only] => Some((only.architecture.clone()?, only)),
+        several => {
+            let preferred = several
+                .iter()
+                .find(|entry| entry.architecture.as_deref() == Some("amd64"))
+                .unwrap_or(&several[0]);
+            Some(("multi".to_owned(), preferred))
+        }
+    }
+}
+
+fn parse_release(raw: Vec<u8>, arch: String) -> CachedImage {
+    let Ok(raw) = String::from_utf8(raw) else {
+        return CachedImage::NotARelease(DropReason::InvalidReleaseMetadata("not UTF-8".to_owned()));
+    };
+    match ReleaseMetadataDocument::parse(raw.as_bytes()) {
+        Ok(document) => CachedImage::Release { document, raw, arch },
+        Err(error) => CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(error.to_string())),
+    }
+}
+
+/// Searches the layers, top-most first, stopping at the first hit.
+async fn find_in_layers(
+    client: &RegistryClient,
+    image: &ImageManifest,
+    limit: u64,
+) -> Result<Option<Vec<u8>>, DropReason> {
+    for layer in image.layers.iter().rev() {
+        let blob = client
+            .blob_stream(&layer.digest)
+            .await
+            .map_err(|error| DropReason::Unavailable(error.to_string()))?;
+        let reader = SyncIoBridge::new(StreamReader::new(blob.stream));
+        let search = tokio::task::spawn_blocking(move || find_release_metadata(reader, limit));
+        match search.await.expect("the layer search does not panic") {
+            Ok(Some(found)) => return Ok(Some(found)),
+            Ok(None) => {}
+            Err(release_metadata::LayerError::TooLarge(limit)) => {
+                return Err(DropReason::InvalidReleaseMetadata(format!("larger than {limit} bytes")));
+            }
+            Err(error) => {
+                return Err(DropReason::Unavailable(format!("layer {}: {error}", layer.digest)));
+            }
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,80 @@
+//! What a release source reports: releases it found, and images it had to
+//! leave out, with the reason.
+
+use std::fmt;
+
+use cincinnati_core::metadata_document::ReleaseMetadataDocument;
+
+/// A release image that was read successfully.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScrapedRelease {
+    /// The `cincinnati-metadata-v0` document found in the image.
+    pub document: ReleaseMetadataDocument,
+    /// The architecture the registry says the image is for (`amd64`, `multi`, ...).
+    pub arch: String,
+    /// The image's manifest digest (`sha256:...`).
+    pub digest: String,
+    /// Where clients pull the release from: `<registry>/<repository>@<digest>`.
+    pub payload: String,
+}
+
+/// Why an image or an edge was left out of the graph.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DropReason {
+    /// The image has no `release-manifests/release-metadata`.
+    NoReleaseMetadata,
+    /// The release metadata was found but is not a valid document.
+    InvalidReleaseMetadata(String),
+    /// The image says it is part of a multi-arch release, but the registry
+    /// lists it as a single-arch image: a shard of a multi release.
+    MultiArchShard,
+    /// Two images claim the same version and architecture.
+    DuplicateVersion { other_digest: String },
+    /// An edge from `previous`/`next` would close a cycle.
+    Cycle(String),
+    /// The registry could not deliver the image (after retries).
+    Unavailable(String),
+    /// The image's architecture could not be determined.
+    UnknownArchitecture(String),
+}
+
+impl DropReason {
+    /// A short stable label for metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            DropReason::NoReleaseMetadata => "no_release_metadata",
+            DropReason::InvalidReleaseMetadata(_) => "invalid_release_metadata",
+            DropReason::MultiArchShard => "multi_arch_shard",
+            DropReason::DuplicateVersion { .. } => "duplicate_version",
+            DropReason::Cycle(_) => "cycle",
+            DropReason::Unavailable(_) => "unavailable",
+            DropReason::UnknownArchitecture(_) => "unknown_architecture",
+        }
+    }
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DropReason::NoReleaseMetadata => f.write_str("no release-manifests/release-metadata in any layer"),
+            DropReason::InvalidReleaseMetadata(why) => write!(f, "invalid release metadata: {why}"),
+            DropReason::MultiArchShard => {
+                f.write_str("single-arch shard of a multi-arch release (metadata says multi)")
+            }
+            DropReason::DuplicateVersion { other_digest } => {
+                write!(f, "the same version is also claimed by {other_digest}")
+            }
+            DropReason::Cycle(cycle) => write!(f, "{cycle}"),
+            DropReason::Unavailable(why) => write!(f, "could not be fetched: {why}"),
+            DropReason::UnknownArchitecture(why) => write!(f, "unknown architecture: {why}"),
+        }
+    }
+}
+
+/// One thing left out of the graph: an image (by tag or digest) or an edge.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Dropped {
+    /// What was left out: `repository:tag`, a digest, or `from -> to`.
+    pub subject: String,
+    pub reason: DropReason,
+}

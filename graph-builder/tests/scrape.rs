@@ -1,0 +1,395 @@
+//! The scraper against a real registry (distribution's `docker-registry` on
+//! 127.0.0.1) holding release images pushed by the workspace's image tool.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use graph_builder::assemble::assemble;
+use graph_builder::registry::certificates::PemCertificate;
+use graph_builder::registry::{Credentials, RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy};
+use graph_builder::scrape::{ScrapeReport, ScrapeSettings, Scraper};
+use graph_builder::scraped::DropReason;
+use registry_testkit::{CertificateShape, LocalRegistry, RegistryOptions, RequestKind};
+use release_images::{Image, ImageList, Layer, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata};
+
+const REPOSITORY: &str = "ocp/release";
+
+fn quick_retries() -> RetryPolicy {
+    RetryPolicy {
+        attempts: 2,
+        first_backoff: Duration::from_millis(10),
+        attempt_timeout: Duration::from_secs(20),
+    }
+}
+
+fn client_for(registry: &LocalRegistry) -> RegistryClient {
+    let extra_root_certificates = registry
+        .ca_pem()
+        .map(|pem| PemCertificate {
+            path: PathBuf::from("test-ca.pem"),
+            pem: pem.as_bytes().to_vec(),
+        })
+        .into_iter()
+        .collect();
+    RegistryClient::new(RegistrySettings {
+        address: RegistryAddress::parse(&registry.url()).unwrap(),
+        repository: REPOSITORY.to_owned(),
+        credentials: registry.credentials().map(|c| Credentials {
+            username: c.username.clone(),
+            password: c.password.clone(),
+        }),
+        extra_root_certificates,
+        retry: quick_retries(),
+    })
+    .unwrap()
+}
+
+fn scraper_for(registry: &LocalRegistry, settings: ScrapeSettings) -> Scraper {
+    Scraper::new(Arc::new(client_for(registry)), settings)
+}
+
+fn pusher_for(registry: &LocalRegistry) -> Pusher {
+    Pusher::new(
+        &registry.url(),
+        PushOptions {
+            ca_pem: registry.ca_pem().map(str::to_owned),
+            basic_auth: registry.credentials().map(|c| (c.username.clone(), c.password.clone())),
+            ..PushOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+fn release(version: &str, previous: &[&str]) -> ReleaseMetadata {
+    ReleaseMetadata::new(version).previous(previous.iter().copied())
+}
+
+fn versions(report: &ScrapeReport) -> Vec<String> {
+    let mut found: Vec<String> = report
+        .releases
+        .iter()
+        .map(|r| format!("{}+{}", r.document.version, r.arch))
+        .collect();
+    found.sort();
+    found
+}
+
+async fn count(registry: &LocalRegistry, kind: RequestKind) -> usize {
+    let log = registry.request_log().await.unwrap();
+    log.iter().filter(|request| request.kind() == kind).count()
+}
+
+#[tokio::test]
+async fn every_manifest_format_and_architecture_rule() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = pusher_for(&registry);
+    let docker = Image::release(&release("4.1.0", &[]), "amd64");
+    let oci = Image::release(&release("4.1.1", &["4.1.0"]), "amd64").format(ManifestFormat::Oci);
+    let arm = Image::release(&release("4.1.1", &[]), "arm64").format(ManifestFormat::Oci);
+    let multi = ImageList::multi_release(&release("4.1.1", &["4.1.0"]), ["amd64", "arm64", "s390x"], ManifestFormat::Docker);
+    let multi_oci = ImageList::multi_release(&release("4.1.0", &[]), ["amd64", "ppc64le"], ManifestFormat::Oci);
+    let single_entry_list =
+        ImageList::new(ManifestFormat::Oci).image(Image::release(&release("4.1.1", &[]), "ppc64le"));
+    // A shard of a multi release pushed under its own tag: must not become a release.
+    let shard = Image::release(&release("4.1.2", &[]).multi_arch(), "amd64");
+    let items: [(&str, Pushable); 7] = [
+        ("4.1.0-x86_64", docker.into()),
+        ("4.1.1-x86_64", oci.into()),
+        ("4.1.1-aarch64", arm.into()),
+        ("4.1.1-multi", multi.into()),
+        ("4.1.0-multi", multi_oci.into()),
+        ("4.1.1-ppc64le", single_entry_list.into()),
+        ("4.1.2-x86_64-shard", shard.into()),
+    ];
+    for (tag, item) in items {
+        pusher.push(REPOSITORY, tag, item).await.unwrap();
+    }
+
+    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    assert_eq!(
+        versions(&report),
+        [
+            "4.1.0+amd64",
+            "4.1.0+multi",
+            "4.1.1+amd64",
+            "4.1.1+arm64",
+            "4.1.1+multi",
+            "4.1.1+ppc64le",
+            "4.1.2+amd64"
+        ]
+    );
+    let assembled = assemble(report.releases);
+    let shard_dropped = assembled.dropped.iter().any(|d| d.reason == DropReason::MultiArchShard);
+    assert!(shard_dropped, "{:?}", assembled.dropped);
+    let graph = &assembled.graph;
+    let find = |v: &str| graph.find(&v.parse().unwrap()).unwrap();
+    assert!(graph.has_edge(find("4.1.0+amd64"), find("4.1.1+amd64")));
+    assert!(graph.has_edge(find("4.1.0+multi"), find("4.1.1+multi")));
+    let multi_node = graph.release(find("4.1.1+multi")).unwrap();
+    assert_eq!(multi_node.metadata["io.openshift.upgrades.graph.release.arch"], "multi");
+    let payload = multi_node.payload.as_deref().unwrap();
+    assert!(payload.starts_with(&format!("{}/{REPOSITORY}@sha256:", registry.host_port())), "{payload}");
+    assert_eq!(
+        multi_node.metadata["io.openshift.upgrades.graph.release.manifestref"],
+        payload.split('@').nth(1).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn bad_images_are_left_out_with_their_reason_and_the_rest_kept() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = pusher_for(&registry);
+    let good = Image::release(&release("4.2.0", &[]), "amd64");
+    let no_metadata = Image::new("amd64").layer(Layer::files([("etc/os-release", "ID=rhel")]));
+    let invalid_json = Image::new("amd64").layer(Layer::raw_release_metadata("{ not json"));
+    let wrong_kind = Image::new("amd64").layer(Layer::raw_release_metadata(
+        r#"{"kind":"something-else","version":"4.2.1"}"#,
+    ));
+    let bad_version = Image::new("amd64").layer(Layer::raw_release_metadata(
+        r#"{"kind":"cincinnati-metadata-v0","version":"4.2"}"#,
+    ));
+    for (tag, item) in [
+        ("good", good),
+        ("no-metadata", no_metadata),
+        ("invalid-json", invalid_json),
+        ("wrong-kind", wrong_kind),
+        ("bad-version", bad_version),
+    ] {
+        pusher.push(REPOSITORY, tag, item).await.unwrap();
+    }
+    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    assert_eq!(versions(&report), ["4.2.0+amd64"]);
+    let mut reasons: Vec<(String, &str)> = report
+        .dropped
+        .iter()
+        .map(|d| (d.subject.clone(), d.reason.label()))
+        .collect();
+    reasons.sort();
+    assert_eq!(
+        reasons,
+        [
+            ("ocp/release:bad-version".to_owned(), "invalid_release_metadata"),
+            ("ocp/release:invalid-json".to_owned(), "invalid_release_metadata"),
+            ("ocp/release:no-metadata".to_owned(), "no_release_metadata"),
+            ("ocp/release:wrong-kind".to_owned(), "invalid_release_metadata"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn cycles_and_duplicate_versions_do_not_fail_the_graph() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = pusher_for(&registry);
+    let items = [
+        ("a", Image::release(&release("4.3.0", &["4.3.1"]), "amd64")),
+        ("b", Image::release(&release("4.3.1", &["4.3.0"]), "amd64")),
+        ("c", Image::release(&release("4.3.2", &["4.3.1"]), "amd64")),
+        // Same version, different image (another metadata key makes another digest).
+        ("d", Image::release(&release("4.3.2", &["4.3.1"]).metadata("url", "x"), "amd64")),
+    ];
+    for (tag, item) in items {
+        pusher.push(REPOSITORY, tag, item).await.unwrap();
+    }
+    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    let assembled = assemble(report.releases);
+    let labels: Vec<_> = assembled.dropped.iter().map(|d| d.reason.label()).collect();
+    assert_eq!(labels.iter().filter(|l| **l == "cycle").count(), 1, "{labels:?}");
+    assert_eq!(labels.iter().filter(|l| **l == "duplicate_version").count(), 2, "{labels:?}");
+    assert_eq!(assembled.graph.edge_count(), 1, "4.3.0 <-> 4.3.1 keeps one direction");
+}
+
+#[tokio::test]
+async fn refreshes_download_only_what_is_new() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = pusher_for(&registry);
+    let items: Vec<(String, Pushable)> = (0..20)
+        .map(|z| {
+            let previous: Vec<String> = (0..z).map(|p| format!("4.5.{p}")).collect();
+            let metadata = ReleaseMetadata::new(format!("4.5.{z}")).previous(previous);
+            (format!("4.5.{z}-x86_64"), Image::release(&metadata, "amd64").into())
+        })
+        .collect();
+    pusher.push_all(REPOSITORY, &items).await.unwrap();
+
+    let mut scraper = scraper_for(&registry, ScrapeSettings::default());
+    let cold = scraper.scrape().await.unwrap();
+    assert_eq!((cold.releases.len(), cold.downloaded), (20, 20));
+
+    registry.clear_request_log();
+    let warm = scraper.scrape().await.unwrap();
+    assert_eq!((warm.releases.len(), warm.downloaded), (20, 0));
+    assert_eq!(count(&registry, RequestKind::Blob).await, 0, "no blob downloads without changes");
+    assert_eq!(count(&registry, RequestKind::Manifest).await, 0, "known tags are not re-read");
+
+    let newest = ReleaseMetadata::new("4.5.20").previous(["4.5.19"]);
+    pusher
+        .push(REPOSITORY, "4.5.20-x86_64", Image::release(&newest, "amd64"))
+        .await
+        .unwrap();
+    registry.clear_request_log();
+    let one_new = scraper.scrape().await.unwrap();
+    assert_eq!((one_new.releases.len(), one_new.downloaded), (21, 1));
+    assert_eq!(count(&registry, RequestKind::Manifest).await, 1);
+    assert_eq!(count(&registry, RequestKind::Blob).await, 2, "one config and one layer");
+}
+
+#[tokio::test]
+async fn the_cache_survives_a_restart_and_notices_retags() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = pusher_for(&registry);
+    pusher
+        .push(REPOSITORY, "stable", Image::release(&release("4.6.0", &[]), "amd64"))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let settings = ScrapeSettings {
+        cache_path: Some(dir.path().join("scrape-cache.json")),
+        ..ScrapeSettings::default()
+    };
+    let first = scraper_for(&registry, settings.clone()).scrape().await.unwrap();
+    assert_eq!(first.downloaded, 1);
+
+    // A new process: the cache file spares every download, but the first
+    // scrape re-checks digests with one HEAD per tag.
+    pusher
+        .push(REPOSITORY, "stable", Image::release(&release("4.6.1", &[]), "amd64"))
+        .await
+        .unwrap();
+    registry.clear_request_log();
+    let restarted = scraper_for(&registry, settings).scrape().await.unwrap();
+    assert_eq!(versions(&restarted), ["4.6.1+amd64"], "the retag is noticed");
+    assert_eq!(restarted.downloaded, 1);
+}
+
+#[tokio::test]
+async fn a_corrupt_cache_file_is_ignored() {
+    let registry = LocalRegistry::start().await.unwrap();
+    pusher_for(&registry)
+        .push(REPOSITORY, "x", Image::release(&release("4.7.0", &[]), "amd64"))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cache_path = dir.path().join("scrape-cache.json");
+    std::fs::write(&cache_path, b"\0garbage").unwrap();
+    let settings = ScrapeSettings {
+        cache_path: Some(cache_path.clone()),
+        ..ScrapeSettings::default()
+    };
+    let report = scraper_for(&registry, settings).scrape().await.unwrap();
+    assert_eq!(versions(&report), ["4.7.0+amd64"]);
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(cache_path).unwrap()).unwrap();
+    assert_eq!(saved["repository"], REPOSITORY, "a good cache replaced the corrupt one");
+}
+
+#[tokio::test]
+async fn basic_authentication() {
+    let registry = LocalRegistry::start_with(RegistryOptions::default().basic_auth("reader", "s3cret"))
+        .await
+        .unwrap();
+    pusher_for(&registry)
+        .push(REPOSITORY, "x", Image::release(&release("4.8.0", &[]), "amd64"))
+        .await
+        .unwrap();
+    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    assert_eq!(versions(&report), ["4.8.0+amd64"]);
+
+    let anonymous = RegistryClient::new(settings_of(&registry)).unwrap();
+    let error = Scraper::new(Arc::new(anonymous), ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap_err();
+    assert!(!error.to_string().contains("s3cret"));
+    assert!(error.operation.starts_with("list tags"), "{error}");
+}
+
+fn settings_of(registry: &LocalRegistry) -> RegistrySettings {
+    RegistrySettings {
+        address: RegistryAddress::parse(&registry.url()).unwrap(),
+        repository: REPOSITORY.to_owned(),
+        credentials: None,
+        extra_root_certificates: Vec::new(),
+        retry: quick_retries(),
+    }
+}
+
+#[tokio::test]
+async fn tls_with_a_self_signed_certificate_that_is_its_own_ca() {
+    let registry = LocalRegistry::start_with(RegistryOptions::default().tls(CertificateShape::SelfSignedCa))
+        .await
+        .unwrap();
+    pusher_for(&registry)
+        .push(REPOSITORY, "x", Image::release(&release("4.9.0", &[]), "amd64"))
+        .await
+        .unwrap();
+
+    // Trusted through a root_certificate_dir, as operators configure it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mirror-ca.crt"), registry.ca_pem().unwrap()).unwrap();
+    let loaded = graph_builder::registry::certificates::load(dir.path());
+    let trusted = RegistryClient::new(RegistrySettings {
+        extra_root_certificates: loaded.certificates,
+        ..settings_of(&registry)
+    })
+    .unwrap();
+    let report = Scraper::new(Arc::new(trusted), ScrapeSettings::default()).scrape().await.unwrap();
+    assert_eq!(versions(&report), ["4.9.0+amd64"]);
+
+    let untrusted = RegistryClient::new(settings_of(&registry)).unwrap();
+    let refused = Scraper::new(Arc::new(untrusted), ScrapeSettings::default()).scrape().await;
+    assert!(refused.is_err(), "an untrusted certificate must be refused");
+}
+
+#[tokio::test]
+async fn an_unreachable_registry_fails_the_scrape_cleanly() {
+    let mut registry = LocalRegistry::start().await.unwrap();
+    let client = Arc::new(client_for(&registry));
+    registry.stop().unwrap();
+    let counts = client.request_counts();
+    let error = Scraper::new(client, ScrapeSettings::default()).scrape().await.unwrap_err();
+    assert!(error.operation.starts_with("list tags"), "{error}");
+    assert_eq!(counts.tag_pages.load(Ordering::Relaxed), 2, "retried once");
+}
+
+#[tokio::test]
+async fn a_large_non_release_layer_is_streamed_not_held() {
+    let registry = LocalRegistry::start().await.unwrap();
+    // The big layer is on top, so it is searched first and read to its end.
+    let image = Image::new("amd64")
+        .layer(Layer::release_metadata(&release("4.10.0", &[])))
+        .layer(Layer::random(96, 7));
+    pusher_for(&registry).push(REPOSITORY, "big", image).await.unwrap();
+    let before = peak_rss_kib();
+    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    assert_eq!(versions(&report), ["4.10.0+amd64"]);
+    let growth_mib = (peak_rss_kib() - before) / 1024;
+    assert!(growth_mib < 48, "peak memory grew by {growth_mib} MiB while reading a 96 MiB layer");
+}
+
+/// The process's peak resident set size (nextest runs each test in its own process).
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn thousands_of_tags() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let items: Vec<(String, Pushable)> = (0..1500)
+        .map(|n| {
+            let metadata = ReleaseMetadata::new(format!("4.{}.{}", 11 + n / 100, n % 100));
+            (format!("t{n}"), Image::release(&metadata, "amd64").into())
+        })
+        .collect();
+    pusher_for(&registry).push_all(REPOSITORY, &items).await.unwrap();
+    let client = Arc::new(client_for(&registry));
+    let counts = client.request_counts();
+    let report = Scraper::new(client, ScrapeSettings::default()).scrape().await.unwrap();
+    assert_eq!((report.tags, report.releases.len()), (1500, 1500));
+    assert!(counts.tag_pages.load(Ordering::Relaxed) <= 16, "paging terminates");
+}
