@@ -4,20 +4,17 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
 use petgraph::Direction;
-use petgraph::acyclic::{Acyclic, AcyclicEdgeError};
-use petgraph::data::Build;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use semver::Version;
 
 use crate::conditional::{ConditionalEdge, EdgeEndpoints};
+use crate::order::TopologicalOrder;
 use crate::release::{Metadata, Release};
 
 /// A handle to a release in one [`Graph`]. Handles stay valid while other
 /// releases are added or removed; they are meaningless in another graph.
 pub type ReleaseId = NodeIndex;
-
-type Dag = Acyclic<StableDiGraph<Release, ()>>;
 
 /// Why a change to the graph was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,7 +59,8 @@ impl fmt::Display for CycleError {
 /// by version and are kept as given; stages keep them consistent.
 #[derive(Clone, Default)]
 pub struct Graph {
-    dag: Dag,
+    dag: StableDiGraph<Release, ()>,
+    order: TopologicalOrder,
     by_version: HashMap<Version, ReleaseId>,
     conditional_edges: Vec<ConditionalEdge>,
 }
@@ -88,7 +86,7 @@ impl PartialEq for Graph {
             });
         let same_edges = self.edge_count() == other.edge_count()
             && self.edges().all(|(from, to)| {
-                let found = |id: ReleaseId| other.find(&self.dag.inner()[id].version);
+                let found = |id: ReleaseId| other.find(&self.dag[id].version);
                 matches!((found(from), found(to)), (Some(a), Some(b)) if other.has_edge(a, b))
             });
         same_releases && same_edges && self.sorted_conditional_edges() == other.sorted_conditional_edges()
@@ -142,12 +140,11 @@ impl Graph {
             }
             inner.add_edge(from_id, to_id, ());
         }
-        if let Err(cycle) = petgraph::algo::toposort(&inner, None) {
-            return Err(FromPartsError::Cycle(cycle_through(&inner, cycle.node_id())));
-        }
-        let dag = Dag::try_from(inner).expect("checked for cycles above");
+        let order = TopologicalOrder::of(&inner)
+            .map_err(|on_cycle| FromPartsError::Cycle(cycle_through(&inner, on_cycle)))?;
         Ok(Self {
-            dag,
+            dag: inner,
+            order,
             by_version,
             conditional_edges,
         })
@@ -168,6 +165,7 @@ impl Graph {
         }
         let version = release.version.clone();
         let id = self.dag.add_node(release);
+        self.order.place_last(id);
         self.by_version.insert(version, id);
         Ok(id)
     }
@@ -184,12 +182,10 @@ impl Graph {
     /// Mutable metadata of a release. The version is changed with
     /// [`Graph::set_version`] only, which keeps the index right.
     pub fn metadata_mut(&mut self, id: ReleaseId) -> Option<&mut Metadata> {
-        use petgraph::data::DataMapMut;
         self.dag.node_weight_mut(id).map(|release| &mut release.metadata)
     }
 
     pub fn set_payload(&mut self, id: ReleaseId, payload: Option<String>) -> Result<(), GraphError> {
-        use petgraph::data::DataMapMut;
         let release = self
             .dag
             .node_weight_mut(id)
@@ -200,7 +196,6 @@ impl Graph {
 
     /// Renames a release, e.g. to strip its `+arch` build metadata.
     pub fn set_version(&mut self, id: ReleaseId, version: Version) -> Result<(), GraphError> {
-        use petgraph::data::DataMapMut;
         if self.by_version.get(&version).is_some_and(|&other| other != id) {
             return Err(GraphError::DuplicateVersion(version));
         }
@@ -224,56 +219,51 @@ impl Graph {
 
     /// Every release, in no particular order.
     pub fn releases(&self) -> impl Iterator<Item = (ReleaseId, &Release)> + '_ {
-        self.dag
-            .inner()
-            .node_indices()
-            .map(|id| (id, &self.dag.inner()[id]))
+        self.dag.node_indices().map(|id| (id, &self.dag[id]))
     }
 
     /// Every edge as (from, to), in no particular order.
     pub fn edges(&self) -> impl Iterator<Item = (ReleaseId, ReleaseId)> + '_ {
         self.dag
-            .inner()
             .edge_references()
             .map(|edge| (edge.source(), edge.target()))
     }
 
     /// Releases this one can update to.
     pub fn children(&self, id: ReleaseId) -> impl Iterator<Item = ReleaseId> + '_ {
-        self.dag.inner().neighbors_directed(id, Direction::Outgoing)
+        self.dag.neighbors_directed(id, Direction::Outgoing)
     }
 
     /// Releases that can update to this one.
     pub fn parents(&self, id: ReleaseId) -> impl Iterator<Item = ReleaseId> + '_ {
-        self.dag.inner().neighbors_directed(id, Direction::Incoming)
+        self.dag.neighbors_directed(id, Direction::Incoming)
     }
 
     pub fn has_edge(&self, from: ReleaseId, to: ReleaseId) -> bool {
-        self.dag.inner().contains_edge(from, to)
+        self.dag.contains_edge(from, to)
     }
 
     /// Adds the update edge `from → to`. Returns `false` when it was already
     /// there; refuses an edge that would close a cycle, naming the cycle.
     pub fn add_edge(&mut self, from: ReleaseId, to: ReleaseId) -> Result<bool, GraphError> {
         for id in [from, to] {
-            if !self.dag.inner().contains_node(id) {
+            if !self.dag.contains_node(id) {
                 return Err(GraphError::UnknownRelease(id));
             }
         }
         if self.has_edge(from, to) {
             return Ok(false);
         }
-        match self.dag.try_add_edge(from, to, ()) {
-            Ok(_) => Ok(true),
-            Err(AcyclicEdgeError::SelfLoop) => {
-                Err(GraphError::SelfLoop(self.dag.inner()[from].version.clone()))
-            }
-            Err(AcyclicEdgeError::Cycle(_) | AcyclicEdgeError::InvalidEdge) => {
-                let mut cycle = self.path_versions(to, from);
-                cycle.push(self.dag.inner()[to].version.clone());
-                Err(CycleError { cycle }.into())
-            }
+        if from == to {
+            return Err(GraphError::SelfLoop(self.dag[from].version.clone()));
         }
+        if self.order.admit_edge(&self.dag, from, to).is_err() {
+            let mut cycle = self.path_versions(to, from);
+            cycle.push(self.dag[to].version.clone());
+            return Err(CycleError { cycle }.into());
+        }
+        self.dag.add_edge(from, to, ());
+        Ok(true)
     }
 
     /// [`Graph::add_edge`] by version.
@@ -289,7 +279,7 @@ impl Graph {
 
     /// Removes the edge `from → to`; returns whether it existed.
     pub fn remove_edge(&mut self, from: ReleaseId, to: ReleaseId) -> bool {
-        match self.dag.inner().find_edge(from, to) {
+        match self.dag.find_edge(from, to) {
             Some(edge) => self.dag.remove_edge(edge).is_some(),
             None => false,
         }
@@ -318,7 +308,7 @@ impl Graph {
     /// are left alone. Rebuilds the graph once instead of removing releases
     /// one by one, so filtering most of a large graph away stays linear.
     pub fn retain_releases(&mut self, mut keep: impl FnMut(&Release) -> bool) {
-        let inner = self.dag.inner();
+        let inner = &self.dag;
         let mut kept = StableDiGraph::with_capacity(inner.node_count(), inner.edge_count());
         let mut new_ids = vec![None; inner.node_bound()];
         for id in inner.node_indices() {
@@ -335,7 +325,8 @@ impl Graph {
             .node_indices()
             .map(|id| (kept[id].version.clone(), id))
             .collect();
-        self.dag = Dag::try_from(kept).expect("a subgraph of a DAG is acyclic");
+        self.order = TopologicalOrder::of(&kept).expect("a subgraph of a DAG is acyclic");
+        self.dag = kept;
     }
 
     /// The conditional-edge groups in a canonical order.
@@ -351,9 +342,9 @@ impl Graph {
 
     /// Versions on a shortest path from `start` to `goal`, both included.
     fn path_versions(&self, start: ReleaseId, goal: ReleaseId) -> Vec<Version> {
-        shortest_path(self.dag.inner(), start, goal)
+        shortest_path(&self.dag, start, goal)
             .into_iter()
-            .map(|id| self.dag.inner()[id].version.clone())
+            .map(|id| self.dag[id].version.clone())
             .collect()
     }
 }

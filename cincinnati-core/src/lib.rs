@@ -14,6 +14,7 @@ pub mod conditional;
 pub mod error;
 pub mod graph;
 pub mod metadata_document;
+mod order;
 pub mod release;
 pub mod stage;
 pub mod wire;

@@ -235,3 +235,9 @@ fn renaming_a_release_keeps_lookups_right() {
         Err(GraphError::DuplicateVersion(plain))
     );
 }
+
+#[test]
+fn graphs_can_be_shared_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Graph>();
+}

@@ -33,12 +33,18 @@ pub fn assemble(releases: impl IntoIterator<Item = ScrapedRelease>) -> Assembled
         metadata.insert(keys::MANIFESTREF.to_owned(), release.digest.clone());
         metadata.insert(keys::ARCH.to_owned(), release.arch.clone());
         graph
-            .add_release(Release::concrete(version.clone(), release.payload.clone(), metadata))
+            .add_release(Release::concrete(
+                version.clone(),
+                release.payload.clone(),
+                metadata,
+            ))
             .expect("versions are unique");
     }
     for (version, release) in &by_version {
         let neighbours = |list: &[Version]| -> Vec<Version> {
-            list.iter().filter_map(|other| with_arch(other, &release.arch).ok()).collect()
+            list.iter()
+                .filter_map(|other| with_arch(other, &release.arch).ok())
+                .collect()
         };
         for previous in neighbours(&release.document.previous) {
             add_edge(&mut graph, &previous, version, &mut dropped);
@@ -182,7 +188,10 @@ mod tests {
         let assembled = assemble([release("4.2.10-s390x", "s390x", &[], &[])]);
         let id = assembled.graph.find(&v("4.2.10-s390x+s390x")).unwrap();
         let node = assembled.graph.release(id).unwrap();
-        assert_eq!(node.payload.as_deref(), Some("quay.io/ocp/release@sha256:4.2.10-s390x-s390x"));
+        assert_eq!(
+            node.payload.as_deref(),
+            Some("quay.io/ocp/release@sha256:4.2.10-s390x-s390x")
+        );
         assert_eq!(node.metadata[keys::MANIFESTREF], "sha256:4.2.10-s390x-s390x");
         assert_eq!(node.metadata[keys::ARCH], "s390x");
     }
@@ -190,9 +199,15 @@ mod tests {
     #[test]
     fn multi_arch_shards_are_left_out() {
         let mut shard = release("4.12.0", "amd64", &[], &[]);
-        shard.document.metadata.insert(keys::RELEASE_ARCHITECTURE.into(), "multi".into());
+        shard
+            .document
+            .metadata
+            .insert(keys::RELEASE_ARCHITECTURE.into(), "multi".into());
         let mut multi = release("4.12.0", "multi", &[], &[]);
-        multi.document.metadata.insert(keys::RELEASE_ARCHITECTURE.into(), "multi".into());
+        multi
+            .document
+            .metadata
+            .insert(keys::RELEASE_ARCHITECTURE.into(), "multi".into());
         let assembled = assemble([shard, multi]);
         assert_eq!(assembled.graph.release_count(), 1);
         assert!(assembled.graph.find(&v("4.12.0+multi")).is_some());
@@ -228,7 +243,10 @@ mod tests {
         let DropReason::Cycle(cycle) = &assembled.dropped[0].reason else {
             panic!("{:?}", assembled.dropped);
         };
-        assert!(cycle.contains("1.0.0+amd64") && cycle.contains("1.1.0+amd64"), "{cycle}");
+        assert!(
+            cycle.contains("1.0.0+amd64") && cycle.contains("1.1.0+amd64"),
+            "{cycle}"
+        );
     }
 
     #[test]

@@ -1,7 +1,24 @@
-//! The graph-builder: discovers releases, assembles them into the update
-//! graph, applies graph-data, and serves the result.
+//! The graph-builder: discovers releases (a registry scrape, or offline
+//! files), applies OpenShift graph-data, and serves the update graph.
+//!
+//! Start reading at [`app::Application::build`]: it turns settings into a
+//! [`plan::Plan`] (sources and stages), starts the [`refresh`] tasks, and
+//! binds the [`server`]s.
 
+pub mod app;
 pub mod assemble;
+pub mod build;
+pub mod cli;
+pub mod metrics;
+pub mod plan;
+pub mod refresh;
 pub mod registry;
 pub mod scrape;
 pub mod scraped;
+pub mod secret;
+pub mod server;
+pub mod settings;
+pub mod sources;
+pub mod state;
+
+pub use app::Application;

@@ -56,7 +56,9 @@ impl DropReason {
 impl fmt::Display for DropReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DropReason::NoReleaseMetadata => f.write_str("no release-manifests/release-metadata in any layer"),
+            DropReason::NoReleaseMetadata => {
+                f.write_str("no release-manifests/release-metadata in any layer")
+            }
             DropReason::InvalidReleaseMetadata(why) => write!(f, "invalid release metadata: {why}"),
             DropReason::MultiArchShard => {
                 f.write_str("single-arch shard of a multi-arch release (metadata says multi)")

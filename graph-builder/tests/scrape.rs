@@ -12,7 +12,9 @@ use graph_builder::registry::{Credentials, RegistryAddress, RegistryClient, Regi
 use graph_builder::scrape::{ScrapeReport, ScrapeSettings, Scraper};
 use graph_builder::scraped::DropReason;
 use registry_testkit::{CertificateShape, LocalRegistry, RegistryOptions, RequestKind};
-use release_images::{Image, ImageList, Layer, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata};
+use release_images::{
+    Image, ImageList, Layer, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata,
+};
 
 const REPOSITORY: &str = "ocp/release";
 
@@ -55,7 +57,9 @@ fn pusher_for(registry: &LocalRegistry) -> Pusher {
         &registry.url(),
         PushOptions {
             ca_pem: registry.ca_pem().map(str::to_owned),
-            basic_auth: registry.credentials().map(|c| (c.username.clone(), c.password.clone())),
+            basic_auth: registry
+                .credentials()
+                .map(|c| (c.username.clone(), c.password.clone())),
             ..PushOptions::default()
         },
     )
@@ -88,8 +92,13 @@ async fn every_manifest_format_and_architecture_rule() {
     let docker = Image::release(&release("4.1.0", &[]), "amd64");
     let oci = Image::release(&release("4.1.1", &["4.1.0"]), "amd64").format(ManifestFormat::Oci);
     let arm = Image::release(&release("4.1.1", &[]), "arm64").format(ManifestFormat::Oci);
-    let multi = ImageList::multi_release(&release("4.1.1", &["4.1.0"]), ["amd64", "arm64", "s390x"], ManifestFormat::Docker);
-    let multi_oci = ImageList::multi_release(&release("4.1.0", &[]), ["amd64", "ppc64le"], ManifestFormat::Oci);
+    let multi = ImageList::multi_release(
+        &release("4.1.1", &["4.1.0"]),
+        ["amd64", "arm64", "s390x"],
+        ManifestFormat::Docker,
+    );
+    let multi_oci =
+        ImageList::multi_release(&release("4.1.0", &[]), ["amd64", "ppc64le"], ManifestFormat::Oci);
     let single_entry_list =
         ImageList::new(ManifestFormat::Oci).image(Image::release(&release("4.1.1", &[]), "ppc64le"));
     // A shard of a multi release pushed under its own tag: must not become a release.
@@ -107,7 +116,10 @@ async fn every_manifest_format_and_architecture_rule() {
         pusher.push(REPOSITORY, tag, item).await.unwrap();
     }
 
-    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    let report = scraper_for(&registry, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap();
     assert_eq!(
         versions(&report),
         [
@@ -121,16 +133,25 @@ async fn every_manifest_format_and_architecture_rule() {
         ]
     );
     let assembled = assemble(report.releases);
-    let shard_dropped = assembled.dropped.iter().any(|d| d.reason == DropReason::MultiArchShard);
+    let shard_dropped = assembled
+        .dropped
+        .iter()
+        .any(|d| d.reason == DropReason::MultiArchShard);
     assert!(shard_dropped, "{:?}", assembled.dropped);
     let graph = &assembled.graph;
     let find = |v: &str| graph.find(&v.parse().unwrap()).unwrap();
     assert!(graph.has_edge(find("4.1.0+amd64"), find("4.1.1+amd64")));
     assert!(graph.has_edge(find("4.1.0+multi"), find("4.1.1+multi")));
     let multi_node = graph.release(find("4.1.1+multi")).unwrap();
-    assert_eq!(multi_node.metadata["io.openshift.upgrades.graph.release.arch"], "multi");
+    assert_eq!(
+        multi_node.metadata["io.openshift.upgrades.graph.release.arch"],
+        "multi"
+    );
     let payload = multi_node.payload.as_deref().unwrap();
-    assert!(payload.starts_with(&format!("{}/{REPOSITORY}@sha256:", registry.host_port())), "{payload}");
+    assert!(
+        payload.starts_with(&format!("{}/{REPOSITORY}@sha256:", registry.host_port())),
+        "{payload}"
+    );
     assert_eq!(
         multi_node.metadata["io.openshift.upgrades.graph.release.manifestref"],
         payload.split('@').nth(1).unwrap()
@@ -159,7 +180,10 @@ async fn bad_images_are_left_out_with_their_reason_and_the_rest_kept() {
     ] {
         pusher.push(REPOSITORY, tag, item).await.unwrap();
     }
-    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    let report = scraper_for(&registry, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap();
     assert_eq!(versions(&report), ["4.2.0+amd64"]);
     let mut reasons: Vec<(String, &str)> = report
         .dropped
@@ -187,17 +211,31 @@ async fn cycles_and_duplicate_versions_do_not_fail_the_graph() {
         ("b", Image::release(&release("4.3.1", &["4.3.0"]), "amd64")),
         ("c", Image::release(&release("4.3.2", &["4.3.1"]), "amd64")),
         // Same version, different image (another metadata key makes another digest).
-        ("d", Image::release(&release("4.3.2", &["4.3.1"]).metadata("url", "x"), "amd64")),
+        (
+            "d",
+            Image::release(&release("4.3.2", &["4.3.1"]).metadata("url", "x"), "amd64"),
+        ),
     ];
     for (tag, item) in items {
         pusher.push(REPOSITORY, tag, item).await.unwrap();
     }
-    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    let report = scraper_for(&registry, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap();
     let assembled = assemble(report.releases);
     let labels: Vec<_> = assembled.dropped.iter().map(|d| d.reason.label()).collect();
     assert_eq!(labels.iter().filter(|l| **l == "cycle").count(), 1, "{labels:?}");
-    assert_eq!(labels.iter().filter(|l| **l == "duplicate_version").count(), 2, "{labels:?}");
-    assert_eq!(assembled.graph.edge_count(), 1, "4.3.0 <-> 4.3.1 keeps one direction");
+    assert_eq!(
+        labels.iter().filter(|l| **l == "duplicate_version").count(),
+        2,
+        "{labels:?}"
+    );
+    assert_eq!(
+        assembled.graph.edge_count(),
+        1,
+        "4.3.0 <-> 4.3.1 keeps one direction"
+    );
 }
 
 #[tokio::test]
@@ -208,7 +246,10 @@ async fn refreshes_download_only_what_is_new() {
         .map(|z| {
             let previous: Vec<String> = (0..z).map(|p| format!("4.5.{p}")).collect();
             let metadata = ReleaseMetadata::new(format!("4.5.{z}")).previous(previous);
-            (format!("4.5.{z}-x86_64"), Image::release(&metadata, "amd64").into())
+            (
+                format!("4.5.{z}-x86_64"),
+                Image::release(&metadata, "amd64").into(),
+            )
         })
         .collect();
     pusher.push_all(REPOSITORY, &items).await.unwrap();
@@ -220,8 +261,16 @@ async fn refreshes_download_only_what_is_new() {
     registry.clear_request_log();
     let warm = scraper.scrape().await.unwrap();
     assert_eq!((warm.releases.len(), warm.downloaded), (20, 0));
-    assert_eq!(count(&registry, RequestKind::Blob).await, 0, "no blob downloads without changes");
-    assert_eq!(count(&registry, RequestKind::Manifest).await, 0, "known tags are not re-read");
+    assert_eq!(
+        count(&registry, RequestKind::Blob).await,
+        0,
+        "no blob downloads without changes"
+    );
+    assert_eq!(
+        count(&registry, RequestKind::Manifest).await,
+        0,
+        "known tags are not re-read"
+    );
 
     let newest = ReleaseMetadata::new("4.5.20").previous(["4.5.19"]);
     pusher
@@ -232,7 +281,11 @@ async fn refreshes_download_only_what_is_new() {
     let one_new = scraper.scrape().await.unwrap();
     assert_eq!((one_new.releases.len(), one_new.downloaded), (21, 1));
     assert_eq!(count(&registry, RequestKind::Manifest).await, 1);
-    assert_eq!(count(&registry, RequestKind::Blob).await, 2, "one config and one layer");
+    assert_eq!(
+        count(&registry, RequestKind::Blob).await,
+        2,
+        "one config and one layer"
+    );
 }
 
 #[tokio::test]
@@ -240,7 +293,11 @@ async fn the_cache_survives_a_restart_and_notices_retags() {
     let registry = LocalRegistry::start().await.unwrap();
     let pusher = pusher_for(&registry);
     pusher
-        .push(REPOSITORY, "stable", Image::release(&release("4.6.0", &[]), "amd64"))
+        .push(
+            REPOSITORY,
+            "stable",
+            Image::release(&release("4.6.0", &[]), "amd64"),
+        )
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -254,7 +311,11 @@ async fn the_cache_survives_a_restart_and_notices_retags() {
     // A new process: the cache file spares every download, but the first
     // scrape re-checks digests with one HEAD per tag.
     pusher
-        .push(REPOSITORY, "stable", Image::release(&release("4.6.1", &[]), "amd64"))
+        .push(
+            REPOSITORY,
+            "stable",
+            Image::release(&release("4.6.1", &[]), "amd64"),
+        )
         .await
         .unwrap();
     registry.clear_request_log();
@@ -280,7 +341,10 @@ async fn a_corrupt_cache_file_is_ignored() {
     let report = scraper_for(&registry, settings).scrape().await.unwrap();
     assert_eq!(versions(&report), ["4.7.0+amd64"]);
     let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(cache_path).unwrap()).unwrap();
-    assert_eq!(saved["repository"], REPOSITORY, "a good cache replaced the corrupt one");
+    assert_eq!(
+        saved["repository"], REPOSITORY,
+        "a good cache replaced the corrupt one"
+    );
 }
 
 #[tokio::test]
@@ -292,7 +356,10 @@ async fn basic_authentication() {
         .push(REPOSITORY, "x", Image::release(&release("4.8.0", &[]), "amd64"))
         .await
         .unwrap();
-    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    let report = scraper_for(&registry, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap();
     assert_eq!(versions(&report), ["4.8.0+amd64"]);
 
     let anonymous = RegistryClient::new(settings_of(&registry)).unwrap();
@@ -333,11 +400,16 @@ async fn tls_with_a_self_signed_certificate_that_is_its_own_ca() {
         ..settings_of(&registry)
     })
     .unwrap();
-    let report = Scraper::new(Arc::new(trusted), ScrapeSettings::default()).scrape().await.unwrap();
+    let report = Scraper::new(Arc::new(trusted), ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap();
     assert_eq!(versions(&report), ["4.9.0+amd64"]);
 
     let untrusted = RegistryClient::new(settings_of(&registry)).unwrap();
-    let refused = Scraper::new(Arc::new(untrusted), ScrapeSettings::default()).scrape().await;
+    let refused = Scraper::new(Arc::new(untrusted), ScrapeSettings::default())
+        .scrape()
+        .await;
     assert!(refused.is_err(), "an untrusted certificate must be refused");
 }
 
@@ -347,7 +419,10 @@ async fn an_unreachable_registry_fails_the_scrape_cleanly() {
     let client = Arc::new(client_for(&registry));
     registry.stop().unwrap();
     let counts = client.request_counts();
-    let error = Scraper::new(client, ScrapeSettings::default()).scrape().await.unwrap_err();
+    let error = Scraper::new(client, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap_err();
     assert!(error.operation.starts_with("list tags"), "{error}");
     assert_eq!(counts.tag_pages.load(Ordering::Relaxed), 2, "retried once");
 }
@@ -359,12 +434,21 @@ async fn a_large_non_release_layer_is_streamed_not_held() {
     let image = Image::new("amd64")
         .layer(Layer::release_metadata(&release("4.10.0", &[])))
         .layer(Layer::random(96, 7));
-    pusher_for(&registry).push(REPOSITORY, "big", image).await.unwrap();
+    pusher_for(&registry)
+        .push(REPOSITORY, "big", image)
+        .await
+        .unwrap();
     let before = peak_rss_kib();
-    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    let report = scraper_for(&registry, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap();
     assert_eq!(versions(&report), ["4.10.0+amd64"]);
     let growth_mib = (peak_rss_kib() - before) / 1024;
-    assert!(growth_mib < 48, "peak memory grew by {growth_mib} MiB while reading a 96 MiB layer");
+    assert!(
+        growth_mib < 48,
+        "peak memory grew by {growth_mib} MiB while reading a 96 MiB layer"
+    );
 }
 
 /// The process's peak resident set size (nextest runs each test in its own process).
@@ -389,7 +473,13 @@ async fn thousands_of_tags() {
     pusher_for(&registry).push_all(REPOSITORY, &items).await.unwrap();
     let client = Arc::new(client_for(&registry));
     let counts = client.request_counts();
-    let report = Scraper::new(client, ScrapeSettings::default()).scrape().await.unwrap();
+    let report = Scraper::new(client, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap();
     assert_eq!((report.tags, report.releases.len()), (1500, 1500));
-    assert!(counts.tag_pages.load(Ordering::Relaxed) <= 16, "paging terminates");
+    assert!(
+        counts.tag_pages.load(Ordering::Relaxed) <= 16,
+        "paging terminates"
+    );
 }

@@ -45,7 +45,9 @@ impl RegistryAddress {
             return Err(error("no host"));
         }
         if host.contains('/') {
-            return Err(error("a registry is a host and port only; put the path in `repository`"));
+            return Err(error(
+                "a registry is a host and port only; put the path in `repository`",
+            ));
         }
         Ok(Self {
             scheme,
@@ -79,7 +81,11 @@ mod tests {
             ("quay.io", Scheme::Https, "quay.io"),
             ("https://quay.io/", Scheme::Https, "quay.io"),
             ("http://127.0.0.1:5000", Scheme::Http, "127.0.0.1:5000"),
-            ("mirror.example.com:8443", Scheme::Https, "mirror.example.com:8443"),
+            (
+                "mirror.example.com:8443",
+                Scheme::Https,
+                "mirror.example.com:8443",
+            ),
             ("  http://localhost:5000/ ", Scheme::Http, "localhost:5000"),
         ];
         for (input, scheme, host) in cases {
@@ -98,6 +104,9 @@ mod tests {
     #[test]
     fn payloads_have_no_scheme() {
         let address = RegistryAddress::parse("http://127.0.0.1:5000").unwrap();
-        assert_eq!(address.payload("ocp/release", "sha256:ab"), "127.0.0.1:5000/ocp/release@sha256:ab");
+        assert_eq!(
+            address.payload("ocp/release", "sha256:ab"),
+            "127.0.0.1:5000/ocp/release@sha256:ab"
+        );
     }
 }

@@ -103,7 +103,11 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("notes.txt"), CERT).unwrap();
         let loaded = load(dir.path());
-        assert_eq!(loaded.certificates.len(), 2, "two from the bundle; ca.crt is three levels deep");
+        assert_eq!(
+            loaded.certificates.len(),
+            2,
+            "two from the bundle; ca.crt is three levels deep"
+        );
         assert_eq!(loaded.skipped.len(), 1);
         assert!(loaded.skipped[0].0.ends_with("ca-bundle.trust.crt"));
     }

@@ -77,13 +77,11 @@ pub fn from_docker_config(
         .collect();
     for candidate in lookup_keys(host, repository) {
         if let Some(auth) = auths.get(&candidate) {
-            return decode(auth)
-                .map(Some)
-                .map_err(|reason| CredentialsError::Entry {
-                    path: shown,
-                    entry: candidate,
-                    reason,
-                });
+            return decode(auth).map(Some).map_err(|reason| CredentialsError::Entry {
+                path: shown,
+                entry: candidate,
+                reason,
+            });
         }
     }
     Ok(None)
@@ -92,7 +90,11 @@ pub fn from_docker_config(
 /// `https://quay.io/v1/` and `quay.io` name the same registry.
 fn normalise_key(key: &str) -> String {
     let without_scheme = key.split_once("://").map_or(key, |(_, rest)| rest);
-    without_scheme.trim_end_matches('/').trim_end_matches("/v1").trim_end_matches("/v2").to_owned()
+    without_scheme
+        .trim_end_matches('/')
+        .trim_end_matches("/v1")
+        .trim_end_matches("/v2")
+        .to_owned()
 }
 
 /// `host/a/b/c`, `host/a/b`, `host/a`, `host`: most specific first.
@@ -116,7 +118,10 @@ fn decode(auth: &DockerAuth) -> Result<Credentials, &'static str> {
             password: password.clone(),
         });
     }
-    let encoded = auth.auth.as_deref().ok_or("neither `auth` nor `username`/`password`")?;
+    let encoded = auth
+        .auth
+        .as_deref()
+        .ok_or("neither `auth` nor `username`/`password`")?;
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(encoded.trim())
         .map_err(|_| "`auth` is not base64")?;
@@ -148,18 +153,35 @@ mod tests {
         );
         let found = from_docker_config(file.path(), "quay.io", "openshift-release-dev/ocp-release").unwrap();
         assert_eq!(found.unwrap().username, "ns");
-        let host_only = from_docker_config(file.path(), "quay.io", "other/repo").unwrap().unwrap();
-        assert_eq!((host_only.username.as_str(), host_only.password.as_str()), ("host", "hostpass"));
-        assert_eq!(from_docker_config(file.path(), "registry.example.com", "a/b").unwrap(), None);
+        let host_only = from_docker_config(file.path(), "quay.io", "other/repo")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (host_only.username.as_str(), host_only.password.as_str()),
+            ("host", "hostpass")
+        );
+        assert_eq!(
+            from_docker_config(file.path(), "registry.example.com", "a/b").unwrap(),
+            None
+        );
     }
 
     #[test]
     fn bad_entries_and_files_are_named() {
         let file = config_file(r#"{"auths": {"quay.io": {"auth": "not base64!"}}}"#);
-        let error = from_docker_config(file.path(), "quay.io", "a/b").unwrap_err().to_string();
-        assert!(error.contains("entry quay.io") && error.contains("base64"), "{error}");
+        let error = from_docker_config(file.path(), "quay.io", "a/b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("entry quay.io") && error.contains("base64"),
+            "{error}"
+        );
         let missing = from_docker_config(Path::new("/nonexistent/config.json"), "quay.io", "a").unwrap_err();
-        assert!(missing.to_string().starts_with("cannot read credentials file /nonexistent/config.json"));
+        assert!(
+            missing
+                .to_string()
+                .starts_with("cannot read credentials file /nonexistent/config.json")
+        );
     }
 
     #[test]

@@ -146,7 +146,10 @@ mod tests {
                 panic!("{media_type} is an image");
             };
             assert_eq!(image.config_digest, "sha256:c");
-            assert_eq!(image.layers.iter().map(|l| l.digest.as_str()).collect::<Vec<_>>(), ["sha256:l1", "sha256:l2"]);
+            assert_eq!(
+                image.layers.iter().map(|l| l.digest.as_str()).collect::<Vec<_>>(),
+                ["sha256:l1", "sha256:l2"]
+            );
         }
     }
 
@@ -164,8 +167,12 @@ mod tests {
 
     #[test]
     fn refuses_schema_1_and_garbage() {
-        let v1 = r#"{"schemaVersion":1,"mediaType":"application/vnd.docker.distribution.manifest.v1+prettyjws"}"#;
-        assert!(matches!(Manifest::parse(v1.as_bytes()), Err(ManifestError::Unsupported(_))));
+        let v1 =
+            r#"{"schemaVersion":1,"mediaType":"application/vnd.docker.distribution.manifest.v1+prettyjws"}"#;
+        assert!(matches!(
+            Manifest::parse(v1.as_bytes()),
+            Err(ManifestError::Unsupported(_))
+        ));
         assert!(matches!(Manifest::parse(b"{}"), Err(ManifestError::Empty)));
         assert!(matches!(Manifest::parse(b"nope"), Err(ManifestError::Json(_))));
     }

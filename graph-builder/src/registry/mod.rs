@@ -90,10 +90,15 @@ pub struct RequestCounts {
 
 impl RequestCounts {
     pub fn total(&self) -> u64 {
-        [&self.tag_pages, &self.manifests, &self.manifest_heads, &self.blobs]
-            .iter()
-            .map(|counter| counter.load(Ordering::Relaxed))
-            .sum()
+        [
+            &self.tag_pages,
+            &self.manifests,
+            &self.manifest_heads,
+            &self.blobs,
+        ]
+        .iter()
+        .map(|counter| counter.load(Ordering::Relaxed))
+        .sum()
     }
 }
 
@@ -141,7 +146,9 @@ impl RegistryClient {
             cause: error.into(),
         })?;
         let auth = match &settings.credentials {
-            Some(credentials) => RegistryAuth::Basic(credentials.username.clone(), credentials.password.clone()),
+            Some(credentials) => {
+                RegistryAuth::Basic(credentials.username.clone(), credentials.password.clone())
+            }
             None => RegistryAuth::Anonymous,
         };
         Ok(Self {
@@ -165,7 +172,10 @@ impl RegistryClient {
     }
 
     fn reference(&self, tag_or_digest: &str) -> Reference {
-        let (host, repository) = (self.settings.address.host.clone(), self.settings.repository.clone());
+        let (host, repository) = (
+            self.settings.address.host.clone(),
+            self.settings.repository.clone(),
+        );
         if tag_or_digest.contains(':') {
             Reference::with_digest(host, repository, tag_or_digest.to_owned())
         } else {
@@ -178,10 +188,14 @@ impl RegistryClient {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, RegistryFailure>>,
     {
-        self.settings.retry.run(attempt).await.map_err(|cause| RegistryError {
-            operation: operation(),
-            cause,
-        })
+        self.settings
+            .retry
+            .run(attempt)
+            .await
+            .map_err(|cause| RegistryError {
+                operation: operation(),
+                cause,
+            })
     }
 
     /// Every tag of the repository. Pages through registries that page, and
@@ -270,7 +284,8 @@ impl RegistryClient {
 
     /// A blob as a stream of chunks, for layers that must never be held whole.
     pub async fn blob_stream(&self, digest: &str) -> Result<oci_client::client::SizedStream, RegistryError> {
-        self.retried(|| format!("get blob {digest}"), || self.open_blob(digest)).await
+        self.retried(|| format!("get blob {digest}"), || self.open_blob(digest))
+            .await
     }
 
     async fn open_blob(&self, digest: &str) -> Result<oci_client::client::SizedStream, RegistryFailure> {

@@ -123,6 +123,9 @@ mod tests {
                 Ok(())
             })
             .await;
-        assert_eq!((result, calls.load(Ordering::SeqCst)), (Err(Failure::TimedOut), 3));
+        assert_eq!(
+            (result, calls.load(Ordering::SeqCst)),
+            (Err(Failure::TimedOut), 3)
+        );
     }
 }

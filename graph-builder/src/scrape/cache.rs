@@ -61,14 +61,27 @@ impl ScrapeCache {
         let bytes = match std::fs::read(path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return (Self::default(), None),
-            Err(error) => return (Self::default(), Some(format!("cannot read {}: {error}", path.display()))),
+            Err(error) => {
+                return (
+                    Self::default(),
+                    Some(format!("cannot read {}: {error}", path.display())),
+                );
+            }
         };
         let file: CacheFile = match serde_json::from_slice(&bytes) {
             Ok(file) => file,
-            Err(error) => return (Self::default(), Some(format!("{} is corrupt: {error}", path.display()))),
+            Err(error) => {
+                return (
+                    Self::default(),
+                    Some(format!("{} is corrupt: {error}", path.display())),
+                );
+            }
         };
         if file.format != FORMAT || file.repository != repository {
-            let why = format!("{} belongs to another format or repository; starting afresh", path.display());
+            let why = format!(
+                "{} belongs to another format or repository; starting afresh",
+                path.display()
+            );
             return (Self::default(), Some(why));
         }
         let images = file
@@ -76,7 +89,13 @@ impl ScrapeCache {
             .into_iter()
             .filter_map(|(digest, entry)| Some((digest, entry.into_cached()?)))
             .collect();
-        (Self { images, tags: file.tags }, None)
+        (
+            Self {
+                images,
+                tags: file.tags,
+            },
+            None,
+        )
     }
 
     /// Writes the cache atomically: a crash mid-write leaves the old file.
@@ -136,7 +155,9 @@ impl FileEntry {
             FileEntry::InvalidReleaseMetadata(why) => {
                 CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(why))
             }
-            FileEntry::UnknownArchitecture(why) => CachedImage::NotARelease(DropReason::UnknownArchitecture(why)),
+            FileEntry::UnknownArchitecture(why) => {
+                CachedImage::NotARelease(DropReason::UnknownArchitecture(why))
+            }
         })
     }
 }
@@ -157,9 +178,10 @@ mod tests {
                 arch: "amd64".into(),
             },
         );
-        cache
-            .images
-            .insert("sha256:b".into(), CachedImage::NotARelease(DropReason::NoReleaseMetadata));
+        cache.images.insert(
+            "sha256:b".into(),
+            CachedImage::NotARelease(DropReason::NoReleaseMetadata),
+        );
         cache.tags.insert("4.1.0-x86_64".into(), "sha256:a".into());
         cache
     }

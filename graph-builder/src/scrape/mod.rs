@@ -146,7 +146,12 @@ impl Scraper {
     /// Re-reads the digest of every known tag, forgetting tags that moved.
     async fn recheck_digests(&mut self) {
         let client = &self.client;
-        let known: Vec<(String, String)> = self.cache.tags.iter().map(|(t, d)| (t.clone(), d.clone())).collect();
+        let known: Vec<(String, String)> = self
+            .cache
+            .tags
+            .iter()
+            .map(|(t, d)| (t.clone(), d.clone()))
+            .collect();
         let checks: Vec<(String, String, Result<String, RegistryError>)> = stream::iter(known)
             .map(|(tag, digest)| async move {
                 let current = client.manifest_digest(&tag).await;
@@ -223,7 +228,9 @@ impl Scraper {
 
 /// Cosign signatures, attestations and SBOMs share release repositories.
 fn is_signature_tag(tag: &str) -> bool {
-    [".sig", ".att", ".sbom"].iter().any(|suffix| tag.ends_with(suffix))
+    [".sig", ".att", ".sbom"]
+        .iter()
+        .any(|suffix| tag.ends_with(suffix))
 }
 
 async fn resolve_tag(client: &RegistryClient, cache: &ScrapeCache, tag: String, limit: u64) -> TagOutcome {
@@ -267,7 +274,11 @@ async fn resolve_tag(client: &RegistryClient, cache: &ScrapeCache, tag: String, 
 
 /// Works out an image's architecture and reads its release metadata.
 /// `Err` is a transient failure (not cached); `Ok(NotARelease)` is final.
-async fn read_image(client: &RegistryClient, manifest: Manifest, limit: u64) -> Result<CachedImage, DropReason> {
+async fn read_image(
+    client: &RegistryClient,
+    manifest: Manifest,
+    limit: u64,
+) -> Result<CachedImage, DropReason> {
     let unavailable = |error: RegistryError| DropReason::Unavailable(error.to_string());
     let (arch, image) = match manifest {
         Manifest::Image(image) => {
@@ -275,7 +286,10 @@ async fn read_image(client: &RegistryClient, manifest: Manifest, limit: u64) -> 
                 .small_blob(&image.config_digest, CONFIG_SIZE_LIMIT)
                 .await
                 .map_err(unavailable)?;
-            match serde_json::from_slice::<ImageConfig>(&config).ok().and_then(|c| c.architecture) {
+            match serde_json::from_slice::<ImageConfig>(&config)
+                .ok()
+                .and_then(|c| c.architecture)
+            {
                 Some(arch) => (arch, image),
                 None => return Ok(unknown_arch("the image config names no architecture")),
             }
@@ -343,10 +357,15 @@ async fn find_in_layers(
             Ok(Some(found)) => return Ok(Some(found)),
             Ok(None) => {}
             Err(release_metadata::LayerError::TooLarge(limit)) => {
-                return Err(DropReason::InvalidReleaseMetadata(format!("larger than {limit} bytes")));
+                return Err(DropReason::InvalidReleaseMetadata(format!(
+                    "larger than {limit} bytes"
+                )));
             }
             Err(error) => {
-                return Err(DropReason::Unavailable(format!("layer {}: {error}", layer.digest)));
+                return Err(DropReason::Unavailable(format!(
+                    "layer {}: {error}",
+                    layer.digest
+                )));
             }
         }
     }

@@ -56,7 +56,10 @@ fn search_tar(tar_stream: impl Read, size_limit: u64) -> Result<Option<Vec<u8>>,
 
 /// `release-manifests/release-metadata`, also as `./…` or `/…`.
 fn is_release_metadata(path: &[u8]) -> bool {
-    let path = path.strip_prefix(b"./").or_else(|| path.strip_prefix(b"/")).unwrap_or(path);
+    let path = path
+        .strip_prefix(b"./")
+        .or_else(|| path.strip_prefix(b"/"))
+        .unwrap_or(path);
     path == RELEASE_METADATA_PATH.as_bytes()
 }
 
@@ -89,7 +92,10 @@ mod tests {
 
     #[test]
     fn finds_the_file_in_gzip_and_plain_layers() {
-        let layer = tar_of(&[("etc/hosts", b"x"), ("./release-manifests/release-metadata", b"{\"kind\":1}")]);
+        let layer = tar_of(&[
+            ("etc/hosts", b"x"),
+            ("./release-manifests/release-metadata", b"{\"kind\":1}"),
+        ]);
         for bytes in [gzip(&layer), layer] {
             let found = find_release_metadata(bytes.as_slice(), DEFAULT_SIZE_LIMIT).unwrap();
             assert_eq!(found.as_deref(), Some(b"{\"kind\":1}".as_slice()));
@@ -99,7 +105,10 @@ mod tests {
     #[test]
     fn a_layer_without_the_file_has_none() {
         let layer = gzip(&tar_of(&[("release-manifests/image-references", b"{}")]));
-        assert_eq!(find_release_metadata(layer.as_slice(), DEFAULT_SIZE_LIMIT).unwrap(), None);
+        assert_eq!(
+            find_release_metadata(layer.as_slice(), DEFAULT_SIZE_LIMIT).unwrap(),
+            None
+        );
     }
 
     #[test]

@@ -1,0 +1,92 @@
+//! Building the served graph: the latest releases, the graph-data in use, and
+//! the configured stages, serialised once.
+
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use cincinnati_core::stage::{Pipeline, PipelineError};
+use cincinnati_core::wire;
+use openshift_graph_data::{Diagnostic, GraphData, GraphDataInput};
+use service_kit::PreparedBody;
+
+use crate::sources::releases::ReleaseSnapshot;
+use crate::state::ServedGraph;
+
+/// What the stages see: the graph-data in use, and a place for the warnings
+/// they find while applying it.
+#[derive(Default)]
+pub struct BuildContext {
+    graph_data: Option<Arc<GraphData>>,
+    warnings: Mutex<Vec<Diagnostic>>,
+}
+
+impl BuildContext {
+    pub fn new(graph_data: Option<Arc<GraphData>>) -> Self {
+        Self {
+            graph_data,
+            warnings: Mutex::default(),
+        }
+    }
+
+    pub fn into_warnings(self) -> Vec<Diagnostic> {
+        self.warnings
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl GraphDataInput for BuildContext {
+    fn graph_data(&self) -> Option<&GraphData> {
+        self.graph_data.as_deref()
+    }
+
+    fn report(&self, stage: &'static str, warnings: Vec<Diagnostic>) {
+        if !warnings.is_empty() {
+            tracing::debug!(
+                stage,
+                count = warnings.len(),
+                "warnings while applying graph-data"
+            );
+        }
+        self.warnings
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .extend(warnings);
+    }
+}
+
+/// A built graph and what applying graph-data warned about.
+pub struct Built {
+    pub served: ServedGraph,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Applies the stages to a copy of the releases and serialises the result.
+/// The releases are kept untouched, so a graph-data change rebuilds from them
+/// without a re-scrape.
+pub fn build(
+    releases: &ReleaseSnapshot,
+    graph_data: Option<Arc<GraphData>>,
+    pipeline: &Pipeline<BuildContext>,
+) -> Result<Built, PipelineError> {
+    let graph_data_revision = graph_data.as_ref().map(|data| data.revision().to_string());
+    let context = BuildContext::new(graph_data);
+    let mut graph = releases.graph.clone();
+    pipeline.run(&mut graph, &context)?;
+    let body = PreparedBody::new(wire::serialize(&graph, None));
+    Ok(Built {
+        served: ServedGraph {
+            body,
+            built_at: SystemTime::now(),
+            releases: graph.release_count(),
+            edges: graph.edge_count(),
+            conditional_edges: graph
+                .conditional_edges()
+                .iter()
+                .map(|group| group.edges.len())
+                .sum(),
+            graph_data_revision,
+        },
+        warnings: context.into_warnings(),
+    })
+}

@@ -1,0 +1,293 @@
+//! The refresh tasks: releases and graph-data each on their own schedule, and
+//! a builder that rebuilds the served graph whenever either brings something
+//! new. A failure anywhere leaves the last good graph served and shows in the
+//! logs, the metrics and the status document.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cincinnati_core::stage::Pipeline;
+use openshift_graph_data::{GraphData, Loaded, Strictness};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::build::{BuildContext, build};
+use crate::metrics::Metrics;
+use crate::sources::graph_data::GraphDataSource;
+use crate::sources::releases::{ReleaseSnapshot, ReleaseSource};
+use crate::state::{DroppedEntry, PublishedGraphData, State, unix_now};
+
+/// How often each source is refreshed.
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    pub releases: Duration,
+    pub graph_data: Duration,
+    pub scrape_timeout: Option<Duration>,
+}
+
+/// Everything the tasks share.
+#[derive(Clone)]
+pub struct Shared {
+    pub state: Arc<State>,
+    pub metrics: Metrics,
+}
+
+/// Starts the tasks; they run until the returned set is dropped.
+pub fn spawn(
+    releases: ReleaseSource,
+    graph_data: Option<GraphDataSource>,
+    strictness: Strictness,
+    pipeline: Pipeline<BuildContext>,
+    schedule: Schedule,
+    shared: Shared,
+) -> JoinSet<()> {
+    let (releases_tx, releases_rx) = watch::channel(None);
+    let (graph_data_tx, graph_data_rx) = watch::channel(None);
+    let needs_graph_data = graph_data.is_some();
+    let mut tasks = JoinSet::new();
+    tasks.spawn(refresh_releases(releases, schedule, shared.clone(), releases_tx));
+    if let Some(source) = graph_data {
+        tasks.spawn(refresh_graph_data(
+            source,
+            strictness,
+            schedule.graph_data,
+            shared.clone(),
+            graph_data_tx,
+        ));
+    }
+    tasks.spawn(rebuild_on_change(
+        Arc::new(pipeline),
+        needs_graph_data,
+        shared,
+        releases_rx,
+        graph_data_rx,
+    ));
+    tasks
+}
+
+async fn refresh_releases(
+    mut source: ReleaseSource,
+    schedule: Schedule,
+    shared: Shared,
+    publish: watch::Sender<Option<Arc<ReleaseSnapshot>>>,
+) {
+    let mut first = true;
+    loop {
+        let started = Instant::now();
+        if let Some(snapshot) = fetch_releases(&mut source, schedule.scrape_timeout, &shared).await {
+            publish.send_replace(Some(Arc::new(snapshot)));
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        shared.metrics.scrape_duration.observe(elapsed);
+        if first {
+            shared.metrics.initial_scrape_duration.set(elapsed);
+            first = false;
+        }
+        tokio::time::sleep(schedule.releases).await;
+    }
+}
+
+/// One release refresh; `None` (logged and recorded) when it failed.
+pub async fn fetch_releases(
+    source: &mut ReleaseSource,
+    timeout: Option<Duration>,
+    shared: &Shared,
+) -> Option<ReleaseSnapshot> {
+    let metrics = &shared.metrics;
+    metrics.upstream_scrapes.inc();
+    let fetched = match timeout {
+        // Dropping the scrape future on timeout cancels its requests.
+        Some(limit) => tokio::time::timeout(limit, source.fetch())
+            .await
+            .unwrap_or_else(|_| Err(crate::sources::releases::SourceError::TimedOut(limit))),
+        None => source.fetch().await,
+    };
+    if let Some(counts) = source.request_counts() {
+        metrics.observe_registry_requests(&counts);
+    }
+    match fetched {
+        Ok(snapshot) => {
+            metrics.raw_releases.set(snapshot.raw_releases as i64);
+            metrics.cache_misses.inc_by(snapshot.downloaded as u64);
+            metrics
+                .cache_hits
+                .inc_by(snapshot.raw_releases.saturating_sub(snapshot.downloaded) as u64);
+            metrics.dropped.reset();
+            for dropped in &snapshot.dropped {
+                metrics.dropped.with_label_values(&[dropped.reason.label()]).inc();
+            }
+            metrics.source_up.with_label_values(&["releases"]).set(1);
+            let mut health = shared.state.health();
+            health.releases.succeeded();
+            health.dropped = snapshot.dropped.iter().map(DroppedEntry::from).collect();
+            drop(health);
+            if !snapshot.dropped.is_empty() {
+                tracing::info!(
+                    count = snapshot.dropped.len(),
+                    "releases or edges left out; see /status"
+                );
+            }
+            Some(snapshot)
+        }
+        Err(error) => {
+            tracing::warn!(%error, "release refresh failed; serving the last good graph");
+            metrics.upstream_errors.inc();
+            metrics.source_up.with_label_values(&["releases"]).set(0);
+            shared.state.health().releases.failed(&error);
+            None
+        }
+    }
+}
+
+async fn refresh_graph_data(
+    mut source: GraphDataSource,
+    strictness: Strictness,
+    pause: Duration,
+    shared: Shared,
+    publish: watch::Sender<Option<Arc<GraphData>>>,
+) {
+    let strictness = Arc::new(strictness);
+    loop {
+        let current = publish.borrow().as_ref().map(|data| data.revision().clone());
+        if let Some(data) = fetch_graph_data(&mut source, &strictness, current.as_ref(), &shared).await {
+            publish.send_replace(Some(data));
+        }
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// One graph-data refresh: `Some` with new graph-data that passed
+/// validation; `None` when unchanged, or refused (recorded, last good kept).
+pub async fn fetch_graph_data(
+    source: &mut GraphDataSource,
+    strictness: &Arc<Strictness>,
+    current: Option<&openshift_graph_data::Revision>,
+    shared: &Shared,
+) -> Option<Arc<GraphData>> {
+    let metrics = &shared.metrics;
+    let failed = |error: String| {
+        tracing::warn!(%error, "graph-data refresh failed; keeping the graph-data in use");
+        metrics.graph_data_errors.inc();
+        metrics.upstream_errors.inc();
+        metrics.source_up.with_label_values(&["graph_data"]).set(0);
+        if let Some(health) = shared.state.health().graph_data.as_mut() {
+            health.failed(&error);
+        }
+    };
+    let fetched = match source.fetch().await {
+        Ok(Some(fetched)) => fetched,
+        Ok(None) => {
+            mark_graph_data_up(shared);
+            return None;
+        }
+        Err(error) => {
+            failed(error.to_string());
+            return None;
+        }
+    };
+    if current == Some(&fetched.files.revision()) {
+        mark_graph_data_up(shared);
+        return None;
+    }
+    let strictness = Arc::clone(strictness);
+    let loaded = tokio::task::spawn_blocking(move || GraphData::load(fetched.files, &strictness))
+        .await
+        .expect("loading graph-data does not panic");
+    match loaded {
+        Ok(Loaded { graph_data, warnings }) => {
+            let revision = graph_data.revision().to_string();
+            tracing::info!(%revision, image = ?fetched.image_digest, warnings = warnings.len(), "graph-data loaded");
+            let tarball = graph_data.tarball();
+            shared.state.graph_data.store(Some(Arc::new(PublishedGraphData {
+                tarball: tarball.bytes.into(),
+                revision: tarball.digest,
+            })));
+            metrics.graph_data_revision.reset();
+            let image = fetched.image_digest.unwrap_or_default();
+            metrics
+                .graph_data_revision
+                .with_label_values(&[&revision, &image])
+                .set(1);
+            mark_graph_data_up(shared);
+            let mut health = shared.state.health();
+            health.graph_data_warnings = warnings.iter().map(ToString::to_string).collect();
+            Some(Arc::new(graph_data))
+        }
+        Err(refused) => {
+            failed(refused.to_string());
+            None
+        }
+    }
+}
+
+fn mark_graph_data_up(shared: &Shared) {
+    shared.metrics.source_up.with_label_values(&["graph_data"]).set(1);
+    if let Some(health) = shared.state.health().graph_data.as_mut() {
+        health.succeeded();
+    }
+}
+
+async fn rebuild_on_change(
+    pipeline: Arc<Pipeline<BuildContext>>,
+    needs_graph_data: bool,
+    shared: Shared,
+    mut releases: watch::Receiver<Option<Arc<ReleaseSnapshot>>>,
+    mut graph_data: watch::Receiver<Option<Arc<GraphData>>>,
+) {
+    loop {
+        tokio::select! {
+            changed = releases.changed() => if changed.is_err() { return },
+            changed = graph_data.changed(), if needs_graph_data => if changed.is_err() { return },
+        }
+        let (Some(snapshot), data) = (
+            releases.borrow_and_update().clone(),
+            graph_data.borrow_and_update().clone(),
+        ) else {
+            continue;
+        };
+        // Without its graph-data, the graph would have no channels: wait.
+        if needs_graph_data && data.is_none() {
+            continue;
+        }
+        let pipeline = Arc::clone(&pipeline);
+        let built = tokio::task::spawn_blocking(move || build(&snapshot, data, &pipeline))
+            .await
+            .expect("building the graph does not panic");
+        publish_built(built, &shared);
+    }
+}
+
+/// Swaps in a built graph, or records why it could not be built.
+pub fn publish_built(
+    built: Result<crate::build::Built, cincinnati_core::stage::PipelineError>,
+    shared: &Shared,
+) {
+    let metrics = &shared.metrics;
+    match built {
+        Ok(built) => {
+            let served = built.served;
+            metrics.final_releases.set(served.releases as i64);
+            metrics.final_edges.set(served.edges as i64);
+            metrics
+                .final_conditional_edges
+                .set(served.conditional_edges as i64);
+            metrics.last_successful_refresh.set(unix_now() as f64);
+            tracing::info!(
+                releases = served.releases,
+                edges = served.edges,
+                conditional_edges = served.conditional_edges,
+                "serving a new graph"
+            );
+            shared.state.graph.store(Some(Arc::new(served)));
+            let mut health = shared.state.health();
+            health.build.succeeded();
+            health.apply_warnings = built.warnings.iter().map(ToString::to_string).collect();
+        }
+        Err(error) => {
+            tracing::warn!(%error, "the graph could not be built; serving the last good graph");
+            metrics.build_errors.inc();
+            metrics.upstream_errors.inc();
+            shared.state.health().build.failed(&error);
+        }
+    }
+}

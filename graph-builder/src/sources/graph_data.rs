@@ -1,0 +1,312 @@
+//! Graph-data sources: where OpenShift graph-data comes from.
+//!
+//! - a local directory (`data_directory` of `openshift-secondary-metadata-parse`,
+//!   what the OpenShift Update Service operator's init container provides);
+//! - `graph-data-tarball`: a gzip tarball at a path or URL, the format
+//!   `{prefix}/graph-data` serves, so one update service can feed another;
+//! - `dkrv2-secondary-metadata-scrape`: a container image in a registry,
+//!   re-read only when its layer digests change.
+//!
+//! Each fetch returns the files, or `None` when the source can tell cheaply
+//! that nothing changed (same layers, HTTP 304). Validation happens after.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures::StreamExt;
+use openshift_graph_data::GraphDataFiles;
+use serde::Deserialize;
+
+use crate::registry::credentials::{self, Credentials};
+use crate::registry::manifest::Manifest;
+use crate::registry::{RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy, certificates};
+use crate::secret::Secret;
+
+/// A graph-data image layer is a few MiB; this bounds a hostile one.
+const MAX_LAYER_BYTES: usize = 128 * 1024 * 1024;
+
+/// Graph-data as read from a source.
+#[derive(Debug)]
+pub struct FetchedGraphData {
+    pub files: GraphDataFiles,
+    /// The image digest, when the graph-data came from an image.
+    pub image_digest: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GraphDataSourceError {
+    #[error(transparent)]
+    Files(#[from] openshift_graph_data::FilesError),
+    #[error(transparent)]
+    Registry(#[from] crate::registry::RegistryError),
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("GET {url}: {reason}")]
+    Http { url: String, reason: String },
+    #[error("graph-data image {reference}: {reason}")]
+    Image { reference: String, reason: String },
+}
+
+/// `graph-data-tarball`: exactly one of `path` and `url`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TarballSettings {
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: u64,
+}
+
+fn default_timeout_secs() -> u64 {
+    30
+}
+
+/// `dkrv2-secondary-metadata-scrape`, with upstream's keys.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageSettings {
+    pub registry: String,
+    pub repository: String,
+    #[serde(default = "default_tag")]
+    pub tag: String,
+    /// Upstream unpacked the image here; graph-data is kept in memory now.
+    /// Accepted so existing configurations load.
+    #[serde(default)]
+    pub output_directory: Option<PathBuf>,
+    /// Accepted for compatibility: the graph-data root is found by its
+    /// `version` file wherever it is in the image.
+    #[serde(default)]
+    pub graph_data_path: Option<String>,
+    /// Accepted for compatibility: only graph-data files are ever read.
+    #[serde(default)]
+    pub output_allowlist: Option<Vec<String>>,
+    #[serde(default)]
+    pub username: Option<String>,
+    #[serde(default)]
+    pub password: Option<Secret>,
+    #[serde(default)]
+    pub credentials_path: Option<PathBuf>,
+    #[serde(default = "default_certificate_dir")]
+    pub root_certificate_dir: PathBuf,
+    #[serde(default)]
+    pub verify_signature: bool,
+    #[serde(default = "default_signature_baseurl")]
+    pub signature_baseurl: String,
+    #[serde(default)]
+    pub public_keys_path: Option<PathBuf>,
+}
+
+fn default_tag() -> String {
+    "latest".to_owned()
+}
+fn default_certificate_dir() -> PathBuf {
+    PathBuf::from("/etc/pki/ca-trust/extracted/")
+}
+fn default_signature_baseurl() -> String {
+    "https://mirror.openshift.com/pub/openshift-v4/signatures/openshift/release/".to_owned()
+}
+
+pub enum GraphDataSource {
+    Directory(PathBuf),
+    TarballFile(PathBuf),
+    TarballUrl(Box<TarballUrl>),
+    Image(Box<ImageSource>),
+}
+
+pub struct TarballUrl {
+    client: reqwest::Client,
+    url: String,
+    etag: Option<String>,
+}
+
+pub struct ImageSource {
+    client: RegistryClient,
+    tag: String,
+    layers: Option<Vec<String>>,
+}
+
+impl GraphDataSource {
+    pub fn tarball(settings: &TarballSettings) -> Result<Self, String> {
+        match (&settings.path, &settings.url) {
+            (Some(path), None) => Ok(Self::TarballFile(path.clone())),
+            (None, Some(url)) => {
+                let client = reqwest::Client::builder()
+                    .timeout(Duration::from_secs(settings.timeout_secs.max(1)))
+                    .build()
+                    .map_err(|error| error.to_string())?;
+                Ok(Self::TarballUrl(Box::new(TarballUrl {
+                    client,
+                    url: url.clone(),
+                    etag: None,
+                })))
+            }
+            _ => Err("give exactly one of `path` and `url`".to_owned()),
+        }
+    }
+
+    pub fn image(settings: &ImageSettings) -> Result<Self, String> {
+        if settings.verify_signature {
+            return Err(
+                "verify_signature is not supported yet; the image would be used unverified".to_owned(),
+            );
+        }
+        let address = RegistryAddress::parse(&settings.registry).map_err(|error| error.to_string())?;
+        let credentials = match (&settings.username, &settings.password, &settings.credentials_path) {
+            (Some(username), Some(password), _) => Some(Credentials {
+                username: username.clone(),
+                password: password.expose().to_owned(),
+            }),
+            (None, None, Some(path)) if !path.as_os_str().is_empty() => {
+                // Unlike the release scraper, upstream treats this as fatal here.
+                credentials::from_docker_config(path, &address.host, &settings.repository)
+                    .map_err(|error| error.to_string())?
+            }
+            (None, None, _) => None,
+            _ => return Err("username and password go together".to_owned()),
+        };
+        let client = RegistryClient::new(RegistrySettings {
+            address,
+            repository: settings.repository.clone(),
+            credentials,
+            extra_root_certificates: certificates::load(&settings.root_certificate_dir).certificates,
+            retry: RetryPolicy::default(),
+        })
+        .map_err(|error| error.to_string())?;
+        Ok(Self::Image(Box::new(ImageSource {
+            client,
+            tag: settings.tag.clone(),
+            layers: None,
+        })))
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Directory(path) => format!("graph-data directory {}", path.display()),
+            Self::TarballFile(path) => format!("graph-data tarball {}", path.display()),
+            Self::TarballUrl(source) => format!("graph-data tarball {}", source.url),
+            Self::Image(source) => format!(
+                "graph-data image {}/{}:{}",
+                source.client.address(),
+                source.client.repository(),
+                source.tag
+            ),
+        }
+    }
+
+    /// The graph-data now, or `None` when it cheaply proved unchanged.
+    pub async fn fetch(&mut self) -> Result<Option<FetchedGraphData>, GraphDataSourceError> {
+        let files = match self {
+            Self::Directory(path) => {
+                let path = path.clone();
+                tokio::task::spawn_blocking(move || GraphDataFiles::from_dir(&path))
+                    .await
+                    .expect("reading files does not panic")?
+            }
+            Self::TarballFile(path) => {
+                let bytes = std::fs::read(&*path).map_err(|source| GraphDataSourceError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                GraphDataFiles::from_tar_gz(bytes.as_slice())?
+            }
+            Self::TarballUrl(source) => match source.fetch().await? {
+                Some(files) => files,
+                None => return Ok(None),
+            },
+            Self::Image(source) => return source.fetch().await,
+        };
+        Ok(Some(FetchedGraphData {
+            files,
+            image_digest: None,
+        }))
+    }
+}
+
+impl TarballUrl {
+    /// A conditional GET: a 304 means the graph-data did not change.
+    async fn fetch(&mut self) -> Result<Option<GraphDataFiles>, GraphDataSourceError> {
+        let error = |reason: String| GraphDataSourceError::Http {
+            url: self.url.clone(),
+            reason,
+        };
+        let mut request = self.client.get(&self.url);
+        if let Some(etag) = &self.etag {
+            request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+        }
+        let response = request.send().await.map_err(|e| error(e.to_string()))?;
+        if response.status() == reqwest::StatusCode::NOT_MODIFIED {
+            return Ok(None);
+        }
+        if !response.status().is_success() {
+            return Err(error(format!("status {}", response.status())));
+        }
+        let etag = response
+            .headers()
+            .get(reqwest::header::ETAG)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let bytes = response.bytes().await.map_err(|e| error(e.to_string()))?;
+        let files = GraphDataFiles::from_tar_gz(bytes.as_ref())?;
+        self.etag = etag;
+        Ok(Some(files))
+    }
+}
+
+impl ImageSource {
+    /// Reads the image when its layers changed. Graph-data images carry the
+    /// graph-data in one layer; the top-most layer holding a `version` file wins.
+    async fn fetch(&mut self) -> Result<Option<FetchedGraphData>, GraphDataSourceError> {
+        let reference = format!("{}:{}", self.client.repository(), self.tag);
+        let image_error = |reason: String| GraphDataSourceError::Image {
+            reference: reference.clone(),
+            reason,
+        };
+        let (manifest, digest) = self.client.manifest(&self.tag).await?;
+        let image = match manifest {
+            Manifest::Image(image) => image,
+            Manifest::List(_) => return Err(image_error("a manifest list, not an image".to_owned())),
+        };
+        let layers: Vec<String> = image.layers.iter().map(|layer| layer.digest.clone()).collect();
+        if self.layers.as_ref() == Some(&layers) {
+            return Ok(None);
+        }
+        for layer in layers.iter().rev() {
+            let bytes = self.read_layer(layer).await?;
+            match GraphDataFiles::from_tar_gz(bytes.as_slice()) {
+                Ok(files) => {
+                    self.layers = Some(layers.clone());
+                    return Ok(Some(FetchedGraphData {
+                        files,
+                        image_digest: Some(digest),
+                    }));
+                }
+                Err(openshift_graph_data::FilesError::NoVersionFile) => continue,
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Err(image_error(
+            "no layer holds a graph-data `version` file".to_owned(),
+        ))
+    }
+
+    async fn read_layer(&self, digest: &str) -> Result<Vec<u8>, GraphDataSourceError> {
+        let mut stream = self.client.blob_stream(digest).await?;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|source| GraphDataSourceError::Read {
+                path: PathBuf::from(digest),
+                source,
+            })?;
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > MAX_LAYER_BYTES {
+                return Err(GraphDataSourceError::Image {
+                    reference: digest.to_owned(),
+                    reason: format!("layer larger than {MAX_LAYER_BYTES} bytes"),
+                });
+            }
+        }
+        Ok(bytes)
+    }
+}

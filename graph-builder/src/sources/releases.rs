@@ -1,0 +1,380 @@
+//! Release sources: where the releases of the graph come from.
+//!
+//! - `release-scrape-dockerv2`: a registry repository of release images.
+//! - `release-graph-file`: a Graph API document (what a graph-builder serves,
+//!   or printed with `--once`), plain or gzip-compressed; for disconnected
+//!   sites and the bundled demo.
+//! - `release-metadata-directory`: a directory of JSON files, each
+//!   `{"payload", "arch", "release-metadata": {cincinnati-metadata-v0}}`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cincinnati_core::metadata_document::ReleaseMetadataDocument;
+use cincinnati_core::{Graph, wire};
+use serde::Deserialize;
+
+use crate::assemble::assemble;
+use crate::registry::credentials::{self, Credentials};
+use crate::registry::{
+    RegistryAddress, RegistryClient, RegistrySettings, RequestCounts, RetryPolicy, certificates,
+};
+use crate::scrape::{ScrapeSettings, Scraper};
+use crate::scraped::{DropReason, Dropped, ScrapedRelease};
+
+/// What a release source delivered: the graph of releases, before graph-data.
+#[derive(Debug)]
+pub struct ReleaseSnapshot {
+    pub graph: Graph,
+    /// Images and edges left out, with the reason.
+    pub dropped: Vec<Dropped>,
+    /// Release images seen (tags or files), for `graph_upstream_raw_releases`.
+    pub raw_releases: usize,
+    /// Images whose content had to be downloaded (cache misses).
+    pub downloaded: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error(transparent)]
+    Registry(#[from] crate::registry::RegistryError),
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {source}")]
+    Graph { path: PathBuf, source: wire::WireError },
+    #[error("abandoned after {0:?} (service.scrape_timeout_secs)")]
+    TimedOut(Duration),
+}
+
+/// `release-scrape-dockerv2`, with upstream's keys and defaults.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryScrapeSettings {
+    #[serde(default = "default_registry")]
+    pub registry: String,
+    #[serde(default = "default_repository")]
+    pub repository: String,
+    /// Only upstream's default key is supported; kept so configurations load.
+    #[serde(default)]
+    pub manifestref_key: Option<String>,
+    #[serde(default = "default_fetch_concurrency")]
+    pub fetch_concurrency: usize,
+    #[serde(default)]
+    pub username: Option<String>,
+    #[serde(default)]
+    pub password: Option<crate::secret::Secret>,
+    /// A Docker `config.json`; an empty path means none.
+    #[serde(default)]
+    pub credentials_path: Option<PathBuf>,
+    #[serde(default = "default_certificate_dir")]
+    pub root_certificate_dir: PathBuf,
+    /// Where the scrape cache is kept across restarts; none keeps it in memory.
+    #[serde(default)]
+    pub cache_path: Option<PathBuf>,
+    /// Seconds between re-checks of every known tag's digest (retags).
+    #[serde(default = "default_digest_recheck_secs")]
+    pub digest_recheck_secs: u64,
+    /// Seconds one registry request may take.
+    #[serde(default = "default_request_timeout_secs")]
+    pub request_timeout_secs: u64,
+}
+
+fn default_registry() -> String {
+    "quay.io".to_owned()
+}
+fn default_repository() -> String {
+    "openshift-release-dev/ocp-release".to_owned()
+}
+fn default_fetch_concurrency() -> usize {
+    16
+}
+fn default_certificate_dir() -> PathBuf {
+    PathBuf::from("/etc/pki/ca-trust/extracted/")
+}
+fn default_digest_recheck_secs() -> u64 {
+    3600
+}
+fn default_request_timeout_secs() -> u64 {
+    30
+}
+
+/// `release-graph-file` and `release-metadata-directory`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathSettings {
+    pub path: PathBuf,
+}
+
+/// A configured release source, ready to be asked for releases.
+pub enum ReleaseSource {
+    Registry(Box<Scraper>),
+    GraphFile(PathBuf),
+    MetadataDirectory(PathBuf),
+}
+
+impl ReleaseSource {
+    /// The registry scraper for `settings`. Credentials come from
+    /// `username`/`password`, else from `credentials_path`; an unreadable
+    /// credentials file is logged and the registry is read anonymously, as
+    /// upstream does.
+    pub fn registry(settings: &RegistryScrapeSettings) -> Result<Self, String> {
+        let address = RegistryAddress::parse(&settings.registry).map_err(|error| error.to_string())?;
+        if let Some(key) = &settings.manifestref_key
+            && key != cincinnati_core::release::keys::MANIFESTREF
+        {
+            return Err(format!(
+                "manifestref_key {key:?} is not supported; leave it unset"
+            ));
+        }
+        let credentials = match (&settings.username, &settings.password) {
+            (Some(username), Some(password)) => Some(Credentials {
+                username: username.clone(),
+                password: password.expose().to_owned(),
+            }),
+            (None, None) => file_credentials(settings, &address),
+            _ => return Err("username and password go together".to_owned()),
+        };
+        let loaded = certificates::load(&settings.root_certificate_dir);
+        for (path, why) in &loaded.skipped {
+            tracing::warn!(path = %path.display(), %why, "skipping a file in root_certificate_dir");
+        }
+        let client = RegistryClient::new(RegistrySettings {
+            address,
+            repository: settings.repository.clone(),
+            credentials,
+            extra_root_certificates: loaded.certificates,
+            retry: RetryPolicy {
+                attempt_timeout: Duration::from_secs(settings.request_timeout_secs.max(1)),
+                ..RetryPolicy::default()
+            },
+        })
+        .map_err(|error| error.to_string())?;
+        let scraper = Scraper::new(
+            Arc::new(client),
+            ScrapeSettings {
+                fetch_concurrency: settings.fetch_concurrency.max(1),
+                digest_recheck_interval: Duration::from_secs(settings.digest_recheck_secs),
+                cache_path: settings.cache_path.clone(),
+                ..ScrapeSettings::default()
+            },
+        );
+        Ok(Self::Registry(Box::new(scraper)))
+    }
+
+    /// Registry request counters, for metrics; `None` for offline sources.
+    pub fn request_counts(&self) -> Option<Arc<RequestCounts>> {
+        match self {
+            Self::Registry(scraper) => Some(scraper.client().request_counts()),
+            Self::GraphFile(_) | Self::MetadataDirectory(_) => None,
+        }
+    }
+
+    /// A short description for logs and the status document.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Registry(scraper) => {
+                format!(
+                    "registry {}/{}",
+                    scraper.client().address(),
+                    scraper.client().repository()
+                )
+            }
+            Self::GraphFile(path) => format!("graph file {}", path.display()),
+            Self::MetadataDirectory(path) => format!("release metadata directory {}", path.display()),
+        }
+    }
+
+    /// The releases as of now.
+    pub async fn fetch(&mut self) -> Result<ReleaseSnapshot, SourceError> {
+        match self {
+            Self::Registry(scraper) => {
+                let report = scraper.scrape().await?;
+                let (raw_releases, downloaded) = (report.tags, report.downloaded);
+                let mut assembled = assemble(report.releases);
+                assembled.dropped.extend(report.dropped);
+                assembled.dropped.sort();
+                Ok(ReleaseSnapshot {
+                    graph: assembled.graph,
+                    dropped: assembled.dropped,
+                    raw_releases,
+                    downloaded,
+                })
+            }
+            Self::GraphFile(path) => {
+                let bytes = read_maybe_gzipped(path)?;
+                let graph = wire::parse(&bytes)
+                    .map_err(|source| SourceError::Graph {
+                        path: path.clone(),
+                        source,
+                    })?
+                    .graph;
+                Ok(ReleaseSnapshot {
+                    raw_releases: graph.release_count(),
+                    graph,
+                    dropped: Vec::new(),
+                    downloaded: 0,
+                })
+            }
+            Self::MetadataDirectory(path) => read_metadata_directory(path),
+        }
+    }
+}
+
+fn file_credentials(settings: &RegistryScrapeSettings, address: &RegistryAddress) -> Option<Credentials> {
+    let path = settings
+        .credentials_path
+        .as_ref()
+        .filter(|path| !path.as_os_str().is_empty())?;
+    match credentials::from_docker_config(path, &address.host, &settings.repository) {
+        Ok(found) => found,
+        Err(error) => {
+            tracing::warn!(%error, "reading the registry anonymously");
+            None
+        }
+    }
+}
+
+fn read_maybe_gzipped(path: &Path) -> Result<Vec<u8>, SourceError> {
+    let read_error = |source| SourceError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(read_error)?;
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes);
+    }
+    let mut plain = Vec::with_capacity(bytes.len() * 8);
+    flate2::read::MultiGzDecoder::new(bytes.as_slice())
+        .read_to_end(&mut plain)
+        .map_err(read_error)?;
+    Ok(plain)
+}
+
+/// One file of a release metadata directory.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReleaseFile {
+    payload: String,
+    arch: String,
+    #[serde(rename = "release-metadata")]
+    release_metadata: serde_json::Value,
+}
+
+fn read_metadata_directory(dir: &Path) -> Result<ReleaseSnapshot, SourceError> {
+    let read_error = |source| SourceError::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_error)?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    paths.sort();
+    let mut releases = Vec::with_capacity(paths.len());
+    let mut dropped = Vec::new();
+    for path in &paths {
+        match read_release_file(path) {
+            Ok(release) => releases.push(release),
+            Err(reason) => dropped.push(Dropped {
+                subject: path.display().to_string(),
+                reason,
+            }),
+        }
+    }
+    let mut assembled = assemble(releases);
+    assembled.dropped.extend(dropped);
+    assembled.dropped.sort();
+    Ok(ReleaseSnapshot {
+        graph: assembled.graph,
+        dropped: assembled.dropped,
+        raw_releases: paths.len(),
+        downloaded: 0,
+    })
+}
+
+fn read_release_file(path: &Path) -> Result<ScrapedRelease, DropReason> {
+    let invalid = |why: String| DropReason::InvalidReleaseMetadata(why);
+    let bytes = std::fs::read(path).map_err(|error| DropReason::Unavailable(error.to_string()))?;
+    let file: ReleaseFile = serde_json::from_slice(&bytes).map_err(|error| invalid(error.to_string()))?;
+    let document = ReleaseMetadataDocument::parse(file.release_metadata.to_string().as_bytes())
+        .map_err(|error| invalid(error.to_string()))?;
+    let digest = file
+        .payload
+        .rsplit_once('@')
+        .map(|(_, digest)| digest.to_owned())
+        .ok_or_else(|| invalid(format!("payload {:?} has no @digest", file.payload)))?;
+    Ok(ScrapedRelease {
+        document,
+        arch: file.arch,
+        digest,
+        payload: file.payload,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_metadata_directory_builds_a_graph_and_reports_bad_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let release = |version: &str, previous: &str| {
+            format!(
+                r#"{{"payload":"quay.io/ocp/release@sha256:{version}","arch":"amd64",
+                    "release-metadata":{{"kind":"cincinnati-metadata-v0","version":"{version}","previous":[{previous}]}}}}"#
+            )
+        };
+        std::fs::write(dir.path().join("a.json"), release("4.1.0", "")).unwrap();
+        std::fs::write(dir.path().join("b.json"), release("4.1.1", "\"4.1.0\"")).unwrap();
+        std::fs::write(dir.path().join("c.json"), "{\"payload\": 1}").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+        let snapshot = ReleaseSource::MetadataDirectory(dir.path().to_owned())
+            .fetch()
+            .await
+            .unwrap();
+        assert_eq!(
+            (snapshot.graph.release_count(), snapshot.graph.edge_count()),
+            (2, 1)
+        );
+        assert_eq!(snapshot.raw_releases, 3);
+        assert_eq!(snapshot.dropped.len(), 1);
+        assert!(snapshot.dropped[0].subject.ends_with("c.json"));
+    }
+
+    #[tokio::test]
+    async fn a_graph_file_may_be_gzipped() {
+        use std::io::Write;
+        let json = br#"{"nodes":[{"version":"1.0.0+amd64","payload":"p","metadata":{}}],"edges":[]}"#;
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(json).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in [
+            ("plain.json", json.to_vec()),
+            ("packed.json.gz", encoder.finish().unwrap()),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let snapshot = ReleaseSource::GraphFile(path).fetch().await.unwrap();
+            assert_eq!(snapshot.graph.release_count(), 1, "{name}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_broken_graph_file_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("graph.json");
+        std::fs::write(&path, "{\"nodes\": [").unwrap();
+        let error = ReleaseSource::GraphFile(path)
+            .fetch()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("graph.json") && error.contains("malformed"),
+            "{error}"
+        );
+    }
+}

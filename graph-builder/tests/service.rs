@@ -1,0 +1,297 @@
+//! The graph-builder as a service on loopback ports: the Graph API, the
+//! graph-data tarball, status and metrics, and staying calm when a source
+//! goes bad.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use graph_builder::Application;
+use graph_builder::app::StopHandle;
+use graph_builder::settings::Settings;
+use serde_json::Value;
+
+const FIXTURE: &str = "../testdata/fixtures/secondary-metadata/20211124.083150";
+
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE).join(path)
+}
+
+/// Settings for a graph-builder on free ports, refreshing every second.
+fn settings(extra_toml: &str) -> Settings {
+    let text = format!(
+        "[service]\nport = 0\npublic_port = 0\npause_secs = 1\npath_prefix = \"/api/upgrades_info\"\n\
+         [status]\nport = 0\n{extra_toml}"
+    );
+    toml::from_str(&text).unwrap()
+}
+
+fn graph_file_plan(graph: &Path, graph_data: &Path) -> String {
+    format!(
+        "[[plugin_settings]]\nname = \"release-graph-file\"\npath = {:?}\n\
+         [[plugin_settings]]\nname = \"openshift-secondary-metadata-parse\"\ndata_directory = {:?}\n\
+         [[plugin_settings]]\nname = \"edge-add-remove\"\n",
+        graph.display().to_string(),
+        graph_data.display().to_string()
+    )
+}
+
+struct Running {
+    api: String,
+    public: String,
+    status: String,
+    stop: StopHandle,
+    http: reqwest::Client,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.stop();
+    }
+}
+
+async fn spawn(settings: Settings) -> Running {
+    let application = Application::build(&settings).unwrap();
+    let running = Running {
+        api: format!("http://{}/api/upgrades_info", application.api_address),
+        public: format!("http://{}/api/upgrades_info", application.public_address),
+        status: format!("http://{}", application.status_address),
+        stop: application.stop_handle(),
+        http: reqwest::Client::new(),
+    };
+    tokio::spawn(application.run_until_stopped());
+    running
+}
+
+impl Running {
+    async fn get(&self, url: &str) -> reqwest::Response {
+        self.http.get(url).send().await.unwrap()
+    }
+
+    async fn status_document(&self) -> Value {
+        self.get(&format!("{}/status", self.status)).await.json().await.unwrap()
+    }
+
+    /// Polls `/status` until `done` holds, failing after a deadline.
+    async fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let status = self.status_document().await;
+            if done(&status) {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}: {status:#}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn wait_until_ready(&self) -> Value {
+        self.wait_for("the first graph", |status| status["ready"] == true).await
+    }
+}
+
+#[tokio::test]
+async fn serves_the_graph_with_caching_headers_and_graph_data() {
+    let app = spawn(settings(&graph_file_plan(
+        &fixture("graph-gb-raw.json"),
+        &fixture("cincinnati-graph-data"),
+    )))
+    .await;
+    let status = app.wait_until_ready().await;
+    assert_eq!(status["graph"]["releases"], 1085);
+
+    let response = app.get(&format!("{}/graph", app.api)).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+    let graph: Value = response.json().await.unwrap();
+    assert!(graph.get("version").is_none(), "the graph-builder emits no version key");
+    assert_eq!(graph["nodes"].as_array().unwrap().len(), 1085);
+    let with_channels = |graph: &Value| {
+        graph["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|node| node["metadata"]["io.openshift.upgrades.graph.release.channels"].is_string())
+            .count()
+    };
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(fixture("graph-gb-with-quay-metadata.json")).unwrap()).unwrap();
+    assert_eq!(with_channels(&graph), with_channels(&expected), "graph-data channels were applied");
+
+    let v1 = app.get(&format!("{}/v1/graph", app.api)).await;
+    assert_eq!(v1.headers()["etag"].to_str().unwrap(), etag);
+
+    let not_modified = app
+        .http
+        .get(format!("{}/graph", app.api))
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_modified.status(), 304);
+
+    let gzipped = reqwest::Client::builder().no_gzip().build().unwrap();
+    let compressed = gzipped
+        .get(format!("{}/graph", app.api))
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(compressed.headers()["content-encoding"], "gzip");
+
+    let tarball = app.get(&format!("{}/graph-data", app.public)).await;
+    assert_eq!(tarball.status(), 200);
+    assert_eq!(tarball.headers()["content-type"], "application/gzip");
+    let bytes = tarball.bytes().await.unwrap();
+    let files = openshift_graph_data::GraphDataFiles::from_tar_gz(bytes.as_ref()).unwrap();
+    assert!(files.get("version").is_some(), "the tarball is graph-data");
+}
+
+#[tokio::test]
+async fn errors_are_json_with_upstream_kinds() {
+    let mut settings = settings(&graph_file_plan(
+        &fixture("graph-gb-raw.json"),
+        &fixture("cincinnati-graph-data"),
+    ));
+    settings.service.mandatory_client_parameters = vec!["channel".into()];
+    let app = spawn(settings).await;
+    app.wait_until_ready().await;
+
+    let cases = [
+        (format!("{}/graph", app.api), None, 400, "missing_params"),
+        (format!("{}/graph?channel=a", app.api), Some("text/html"), 406, "invalid_content_type"),
+        (format!("{}/nowhere", app.api), None, 404, "does_not_exist"),
+    ];
+    for (url, accept, status, kind) in cases {
+        let mut request = app.http.get(&url);
+        if let Some(accept) = accept {
+            request = request.header("Accept", accept);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), status, "{url}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["kind"], kind, "{url}");
+    }
+    let post = app.http.post(format!("{}/graph", app.api)).send().await.unwrap();
+    assert_eq!(post.status(), 405);
+
+    let metrics = app.get(&format!("{}/metrics", app.status)).await.text().await.unwrap();
+    for name in [
+        "cincinnati_gb_build_info",
+        "cincinnati_gb_graph_final_releases 1085",
+        "cincinnati_gb_graph_last_successful_refresh_timestamp",
+        "cincinnati_gb_graph_upstream_scrapes_total",
+        "cincinnati_gb_graph_upstream_errors_total 0",
+        "cincinnati_gb_graph_upstream_raw_releases 1085",
+        "cincinnati_gb_graph_incoming_requests_total{uri_path=\"/api/upgrades_info/graph\"}",
+        "cincinnati_gb_graph_response_errors_total{code=\"400\",kind=\"missing_params\"} 1",
+        "cincinnati_gb_graph_data_revision_info",
+        "cincinnati_gb_graph_age_seconds",
+        "cincinnati_gb_http_request_duration_seconds_bucket",
+    ] {
+        assert!(metrics.contains(name), "{name} missing from\n{metrics}");
+    }
+    assert_eq!(app.get(&format!("{}/liveness", app.status)).await.status(), 200);
+    assert_eq!(app.get(&format!("{}/readiness", app.status)).await.status(), 200);
+}
+
+#[tokio::test]
+async fn bad_graph_data_is_refused_and_the_last_good_graph_kept() {
+    let graph_data = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("cincinnati-graph-data"), graph_data.path());
+    let app = spawn(settings(&graph_file_plan(&fixture("graph-gb-raw.json"), graph_data.path()))).await;
+    let first = app.wait_until_ready().await;
+    let etag = first["graph"]["etag"].clone();
+
+    std::fs::write(graph_data.path().join("channels/broken.yaml"), "name: [unclosed\n").unwrap();
+    let status = app
+        .wait_for("the graph-data error", |status| {
+            status["sources"]["graph_data"]["last_error"].is_string()
+        })
+        .await;
+    let error = status["sources"]["graph_data"]["last_error"].as_str().unwrap();
+    assert!(error.contains("channels/broken.yaml"), "{error}");
+    assert_eq!(status["graph"]["etag"], etag, "the last good graph is still served");
+    let response = app.get(&format!("{}/graph", app.api)).await;
+    assert_eq!(response.status(), 200);
+
+    std::fs::remove_file(graph_data.path().join("channels/broken.yaml")).unwrap();
+    app.wait_for("recovery", |status| status["sources"]["graph_data"]["last_error"].is_null())
+        .await;
+}
+
+#[tokio::test]
+async fn a_missing_release_source_keeps_the_service_up_but_not_ready() {
+    let app = spawn(settings(&graph_file_plan(
+        Path::new("/nonexistent/graph.json"),
+        &fixture("cincinnati-graph-data"),
+    )))
+    .await;
+    let status = app
+        .wait_for("the release error", |status| status["sources"]["releases"]["last_error"].is_string())
+        .await;
+    assert_eq!(status["ready"], false);
+    let response = app.get(&format!("{}/graph", app.api)).await;
+    assert_eq!(response.status(), 503);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["kind"], "service_unavailable");
+    assert_eq!(app.get(&format!("{}/readiness", app.status)).await.status(), 503);
+}
+
+#[test]
+fn once_prints_the_graph_and_fails_loudly() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gb.toml");
+    std::fs::write(
+        &config,
+        graph_file_plan(&fixture("graph-gb-raw.json"), &fixture("cincinnati-graph-data")),
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_graph-builder"))
+        .args(["--once", "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let graph: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(graph["nodes"].as_array().unwrap().len(), 1085);
+
+    std::fs::write(&config, graph_file_plan(Path::new("/nonexistent.json"), &fixture("cincinnati-graph-data")))
+        .unwrap();
+    let failed = std::process::Command::new(env!("CARGO_BIN_EXE_graph-builder"))
+        .args(["--once", "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(!failed.status.success());
+    assert!(failed.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("/nonexistent.json"));
+}
+
+#[test]
+fn unknown_configuration_keys_are_refused_with_their_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gb.toml");
+    std::fs::write(&config, "[service]\npause_sec = 3\n").unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_graph-builder"))
+        .args(["--check-config", "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("pause_sec") && stderr.contains("gb.toml"), "{stderr}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
