@@ -483,3 +483,16 @@ async fn thousands_of_tags() {
         "paging terminates"
     );
 }
+
+#[tokio::test]
+async fn token_authentication() {
+    let registry = LocalRegistry::start_with(RegistryOptions::default().token_auth("reader", "t0ken"))
+        .await
+        .unwrap();
+    pusher_for(&registry)
+        .push(REPOSITORY, "x", Image::release(&release("4.8.1", &[]), "amd64"))
+        .await
+        .unwrap();
+    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    assert_eq!(versions(&report), ["4.8.1+amd64"]);
+}

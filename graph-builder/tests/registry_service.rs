@@ -1,0 +1,177 @@
+//! The graph-builder service scraping a real registry, with its graph-data
+//! in an image in the same registry: the deployment shape of a disconnected
+//! site. The registry going away must not blank the graph.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use graph_builder::Application;
+use graph_builder::app::StopHandle;
+use graph_builder::settings::Settings;
+use registry_testkit::LocalRegistry;
+use release_images::{Image, PushOptions, Pushable, Pusher, ReleaseMetadata};
+use serde_json::Value;
+
+const RELEASES: &str = "ocp/release";
+const GRAPH_DATA: &str = "ocp/graph-data";
+
+/// A small graph-data: one channel, one risk.
+fn write_graph_data(dir: &Path) {
+    std::fs::create_dir_all(dir.join("channels")).unwrap();
+    std::fs::create_dir_all(dir.join("blocked-edges")).unwrap();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::write(dir.join("version"), "1.1.0\n").unwrap();
+    std::fs::write(dir.join("raw/metadata.json"), "{}").unwrap();
+    std::fs::write(
+        dir.join("channels/stable-4.1.yaml"),
+        "name: stable-4.1\nversions:\n- 4.1.0\n- 4.1.1\n- 4.1.2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("blocked-edges/4.1.2-Example.yaml"),
+        "to: 4.1.2\nfrom: 4[.]1[.]0\nurl: https://example.com/risk\nname: ExampleRisk\n\
+         message: Example risk.\nmatchingRules:\n- type: Always\n",
+    )
+    .unwrap();
+}
+
+async fn push_releases(pusher: &Pusher, versions: &[&str]) {
+    let items: Vec<(String, Pushable)> = versions
+        .iter()
+        .enumerate()
+        .map(|(position, version)| {
+            let metadata = ReleaseMetadata::new(*version).previous(versions[..position].iter().copied());
+            (format!("{version}-x86_64"), Image::release(&metadata, "amd64").into())
+        })
+        .collect();
+    pusher.push_all(RELEASES, &items).await.unwrap();
+}
+
+fn settings(registry: &LocalRegistry) -> Settings {
+    let text = format!(
+        "[service]\nport = 0\npublic_port = 0\npause_secs = 1\n[status]\nport = 0\n\
+         [[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nregistry = \"{url}\"\nrepository = \"{RELEASES}\"\n\
+         request_timeout_secs = 2\n\
+         [[plugin_settings]]\nname = \"dkrv2-secondary-metadata-scrape\"\nregistry = \"{url}\"\n\
+         repository = \"{GRAPH_DATA}\"\ntag = \"latest\"\noutput_directory = \"/tmp/unused\"\n\
+         [[plugin_settings]]\nname = \"openshift-secondary-metadata-parse\"\n\
+         [[plugin_settings]]\nname = \"edge-add-remove\"\n",
+        url = registry.url()
+    );
+    toml::from_str(&text).unwrap()
+}
+
+struct Running {
+    api: String,
+    status: String,
+    stop: StopHandle,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.stop();
+    }
+}
+
+async fn spawn(settings: &Settings) -> Running {
+    let application = Application::build(settings).unwrap();
+    let running = Running {
+        api: format!("http://{}", application.api_address),
+        status: format!("http://{}", application.status_address),
+        stop: application.stop_handle(),
+    };
+    tokio::spawn(application.run_until_stopped());
+    running
+}
+
+impl Running {
+    async fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let status: Value = reqwest::get(format!("{}/status", self.status)).await.unwrap().json().await.unwrap();
+            if done(&status) {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}: {status:#}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn graph(&self) -> Value {
+        reqwest::get(format!("{}/graph", self.api)).await.unwrap().json().await.unwrap()
+    }
+}
+
+#[tokio::test]
+async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_going_away() {
+    let mut registry = LocalRegistry::start().await.unwrap();
+    let pusher = Pusher::new(&registry.url(), PushOptions::default()).unwrap();
+    push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2"]).await;
+    let graph_data = tempfile::tempdir().unwrap();
+    write_graph_data(graph_data.path());
+    pusher
+        .push(GRAPH_DATA, "latest", Image::graph_data(graph_data.path()).unwrap())
+        .await
+        .unwrap();
+
+    let app = spawn(&settings(&registry)).await;
+    app.wait_for("the first graph", |status| status["ready"] == true).await;
+    let graph = app.graph().await;
+    let nodes = graph["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3);
+    assert!(nodes.iter().all(|node| node["metadata"]["io.openshift.upgrades.graph.release.channels"] == "stable-4.1"));
+    let conditional = &graph["conditionalEdges"];
+    assert_eq!(conditional[0]["edges"][0]["from"], "4.1.0+amd64");
+    assert_eq!(conditional[0]["edges"][0]["to"], "4.1.2+amd64");
+    assert_eq!(conditional[0]["risks"][0]["name"], "ExampleRisk");
+    assert_eq!(graph["edges"].as_array().unwrap().len(), 2, "4.1.0->4.1.2 became conditional");
+
+    // A new release reaches clients within a refresh.
+    push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2", "4.1.3"]).await;
+    app.wait_for("the new release", |status| status["graph"]["releases"] == 4).await;
+
+    registry.stop().unwrap();
+    let status = app
+        .wait_for("the registry error", |status| status["sources"]["releases"]["last_error"].is_string())
+        .await;
+    assert_eq!(status["graph"]["releases"], 4, "the last good graph is kept");
+    assert_eq!(app.graph().await["nodes"].as_array().unwrap().len(), 4);
+
+    registry.restart().await.unwrap();
+    app.wait_for("recovery", |status| status["sources"]["releases"]["last_error"].is_null())
+        .await;
+}
+
+#[tokio::test]
+async fn one_graph_builder_feeds_another_its_graph_data() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = Pusher::new(&registry.url(), PushOptions::default()).unwrap();
+    push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2"]).await;
+    let graph_data = tempfile::tempdir().unwrap();
+    write_graph_data(graph_data.path());
+    pusher
+        .push(GRAPH_DATA, "latest", Image::graph_data(graph_data.path()).unwrap())
+        .await
+        .unwrap();
+    let first_application = Application::build(&settings(&registry)).unwrap();
+    let public = format!("http://{}/graph-data", first_application.public_address);
+    let first = Running {
+        api: format!("http://{}", first_application.api_address),
+        status: format!("http://{}", first_application.status_address),
+        stop: first_application.stop_handle(),
+    };
+    tokio::spawn(first_application.run_until_stopped());
+    first.wait_for("the first graph", |status| status["ready"] == true).await;
+
+    let text = format!(
+        "[service]\nport = 0\npublic_port = 0\npause_secs = 1\n[status]\nport = 0\n\
+         [[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nregistry = \"{url}\"\nrepository = \"{RELEASES}\"\n\
+         [[plugin_settings]]\nname = \"graph-data-tarball\"\nurl = \"{public}\"\n\
+         [[plugin_settings]]\nname = \"openshift-secondary-metadata-parse\"\n\
+         [[plugin_settings]]\nname = \"edge-add-remove\"\n",
+        url = registry.url()
+    );
+    let second = spawn(&toml::from_str(&text).unwrap()).await;
+    second.wait_for("the second graph", |status| status["ready"] == true).await;
+    assert_eq!(first.graph().await, second.graph().await);
+}
