@@ -1,0 +1,142 @@
+//! Scrape benchmark: a present-day-sized OpenShift release set (every version
+//! of testdata/graph-data's channels, for each architecture that shipped it:
+//! about 5,700 release images) pushed to a local docker-registry, then
+//! scraped by the real graph-builder with testdata/graph-data applied.
+//!
+//! Measures the cold scrape (to a served graph), a refresh with no change and
+//! one with one new tag (duration, registry requests), and peak RSS.
+//!
+//!     scripts/bench-graph-builder.sh
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use benchmarks::{Service, metric, poll};
+use clap::Parser;
+use registry_testkit::{LocalRegistry, RequestKind};
+use release_images::{Image, ImageList, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata};
+use release_set_generator::Settings as ReleaseSetSettings;
+
+#[derive(Parser)]
+struct Args {
+    /// The graph-builder binary (a release build).
+    #[arg(long, default_value = "target/release/graph-builder")]
+    graph_builder: PathBuf,
+    /// Images read at the same time.
+    #[arg(long, default_value_t = 16)]
+    fetch_concurrency: usize,
+}
+
+const REPOSITORY: &str = "openshift-release-dev/ocp-release";
+const ARCHITECTURES: [&str; 4] = ["amd64", "arm64", "ppc64le", "s390x"];
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let graph_data = release_set_generator::testdata_graph_data();
+    let versions = release_set_generator::channel_versions(&graph_data)?;
+    let releases = release_set_generator::generate(&versions, &ReleaseSetSettings::default());
+    println!("release images: {}", releases.len());
+
+    let registry = LocalRegistry::start().await?;
+    let pusher = Pusher::new(&registry.url(), PushOptions::default())?;
+    let items: Vec<(String, Pushable)> = releases
+        .iter()
+        .map(|release| {
+            let document = &release.document;
+            let mut metadata = ReleaseMetadata::new(document.version.to_string())
+                .previous(document.previous.iter().map(ToString::to_string))
+                .next(document.next.iter().map(ToString::to_string));
+            for (key, value) in &document.metadata {
+                metadata = metadata.metadata(key, value);
+            }
+            let image: Pushable = if release.arch == "multi" {
+                ImageList::multi_release(&metadata, ARCHITECTURES, ManifestFormat::Docker).into()
+            } else {
+                Image::release(&metadata, &release.arch).into()
+            };
+            (format!("{}-{}", document.version, release.arch), image)
+        })
+        .collect();
+    let started = Instant::now();
+    pusher.push_all(REPOSITORY, &items).await.context("pushing the release set")?;
+    println!("pushed in {:.1} s", started.elapsed().as_secs_f64());
+
+    let work = tempfile::tempdir()?;
+    let config = work.path().join("gb.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[service]\nport = 18080\npublic_port = 18090\npause_secs = 5\n[status]\nport = 19080\n\
+             [[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nregistry = \"{url}\"\n\
+             repository = \"{REPOSITORY}\"\nfetch_concurrency = {concurrency}\n\
+             [[plugin_settings]]\nname = \"openshift-secondary-metadata-parse\"\ndata_directory = {data:?}\n\
+             [[plugin_settings]]\nname = \"edge-add-remove\"\n",
+            url = registry.url(),
+            concurrency = args.fetch_concurrency,
+            data = graph_data.display().to_string(),
+        ),
+    )?;
+    registry.clear_request_log();
+    let started = Instant::now();
+    let service = Service::start(&args.graph_builder, &["-c", config.to_str().context("path")?])?;
+    let metrics_url = "http://127.0.0.1:19080/metrics";
+    let ready = |text: &str| metric(text, "cincinnati_gb_graph_final_releases") > 0.0;
+    let text = poll(metrics_url, Duration::from_secs(600), ready).await?;
+    let cold = started.elapsed();
+    let requests = registry.request_log().await?;
+    let count = |kind| requests.iter().filter(|request| request.kind() == kind).count();
+    println!(
+        "cold scrape to a served graph: {:.2} s ({} releases, {} edges, {} conditional edges in the graph)",
+        cold.as_secs_f64(),
+        metric(&text, "cincinnati_gb_graph_final_releases"),
+        metric(&text, "cincinnati_gb_graph_final_edges"),
+        metric(&text, "cincinnati_gb_graph_final_conditional_edges"),
+    );
+    println!(
+        "  registry requests: {} ({} tag pages, {} manifests, {} blobs)",
+        requests.len(),
+        count(RequestKind::TagList),
+        count(RequestKind::Manifest),
+        count(RequestKind::Blob)
+    );
+
+    for (label, new_tag) in [("no change", false), ("one new tag", true)] {
+        let before = poll(metrics_url, Duration::from_secs(5), |_| true).await?;
+        let scrapes = metric(&before, "cincinnati_gb_graph_upstream_scrapes_duration_count");
+        let seconds = metric(&before, "cincinnati_gb_graph_upstream_scrapes_duration_sum");
+        let misses = metric(&before, "cincinnati_gb_graph_scrape_cache_misses_total");
+        registry.clear_request_log();
+        if new_tag {
+            let metadata = ReleaseMetadata::new("4.99.0").previous(["4.18.1"]);
+            pusher.push(REPOSITORY, "4.99.0-amd64", Image::release(&metadata, "amd64")).await?;
+        }
+        // The window ends with the first scrape that saw the change (or any
+        // scrape, without one); a scrape that began before the push may fall
+        // in it too, so the duration is the mean over the window.
+        let after = poll(metrics_url, Duration::from_secs(60), |text| {
+            metric(text, "cincinnati_gb_graph_upstream_scrapes_duration_count") > scrapes
+                && (!new_tag || metric(text, "cincinnati_gb_graph_scrape_cache_misses_total") > misses)
+        })
+        .await?;
+        let window = metric(&after, "cincinnati_gb_graph_upstream_scrapes_duration_count") - scrapes;
+        let duration = (metric(&after, "cincinnati_gb_graph_upstream_scrapes_duration_sum") - seconds) / window;
+        let requests: Vec<_> = registry
+            .request_log()
+            .await?
+            .into_iter()
+            .filter(|request| request.user_agent.starts_with("cincinnati-rs-graph-builder"))
+            .collect();
+        let count = |kind| requests.iter().filter(|request| request.kind() == kind).count();
+        println!(
+            "refresh with {label}: {duration:.3} s per scrape over {window} scrape(s), \
+             {} graph-builder requests ({} manifests, {} blobs)",
+            requests.len(),
+            count(RequestKind::Manifest),
+            count(RequestKind::Blob)
+        );
+    }
+    println!("graph-builder peak RSS: {:.1} MiB", service.peak_rss_mib()?);
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! Helpers the benchmark binaries share: child processes of the services,
+//! their peak memory, and their Prometheus metrics.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+
+/// A service started as a child process, killed when dropped.
+pub struct Service {
+    child: Child,
+}
+
+impl Service {
+    pub fn start(binary: &Path, args: &[&str]) -> anyhow::Result<Self> {
+        let child = Command::new(binary)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?;
+        Ok(Self { child })
+    }
+
+    /// The process's peak resident set size in MiB (`VmHWM`).
+    pub fn peak_rss_mib(&self) -> anyhow::Result<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        let kib: f64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .context("no VmHWM in /proc/<pid>/status")?;
+        Ok(kib / 1024.0)
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The value of one sample in Prometheus text (`name{labels} value`), or 0.
+pub fn metric(text: &str, sample: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Polls `url` until `done` holds for its body, or fails after `limit`.
+pub async fn poll(url: &str, limit: Duration, done: impl Fn(&str) -> bool) -> anyhow::Result<String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(response) = reqwest::get(url).await
+            && let Ok(body) = response.text().await
+            && done(&body)
+        {
+            return Ok(body);
+        }
+        anyhow::ensure!(Instant::now() < deadline, "{url} did not get there within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Starts the service stack on the bundled default data (offline):
+#   graph-builder            :8080 (Graph API), :8090 (graph-data), :9080 (status)
+#   policy-engine "public"   :8081, status :9081, upstream: the graph-builder
+#   policy-engine "cluster"  :8082, status :9082, upstream: the public engine
+# then prints commands to try. Ctrl-C stops everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release -p graph-builder -p policy-engine
+bin=target/release
+prefix=/api/upgrades_info
+pids=()
+stop() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
+trap stop EXIT INT TERM
+
+"$bin/graph-builder" -c deploy/demo/graph-builder.toml &
+pids+=($!)
+"$bin/policy-engine" -v --service.port 8081 --status.port 9081 --service.path_prefix "$prefix" \
+    --service.mandatory_client_parameters channel \
+    --upstream.cincinnati.url "http://127.0.0.1:8080$prefix/graph" &
+pids+=($!)
+"$bin/policy-engine" -v --service.port 8082 --status.port 9082 --service.path_prefix "$prefix" \
+    --service.mandatory_client_parameters channel \
+    --upstream.cincinnati.url "http://127.0.0.1:8081$prefix/graph" &
+pids+=($!)
+
+wait_ready() {
+    for _ in $(seq 1 600); do
+        if curl -fs -o /dev/null "$1"; then return 0; fi
+        sleep 0.2
+    done
+    echo "demo: $1 did not become ready" >&2
+    return 1
+}
+wait_ready http://127.0.0.1:9080/readiness
+wait_ready http://127.0.0.1:9081/readyz
+wait_ready http://127.0.0.1:9082/readyz
+
+cat <<EOT
+
+The stack is up. Try:
+
+  # the in-cluster engine (chained: cluster -> public -> graph-builder)
+  curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64' -H 'Accept: application/json' | head -c 600; echo
+  # the public engine, multi-arch releases, gzip
+  curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo
+  # an error: a channel name that is not valid
+  curl -s 'http://127.0.0.1:8081$prefix/graph?channel=Stable'; echo
+  # the full graph and the graph-data in use
+  curl -s 'http://127.0.0.1:8080$prefix/graph' | head -c 300; echo
+  curl -s 'http://127.0.0.1:8090$prefix/graph-data' | tar tz | head
+  # status and metrics
+  curl -s http://127.0.0.1:9080/status | head -c 800; echo
+  curl -s http://127.0.0.1:9081/metrics | grep cincinnati_pe_
+
+Ctrl-C stops the stack.
+EOT
+wait
