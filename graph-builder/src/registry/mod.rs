@@ -17,7 +17,8 @@ use futures::StreamExt;
 use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference};
+use oci_client::{Client, Reference, RegistryOperation};
+use tokio::sync::OnceCell;
 
 pub use self::address::{RegistryAddress, Scheme};
 use self::certificates::PemCertificate;
@@ -25,6 +26,9 @@ pub use self::credentials::Credentials;
 use self::manifest::{Manifest, ManifestError};
 pub use self::retry::RetryPolicy;
 use self::retry::Transient;
+
+/// The bearer token sent to a registry that asks for no authentication.
+const ANONYMOUS_PLACEHOLDER: &str = "anonymous";
 
 /// Tags asked for per page. Registries that page (quay) honour it;
 /// distribution 2.8 ignores it and answers every tag at once.
@@ -105,7 +109,11 @@ impl RequestCounts {
 /// A client for one repository of one registry.
 pub struct RegistryClient {
     client: Client,
-    auth: RegistryAuth,
+    /// A second client, used once to learn how the registry authenticates
+    /// (see [`RegistryClient::auth`]).
+    probe: Client,
+    credentials: Option<Credentials>,
+    auth: OnceCell<RegistryAuth>,
     settings: RegistrySettings,
     counts: Arc<RequestCounts>,
 }
@@ -121,6 +129,19 @@ impl std::fmt::Debug for RegistryClient {
 
 impl RegistryClient {
     pub fn new(settings: RegistrySettings) -> Result<Self, RegistryError> {
+        let client = Self::oci_client(&settings)?;
+        let probe = Self::oci_client(&settings)?;
+        Ok(Self {
+            client,
+            probe,
+            credentials: settings.credentials.clone(),
+            auth: OnceCell::new(),
+            settings,
+            counts: Arc::default(),
+        })
+    }
+
+    fn oci_client(settings: &RegistrySettings) -> Result<Client, RegistryError> {
         let protocol = match settings.address.scheme {
             Scheme::Https => ClientProtocol::Https,
             Scheme::Http => ClientProtocol::Http,
@@ -141,22 +162,43 @@ impl RegistryClient {
             platform_resolver: None,
             ..ClientConfig::default()
         };
-        let client = Client::try_from(config).map_err(|error| RegistryError {
+        Client::try_from(config).map_err(|error| RegistryError {
             operation: format!("configure client for {}", settings.address),
             cause: error.into(),
-        })?;
-        let auth = match &settings.credentials {
-            Some(credentials) => {
-                RegistryAuth::Basic(credentials.username.clone(), credentials.password.clone())
-            }
-            None => RegistryAuth::Anonymous,
-        };
-        Ok(Self {
-            client,
-            auth,
-            settings,
-            counts: Arc::default(),
         })
+    }
+
+    /// How to authenticate, decided on first use.
+    ///
+    /// With credentials: basic credentials, which oci-client exchanges for a
+    /// bearer token when the registry asks for one. Without: anonymous — but
+    /// oci-client re-probes `GET /v2/` before every request to a registry that
+    /// asks for no authentication at all (it caches no token for it), which
+    /// doubles the requests of a scrape. One probe with a separate client tells
+    /// such a registry apart; it is then sent a placeholder bearer token, which
+    /// oci-client caches and an authentication-free registry ignores.
+    async fn auth(&self) -> Result<&RegistryAuth, RegistryFailure> {
+        self.auth
+            .get_or_try_init(|| async {
+                if let Some(credentials) = &self.credentials {
+                    return Ok(RegistryAuth::Basic(
+                        credentials.username.clone(),
+                        credentials.password.clone(),
+                    ));
+                }
+                let reference = self.reference("latest");
+                let token = self
+                    .probe
+                    .auth(&reference, &RegistryAuth::Anonymous, RegistryOperation::Pull)
+                    .await?;
+                // `None` also for a registry that wants basic credentials we
+                // do not have; it refuses every request either way.
+                Ok(match token {
+                    None => RegistryAuth::Bearer(ANONYMOUS_PLACEHOLDER.to_owned()),
+                    Some(_) => RegistryAuth::Anonymous,
+                })
+            })
+            .await
     }
 
     pub fn address(&self) -> &RegistryAddress {
@@ -214,7 +256,7 @@ impl RegistryClient {
                         self.counts.tag_pages.fetch_add(1, Ordering::Relaxed);
                         Ok(self
                             .client
-                            .list_tags(&reference, &self.auth, Some(TAG_PAGE_SIZE), last.as_deref())
+                            .list_tags(&reference, self.auth().await?, Some(TAG_PAGE_SIZE), last.as_deref())
                             .await?)
                     },
                 )
@@ -242,7 +284,7 @@ impl RegistryClient {
                 self.counts.manifests.fetch_add(1, Ordering::Relaxed);
                 let (bytes, digest) = self
                     .client
-                    .pull_manifest_raw(&reference, &self.auth, &manifest::ACCEPTED)
+                    .pull_manifest_raw(&reference, self.auth().await?, &manifest::ACCEPTED)
                     .await?;
                 Ok((Manifest::parse(&bytes)?, digest))
             },
@@ -257,7 +299,7 @@ impl RegistryClient {
             || format!("head manifest {}:{tag}", self.settings.repository),
             || async {
                 self.counts.manifest_heads.fetch_add(1, Ordering::Relaxed);
-                Ok(self.client.fetch_manifest_digest(&reference, &self.auth).await?)
+                Ok(self.client.fetch_manifest_digest(&reference, self.auth().await?).await?)
             },
         )
         .await
@@ -289,8 +331,12 @@ impl RegistryClient {
     }
 
     async fn open_blob(&self, digest: &str) -> Result<oci_client::client::SizedStream, RegistryFailure> {
-        self.counts.blobs.fetch_add(1, Ordering::Relaxed);
         let reference = self.reference(digest);
+        // Blob requests use the authentication stored by the calls that take it.
+        self.client
+            .store_auth_if_needed(reference.resolve_registry(), self.auth().await?)
+            .await;
+        self.counts.blobs.fetch_add(1, Ordering::Relaxed);
         Ok(self.client.pull_blob_stream(&reference, digest).await?)
     }
 }

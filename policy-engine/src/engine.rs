@@ -1,0 +1,290 @@
+//! The engine: the upstream feeds, the filter pipeline and the answers, as
+//! the state every handler and the background refresher share.
+//!
+//! With a graph-builder upstream there is one feed, the full graph, fetched
+//! without parameters. With an engine upstream there is one feed per
+//! forwarded parameter set, created by the first request that needs it and
+//! dropped when no request used it for a while.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use cincinnati_core::stage::Pipeline;
+use cincinnati_core::{ApiError, ErrorKind};
+use service_kit::PreparedBody;
+use tokio_util::sync::CancellationToken;
+
+use crate::filters::PolicyRequest;
+use crate::metrics::EngineMetrics;
+use crate::query::{ClientQuery, QueryRules};
+use crate::upstream::client::{FetchError, UpstreamClient};
+use crate::upstream::feed::{Feed, Refresh, RefreshError};
+use crate::upstream::revision::Lookup;
+use crate::upstream::{UpstreamKind, UpstreamParameters};
+
+/// Limits on the work and memory one upstream revision may take.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Time between background fetches of each feed.
+    pub interval: Duration,
+    /// Distinct (channel, arch) answers kept per revision.
+    pub max_answers: usize,
+    /// Feeds kept for an engine upstream.
+    pub max_feeds: usize,
+    /// An engine-upstream feed no request used for this long is dropped.
+    pub idle_feed_after: Duration,
+}
+
+pub struct Engine {
+    client: UpstreamClient,
+    pipeline: Arc<Pipeline<PolicyRequest>>,
+    rules: QueryRules,
+    kind: OnceLock<UpstreamKind>,
+    /// The parameterless feed: the graph-builder's graph, and how the
+    /// upstream's kind is detected.
+    root: Arc<Feed>,
+    feeds: Mutex<HashMap<UpstreamParameters, Arc<Feed>>>,
+    limits: Limits,
+    metrics: EngineMetrics,
+    /// The runtime fetches run on, whichever thread a request arrives on.
+    runtime: tokio::runtime::Handle,
+}
+
+impl Engine {
+    pub fn new(
+        client: UpstreamClient,
+        pipeline: Pipeline<PolicyRequest>,
+        rules: QueryRules,
+        fixed_kind: Option<UpstreamKind>,
+        limits: Limits,
+        metrics: EngineMetrics,
+    ) -> Self {
+        Self {
+            client,
+            pipeline: Arc::new(pipeline),
+            rules,
+            kind: fixed_kind.map(OnceLock::from).unwrap_or_default(),
+            root: Arc::new(Feed::new(Vec::new(), limits.max_answers)),
+            feeds: Mutex::default(),
+            limits,
+            metrics,
+            runtime: tokio::runtime::Handle::current(),
+        }
+    }
+
+    pub fn rules(&self) -> &QueryRules {
+        &self.rules
+    }
+
+    pub fn metrics(&self) -> &EngineMetrics {
+        &self.metrics
+    }
+
+    pub fn upstream_kind(&self) -> Option<UpstreamKind> {
+        self.kind.get().copied()
+    }
+
+    /// Ready once the upstream's kind is known and, for a graph-builder
+    /// upstream, its graph has arrived.
+    pub fn is_ready(&self) -> bool {
+        match self.upstream_kind() {
+            Some(UpstreamKind::GraphBuilder) => self.root.revision().is_some(),
+            Some(UpstreamKind::PolicyEngine) => true,
+            None => false,
+        }
+    }
+
+    /// The prepared answer to `query`.
+    pub async fn answer(self: &Arc<Self>, query: ClientQuery) -> Result<Arc<PreparedBody>, ApiError> {
+        let source = self
+            .upstream_kind()
+            .ok_or_else(|| self.unavailable(self.root.last_error().map(|failure| failure.message)))?;
+        let feed = match source {
+            UpstreamKind::GraphBuilder => self.root.clone(),
+            UpstreamKind::PolicyEngine => self.engine_feed(query.upstream_parameters()).await,
+        };
+        let revision = feed
+            .revision()
+            .ok_or_else(|| self.unavailable(feed.last_error().map(|failure| failure.message)))?;
+        let (answer, lookup) = revision
+            .answer(PolicyRequest { query, source }, &self.pipeline)
+            .await;
+        match lookup {
+            Lookup::Hit => self.metrics.cache_hits.inc(),
+            Lookup::Miss => self.metrics.cache_misses.inc(),
+        }
+        answer
+    }
+
+    fn unavailable(&self, last_error: Option<String>) -> ApiError {
+        let reason = last_error.unwrap_or_else(|| "the first fetch has not finished".to_owned());
+        ApiError::new(
+            ErrorKind::ServiceUnavailable,
+            format_args!("no graph from upstream {} yet: {reason}", self.client.url()),
+        )
+    }
+
+    /// The feed of one forwarded parameter set, fetched before it is returned
+    /// the first time. Concurrent first requests share that fetch.
+    async fn engine_feed(self: &Arc<Self>, parameters: UpstreamParameters) -> Arc<Feed> {
+        let feed = {
+            let mut feeds = self.feeds.lock().expect("feeds lock poisoned");
+            if !feeds.contains_key(&parameters) && feeds.len() >= self.limits.max_feeds {
+                let least_recent = feeds
+                    .iter()
+                    .min_by_key(|(_, feed)| feed.last_used())
+                    .map(|(key, _)| key.clone());
+                if let Some(key) = least_recent {
+                    feeds.remove(&key);
+                }
+            }
+            feeds
+                .entry(parameters.clone())
+                .or_insert_with(|| Arc::new(Feed::new(parameters, self.limits.max_answers)))
+                .clone()
+        };
+        feed.touch();
+        let (engine, fetched) = (self.clone(), feed.clone());
+        feed.first_fetch(async move {
+            // Fetch on the engine's runtime: the HTTP client's connections live there.
+            let runtime = engine.runtime.clone();
+            let fetch = runtime.spawn(async move { engine.refresh_feed(&fetched).await });
+            fetch.await.ok();
+        })
+        .await;
+        feed
+    }
+
+    /// Refreshes `feed`, counting the fetch in the upstream metrics.
+    async fn refresh_feed(&self, feed: &Feed) -> Refresh {
+        self.metrics.upstream_requests.inc();
+        let refresh = feed.refresh(&self.client).await;
+        self.record_failure(feed, &refresh);
+        refresh
+    }
+
+    fn record_failure(&self, feed: &Feed, refresh: &Refresh) {
+        if let Refresh::Failed(error) = refresh {
+            self.metrics.upstream_errors.inc();
+            tracing::warn!(parameters = ?feed.parameters(), "upstream fetch failed: {error}");
+        }
+    }
+
+    /// One round of background fetches: the root feed until the upstream is
+    /// known to be an engine, then every engine feed still in use.
+    pub async fn refresh_all(&self) {
+        if self.upstream_kind() != Some(UpstreamKind::PolicyEngine) {
+            self.metrics.upstream_requests.inc();
+            let refresh = self.root.refresh(&self.client).await;
+            match self
+                .upstream_kind()
+                .is_none()
+                .then(|| detect_kind(&refresh))
+                .flatten()
+            {
+                // An engine's `missing_params` answer is how it is recognised, not a failure.
+                Some(kind) => {
+                    tracing::info!(?kind, url = %self.client.url(), "upstream kind detected");
+                    self.kind.set(kind).ok();
+                }
+                None => self.record_failure(&self.root, &refresh),
+            }
+            return;
+        }
+        let feeds: Vec<Arc<Feed>> = {
+            let mut feeds = self.feeds.lock().expect("feeds lock poisoned");
+            let idle_after = self.limits.idle_feed_after;
+            feeds.retain(|_, feed| feed.last_used().elapsed() < idle_after);
+            feeds.values().cloned().collect()
+        };
+        futures::future::join_all(feeds.iter().map(|feed| self.refresh_feed(feed))).await;
+    }
+
+    /// Refreshes on the interval until `stop`; while no graph has arrived,
+    /// retries sooner so the engine becomes ready soon after its upstream.
+    pub async fn run_refresher(self: Arc<Self>, stop: CancellationToken) {
+        const RETRY_BEFORE_READY: Duration = Duration::from_secs(1);
+        loop {
+            self.refresh_all().await;
+            let pause = if self.is_ready() {
+                self.limits.interval
+            } else {
+                self.limits.interval.min(RETRY_BEFORE_READY)
+            };
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                () = stop.cancelled() => return,
+            }
+        }
+    }
+
+    fn served_feeds(&self) -> Vec<Arc<Feed>> {
+        match self.upstream_kind() {
+            Some(UpstreamKind::PolicyEngine) => self
+                .feeds
+                .lock()
+                .expect("feeds lock poisoned")
+                .values()
+                .cloned()
+                .collect(),
+            _ => vec![self.root.clone()],
+        }
+    }
+
+    /// Updates the gauges derived from feed state; called before a scrape.
+    pub fn update_gauges(&self) {
+        let statuses: Vec<_> = self.served_feeds().iter().map(|feed| feed.status()).collect();
+        let oldest_success = statuses.iter().filter_map(|status| status.last_success).min();
+        if let Some(oldest) = oldest_success {
+            let age = SystemTime::now().duration_since(oldest).unwrap_or_default();
+            self.metrics.graph_age_seconds.set(age.as_secs_f64());
+            self.metrics.last_successful_refresh.set(unix_seconds(oldest));
+        }
+        self.metrics
+            .upstream_stale
+            .set(i64::from(statuses.iter().any(|status| status.stale)));
+        let last_error = statuses
+            .iter()
+            .filter_map(|status| status.last_error.as_ref().map(|failure| failure.at))
+            .max();
+        self.metrics
+            .upstream_last_error_timestamp
+            .set(last_error.map_or(0.0, unix_seconds));
+        self.metrics.update_cache_ratio();
+    }
+
+    /// The `/status` document.
+    pub fn status(&self) -> serde_json::Value {
+        let feeds: Vec<_> = self.served_feeds().iter().map(|feed| feed.status()).collect();
+        serde_json::json!({
+            "ready": self.is_ready(),
+            "upstream": {
+                "url": self.client.url().as_str(),
+                "kind": self.upstream_kind(),
+            },
+            "pipeline": self.pipeline.stage_names().collect::<Vec<_>>(),
+            "feeds": feeds,
+        })
+    }
+}
+
+/// The upstream's kind from its answer to a request without parameters.
+fn detect_kind(refresh: &Refresh) -> Option<UpstreamKind> {
+    match refresh {
+        Refresh::Updated { api_version: None } => Some(UpstreamKind::GraphBuilder),
+        Refresh::Updated { api_version: Some(_) } => Some(UpstreamKind::PolicyEngine),
+        Refresh::Failed(RefreshError::Fetch(FetchError::Status {
+            error_kind: Some(kind),
+            ..
+        })) if kind == ErrorKind::MissingParams.as_str() || kind == ErrorKind::InvalidParams.as_str() => {
+            Some(UpstreamKind::PolicyEngine)
+        }
+        Refresh::Unchanged | Refresh::Failed(_) => None,
+    }
+}
+
+fn unix_seconds(time: SystemTime) -> f64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64())
+}

@@ -1,0 +1,60 @@
+//! The per-client filters, as stages configured by `[[policy]]` tables.
+//!
+//! They follow upstream's `channel-filter` and `arch-filter` exactly on a
+//! graph-builder's graph, and are idempotent on a graph another engine has
+//! already filtered (see [`arch`]), so engines chain.
+
+pub mod arch;
+pub mod channel;
+
+use cincinnati_core::stage::Catalog;
+
+use crate::query::ClientQuery;
+use crate::upstream::UpstreamKind;
+
+/// What every filter sees: the client's query and where the graph came from.
+#[derive(Debug, Clone)]
+pub struct PolicyRequest {
+    pub query: ClientQuery,
+    pub source: UpstreamKind,
+}
+
+/// The filters a `[[policy]]` table can name.
+pub fn catalog() -> Catalog<PolicyRequest> {
+    Catalog::new()
+        .register::<channel::ChannelFilterSettings>()
+        .register::<arch::ArchFilterSettings>()
+}
+
+/// The pipeline when no `[[policy]]` filter is configured, as upstream:
+/// channel, then arch.
+pub fn default_tables() -> Vec<toml::Table> {
+    [channel::NAME, arch::NAME]
+        .into_iter()
+        .map(|name| toml::Table::from_iter([("name".to_owned(), toml::Value::from(name))]))
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod test_graphs {
+    use cincinnati_core::{Graph, wire};
+
+    use super::PolicyRequest;
+    use crate::query::{ClientQuery, QueryRules};
+    use crate::upstream::UpstreamKind;
+
+    pub fn graph(json: &str) -> Graph {
+        wire::parse(json.as_bytes()).unwrap().graph
+    }
+
+    pub fn serialized(graph: &Graph) -> serde_json::Value {
+        serde_json::from_slice(&wire::serialize(graph, None)).unwrap()
+    }
+
+    pub fn request(query: &str, source: UpstreamKind) -> PolicyRequest {
+        PolicyRequest {
+            query: ClientQuery::parse(query, &QueryRules::default()).unwrap(),
+            source,
+        }
+    }
+}

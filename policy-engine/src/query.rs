@@ -1,0 +1,237 @@
+//! The client's query, parsed and validated at the door: handlers and
+//! filters get typed values, never a string map.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use cincinnati_core::ApiError;
+
+use crate::upstream::UpstreamParameters;
+
+/// A channel name: `^[0-9a-z\-\.]+$` (note that `+` in a URL decodes to a
+/// space, so `fast-4+9` is invalid).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Channel(String);
+
+/// An architecture: `^[0-9a-z]+$` (`amd64`, `s390x`, `multi`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Arch(String);
+
+impl Channel {
+    pub const PATTERN: &'static str = r"^[0-9a-z\-\.]+$";
+
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        let valid = !raw.is_empty()
+            && raw.bytes().all(|byte| {
+                byte.is_ascii_digit() || byte.is_ascii_lowercase() || byte == b'-' || byte == b'.'
+            });
+        valid
+            .then(|| Self(raw.to_owned()))
+            .ok_or_else(|| ApiError::invalid_param("channel", raw, Self::PATTERN))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Arch {
+    pub const PATTERN: &'static str = r"^[0-9a-z]+$";
+
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        let valid = !raw.is_empty()
+            && raw
+                .bytes()
+                .all(|byte| byte.is_ascii_digit() || byte.is_ascii_lowercase());
+        valid
+            .then(|| Self(raw.to_owned()))
+            .ok_or_else(|| ApiError::invalid_param("arch", raw, Self::PATTERN))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a request asks for. `version` and `id` are accepted and passed on
+/// to an engine upstream when configured, but no filter reads them (nor did
+/// upstream's). Unknown parameters are ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientQuery {
+    pub channel: Option<Channel>,
+    /// `None`: the arch filter's default (`amd64` unless configured).
+    pub arch: Option<Arch>,
+    pub version: Option<String>,
+    pub id: Option<String>,
+    /// Parameters this engine forwards to an engine upstream, by name.
+    pub forwarded: BTreeMap<String, String>,
+}
+
+/// Which parameters a request must carry and which it forwards upstream.
+#[derive(Debug, Clone, Default)]
+pub struct QueryRules {
+    /// Configured mandatory parameters plus those the filters require.
+    pub required: BTreeSet<String>,
+    /// Parameters forwarded to an engine upstream besides `channel` and `arch`.
+    pub forwarded: BTreeSet<String>,
+}
+
+impl ClientQuery {
+    /// Parses a raw query string. With repeated parameters the last wins,
+    /// as upstream. Errors: `missing_params` naming every missing required
+    /// parameter, then `invalid_params` for the first invalid value.
+    pub fn parse(query_string: &str, rules: &QueryRules) -> Result<Self, ApiError> {
+        let parameters: BTreeMap<String, String> = form_urlencoded::parse(query_string.as_bytes())
+            .into_owned()
+            .collect();
+        let missing: Vec<&str> = rules
+            .required
+            .iter()
+            .filter(|name| !parameters.contains_key(*name))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(ApiError::missing_params(&missing));
+        }
+        let channel = parameters
+            .get("channel")
+            .map(|raw| Channel::parse(raw))
+            .transpose()?;
+        let arch = parameters.get("arch").map(|raw| Arch::parse(raw)).transpose()?;
+        let forwarded = rules
+            .forwarded
+            .iter()
+            .filter_map(|name| Some((name.clone(), parameters.get(name)?.clone())))
+            .collect();
+        Ok(Self {
+            channel,
+            arch,
+            version: parameters.get("version").cloned(),
+            id: parameters.get("id").cloned(),
+            forwarded,
+        })
+    }
+
+    /// The query an engine upstream gets: `channel`, `arch` as given and the
+    /// configured extra parameters, in a stable order so equal queries share
+    /// one cached upstream answer.
+    pub fn upstream_parameters(&self) -> UpstreamParameters {
+        let mut parameters: UpstreamParameters = self
+            .channel
+            .iter()
+            .map(|channel| ("channel".to_owned(), channel.to_string()))
+            .chain(self.arch.iter().map(|arch| ("arch".to_owned(), arch.to_string())))
+            .chain(self.forwarded.clone())
+            .collect();
+        parameters.sort();
+        parameters.dedup_by(|a, b| a.0 == b.0);
+        parameters
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cincinnati_core::ErrorKind;
+
+    use super::*;
+
+    fn rules(required: &[&str], forwarded: &[&str]) -> QueryRules {
+        QueryRules {
+            required: required.iter().map(|name| name.to_string()).collect(),
+            forwarded: forwarded.iter().map(|name| name.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn channel_and_arch_follow_upstream_patterns() {
+        assert!(Channel::parse("stable-4.18").is_ok());
+        assert!(Channel::parse("a").is_ok());
+        for bad in ["", "fast-4 9", "Stable-4.18", "stable_4.18", "fast-4+9"] {
+            assert_eq!(
+                Channel::parse(bad).unwrap_err().kind,
+                ErrorKind::InvalidParams,
+                "{bad}"
+            );
+        }
+        assert!(Arch::parse("multi").is_ok());
+        assert!(Arch::parse("s390x").is_ok());
+        for bad in ["", "x86-64", "AMD64", "amd64 "] {
+            assert_eq!(
+                Arch::parse(bad).unwrap_err().kind,
+                ErrorKind::InvalidParams,
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            Arch::parse("x86-64").unwrap_err().value,
+            "invalid client parameters: arch 'x86-64' does not match regex '^[0-9a-z]+$'"
+        );
+    }
+
+    #[test]
+    fn parses_known_parameters_and_ignores_the_rest() {
+        let query = ClientQuery::parse(
+            "channel=stable-4.18&arch=s390x&version=4.18.1&id=abc&unknown=1",
+            &rules(&["channel"], &[]),
+        )
+        .unwrap();
+        assert_eq!(query.channel.unwrap().as_str(), "stable-4.18");
+        assert_eq!(query.arch.unwrap().as_str(), "s390x");
+        assert_eq!(query.version.as_deref(), Some("4.18.1"));
+        assert_eq!(query.id.as_deref(), Some("abc"));
+        assert!(query.forwarded.is_empty());
+    }
+
+    #[test]
+    fn the_last_repeated_parameter_wins() {
+        let query = ClientQuery::parse("channel=a&channel=b", &rules(&[], &[])).unwrap();
+        assert_eq!(query.channel.unwrap().as_str(), "b");
+    }
+
+    #[test]
+    fn missing_parameters_are_all_named_before_validation() {
+        let error = ClientQuery::parse("arch=BAD", &rules(&["version", "channel"], &[])).unwrap_err();
+        assert_eq!(error, ApiError::missing_params(&["channel", "version"]));
+        // Presence is what counts, as upstream: an empty value is present.
+        let error = ClientQuery::parse("channel=", &rules(&["channel"], &[])).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidParams);
+    }
+
+    #[test]
+    fn a_plus_decodes_to_a_space_and_is_invalid() {
+        let error = ClientQuery::parse("channel=fast-4+9", &rules(&[], &[])).unwrap_err();
+        assert_eq!(
+            error.value,
+            r"invalid client parameters: channel 'fast-4 9' does not match regex '^[0-9a-z\-\.]+$'"
+        );
+    }
+
+    #[test]
+    fn upstream_parameters_are_stable_and_limited_to_forwarded_ones() {
+        let query = ClientQuery::parse(
+            "version=4.1.0&arch=arm64&channel=fast-4.1&id=x",
+            &rules(&[], &["version"]),
+        )
+        .unwrap();
+        assert_eq!(
+            query.upstream_parameters(),
+            [
+                ("arch".to_owned(), "arm64".to_owned()),
+                ("channel".to_owned(), "fast-4.1".to_owned()),
+                ("version".to_owned(), "4.1.0".to_owned()),
+            ]
+        );
+    }
+}

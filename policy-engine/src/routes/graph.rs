@@ -1,0 +1,27 @@
+//! `GET {prefix}/graph`: negotiate, validate, answer prepared bytes.
+
+use std::sync::Arc;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use service_kit::{CachePolicy, HttpError, MediaTypes};
+
+use crate::engine::Engine;
+use crate::query::ClientQuery;
+
+pub async fn graph(
+    request: HttpRequest,
+    engine: web::Data<Engine>,
+    caching: web::Data<CachePolicy>,
+) -> Result<HttpResponse, HttpError> {
+    let metrics = engine.metrics();
+    metrics
+        .incoming_requests
+        .with_label_values(&[request.path()])
+        .inc();
+    let _timer = metrics.serve_duration.start_timer();
+    let content_type = MediaTypes::POLICY_ENGINE.negotiate_request(&request)?;
+    let query = ClientQuery::parse(request.query_string(), engine.rules())?;
+    let engine: Arc<Engine> = engine.into_inner();
+    let body = engine.answer(query).await?;
+    Ok(body.respond(&request, content_type, &caching))
+}

@@ -1,0 +1,182 @@
+//! Builds and runs the service: the API server, the status server and the
+//! background refresher, stopped together.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_cors::Cors;
+use actix_web::dev::{Server, ServerHandle};
+use actix_web::middleware::from_fn;
+use actix_web::{App, HttpServer, web};
+use anyhow::Context as _;
+use service_kit::errors::{count_errors, not_found};
+use service_kit::{BoundServer, CachePolicy, StatusServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Engine;
+use crate::metrics::EngineMetrics;
+use crate::routes::{self, openapi::OpenApiDocument};
+use crate::settings::Settings;
+use crate::upstream::client::UpstreamClient;
+
+/// The commit this binary was built from, if the build said (`GIT_COMMIT`).
+const GIT_COMMIT: &str = match option_env!("GIT_COMMIT") {
+    Some(commit) => commit,
+    None => "unknown",
+};
+
+/// A bound, not yet running policy-engine.
+pub struct Application {
+    address: SocketAddr,
+    status_address: SocketAddr,
+    engine: Arc<Engine>,
+    servers: Vec<(ServerHandle, Server)>,
+    stop: CancellationToken,
+}
+
+/// Stops a running application from elsewhere (tests, signal handlers).
+#[derive(Clone)]
+pub struct StopHandle(CancellationToken);
+
+impl StopHandle {
+    pub fn stop(&self) {
+        self.0.cancel();
+    }
+}
+
+impl Application {
+    /// Binds both ports (0 picks free ones) and prepares the engine. Must be
+    /// called inside a tokio runtime, where the refresher will run.
+    pub fn build(settings: &Settings) -> anyhow::Result<Self> {
+        warn_about_ignored_settings(settings);
+        let resolved = settings.resolve()?;
+        let metrics = EngineMetrics::new(GIT_COMMIT).context("registering metrics")?;
+        let openapi = OpenApiDocument::served(&settings.service.path_prefix, &resolved.rules.required);
+        let client = UpstreamClient::new(
+            &resolved.upstream_url,
+            resolved.upstream_timeout,
+            settings.upstream.cincinnati.max_body_bytes,
+        )?;
+        let engine = Arc::new(Engine::new(
+            client,
+            resolved.pipeline,
+            resolved.rules,
+            settings.upstream.cincinnati.kind.fixed(),
+            resolved.limits,
+            metrics.clone(),
+        ));
+        let (api, address) = api_server(settings, &engine, openapi)?;
+        let status = status_server(settings, &engine)?;
+        Ok(Self {
+            address,
+            status_address: status.address,
+            engine,
+            servers: vec![(api.handle(), api), (status.server.handle(), status.server)],
+            stop: CancellationToken::new(),
+        })
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    pub fn status_address(&self) -> SocketAddr {
+        self.status_address
+    }
+
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle(self.stop.clone())
+    }
+
+    /// Serves until SIGTERM/SIGINT or [`StopHandle::stop`], then lets
+    /// in-flight requests finish.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let refresher = tokio::spawn(self.engine.clone().run_refresher(self.stop.clone()));
+        let (handles, servers): (Vec<_>, Vec<_>) = self.servers.into_iter().unzip();
+        let servers = futures::future::try_join_all(servers.into_iter().map(tokio::spawn));
+        let stop = self.stop.clone();
+        tokio::select! {
+            signal = service_kit::shutdown::termination_signal() => signal.context("listening for signals")?,
+            () = stop.cancelled() => {}
+        }
+        self.stop.cancel();
+        for handle in &handles {
+            handle.stop(true).await;
+        }
+        refresher.await.context("the refresher panicked")?;
+        for result in servers.await.context("a server task panicked")? {
+            result.context("a server failed")?;
+        }
+        Ok(())
+    }
+}
+
+fn warn_about_ignored_settings(settings: &Settings) {
+    if let Some(method) = &settings.upstream.method {
+        tracing::warn!("the 'upstream.method' setting ({method}) is deprecated and ignored");
+    }
+    if let Some(endpoint) = &settings.service.tracing_endpoint {
+        tracing::warn!(
+            "tracing export to {endpoint} is not implemented yet; ignoring service.tracing_endpoint"
+        );
+    }
+}
+
+/// The client API server: routes under the prefix, CORS, error counting,
+/// and connection settings that never turn load into refusals.
+fn api_server(
+    settings: &Settings,
+    engine: &Arc<Engine>,
+    openapi: OpenApiDocument,
+) -> anyhow::Result<(Server, SocketAddr)> {
+    let service = &settings.service;
+    let engine = web::Data::from(engine.clone());
+    let openapi = web::Data::new(openapi);
+    let caching = web::Data::new(CachePolicy::revalidate_after(Duration::from_secs(
+        service.cache_max_age_secs,
+    )));
+    let response_errors = web::Data::new(engine.metrics().response_errors.clone());
+    let prefix = service.path_prefix.clone();
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .app_data(engine.clone())
+            .app_data(caching.clone())
+            .app_data(openapi.clone())
+            .app_data(response_errors.clone())
+            .wrap(from_fn(count_errors))
+            .wrap(
+                Cors::default()
+                    .allow_any_origin()
+                    .allowed_methods(["GET", "HEAD"]),
+            )
+            .configure(routes::configure(&prefix))
+            .default_service(web::to(not_found))
+    })
+    .keep_alive(Duration::from_secs(service.keep_alive))
+    .client_request_timeout(Duration::from_secs(service.client_timeout))
+    .backlog(service.backlog)
+    .max_connections(service.max_connections)
+    .max_connection_rate(service.max_connection_rate)
+    .disable_signals();
+    if service.workers > 0 {
+        server = server.workers(service.workers);
+    }
+    let server = server
+        .bind(settings.service_address())
+        .with_context(|| format!("binding {}", settings.service_address()))?;
+    let address = server.addrs()[0];
+    Ok((server.run(), address))
+}
+
+/// Probes, metrics and `/status` on their own port.
+fn status_server(settings: &Settings, engine: &Arc<Engine>) -> anyhow::Result<BoundServer> {
+    let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());
+    StatusServer::new(engine.metrics().registry.clone())
+        .probe("/livez", || true)
+        .probe("/readyz", move || ready.is_ready())
+        .before_scrape(move || gauges.update_gauges())
+        .status_document(move || status.status())
+        .bind(settings.status_address())
+        .with_context(|| format!("binding {}", settings.status_address()))
+}

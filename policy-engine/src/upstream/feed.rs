@@ -1,0 +1,210 @@
+//! A feed: the last good graph for one upstream query, refreshed in the
+//! background. A failed refresh never replaces a good graph; it is recorded
+//! so status and metrics can say the graph is stale, and the next good
+//! fetch clears it.
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Instant, SystemTime};
+
+use cincinnati_core::wire::{self, WireError};
+use serde::Serialize;
+use tokio::sync::OnceCell;
+
+use super::UpstreamParameters;
+use super::client::{FetchError, Fetched, UpstreamClient};
+use super::revision::Revision;
+
+/// The graph of one upstream query and the history of its fetches.
+#[derive(Debug)]
+pub struct Feed {
+    parameters: UpstreamParameters,
+    state: RwLock<FeedState>,
+    /// Set once the first fetch finished, well or not: requests for a new
+    /// query wait for it instead of answering 503 at once.
+    first_fetch: OnceCell<()>,
+    last_used: Mutex<Instant>,
+    max_answers: usize,
+}
+
+#[derive(Debug, Default)]
+struct FeedState {
+    revision: Option<Arc<Revision>>,
+    etag: Option<String>,
+    /// A digest of the last body, so an upstream without ETags that sends
+    /// the same graph again does not cost a parse and the answer caches.
+    body_digest: Option<u64>,
+    last_success: Option<SystemTime>,
+    last_error: Option<Failure>,
+}
+
+/// The last failed fetch.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    #[serde(serialize_with = "unix_seconds")]
+    pub at: SystemTime,
+    pub message: String,
+}
+
+/// What one refresh did.
+#[derive(Debug)]
+pub enum Refresh {
+    Unchanged,
+    /// A new revision, with the upstream document's top-level `version`.
+    Updated {
+        api_version: Option<u64>,
+    },
+    Failed(RefreshError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RefreshError {
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error("upstream graph refused: {0}")]
+    Parse(#[from] WireError),
+}
+
+/// A feed as `/status` shows it.
+#[derive(Debug, Serialize)]
+pub struct FeedStatus {
+    pub parameters: UpstreamParameters,
+    pub releases: Option<usize>,
+    #[serde(serialize_with = "optional_unix_seconds")]
+    pub fetched_at: Option<SystemTime>,
+    #[serde(serialize_with = "optional_unix_seconds")]
+    pub last_success: Option<SystemTime>,
+    pub last_error: Option<Failure>,
+    /// The most recent fetch failed: the graph served is the last good one.
+    pub stale: bool,
+}
+
+impl Feed {
+    pub fn new(parameters: UpstreamParameters, max_answers: usize) -> Self {
+        Self {
+            parameters,
+            state: RwLock::default(),
+            first_fetch: OnceCell::new(),
+            last_used: Mutex::new(Instant::now()),
+            max_answers,
+        }
+    }
+
+    /// The query this feed sends upstream.
+    pub fn parameters(&self) -> &[(String, String)] {
+        &self.parameters
+    }
+
+    pub fn revision(&self) -> Option<Arc<Revision>> {
+        self.read().revision.clone()
+    }
+
+    pub fn last_error(&self) -> Option<Failure> {
+        self.read().last_error.clone()
+    }
+
+    pub fn touch(&self) {
+        *self.last_used.lock().expect("feed lock poisoned") = Instant::now();
+    }
+
+    pub fn last_used(&self) -> Instant {
+        *self.last_used.lock().expect("feed lock poisoned")
+    }
+
+    /// Waits for the first fetch of this feed, running it if nobody has.
+    pub async fn first_fetch(&self, fetch: impl Future<Output = ()>) {
+        self.first_fetch.get_or_init(|| fetch).await;
+    }
+
+    /// Fetches the upstream graph unless unchanged, and parses a new one
+    /// once, off the async threads.
+    pub async fn refresh(&self, client: &UpstreamClient) -> Refresh {
+        let (etag, previous_digest) = {
+            let state = self.read();
+            (state.etag.clone(), state.body_digest)
+        };
+        let outcome = match client.fetch(&self.parameters, etag.as_deref()).await {
+            Ok(Fetched::NotModified) => Ok(None),
+            Ok(Fetched::Body { body, etag }) => {
+                let parsed = tokio::task::spawn_blocking(move || {
+                    let digest = digest(&body);
+                    if Some(digest) == previous_digest {
+                        return Ok(None);
+                    }
+                    wire::parse(&body).map(|document| Some((document, etag, digest)))
+                })
+                .await;
+                parsed
+                    .expect("parsing does not panic")
+                    .map_err(RefreshError::Parse)
+            }
+            Err(error) => Err(RefreshError::Fetch(error)),
+        };
+        let now = SystemTime::now();
+        let mut state = self.state.write().expect("feed lock poisoned");
+        match outcome {
+            Ok(None) => {
+                state.last_success = Some(now);
+                state.last_error = None;
+                Refresh::Unchanged
+            }
+            Ok(Some((document, etag, digest))) => {
+                state.revision = Some(Arc::new(Revision::new(document.graph, now, self.max_answers)));
+                state.etag = etag;
+                state.body_digest = Some(digest);
+                state.last_success = Some(now);
+                state.last_error = None;
+                self.first_fetch.set(()).ok();
+                Refresh::Updated {
+                    api_version: document.api_version,
+                }
+            }
+            Err(error) => {
+                state.last_error = Some(Failure {
+                    at: now,
+                    message: error.to_string(),
+                });
+                Refresh::Failed(error)
+            }
+        }
+    }
+
+    pub fn status(&self) -> FeedStatus {
+        let state = self.read();
+        FeedStatus {
+            parameters: self.parameters.clone(),
+            releases: state.revision.as_ref().map(|revision| revision.release_count()),
+            fetched_at: state.revision.as_ref().map(|revision| revision.fetched_at()),
+            last_success: state.last_success,
+            last_error: state.last_error.clone(),
+            stale: state.last_error.is_some(),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, FeedState> {
+        self.state.read().expect("feed lock poisoned")
+    }
+}
+
+fn digest(body: &[u8]) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    body.hash(&mut hasher);
+    hasher.finish()
+}
+
+fn unix_seconds<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
+    let seconds = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64());
+    serializer.serialize_f64(seconds)
+}
+
+fn optional_unix_seconds<S: serde::Serializer>(
+    time: &Option<SystemTime>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match time {
+        Some(time) => unix_seconds(time, serializer),
+        None => serializer.serialize_none(),
+    }
+}

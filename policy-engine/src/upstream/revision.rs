@@ -1,0 +1,195 @@
+//! One upstream revision: the parsed graph and the answers computed from it.
+//!
+//! An answer is computed at most once per (channel, arch) and revision, on
+//! the first request that needs it, on a blocking thread; concurrent first
+//! requests wait for that one computation. Later requests clone an `Arc`.
+//! Lazily rather than for every channel up front: most of the hundreds of
+//! (channel, arch) pairs are never asked for (see
+//! docs/benchmarks-policy-engine.md for the measured costs).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use cincinnati_core::stage::Pipeline;
+use cincinnati_core::{ApiError, ErrorKind, Graph, wire};
+use service_kit::PreparedBody;
+use tokio::sync::OnceCell;
+
+use crate::filters::PolicyRequest;
+use crate::query::{Arch, Channel};
+
+/// The `version` a policy-engine puts at the top of its answers.
+pub const API_VERSION: u64 = 1;
+
+type Answer = Result<Arc<PreparedBody>, ApiError>;
+
+/// What an answer depends on besides the revision. `version` and `id` are
+/// read by no filter, so they do not split the cache.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct AnswerKey {
+    channel: Option<Channel>,
+    arch: Option<Arch>,
+}
+
+/// A parsed upstream graph, immutable, with its answer cache.
+#[derive(Debug)]
+pub struct Revision {
+    graph: Graph,
+    fetched_at: SystemTime,
+    answers: Mutex<HashMap<AnswerKey, Arc<OnceCell<Answer>>>>,
+    /// Keys beyond this many are computed but not kept, so requests for
+    /// made-up channels cannot grow memory without bound.
+    max_answers: usize,
+}
+
+/// Whether an answer came from the cache, for the hit-ratio metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    Hit,
+    Miss,
+}
+
+impl Revision {
+    pub fn new(graph: Graph, fetched_at: SystemTime, max_answers: usize) -> Self {
+        Self {
+            graph,
+            fetched_at,
+            answers: Mutex::default(),
+            max_answers,
+        }
+    }
+
+    pub fn release_count(&self) -> usize {
+        self.graph.release_count()
+    }
+
+    pub fn fetched_at(&self) -> SystemTime {
+        self.fetched_at
+    }
+
+    /// The answer to `request` through `pipeline`, computed once.
+    pub async fn answer(
+        self: &Arc<Self>,
+        request: PolicyRequest,
+        pipeline: &Arc<Pipeline<PolicyRequest>>,
+    ) -> (Answer, Lookup) {
+        let key = AnswerKey {
+            channel: request.query.channel.clone(),
+            arch: request.query.arch.clone(),
+        };
+        let cell = {
+            let mut answers = self.answers.lock().expect("answer cache lock poisoned");
+            match answers.get(&key) {
+                Some(cell) => cell.clone(),
+                None if answers.len() < self.max_answers => answers.entry(key).or_default().clone(),
+                None => Arc::default(),
+            }
+        };
+        if let Some(answer) = cell.get() {
+            return (answer.clone(), Lookup::Hit);
+        }
+        let (revision, pipeline) = (self.clone(), pipeline.clone());
+        // Only the request that computes is a miss; those that waited for it are hits.
+        let mut computed = false;
+        let answer = cell
+            .get_or_init(|| {
+                computed = true;
+                async move {
+                    tokio::task::spawn_blocking(move || revision.compute(&request, &pipeline))
+                        .await
+                        .unwrap_or_else(|error| Err(ApiError::new(ErrorKind::FailedPluginExecution, error)))
+                }
+            })
+            .await;
+        (answer.clone(), if computed { Lookup::Miss } else { Lookup::Hit })
+    }
+
+    /// Filters a copy of the graph and prepares the bytes answered.
+    fn compute(&self, request: &PolicyRequest, pipeline: &Pipeline<PolicyRequest>) -> Answer {
+        let mut graph = self.graph.clone();
+        pipeline
+            .run(&mut graph, request)
+            .map_err(|failure| failure.error)?;
+        Ok(Arc::new(PreparedBody::new(wire::serialize(
+            &graph,
+            Some(API_VERSION),
+        ))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+    use crate::filters::test_graphs::{graph, request};
+    use crate::filters::{catalog, default_tables};
+    use crate::upstream::UpstreamKind;
+
+    const GRAPH: &str = r#"{"nodes": [
+        {"version": "4.1.0+amd64", "payload": "p", "metadata": {
+          "io.openshift.upgrades.graph.release.arch": "amd64",
+          "io.openshift.upgrades.graph.release.channels": "a-4.1,b-4.1"}}],
+      "edges": []}"#;
+
+    fn revision(max_answers: usize) -> (Arc<Revision>, Arc<Pipeline<PolicyRequest>>) {
+        let pipeline = Arc::new(catalog().pipeline(&default_tables()).unwrap());
+        (
+            Arc::new(Revision::new(graph(GRAPH), SystemTime::now(), max_answers)),
+            pipeline,
+        )
+    }
+
+    async fn lookup(
+        revision: &Arc<Revision>,
+        pipeline: &Arc<Pipeline<PolicyRequest>>,
+        query: &str,
+    ) -> Lookup {
+        let (answer, lookup) = revision
+            .answer(request(query, UpstreamKind::GraphBuilder), pipeline)
+            .await;
+        assert!(answer.is_ok());
+        lookup
+    }
+
+    #[tokio::test]
+    async fn each_key_is_computed_once_and_version_and_id_do_not_split_it() {
+        let (revision, pipeline) = revision(8);
+        assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, Lookup::Miss);
+        assert_eq!(
+            lookup(&revision, &pipeline, "channel=a-4.1&version=4.1.0&id=x").await,
+            Lookup::Hit
+        );
+        assert_eq!(lookup(&revision, &pipeline, "channel=b-4.1").await, Lookup::Miss);
+        assert_eq!(
+            lookup(&revision, &pipeline, "channel=a-4.1&arch=amd64").await,
+            Lookup::Miss
+        );
+    }
+
+    #[tokio::test]
+    async fn keys_beyond_the_limit_are_answered_but_not_kept() {
+        let (revision, pipeline) = revision(1);
+        assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, Lookup::Miss);
+        for _ in 0..2 {
+            assert_eq!(
+                lookup(&revision, &pipeline, "channel=made-up").await,
+                Lookup::Miss
+            );
+        }
+        assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, Lookup::Hit);
+    }
+
+    #[tokio::test]
+    async fn filter_errors_are_answers_too() {
+        let (revision, pipeline) = revision(8);
+        let (answer, _) = revision
+            .answer(request("arch=amd64", UpstreamKind::GraphBuilder), &pipeline)
+            .await;
+        assert_eq!(
+            answer.unwrap_err().kind,
+            cincinnati_core::ErrorKind::MissingParams
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Prepared answers: ETag, 304, gzip, Cache-Control, HEAD.
+
+use std::io::Read as _;
+
+use flate2::read::GzDecoder;
+
+use crate::support::app::{settings, spawn_ready};
+use crate::support::fixture;
+use crate::support::upstream::{Behaviour, FakeUpstream};
+
+const QUERY: &str = "/graph?channel=stable-4.6";
+
+#[tokio::test]
+async fn a_current_etag_gets_304_without_a_body() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let app = spawn_ready(settings(&upstream.url())).await;
+
+    let first = app.get_with(QUERY, &[("accept", "application/json")]).await;
+    let etag = first.header("etag").expect("answers carry an ETag").to_owned();
+    assert!(
+        etag.starts_with('"') && etag.ends_with('"'),
+        "strong ETag: {etag}"
+    );
+    assert_eq!(
+        first.header("cache-control"),
+        Some("public, max-age=60, must-revalidate")
+    );
+    assert!(first.header("vary").unwrap().contains("Accept, Accept-Encoding"));
+
+    let again = app
+        .get_with(QUERY, &[("accept", "application/json"), ("if-none-match", &etag)])
+        .await;
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    assert_eq!(again.header("etag"), Some(etag.as_str()));
+
+    let other = app
+        .get_with(
+            QUERY,
+            &[("accept", "application/json"), ("if-none-match", "\"stale\"")],
+        )
+        .await;
+    assert_eq!(other.status, 200);
+    assert_eq!(other.body, first.body);
+
+    // Another media type is another representation with another tag.
+    let v1_type = [("accept", "application/vnd.redhat.cincinnati.v1+json")];
+    let v1 = app.get_with(QUERY, &v1_type).await;
+    assert_ne!(v1.header("etag"), Some(etag.as_str()));
+    let v1_again = app.get_with(QUERY, &[v1_type[0], ("if-none-match", &etag)]).await;
+    assert_eq!(v1_again.status, 200);
+}
+
+#[tokio::test]
+async fn gzip_is_served_to_clients_that_accept_it() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let app = spawn_ready(settings(&upstream.url())).await;
+
+    let plain = app.get_with(QUERY, &[("accept", "application/json")]).await;
+    assert_eq!(plain.header("content-encoding"), None);
+
+    let compressed = app
+        .get_with(
+            QUERY,
+            &[("accept", "application/json"), ("accept-encoding", "gzip, br")],
+        )
+        .await;
+    assert_eq!(compressed.status, 200);
+    assert_eq!(compressed.header("content-encoding"), Some("gzip"));
+    assert!(
+        compressed.body.len() * 4 < plain.body.len(),
+        "the graph compresses well"
+    );
+    let mut decompressed = Vec::new();
+    GzDecoder::new(&compressed.body[..])
+        .read_to_end(&mut decompressed)
+        .unwrap();
+    assert_eq!(decompressed, plain.body);
+
+    let gzip_etag = compressed.header("etag").unwrap().to_owned();
+    assert_ne!(Some(gzip_etag.as_str()), plain.header("etag"));
+    let revalidated = app
+        .get_with(
+            QUERY,
+            &[
+                ("accept", "application/json"),
+                ("accept-encoding", "gzip"),
+                ("if-none-match", &gzip_etag),
+            ],
+        )
+        .await;
+    assert_eq!(revalidated.status, 304);
+}
+
+#[tokio::test]
+async fn head_answers_headers_only() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let app = spawn_ready(settings(&upstream.url())).await;
+    let get = app.get(QUERY).await;
+    let head = app.send(app.client.head(app.url(QUERY)), &[]).await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    assert_eq!(head.header("etag"), get.header("etag"));
+    assert_eq!(
+        head.header("content-length"),
+        Some(get.body.len().to_string().as_str())
+    );
+}
+
+#[tokio::test]
+async fn answers_are_computed_once_per_revision() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let app = spawn_ready(settings(&upstream.url())).await;
+    let requests = futures::future::join_all((0..8).map(|_| app.get(QUERY))).await;
+    assert!(
+        requests
+            .iter()
+            .all(|answer| answer.status == 200 && answer.body == requests[0].body)
+    );
+    app.get(QUERY).await;
+    assert_eq!(app.metric("cincinnati_pe_graph_cache_misses_total").await, 1.0);
+    assert_eq!(app.metric("cincinnati_pe_graph_cache_hits_total").await, 8.0);
+    assert!(app.metric("cincinnati_pe_graph_cache_hit_ratio").await > 0.85);
+}

@@ -1,0 +1,133 @@
+//! Engines chain: `client → B → A → graph-builder` answers exactly what
+//! `client → A` answers, with B fetching A once per parameter set.
+
+use std::time::Duration;
+
+use crate::support::app::{TestApp, settings, spawn_ready};
+use crate::support::upstream::{Behaviour, FakeUpstream};
+use crate::support::{eventually, fixture};
+
+async fn chain() -> (FakeUpstream, TestApp, TestApp) {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let a = spawn_ready(settings(&upstream.url())).await;
+    let b = spawn_ready(settings(&a.url("/graph"))).await;
+    (upstream, a, b)
+}
+
+#[tokio::test]
+async fn an_engine_in_front_of_an_engine_answers_the_same_bytes() {
+    let (_upstream, a, b) = chain().await;
+    assert_eq!(b.status_document().await["upstream"]["kind"], "policy-engine");
+    let queries = [
+        "channel=stable-4.6",
+        "channel=stable-4.6&arch=amd64",
+        "channel=stable-4.6&arch=s390x",
+        "channel=fast-4.9&arch=arm64",
+        "channel=candidate-4.10&arch=ppc64le",
+        "channel=stable-4.7&version=4.7.1&id=x",
+        "channel=a",
+        "channel=stable-4.6&arch=multi",
+    ];
+    let accepts: [&[(&str, &str)]; 3] = [
+        &[],
+        &[("accept", "application/json")],
+        &[("accept-encoding", "gzip")],
+    ];
+    for query in queries {
+        for headers in accepts {
+            let path = format!("/graph?{query}");
+            let (direct, chained) = (a.get_with(&path, headers).await, b.get_with(&path, headers).await);
+            assert_eq!(chained.status, 200, "{query}");
+            assert_eq!(chained.body, direct.body, "{query} {headers:?}");
+            assert_eq!(chained.header("content-type"), direct.header("content-type"));
+            assert_eq!(chained.header("etag"), direct.header("etag"));
+        }
+    }
+    // A graph with conditional edges survives the chain intact.
+    let direct = a.get("/graph?channel=candidate-4.9").await.json();
+    assert!(!direct["conditionalEdges"].as_array().unwrap().is_empty());
+    assert_eq!(b.get("/graph?channel=candidate-4.9").await.json(), direct);
+}
+
+#[tokio::test]
+async fn errors_travel_the_chain_unchanged() {
+    let (_upstream, a, b) = chain().await;
+    for (path, headers) in [
+        ("/graph", &[][..]),
+        ("/graph?channel=fast-4+9", &[][..]),
+        ("/graph?channel=a&arch=x-1", &[][..]),
+        ("/graph?channel=a", &[("accept", "text/plain")][..]),
+        ("/nope", &[][..]),
+    ] {
+        let (direct, chained) = (a.get_with(path, headers).await, b.get_with(path, headers).await);
+        assert_eq!(chained.status, direct.status, "{path}");
+        assert_eq!(chained.body, direct.body, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn the_front_engine_fetches_once_per_parameter_set() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let a = spawn_ready(settings(&upstream.url())).await;
+    let mut front = settings(&a.url("/graph"));
+    // No background refresh during the test: every fetch B makes is counted.
+    front.upstream.cincinnati.interval_secs = 3600;
+    let b = spawn_ready(front).await;
+    for _ in 0..5 {
+        b.get("/graph?channel=stable-4.6&arch=amd64").await;
+        b.get("/graph?channel=stable-4.6&arch=amd64&id=cluster").await;
+    }
+    b.get("/graph?channel=fast-4.6").await;
+    let feeds = b.status_document().await["feeds"].as_array().unwrap().clone();
+    let parameters: Vec<_> = feeds.iter().map(|feed| feed["parameters"].clone()).collect();
+    assert_eq!(parameters.len(), 2, "{parameters:?}");
+    // B asked A once to learn its kind, then once per parameter set.
+    let incoming = a
+        .metric("cincinnati_pe_graph_incoming_requests_total{uri_path=\"/graph\"}")
+        .await;
+    assert_eq!(incoming, 3.0, "B forwarded client traffic");
+}
+
+#[tokio::test]
+async fn the_front_engine_serves_its_last_graph_when_the_middle_one_stops() {
+    let (_upstream, a, b) = chain().await;
+    let before = b.get("/graph?channel=stable-4.6").await;
+    drop(a);
+    eventually("B notices A is gone", Duration::from_secs(10), || async {
+        b.status_document().await["feeds"][0]["stale"] == true
+    })
+    .await;
+    let after = b.get("/graph?channel=stable-4.6").await;
+    assert_eq!(after.status, 200);
+    assert_eq!(after.body, before.body);
+}
+
+#[tokio::test]
+async fn configured_parameters_are_forwarded_and_split_the_cache() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let a = spawn_ready(settings(&upstream.url())).await;
+    let mut front = settings(&a.url("/graph"));
+    front.upstream.cincinnati.forward_parameters = vec!["version".into()];
+    let b = spawn_ready(front).await;
+    for version in ["4.6.1", "4.6.2", "4.6.1"] {
+        let answer = b
+            .get(&format!("/graph?channel=stable-4.6&version={version}&id=x"))
+            .await;
+        assert_eq!(answer.status, 200);
+    }
+    let feeds = b.status_document().await["feeds"].clone();
+    let mut parameters: Vec<String> = feeds
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|feed| feed["parameters"].to_string())
+        .collect();
+    parameters.sort();
+    assert_eq!(
+        parameters,
+        [
+            r#"[["channel","stable-4.6"],["version","4.6.1"]]"#,
+            r#"[["channel","stable-4.6"],["version","4.6.2"]]"#
+        ]
+    );
+}

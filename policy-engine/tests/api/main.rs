@@ -1,0 +1,14 @@
+//! Black-box tests: real engines on loopback ports, in front of a real HTTP
+//! upstream that a test can switch to errors, garbage, slowness or silence.
+
+mod support;
+
+mod caching;
+mod chain;
+mod cors;
+mod errors;
+mod negotiation;
+mod openapi;
+mod parameters;
+mod resilience;
+mod status;

@@ -1,0 +1,134 @@
+//! The OpenAPI document describes the API as served: checked against the
+//! live routes of an engine with a prefix and mandatory parameters.
+
+use serde_json::Value;
+
+use crate::support::app::{TestApp, settings, spawn_ready};
+use crate::support::fixture;
+use crate::support::upstream::{Behaviour, FakeUpstream};
+
+async fn documented_app() -> (FakeUpstream, TestApp) {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let mut settings = settings(&upstream.url());
+    settings.service.path_prefix = service_kit::PathPrefix::parse("api/upgrades_info");
+    settings.service.mandatory_client_parameters = vec!["id".into()];
+    let app = spawn_ready(settings).await;
+    (upstream, app)
+}
+
+/// A query with every required parameter of `operation` set to its example.
+fn required_query(operation: &Value, except: Option<&str>) -> String {
+    operation["parameters"]
+        .as_array()
+        .map(|parameters| {
+            parameters
+                .iter()
+                .filter(|parameter| {
+                    parameter["required"] == true && Some(parameter["name"].as_str().unwrap()) != except
+                })
+                .map(|parameter| {
+                    let example = parameter["example"].as_str().unwrap_or("x");
+                    format!("{}={example}", parameter["name"].as_str().unwrap())
+                })
+                .collect::<Vec<_>>()
+                .join("&")
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_document_is_json_with_the_prefix_and_mandatory_parameters() {
+    let (_upstream, app) = documented_app().await;
+    for path in ["/api/upgrades_info/openapi", "/api/upgrades_info/v1/openapi"] {
+        let answer = app.get(path).await;
+        assert_eq!(answer.status, 200, "{path}");
+        assert_eq!(answer.header("content-type"), Some("application/json"));
+        let document = answer.json();
+        assert_eq!(document["openapi"], "3.0.3");
+        let parameters = document["paths"]["/api/upgrades_info/graph"]["get"]["parameters"]
+            .as_array()
+            .unwrap();
+        let required: Vec<&str> = parameters
+            .iter()
+            .filter(|parameter| parameter["required"] == true)
+            .map(|parameter| parameter["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(required, ["channel", "id"]);
+    }
+}
+
+#[tokio::test]
+async fn every_documented_operation_answers_as_documented() {
+    let (_upstream, app) = documented_app().await;
+    let document = app.get("/api/upgrades_info/openapi").await.json();
+    let paths = document["paths"].as_object().unwrap();
+    assert!(!paths.is_empty());
+    for (path, item) in paths {
+        let operation = &item["get"];
+        let answer = app
+            .get_with(
+                &format!("{path}?{}", required_query(operation, None)),
+                &[("accept", "application/json")],
+            )
+            .await;
+        assert_eq!(answer.status, 200, "{path}");
+        let content_type = answer.header("content-type").unwrap();
+        assert!(
+            operation["responses"]["200"]["content"]
+                .get(content_type)
+                .is_some(),
+            "{path} answers {content_type}, which is not documented"
+        );
+        if let Some(required) =
+            operation["responses"]["200"]["content"][content_type]["schema"]["$ref"].as_str()
+        {
+            let schema = &document["components"]["schemas"][required.rsplit('/').next().unwrap()];
+            for key in schema["required"].as_array().unwrap() {
+                assert!(
+                    answer.json().get(key.as_str().unwrap()).is_some(),
+                    "{path} lacks {key}"
+                );
+            }
+        }
+        for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            if parameter["required"] != true {
+                continue;
+            }
+            let name = parameter["name"].as_str().unwrap();
+            let missing = app
+                .get(&format!("{path}?{}", required_query(operation, Some(name))))
+                .await;
+            assert_eq!(missing.status, 400, "{path} without {name}");
+            assert!(
+                operation["responses"].get("400").is_some(),
+                "{path} documents its 400"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_live_route_is_documented() {
+    let (_upstream, app) = documented_app().await;
+    let document = app.get("/api/upgrades_info/openapi").await.json();
+    let documented: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
+    let candidates = [
+        "/api/upgrades_info/graph",
+        "/api/upgrades_info/v1/graph",
+        "/api/upgrades_info/openapi",
+        "/api/upgrades_info/v1/openapi",
+        "/api/upgrades_info/graph-data",
+        "/api/upgrades_info/v2/graph",
+        "/api/upgrades_info",
+        "/graph",
+        "/openapi",
+    ];
+    for path in candidates {
+        let live = app.get(&format!("{path}?channel=a&id=x")).await.status != 404;
+        assert_eq!(
+            live,
+            documented.iter().any(|documented| *documented == path),
+            "{path}"
+        );
+    }
+}

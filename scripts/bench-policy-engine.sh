@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Load benchmark of the policy-engine (run by hand; see
+# docs/benchmarks-policy-engine.md).
+#
+#   scripts/bench-policy-engine.sh [GRAPH.json]
+#
+# GRAPH.json is the upstream graph-builder graph to serve (default: a
+# synthetic present-day-sized graph, generated). nginx serves it as the
+# upstream; a release build of the policy-engine filters it; wrk loads
+# {prefix}/graph?channel=$CHANNEL&arch=amd64 with 64 keep-alive connections,
+# without and with gzip, then loads nginx serving the engine's own answer
+# bytes for comparison. Installs wrk and nginx (Debian) if missing.
+#
+# Environment: CHANNEL (stable-4.18), DURATION (20s), CONNECTIONS (64),
+# THREADS (2), WORKERS (engine and nginx workers, 2), PREFIX (/api/upgrades_info).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CHANNEL=${CHANNEL:-stable-4.18}
+DURATION=${DURATION:-20s}
+CONNECTIONS=${CONNECTIONS:-64}
+THREADS=${THREADS:-2}
+WORKERS=${WORKERS:-2}
+PREFIX=${PREFIX:-/api/upgrades_info}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-pe}
+UPSTREAM_PORT=18180 ENGINE_PORT=18181 STATUS_PORT=19181 NGINX_ANSWER_PORT=18182
+
+if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk nginx-light >/dev/null
+fi
+cargo build --release -q -p policy-engine --bin policy-engine --example synthetic-graph
+
+work=$(mktemp -d)
+chmod 755 "$work" # nginx workers run unprivileged
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+graph=${1:-}
+if [ -z "$graph" ]; then
+    graph=$work/synthetic.json
+    "$CARGO_TARGET_DIR/release/examples/synthetic-graph" "$graph"
+fi
+mkdir -p "$work/upstream" "$work/answer"
+cp "$graph" "$work/upstream/graph"
+
+# One nginx serves the upstream graph and, on a second port, the engine's
+# answer bytes (plain and precompressed), so both servers are loaded with
+# the same bytes and headers.
+cat >"$work/nginx.conf" <<CONF
+worker_processes $WORKERS;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+daemon off;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    types { application/json json; }
+    default_type application/json;
+    server {
+        listen 127.0.0.1:$UPSTREAM_PORT;
+        location = /graph { root $work/upstream; try_files /graph =404; }
+    }
+    server {
+        listen 127.0.0.1:$NGINX_ANSWER_PORT;
+        gzip_static on;
+        location = /graph { root $work/answer; try_files /answer.json =404; }
+    }
+}
+CONF
+nginx -c "$work/nginx.conf" &
+pids+=($!)
+
+"$CARGO_TARGET_DIR/release/policy-engine" \
+    --service.port $ENGINE_PORT --status.port $STATUS_PORT \
+    --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
+    --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" &
+engine=$!
+pids+=($engine)
+
+for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$STATUS_PORT/readyz" >/dev/null && break
+    sleep 0.1
+done
+curl -sf "http://127.0.0.1:$STATUS_PORT/readyz" >/dev/null || { echo "the engine did not get ready" >&2; exit 1; }
+
+url="http://127.0.0.1:$ENGINE_PORT$PREFIX/graph?channel=$CHANNEL&arch=amd64"
+computed=$(curl -sf -H 'Accept: application/json' "$url" -o "$work/answer/answer.json" -w '%{time_total}')
+cached=$(curl -sf -H 'Accept: application/json' "$url" -o /dev/null -w '%{time_total}')
+echo "first answer (filtered, serialised, gzipped): ${computed}s; second (cached): ${cached}s"
+gzip -9 -k -c "$work/answer/answer.json" >"$work/answer/answer.json.gz"
+python3 - "$work/answer/answer.json" "$graph" <<'PY'
+import json, os, sys
+g = json.load(open(sys.argv[1]))
+print("answer: %d nodes, %d edges, %d conditional edges, %d bytes" % (
+    len(g["nodes"]), len(g["edges"]),
+    sum(len(c["edges"]) for c in g["conditionalEdges"]), os.path.getsize(sys.argv[1])))
+full = json.load(open(sys.argv[2]))
+keys = {(c, m.get("io.openshift.upgrades.graph.release.arch"))
+        for n in full["nodes"] for m in [n.get("metadata", {})]
+        for c in m.get("io.openshift.upgrades.graph.release.channels", "").split(",") if c}
+print("upstream: %d releases; %d (channel, arch) pairs exist" % (len(full["nodes"]), len(keys)))
+PY
+
+load() { # name url [extra wrk args]
+    local name=$1 target=$2
+    shift 2
+    echo "== $name"
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H 'Accept: application/json' "$@" "$target" \
+        | grep -E 'Requests/sec|Transfer/sec|^ +(50|99)%|Non-2xx|Socket errors'
+}
+
+load "policy-engine, identity" "$url"
+load "policy-engine, gzip" "$url" -H 'Accept-Encoding: gzip'
+load "nginx, same bytes, identity" "http://127.0.0.1:$NGINX_ANSWER_PORT/graph"
+load "nginx, same bytes, gzip" "http://127.0.0.1:$NGINX_ANSWER_PORT/graph" -H 'Accept-Encoding: gzip'
+echo "== policy-engine peak RSS: $(grep VmHWM /proc/$engine/status | awk '{print $2, $3}')"

@@ -1,0 +1,32 @@
+//! HTTP plumbing the graph-builder and the policy-engine share.
+//!
+//! - [`prefix`]: the `--service.path_prefix` normalisation.
+//! - [`accept`]: `Accept` and `Accept-Encoding` negotiation.
+//! - [`prepared`]: bodies computed once, served with ETag, 304, gzip and
+//!   `Cache-Control`.
+//! - [`errors`]: `ApiError` as a JSON answer, JSON 404 and 405, error counting.
+//! - [`routes`]: GET-and-HEAD resources.
+//! - [`status`]: the status server (probes, `/metrics`, `/status`).
+//! - [`metrics`]: a prefixed Prometheus registry and `build_info`.
+//! - [`config`]: layered configuration (defaults, TOML, environment, CLI).
+//! - [`logging`]: the `tracing` subscriber.
+//! - [`shutdown`]: the termination signal.
+//!
+//! This crate knows HTTP and nothing of graphs: it never parses or filters one.
+
+pub mod accept;
+pub mod config;
+pub mod errors;
+pub mod logging;
+pub mod metrics;
+pub mod prefix;
+pub mod prepared;
+pub mod routes;
+pub mod shutdown;
+pub mod status;
+
+pub use accept::MediaTypes;
+pub use errors::HttpError;
+pub use prefix::PathPrefix;
+pub use prepared::{CachePolicy, PreparedBody};
+pub use status::{BoundServer, StatusServer};

@@ -1,0 +1,122 @@
+//! Logging setup: `tracing` events to stderr, as text or JSON lines.
+//!
+//! The level comes from the verbosity (`-v` count or the configuration's
+//! `verbosity`) unless `RUST_LOG` is set, which wins so an operator can turn
+//! up one module without a restart of the configuration.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use tracing_subscriber::EnvFilter;
+
+/// How much to log: 0 warnings and errors, 1 info, 2 debug, 3 or more trace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Verbosity(pub u8);
+
+impl Verbosity {
+    fn level(self) -> &'static str {
+        match self.0 {
+            0 => "warn",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }
+    }
+}
+
+/// Accepts a number (`2`), a count of `v`s (`"vv"`) or a level name (`"debug"`).
+impl<'de> Deserialize<'de> for Verbosity {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct VerbosityVisitor;
+
+        impl Visitor<'_> for VerbosityVisitor {
+            type Value = Verbosity;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number, a run of `v`s or a level name (warn, info, debug, trace)")
+            }
+
+            fn visit_u64<E: de::Error>(self, value: u64) -> Result<Verbosity, E> {
+                Ok(Verbosity(value.min(u64::from(u8::MAX)) as u8))
+            }
+
+            fn visit_i64<E: de::Error>(self, value: i64) -> Result<Verbosity, E> {
+                u64::try_from(value)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(value), &self))
+                    .and_then(|value| self.visit_u64(value))
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<Verbosity, E> {
+                let count = match value.trim().to_ascii_lowercase().as_str() {
+                    "" | "error" | "warn" => 0,
+                    "info" => 1,
+                    "debug" => 2,
+                    "trace" => 3,
+                    vs if vs.bytes().all(|byte| byte == b'v') => vs.len().min(3),
+                    other => {
+                        return other
+                            .parse::<u64>()
+                            .map_err(|_| E::invalid_value(de::Unexpected::Str(value), &self))
+                            .and_then(|number| self.visit_u64(number));
+                    }
+                };
+                Ok(Verbosity(count as u8))
+            }
+        }
+
+        deserializer.deserialize_any(VerbosityVisitor)
+    }
+}
+
+/// The shape of log lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+/// Installs the global subscriber. Fails if one is installed already (a
+/// second service in the same process, or a test that set one up).
+pub fn init(verbosity: Verbosity, format: LogFormat) -> Result<(), LoggingError> {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(verbosity.level()));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    }
+    .map_err(LoggingError)
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot install the log subscriber: {0}")]
+pub struct LoggingError(Box<dyn std::error::Error + Send + Sync>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml_value: &str) -> Result<Verbosity, toml::de::Error> {
+        #[derive(Deserialize)]
+        struct File {
+            verbosity: Verbosity,
+        }
+        toml::from_str::<File>(&format!("verbosity = {toml_value}")).map(|file| file.verbosity)
+    }
+
+    #[test]
+    fn verbosity_reads_numbers_vs_and_level_names() {
+        assert_eq!(parse("2").unwrap(), Verbosity(2));
+        assert_eq!(parse("\"vv\"").unwrap(), Verbosity(2));
+        assert_eq!(parse("\"info\"").unwrap(), Verbosity(1));
+        assert_eq!(parse("\"3\"").unwrap(), Verbosity(3));
+        assert_eq!(Verbosity(7).level(), "trace");
+        assert!(parse("\"loud\"").is_err());
+        assert!(parse("-1").is_err());
+    }
+}

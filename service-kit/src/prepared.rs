@@ -1,0 +1,238 @@
+//! Answers computed once and served many times: the bytes, their gzip form
+//! and a strong ETag, answered with conditional requests (304), gzip and
+//! cache headers.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::time::Duration;
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse};
+use bytes::Bytes;
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use sha2::{Digest, Sha256};
+
+use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
+
+/// A response body prepared once: identity and gzip bytes (shared, cloning
+/// is a reference count) and a digest of the identity bytes for ETags.
+#[derive(Debug, Clone)]
+pub struct PreparedBody {
+    identity: Bytes,
+    gzip: Bytes,
+    digest: String,
+}
+
+impl PreparedBody {
+    /// Compresses `body` eagerly, at the best level: a body is prepared once
+    /// and served many times, so bytes saved outweigh milliseconds spent.
+    pub fn new(body: impl Into<Bytes>) -> Self {
+        let identity: Bytes = body.into();
+        let mut encoder = GzEncoder::new(Vec::with_capacity(identity.len() / 8), Compression::best());
+        encoder
+            .write_all(&identity)
+            .and_then(|()| encoder.try_finish())
+            .expect("compressing into memory cannot fail");
+        let gzip = Bytes::from(encoder.finish().expect("compressing into memory cannot fail"));
+        let digest = hex::encode(&Sha256::digest(&identity)[..16]);
+        Self {
+            identity,
+            gzip,
+            digest,
+        }
+    }
+
+    pub fn identity(&self) -> &Bytes {
+        &self.identity
+    }
+
+    pub fn gzip(&self) -> &Bytes {
+        &self.gzip
+    }
+
+    /// The strong ETag of one representation. The same bytes served as
+    /// another media type or gzip-encoded are another representation, so
+    /// they get another tag (RFC 9110 §8.8.3).
+    pub fn entity_tag(&self, content_type: &str, gzip: bool) -> String {
+        let mut tag = format!("\"{}", self.digest);
+        if content_type != APPLICATION_JSON {
+            write!(tag, "-{:08x}", fnv1a(content_type.as_bytes())).expect("writing to a String");
+        }
+        if gzip {
+            tag.push_str("-gzip");
+        }
+        tag.push('"');
+        tag
+    }
+
+    /// Answers `request` with this body as `content_type`: 304 when its
+    /// `If-None-Match` names the representation's ETag, gzip when its
+    /// `Accept-Encoding` allows it.
+    pub fn respond(
+        &self,
+        request: &HttpRequest,
+        content_type: &'static str,
+        caching: &CachePolicy,
+    ) -> HttpResponse {
+        let gzip = accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING));
+        let etag = self.entity_tag(content_type, gzip);
+        let not_modified = matches_if_none_match(&header_values(request, &header::IF_NONE_MATCH), &etag);
+        let mut response = if not_modified {
+            HttpResponse::NotModified()
+        } else {
+            HttpResponse::Ok()
+        };
+        response
+            .insert_header((header::ETAG, etag))
+            .insert_header((header::CACHE_CONTROL, caching.header_value()))
+            .insert_header((header::VARY, "Accept, Accept-Encoding"));
+        if not_modified {
+            return response.finish();
+        }
+        response.content_type(content_type);
+        if gzip {
+            response
+                .insert_header((header::CONTENT_ENCODING, "gzip"))
+                .body(self.gzip.clone())
+        } else {
+            response.body(self.identity.clone())
+        }
+    }
+}
+
+/// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110
+/// §13.1.2 requires for this header) or is `*`.
+fn matches_if_none_match(if_none_match: &[&str], etag: &str) -> bool {
+    let opaque = |tag: &str| tag.trim().trim_start_matches("W/").to_owned();
+    let wanted = opaque(etag);
+    if_none_match
+        .iter()
+        .flat_map(|value| value.split(','))
+        .any(|candidate| candidate.trim() == "*" || opaque(candidate) == wanted)
+}
+
+/// 32-bit FNV-1a: a short, stable tag for a media type inside an ETag.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |hash, &byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// How long shared and private caches may reuse an answer before they
+/// revalidate it with its ETag.
+#[derive(Debug, Clone)]
+pub struct CachePolicy {
+    header_value: String,
+}
+
+impl CachePolicy {
+    /// `max_age` zero: store, but revalidate every time (a cheap 304).
+    pub fn revalidate_after(max_age: Duration) -> Self {
+        let header_value = match max_age.as_secs() {
+            0 => "public, no-cache".to_owned(),
+            seconds => format!("public, max-age={seconds}, must-revalidate"),
+        };
+        Self { header_value }
+    }
+
+    pub fn header_value(&self) -> &str {
+        &self.header_value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read as _;
+
+    use actix_web::body::to_bytes;
+    use actix_web::http::StatusCode;
+    use actix_web::test::TestRequest;
+    use flate2::read::GzDecoder;
+
+    use super::*;
+    use crate::accept::CINCINNATI_V1;
+
+    const BODY: &str = r#"{"version":1,"nodes":[],"edges":[],"conditionalEdges":[]}"#;
+
+    fn caching() -> CachePolicy {
+        CachePolicy::revalidate_after(Duration::from_secs(60))
+    }
+
+    #[test]
+    fn gzip_bytes_decompress_to_the_body() {
+        let prepared = PreparedBody::new(BODY.repeat(100));
+        let mut decompressed = String::new();
+        GzDecoder::new(&prepared.gzip()[..])
+            .read_to_string(&mut decompressed)
+            .unwrap();
+        assert_eq!(decompressed, BODY.repeat(100));
+        assert!(prepared.gzip().len() < prepared.identity().len());
+    }
+
+    #[test]
+    fn every_representation_has_its_own_stable_tag() {
+        let prepared = PreparedBody::new(BODY);
+        let tags = [
+            prepared.entity_tag(APPLICATION_JSON, false),
+            prepared.entity_tag(APPLICATION_JSON, true),
+            prepared.entity_tag(CINCINNATI_V1, false),
+            prepared.entity_tag(CINCINNATI_V1, true),
+        ];
+        let distinct: std::collections::HashSet<_> = tags.iter().collect();
+        assert_eq!(distinct.len(), 4, "{tags:?}");
+        assert_eq!(PreparedBody::new(BODY).entity_tag(CINCINNATI_V1, true), tags[3]);
+        assert_ne!(
+            PreparedBody::new("{}").entity_tag(APPLICATION_JSON, false),
+            tags[0]
+        );
+    }
+
+    #[actix_web::test]
+    async fn answers_304_to_a_matching_if_none_match() {
+        let prepared = PreparedBody::new(BODY);
+        let etag = prepared.entity_tag(APPLICATION_JSON, false);
+        for if_none_match in [etag.clone(), format!("\"other\", W/{etag}"), "*".to_owned()] {
+            let request = TestRequest::get()
+                .insert_header((header::IF_NONE_MATCH, if_none_match.as_str()))
+                .to_http_request();
+            let response = prepared.respond(&request, APPLICATION_JSON, &caching());
+            assert_eq!(response.status(), StatusCode::NOT_MODIFIED, "{if_none_match}");
+            assert_eq!(response.headers().get(header::ETAG).unwrap(), etag.as_str());
+            assert!(to_bytes(response.into_body()).await.unwrap().is_empty());
+        }
+
+        let stale = TestRequest::get()
+            .insert_header((header::IF_NONE_MATCH, "\"other\""))
+            .to_http_request();
+        let response = prepared.respond(&stale, APPLICATION_JSON, &caching());
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(to_bytes(response.into_body()).await.unwrap(), BODY);
+    }
+
+    #[actix_web::test]
+    async fn gzip_is_served_when_accepted_with_cache_headers() {
+        let prepared = PreparedBody::new(BODY);
+        let request = TestRequest::get()
+            .insert_header((header::ACCEPT_ENCODING, "br, gzip"))
+            .to_http_request();
+        let response = prepared.respond(&request, CINCINNATI_V1, &caching());
+        let headers = response.headers().clone();
+        assert_eq!(headers.get(header::CONTENT_ENCODING).unwrap(), "gzip");
+        assert_eq!(headers.get(header::CONTENT_TYPE).unwrap(), CINCINNATI_V1);
+        assert_eq!(headers.get(header::VARY).unwrap(), "Accept, Accept-Encoding");
+        assert_eq!(
+            headers.get(header::CACHE_CONTROL).unwrap(),
+            "public, max-age=60, must-revalidate"
+        );
+        assert_eq!(to_bytes(response.into_body()).await.unwrap(), prepared.gzip());
+    }
+
+    #[test]
+    fn zero_max_age_means_always_revalidate() {
+        assert_eq!(
+            CachePolicy::revalidate_after(Duration::ZERO).header_value(),
+            "public, no-cache"
+        );
+    }
+}
