@@ -1,0 +1,49 @@
+//! Loading testdata/graph-data and applying it to a present-day-sized
+//! release set (about 5,700 releases and 106,000 updates).
+
+use std::path::Path;
+
+use cincinnati_core::Graph;
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use openshift_graph_data::apply::{EdgeRules, InstructionKeys, apply_edge_instructions, apply_graph_data};
+use openshift_graph_data::{GraphData, GraphDataFiles, Strictness};
+use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
+
+fn load(dir: &Path) -> GraphData {
+    let files = GraphDataFiles::from_dir(dir).expect("testdata/graph-data is readable");
+    GraphData::load(files, &Strictness::default())
+        .expect("testdata/graph-data is valid")
+        .graph_data
+}
+
+fn apply(graph: &mut Graph, data: &GraphData) {
+    apply_graph_data(graph, data, &InstructionKeys::default());
+    apply_edge_instructions(graph, Some(data), &EdgeRules::default()).expect("instructions apply");
+}
+
+fn benches(c: &mut Criterion) {
+    let dir = testdata_graph_data();
+    let releases = present_day_graph(&Settings::default()).expect("the release set generates");
+    let mut group = c.benchmark_group("graph-data");
+    group.sample_size(10);
+    group.bench_function("load", |b| b.iter(|| load(&dir)));
+    let data = load(&dir);
+    group.bench_function("apply", |b| {
+        b.iter_batched(
+            || releases.clone(),
+            |mut graph| apply(&mut graph, &data),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("load_and_apply", |b| {
+        b.iter_batched(
+            || releases.clone(),
+            |mut graph| apply(&mut graph, &load(&dir)),
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(graph_data, benches);
+criterion_main!(graph_data);

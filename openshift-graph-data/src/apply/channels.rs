@@ -1,0 +1,108 @@
+//! Channel membership: `release.channels` on every release a channel lists.
+
+use std::collections::BTreeMap;
+
+use cincinnati_core::{Graph, ReleaseId};
+
+use super::InstructionKeys;
+use super::index::ReleaseIndex;
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Location};
+use crate::model::GraphData;
+
+/// Adds every channel to the releases it lists and puts each release's
+/// channel list in the order clients have always seen. Returns a warning for
+/// each listed version that matches no release.
+pub(super) fn apply(
+    graph: &mut Graph,
+    index: &ReleaseIndex,
+    data: &GraphData,
+    keys: &InstructionKeys,
+) -> Vec<Diagnostic> {
+    let mut warnings = Vec::new();
+    let mut added: BTreeMap<ReleaseId, Vec<&str>> = BTreeMap::new();
+    for channel in data.channels() {
+        for listed in &channel.versions {
+            let mut found = false;
+            for id in index.find(graph, &listed.name) {
+                added.entry(id).or_default().push(&channel.name);
+                found = true;
+            }
+            if !found {
+                warnings.push(Diagnostic::warning(
+                    Location::file(&channel.origin.path, Some(listed.line)),
+                    DiagnosticKind::UnmatchedChannelVersion,
+                    format!(
+                        "{} is in channel {} but matches no release",
+                        listed.name, channel.name
+                    ),
+                ));
+            }
+        }
+    }
+    for (id, channels) in added {
+        let Some(metadata) = graph.metadata_mut(id) else {
+            continue;
+        };
+        let existing = metadata
+            .get(&keys.channels)
+            .map(String::as_str)
+            .unwrap_or_default();
+        let mut all: Vec<&str> = existing
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .collect();
+        all.extend(channels);
+        let value = in_client_order(all).join(",");
+        metadata.insert(keys.channels.clone(), value);
+    }
+    warnings
+}
+
+/// Channels sorted the way upstream (and graph-data's own tooling) always
+/// has: by name, then stably by the version after the first `-`, giving
+/// `candidate-4.6,eus-4.6,fast-4.6,stable-4.6,candidate-4.7,...`. A name
+/// without `-` (upstream crashed on one) sorts as having an empty version,
+/// so before all versioned channels. Duplicates are dropped.
+pub(crate) fn in_client_order(mut channels: Vec<&str>) -> Vec<&str> {
+    channels.sort_unstable();
+    channels.dedup();
+    channels.sort_by_key(|name| {
+        name.split_once('-')
+            .map(|(_, version)| version)
+            .unwrap_or_default()
+    });
+    channels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_group_by_version_then_name() {
+        let sorted = in_client_order(vec![
+            "stable-4.7",
+            "fast-4.6",
+            "candidate-4.7",
+            "eus-4.6",
+            "candidate-4.6",
+        ]);
+        assert_eq!(
+            sorted,
+            [
+                "candidate-4.6",
+                "eus-4.6",
+                "fast-4.6",
+                "candidate-4.7",
+                "stable-4.7"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_name_without_dash_is_fine() {
+        let sorted = in_client_order(vec!["fast-4.6", "stable", "beta", "stable"]);
+        assert_eq!(sorted, ["beta", "stable", "fast-4.6"]);
+    }
+}

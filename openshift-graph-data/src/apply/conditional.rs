@@ -1,0 +1,59 @@
+//! Risks resolved into conditional edges.
+//!
+//! A risk applies to every update into its target whose source matches its
+//! `from` regex, among the updates that exist when it is resolved (after
+//! additions, before removals). Clients drop an update listed in two groups,
+//! so updates are grouped by their complete risk list: each update appears
+//! in exactly one group, carrying every risk that applies to it, in file order.
+
+use std::collections::BTreeMap;
+
+use cincinnati_core::{ConditionalEdge, EdgeEndpoints, Graph, ReleaseId, Risk};
+
+use super::index::{ReleaseIndex, VersionNames};
+use crate::model::GraphData;
+
+pub(super) fn resolve(graph: &Graph, data: &GraphData, names: &VersionNames) -> Vec<ConditionalEdge> {
+    let index = ReleaseIndex::of_concrete(graph);
+    // Update → positions of its risks, in file order.
+    let mut risks_of: BTreeMap<(ReleaseId, ReleaseId), Vec<usize>> = BTreeMap::new();
+    for (position, declaration) in data.risks().iter().enumerate() {
+        for target in index.find(graph, &declaration.to) {
+            for parent in graph.parents(target) {
+                if declaration.from.regex.is_match(names.get(parent)) {
+                    risks_of.entry((parent, target)).or_default().push(position);
+                }
+            }
+        }
+    }
+    // One risk is declared once per target release; updates into different
+    // targets with equal risks belong in one group.
+    let mut updates_of: BTreeMap<Vec<&Risk>, Vec<EdgeEndpoints>> = BTreeMap::new();
+    for ((from, to), positions) in risks_of {
+        let risks = positions
+            .into_iter()
+            .map(|position| &data.risks()[position].risk)
+            .collect();
+        let version = |id| {
+            graph
+                .release(id)
+                .expect("a release of this graph")
+                .version
+                .clone()
+        };
+        updates_of.entry(risks).or_default().push(EdgeEndpoints {
+            from: version(from),
+            to: version(to),
+        });
+    }
+    updates_of
+        .into_iter()
+        .map(|(risks, mut edges)| {
+            edges.sort_unstable();
+            ConditionalEdge {
+                edges,
+                risks: risks.into_iter().cloned().collect(),
+            }
+        })
+        .collect()
+}

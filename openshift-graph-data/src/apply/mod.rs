@@ -1,0 +1,119 @@
+//! Applying graph-data and the metadata instructions to the update graph,
+//! with upstream's semantics and without its bugs.
+//!
+//! The graph-builder runs three steps, each a stage (see [`crate::stages`]):
+//!
+//! 1. [`apply_graph_data`] (`openshift-secondary-metadata-parse`): raw
+//!    metadata, blocked edges written as `previous.remove_regex`
+//!    instructions, channels.
+//! 2. [`apply_edge_instructions`] (`edge-add-remove`): edges added by
+//!    `previous.add`/`next.add`, then risks resolved into conditional edges
+//!    against the parents present at that point, then edges removed, so
+//!    removals win over additions and a conditional edge exists only where a
+//!    real edge did.
+//! 3. [`remove_flagged_releases`] (`node-remove`): releases marked
+//!    `release.remove`.
+//!
+//! Instructions are metadata keys under a configurable prefix, so that
+//! release images can carry them too; graph-data only writes them.
+
+mod channels;
+mod conditional;
+mod edges;
+mod index;
+mod node_remove;
+mod remove_regex;
+mod secondary_metadata;
+
+pub use edges::{EdgeError, EdgeRules, apply_edge_instructions};
+pub use node_remove::remove_flagged_releases;
+pub use secondary_metadata::apply_graph_data;
+
+/// The metadata keys of every instruction, under one prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstructionKeys {
+    /// `release.channels`: comma-separated channels.
+    pub channels: String,
+    /// `release.arch`: the architecture, used to name releases in edge lists.
+    pub arch: String,
+    /// `previous.add` (on the target): releases to add an update from.
+    pub previous_add: String,
+    /// `next.add` (on the source): releases to add an update to.
+    pub next_add: String,
+    /// `previous.remove` (on the target): releases to remove the update from, or "all".
+    pub previous_remove: String,
+    /// `previous.remove_regex` (on the target): a regex of releases to remove the update from.
+    pub previous_remove_regex: String,
+    /// `next.remove` (on the source): releases to remove the update to.
+    pub next_remove: String,
+    /// `release.remove`: `"true"` removes the release.
+    pub release_remove: String,
+}
+
+impl InstructionKeys {
+    pub fn with_prefix(prefix: &str) -> Self {
+        let key = |suffix: &str| format!("{prefix}.{suffix}");
+        Self {
+            channels: key("release.channels"),
+            arch: key("release.arch"),
+            previous_add: key("previous.add"),
+            next_add: key("next.add"),
+            previous_remove: key("previous.remove"),
+            previous_remove_regex: key("previous.remove_regex"),
+            next_remove: key("next.remove"),
+            release_remove: key("release.remove"),
+        }
+    }
+
+    /// The edge instructions that `remove_consumed_metadata` strips once applied.
+    pub(crate) fn edge_instructions(&self) -> [&str; 5] {
+        [
+            &self.previous_add,
+            &self.next_add,
+            &self.previous_remove,
+            &self.previous_remove_regex,
+            &self.next_remove,
+        ]
+    }
+}
+
+impl Default for InstructionKeys {
+    fn default() -> Self {
+        Self::with_prefix(cincinnati_core::release::keys::PREFIX)
+    }
+}
+
+/// Appends `value` to a comma-separated metadata value, or sets it.
+pub(crate) fn append_value(metadata: &mut cincinnati_core::Metadata, key: &str, value: &str) {
+    metadata
+        .entry(key.to_owned())
+        .and_modify(|existing| {
+            existing.push(',');
+            existing.push_str(value);
+        })
+        .or_insert_with(|| value.to_owned());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_the_prefix() {
+        let keys = InstructionKeys::default();
+        assert_eq!(keys.channels, cincinnati_core::release::keys::CHANNELS);
+        assert_eq!(keys.arch, cincinnati_core::release::keys::ARCH);
+        assert_eq!(
+            InstructionKeys::with_prefix("x").previous_remove_regex,
+            "x.previous.remove_regex"
+        );
+    }
+
+    #[test]
+    fn values_are_appended_with_commas() {
+        let mut metadata = cincinnati_core::Metadata::new();
+        append_value(&mut metadata, "k", "a");
+        append_value(&mut metadata, "k", "b");
+        assert_eq!(metadata["k"], "a,b");
+    }
+}

@@ -1,0 +1,190 @@
+//! Loading graph-data: files in, a validated [`GraphData`] (or the reasons it
+//! was refused) out.
+//!
+//! Loading never stops at the first problem: every file is read and every
+//! problem reported, so one run of the service tells a graph-data
+//! administrator everything there is to fix.
+
+mod blocked_edges;
+mod channels;
+mod raw_metadata;
+mod schema;
+mod yaml;
+
+use std::collections::HashMap;
+use std::fmt;
+
+use regex::Regex;
+
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Location, Strictness};
+use crate::files::{GraphDataFiles, has_yaml_extension};
+use crate::model::GraphData;
+
+pub use schema::SUPPORTED_SCHEMA;
+
+/// Graph-data that passed validation, and the warnings it raised.
+#[derive(Debug)]
+pub struct Loaded {
+    pub graph_data: GraphData,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Graph-data that must not be used. The last good graph-data stays in use.
+#[derive(Debug, Clone, thiserror::Error)]
+pub struct Refused {
+    pub errors: Vec<Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "graph-data refused with {} error(s)", self.errors.len())?;
+        for error in &self.errors {
+            write!(f, "\n  {error}")?;
+        }
+        Ok(())
+    }
+}
+
+impl GraphData {
+    /// Validates and loads graph-data. `strictness` decides which problems
+    /// refuse it (see [`Strictness`]).
+    pub fn load(files: GraphDataFiles, strictness: &Strictness) -> Result<Loaded, Refused> {
+        let mut findings = Findings::new(strictness);
+        for (path, why) in files.unreadable() {
+            findings.report(
+                Location::file(path, None),
+                DiagnosticKind::Unreadable,
+                format!("cannot read: {why}"),
+            );
+        }
+        let schema_version = schema::read(&files, &mut findings);
+        let raw_metadata = raw_metadata::read(&files, &mut findings);
+        let channels = channels::read(&files, &mut findings);
+        let (blocks, risks) = blocked_edges::read(&files, &mut findings);
+
+        let (errors, warnings): (Vec<_>, Vec<_>) =
+            findings.diagnostics.into_iter().partition(Diagnostic::is_error);
+        let Some(schema_version) = schema_version.filter(|_| errors.is_empty()) else {
+            return Err(Refused { errors, warnings });
+        };
+        let revision = files.revision();
+        let mut graph_data = GraphData {
+            schema_version,
+            raw_metadata,
+            channels,
+            blocks,
+            risks,
+            files,
+            revision,
+            removals_by_release: HashMap::new(),
+        };
+        graph_data.index_removals();
+        Ok(Loaded { graph_data, warnings })
+    }
+}
+
+/// The problems found so far, with their severity already decided.
+struct Findings<'a> {
+    strictness: &'a Strictness,
+    diagnostics: Vec<Diagnostic>,
+    /// `from` regexes compiled once each: graph-data repeats a few patterns
+    /// (`.*`, `4[.]14[.].*`) across hundreds of files.
+    regexes: HashMap<String, Result<Regex, String>>,
+}
+
+impl<'a> Findings<'a> {
+    fn new(strictness: &'a Strictness) -> Self {
+        Self {
+            strictness,
+            diagnostics: Vec::new(),
+            regexes: HashMap::new(),
+        }
+    }
+
+    fn report(&mut self, location: Location, kind: DiagnosticKind, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic {
+            location,
+            severity: self.strictness.severity(kind),
+            kind,
+            message: message.into(),
+        });
+    }
+
+    fn report_at(&mut self, path: &str, line: Option<u64>, kind: DiagnosticKind, message: impl Into<String>) {
+        self.report(Location::file(path, line), kind, message);
+    }
+
+    fn compile(&mut self, pattern: &str) -> Result<Regex, String> {
+        self.regexes
+            .entry(pattern.to_owned())
+            .or_insert_with(|| Regex::new(pattern).map_err(|error| error.to_string()))
+            .clone()
+    }
+
+    /// The YAML documents directly in `dir`, in path order. Files that are
+    /// not `.yaml`/`.yml` or not UTF-8 are reported and left out.
+    fn yaml_documents<'f>(&mut self, files: &'f GraphDataFiles, dir: &'f str) -> Vec<(&'f str, &'f str)> {
+        let mut documents = Vec::new();
+        for (path, content) in files.in_dir(dir) {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if !name.contains('.') {
+                self.report_at(
+                    path,
+                    None,
+                    DiagnosticKind::MissingExtension,
+                    "no extension; only .yaml and .yml files are read",
+                );
+            } else if !has_yaml_extension(name) {
+                self.report_at(
+                    path,
+                    None,
+                    DiagnosticKind::InvalidExtension,
+                    "only .yaml and .yml files are read",
+                );
+            } else {
+                match std::str::from_utf8(content) {
+                    Ok(text) => documents.push((path, text)),
+                    Err(error) => {
+                        self.report_at(path, None, DiagnosticKind::Syntax, format!("not UTF-8: {error}"))
+                    }
+                }
+            }
+        }
+        documents
+    }
+
+    /// Parses a YAML document, reporting unknown top-level keys (warnings:
+    /// newer graph-data may add keys) and syntax errors. `None` when the
+    /// document cannot be used.
+    fn parse_yaml<T: serde::de::DeserializeOwned>(
+        &mut self,
+        path: &str,
+        text: &str,
+        known: &[&str],
+    ) -> Option<T> {
+        match yaml::parse::<T>(text) {
+            Ok(document) => {
+                for key in yaml::top_level_keys(text).unwrap_or_default() {
+                    if !known.contains(&key.value.as_str()) {
+                        self.report_at(
+                            path,
+                            Some(yaml::line_of(&key)),
+                            DiagnosticKind::UnknownKey,
+                            format!(
+                                "unknown key `{}` is ignored (known: {})",
+                                key.value,
+                                known.join(", ")
+                            ),
+                        );
+                    }
+                }
+                Some(document)
+            }
+            Err(error) => {
+                self.report_at(path, error.line, DiagnosticKind::Syntax, error.message);
+                None
+            }
+        }
+    }
+}

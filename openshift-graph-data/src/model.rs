@@ -1,0 +1,292 @@
+//! Graph-data as typed values: what was declared, validated, with where.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use cincinnati_core::release::without_build;
+use cincinnati_core::{Risk, Version};
+use regex::Regex;
+
+use crate::files::{GraphDataFiles, Revision};
+use crate::tarball::{Tarball, write_tar_gz};
+
+/// A loaded, validated graph-data. The graph-builder keeps one per revision
+/// (regexes compiled, releases indexed) and applies it to every release set
+/// it builds until a newer revision loads.
+#[derive(Clone)]
+pub struct GraphData {
+    pub(crate) schema_version: Version,
+    pub(crate) raw_metadata: Vec<RawMetadata>,
+    pub(crate) channels: Vec<Channel>,
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) risks: Vec<RiskDeclaration>,
+    pub(crate) files: GraphDataFiles,
+    pub(crate) revision: Revision,
+    /// Every release named by a block or a risk (build removed) → those
+    /// rules, blocks first, each in file order.
+    pub(crate) removals_by_release: HashMap<Version, Vec<RuleRef>>,
+}
+
+/// A summary: graph-data is megabytes of YAML.
+impl fmt::Debug for GraphData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GraphData")
+            .field("revision", &self.revision)
+            .field("schema_version", &self.schema_version)
+            .field("channels", &self.channels.len())
+            .field("blocks", &self.blocks.len())
+            .field("risks", &self.risks.len())
+            .field("raw_metadata", &self.raw_metadata.len())
+            .finish()
+    }
+}
+
+/// Where a declaration is: file and 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Origin {
+    pub path: String,
+    pub line: u64,
+}
+
+/// A release as graph-data names it: `4.16.3` for every architecture, or
+/// `4.16.3+amd64` for one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReleaseName {
+    /// The version without build metadata.
+    pub release: Version,
+    /// The one architecture meant, if any.
+    pub arch: Option<String>,
+}
+
+/// A `from` regex: unanchored, matched against arch-suffixed versions.
+#[derive(Debug, Clone)]
+pub struct FromPattern {
+    pub text: String,
+    pub regex: Regex,
+}
+
+/// `raw/metadata.json`: metadata to set (or append to) on a release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawMetadata {
+    pub release: ReleaseName,
+    pub entries: BTreeMap<String, String>,
+}
+
+/// `channels/<name>.yaml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Channel {
+    pub name: String,
+    pub versions: Vec<ChannelVersion>,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelVersion {
+    pub name: ReleaseName,
+    pub line: u64,
+}
+
+/// A blocked-edges file without risk: updates into `to` from releases
+/// matching `from` are removed.
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub to: ReleaseName,
+    pub from: FromPattern,
+    pub origin: Origin,
+}
+
+/// A blocked-edges file with a risk: updates into `to` from releases
+/// matching `from` become conditional, carrying the risk.
+#[derive(Debug, Clone)]
+pub struct RiskDeclaration {
+    pub to: ReleaseName,
+    pub from: FromPattern,
+    pub risk: Risk,
+    pub origin: Origin,
+}
+
+impl ReleaseName {
+    /// A release named in a channel: build metadata, when given, is the architecture.
+    pub fn parse(text: &str) -> Result<Self, semver::Error> {
+        let version = Version::parse(text.trim())?;
+        let arch = (!version.build.is_empty()).then(|| version.build.to_string());
+        Ok(Self {
+            release: without_build(&version),
+            arch,
+        })
+    }
+
+    /// A blocked-edge target. Like [`ReleaseName::parse`], plus the legacy
+    /// quirk: a pre-release of exactly `s390x` (`4.2.11-s390x`) names the
+    /// s390x build of that pre-release, from before `+arch` existed.
+    pub fn parse_target(text: &str) -> Result<Self, semver::Error> {
+        let mut name = Self::parse(text)?;
+        if name.arch.is_none() && name.release.pre.as_str() == "s390x" {
+            name.arch = Some("s390x".to_owned());
+        }
+        Ok(name)
+    }
+
+    /// Whether `version` (arch-suffixed, as in the graph) is this release.
+    pub fn matches(&self, version: &Version) -> bool {
+        cincinnati_core::release::same_release(&self.release, version)
+            && self
+                .arch
+                .as_deref()
+                .is_none_or(|arch| version.build.as_str() == arch)
+    }
+}
+
+impl fmt::Display for ReleaseName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.arch {
+            Some(arch) if self.release.pre.as_str() != arch => write!(f, "{}+{arch}", self.release),
+            _ => write!(f, "{}", self.release),
+        }
+    }
+}
+
+impl PartialEq for FromPattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for FromPattern {}
+
+/// A block or a risk, by position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RuleRef {
+    Block(usize),
+    Risk(usize),
+}
+
+/// One rule that removes updates into a release: a block or a risk.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Removal<'a> {
+    pub to: &'a ReleaseName,
+    pub from: &'a FromPattern,
+}
+
+impl GraphData {
+    /// The schema version the `version` file declares.
+    pub fn schema_version(&self) -> &Version {
+        &self.schema_version
+    }
+
+    pub fn revision(&self) -> &Revision {
+        &self.revision
+    }
+
+    pub fn files(&self) -> &GraphDataFiles {
+        &self.files
+    }
+
+    /// The graph-data as served at `{prefix}/graph-data`.
+    pub fn tarball(&self) -> Tarball {
+        write_tar_gz(&self.files)
+    }
+
+    pub fn raw_metadata(&self) -> &[RawMetadata] {
+        &self.raw_metadata
+    }
+
+    /// Channels in name order.
+    pub fn channels(&self) -> &[Channel] {
+        &self.channels
+    }
+
+    /// Unconditional blocks in file order.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// Risks in file order.
+    pub fn risks(&self) -> &[RiskDeclaration] {
+        &self.risks
+    }
+
+    /// The rules removing updates into the release `version` (arch-suffixed):
+    /// blocks then risks, each in file order, as upstream applies them.
+    pub(crate) fn removals_into(&self, version: &Version) -> impl Iterator<Item = Removal<'_>> {
+        let rules = self
+            .removals_by_release
+            .get(&without_build(version))
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        rules
+            .iter()
+            .map(|&rule| self.removal(rule))
+            .filter(move |removal| removal.to.matches(version))
+    }
+
+    fn removal(&self, rule: RuleRef) -> Removal<'_> {
+        match rule {
+            RuleRef::Block(index) => Removal {
+                to: &self.blocks[index].to,
+                from: &self.blocks[index].from,
+            },
+            RuleRef::Risk(index) => Removal {
+                to: &self.risks[index].to,
+                from: &self.risks[index].from,
+            },
+        }
+    }
+
+    pub(crate) fn index_removals(&mut self) {
+        let blocks = self
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(index, block)| (&block.to, RuleRef::Block(index)));
+        let risks = self
+            .risks
+            .iter()
+            .enumerate()
+            .map(|(index, risk)| (&risk.to, RuleRef::Risk(index)));
+        let mut by_release: HashMap<Version, Vec<RuleRef>> = HashMap::new();
+        for (to, rule) in blocks.chain(risks) {
+            by_release.entry(to.release.clone()).or_default().push(rule);
+        }
+        self.removals_by_release = by_release;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(text: &str) -> Version {
+        Version::parse(text).unwrap()
+    }
+
+    #[test]
+    fn a_name_without_arch_matches_every_arch() {
+        let name = ReleaseName::parse("4.2.14").unwrap();
+        assert!(name.matches(&v("4.2.14+amd64")));
+        assert!(name.matches(&v("4.2.14+s390x")));
+        assert!(!name.matches(&v("4.2.14-rc.1+amd64")));
+    }
+
+    #[test]
+    fn a_name_with_arch_matches_that_arch_only() {
+        let name = ReleaseName::parse("4.2.14+amd64").unwrap();
+        assert!(name.matches(&v("4.2.14+amd64")));
+        assert!(!name.matches(&v("4.2.14+s390x")));
+        assert_eq!(name.to_string(), "4.2.14+amd64");
+    }
+
+    #[test]
+    fn legacy_s390x_prerelease_names_the_s390x_build() {
+        let target = ReleaseName::parse_target("4.2.11-s390x").unwrap();
+        assert!(target.matches(&v("4.2.11-s390x+s390x")));
+        assert!(!target.matches(&v("4.2.11-s390x+amd64")));
+        assert_eq!(target.to_string(), "4.2.11-s390x");
+
+        let channel_name = ReleaseName::parse("4.2.11-s390x").unwrap();
+        assert!(
+            channel_name.matches(&v("4.2.11-s390x+amd64")),
+            "the quirk is for targets only"
+        );
+    }
+}
