@@ -27,7 +27,7 @@ use service_kit::PathPrefix;
 use service_kit::config::string_list;
 use service_kit::logging::{LogFormat, Verbosity};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     pub verbosity: Verbosity,
@@ -90,19 +90,6 @@ pub struct RegistryDefaults {
     pub credentials_path: Option<String>,
     pub manifestref_key: Option<String>,
     pub fetch_concurrency: usize,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self {
-            verbosity: Verbosity::default(),
-            log_format: LogFormat::default(),
-            service: ServiceSettings::default(),
-            status: StatusSettings::default(),
-            upstream: UpstreamSettings::default(),
-            plugin_settings: Vec::new(),
-        }
-    }
 }
 
 impl Default for ServiceSettings {

@@ -175,3 +175,22 @@ async fn one_graph_builder_feeds_another_its_graph_data() {
     second.wait_for("the second graph", |status| status["ready"] == true).await;
     assert_eq!(first.graph().await, second.graph().await);
 }
+
+#[tokio::test]
+async fn signature_verification_without_keys_is_refused_at_start_up() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let keys = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[service]\nport = 0\npublic_port = 0\n[status]\nport = 0\n\
+         [[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nregistry = \"{url}\"\nrepository = \"{RELEASES}\"\n\
+         [[plugin_settings]]\nname = \"dkrv2-secondary-metadata-scrape\"\nregistry = \"{url}\"\n\
+         repository = \"{GRAPH_DATA}\"\noutput_directory = \"/tmp/unused\"\nverify_signature = true\n\
+         public_keys_path = {keys:?}\n",
+        url = registry.url(),
+        keys = keys.path().display().to_string(),
+    );
+    let settings: Settings = toml::from_str(&text).unwrap();
+    let error = Application::build(&settings).err().expect("no keys to verify with").to_string();
+    assert!(error.contains("dkrv2-secondary-metadata-scrape"), "{error}");
+    assert!(error.contains(&keys.path().display().to_string()), "{error}");
+}

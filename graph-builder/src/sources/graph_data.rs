@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use openshift_graph_data::GraphDataFiles;
+use openshift_graph_data::signature::{SignatureStore, TrustedKeys};
 use serde::Deserialize;
 
 use crate::registry::credentials::{self, Credentials};
@@ -124,7 +125,16 @@ pub struct TarballUrl {
 pub struct ImageSource {
     client: RegistryClient,
     tag: String,
+    /// The layers last read, to skip an unchanged image.
     layers: Option<Vec<String>>,
+    /// When set, an image is used only with a valid signature of its digest.
+    verification: Option<SignatureCheck>,
+}
+
+/// Where signatures are fetched from and the keys they must be made with.
+pub struct SignatureCheck {
+    store: SignatureStore,
+    keys: TrustedKeys,
 }
 
 impl GraphDataSource {
@@ -147,11 +157,18 @@ impl GraphDataSource {
     }
 
     pub fn image(settings: &ImageSettings) -> Result<Self, String> {
-        if settings.verify_signature {
-            return Err(
-                "verify_signature is not supported yet; the image would be used unverified".to_owned(),
-            );
-        }
+        let verification = if settings.verify_signature {
+            let keys_dir = settings
+                .public_keys_path
+                .as_ref()
+                .ok_or("verify_signature needs public_keys_path")?;
+            let keys = TrustedKeys::from_dir(keys_dir).map_err(|error| error.to_string())?;
+            let store = SignatureStore::with_default_client(&settings.signature_baseurl)
+                .map_err(|error| error.to_string())?;
+            Some(SignatureCheck { store, keys })
+        } else {
+            None
+        };
         let address = RegistryAddress::parse(&settings.registry).map_err(|error| error.to_string())?;
         let credentials = match (&settings.username, &settings.password, &settings.credentials_path) {
             (Some(username), Some(password), _) => Some(Credentials {
@@ -178,6 +195,7 @@ impl GraphDataSource {
             client,
             tag: settings.tag.clone(),
             layers: None,
+            verification,
         })))
     }
 
@@ -271,6 +289,13 @@ impl ImageSource {
         let layers: Vec<String> = image.layers.iter().map(|layer| layer.digest.clone()).collect();
         if self.layers.as_ref() == Some(&layers) {
             return Ok(None);
+        }
+        if let Some(check) = &self.verification {
+            check
+                .store
+                .verify(&digest, &check.keys)
+                .await
+                .map_err(|error| image_error(format!("signature of {digest}: {error}")))?;
         }
         for layer in layers.iter().rev() {
             let bytes = self.read_layer(layer).await?;
