@@ -25,12 +25,21 @@ impl Service {
 
     /// The process's peak resident set size in MiB (`VmHWM`).
     pub fn peak_rss_mib(&self) -> anyhow::Result<f64> {
+        self.memory_mib("VmHWM:")
+    }
+
+    /// The process's resident set size now, in MiB (`VmRSS`).
+    pub fn rss_mib(&self) -> anyhow::Result<f64> {
+        self.memory_mib("VmRSS:")
+    }
+
+    fn memory_mib(&self, field: &str) -> anyhow::Result<f64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
         let kib: f64 = status
             .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .find_map(|line| line.strip_prefix(field))
             .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .context("no VmHWM in /proc/<pid>/status")?;
+            .with_context(|| format!("no {field} in /proc/<pid>/status"))?;
         Ok(kib / 1024.0)
     }
 }

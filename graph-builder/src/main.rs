@@ -5,16 +5,11 @@ use clap::Parser as _;
 use graph_builder::Application;
 use graph_builder::cli::Cli;
 
-/// glibc's allocator keeps an arena per thread and returns little of it:
-/// with a scrape's blocking threads that doubled the resident set.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let settings = cli.settings()?;
-    service_kit::logging::init(settings.verbosity, settings.log_format)?;
+    let _telemetry = service_kit::logging::init("graph-builder", settings.verbosity, settings.log_format)?;
     if cli.check_config {
         settings.validate()?;
         graph_builder::plan::Plan::from_settings(&settings)?;

@@ -8,8 +8,10 @@ use std::time::{Duration, Instant};
 
 use cincinnati_core::stage::Pipeline;
 use openshift_graph_data::{GraphData, Loaded, Strictness};
+use service_kit::telemetry;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
+use tracing::Instrument as _;
 
 use crate::build::{BuildContext, build};
 use crate::metrics::Metrics;
@@ -87,7 +89,9 @@ async fn refresh_releases(
     }
 }
 
-/// One release refresh; `None` (logged and recorded) when it failed.
+/// One release refresh; `None` (logged and recorded) when it failed. Each
+/// is a trace of its own.
+#[tracing::instrument(name = "release scrape", skip_all, fields(releases = tracing::field::Empty))]
 pub async fn fetch_releases(
     source: &mut ReleaseSource,
     timeout: Option<Duration>,
@@ -107,6 +111,7 @@ pub async fn fetch_releases(
     }
     match fetched {
         Ok(snapshot) => {
+            tracing::Span::current().record("releases", snapshot.raw_releases);
             metrics.raw_releases.set(snapshot.raw_releases as i64);
             metrics.cache_misses.inc_by(snapshot.downloaded as u64);
             metrics
@@ -131,6 +136,7 @@ pub async fn fetch_releases(
         }
         Err(error) => {
             tracing::warn!(%error, "release refresh failed; serving the last good graph");
+            telemetry::mark_failed(&error);
             metrics.upstream_errors.inc();
             metrics.source_up.with_label_values(&["releases"]).set(0);
             shared.state.health().releases.failed(&error);
@@ -158,6 +164,8 @@ async fn refresh_graph_data(
 
 /// One graph-data refresh: `Some` with new graph-data that passed
 /// validation; `None` when unchanged, or refused (recorded, last good kept).
+/// Each is a trace of its own.
+#[tracing::instrument(name = "graph-data load", skip_all)]
 pub async fn fetch_graph_data(
     source: &mut GraphDataSource,
     strictness: &Arc<Strictness>,
@@ -167,6 +175,7 @@ pub async fn fetch_graph_data(
     let metrics = &shared.metrics;
     let failed = |error: String| {
         tracing::warn!(%error, "graph-data refresh failed; keeping the graph-data in use");
+        telemetry::mark_failed(&error);
         metrics.graph_data_errors.inc();
         metrics.upstream_errors.inc();
         metrics.source_up.with_label_values(&["graph_data"]).set(0);
@@ -250,10 +259,14 @@ async fn rebuild_on_change(
             continue;
         }
         let pipeline = Arc::clone(&pipeline);
-        let built = tokio::task::spawn_blocking(move || build(&snapshot, data, &pipeline))
-            .await
-            .expect("building the graph does not panic");
-        publish_built(built, &shared);
+        async {
+            let built = tokio::task::spawn_blocking(move || build(&snapshot, data, &pipeline))
+                .await
+                .expect("building the graph does not panic");
+            publish_built(built, &shared);
+        }
+        .instrument(tracing::info_span!("graph build"))
+        .await;
     }
 }
 
@@ -285,6 +298,7 @@ pub fn publish_built(
         }
         Err(error) => {
             tracing::warn!(%error, "the graph could not be built; serving the last good graph");
+            telemetry::mark_failed(&error);
             metrics.build_errors.inc();
             metrics.upstream_errors.inc();
             shared.state.health().build.failed(&error);

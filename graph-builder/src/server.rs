@@ -14,6 +14,7 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use cincinnati_core::{ApiError, ErrorKind};
 use service_kit::errors::{ResponseErrors, count_errors, not_found};
 use service_kit::routes::get_or_head;
+use service_kit::telemetry::trace_requests;
 use service_kit::{CachePolicy, HttpError, MediaTypes, PathPrefix};
 
 use crate::metrics::Metrics;
@@ -43,6 +44,7 @@ pub fn bind_api(
             .app_data(errors.clone())
             .wrap(from_fn(count_errors))
             .wrap(from_fn(time_requests))
+            .wrap(from_fn(trace_requests))
             .service(get_or_head(&graph, serve_graph))
             .service(get_or_head(&graph_v1, serve_graph))
             .default_service(web::to(not_found))
@@ -69,6 +71,7 @@ pub fn bind_public(
             .app_data(errors.clone())
             .wrap(from_fn(count_errors))
             .wrap(from_fn(time_requests))
+            .wrap(from_fn(trace_requests))
             .service(get_or_head(&graph_data, serve_graph_data))
             .default_service(web::to(not_found))
     })

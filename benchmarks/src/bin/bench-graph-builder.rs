@@ -137,6 +137,11 @@ async fn main() -> anyhow::Result<()> {
             count(RequestKind::Blob)
         );
     }
-    println!("graph-builder peak RSS: {:.1} MiB", service.peak_rss_mib()?);
+    println!(
+        "graph-builder RSS: peak {:.1} MiB, now {:.1} MiB (MALLOC_ARENA_MAX={})",
+        service.peak_rss_mib()?,
+        service.rss_mib()?,
+        std::env::var("MALLOC_ARENA_MAX").unwrap_or_else(|_| "unset".to_owned())
+    );
     Ok(())
 }
