@@ -68,7 +68,10 @@ pub async fn poll(url: &str, limit: Duration, done: impl Fn(&str) -> bool) -> an
         {
             return Ok(body);
         }
-        anyhow::ensure!(Instant::now() < deadline, "{url} did not get there within {limit:?}");
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "{url} did not get there within {limit:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -53,7 +53,10 @@ pub fn updates_from(graph: &Graph, version: &Version) -> Result<Updates, ClientE
     let mut conditional: BTreeMap<Version, Vec<Risk>> = BTreeMap::new();
     for group in graph.conditional_edges() {
         for edge in group.edges.iter().filter(|edge| &edge.from == version) {
-            conditional.entry(edge.to.clone()).or_default().extend(group.risks.iter().cloned());
+            conditional
+                .entry(edge.to.clone())
+                .or_default()
+                .extend(group.risks.iter().cloned());
         }
     }
     let mut available: Vec<Release> = graph
@@ -149,14 +152,20 @@ mod tests {
             .collect();
         assert_eq!(
             conditional,
-            [("4.1.3".to_owned(), vec!["A", "B"]), ("4.1.2".to_owned(), vec!["A"])]
+            [
+                ("4.1.3".to_owned(), vec!["A", "B"]),
+                ("4.1.2".to_owned(), vec!["A"])
+            ]
         );
     }
 
     #[test]
     fn an_unknown_version_is_version_not_found() {
         let graph = wire::parse(GRAPH.as_bytes()).unwrap().graph;
-        assert!(matches!(updates_from(&graph, &v("4.2.0")), Err(ClientError::VersionNotFound(_))));
+        assert!(matches!(
+            updates_from(&graph, &v("4.2.0")),
+            Err(ClientError::VersionNotFound(_))
+        ));
         assert!(updates_from(&graph, &v("4.1.3")).unwrap().available.is_empty());
     }
 }

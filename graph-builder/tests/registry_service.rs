@@ -41,7 +41,10 @@ async fn push_releases(pusher: &Pusher, versions: &[&str]) {
         .enumerate()
         .map(|(position, version)| {
             let metadata = ReleaseMetadata::new(*version).previous(versions[..position].iter().copied());
-            (format!("{version}-x86_64"), Image::release(&metadata, "amd64").into())
+            (
+                format!("{version}-x86_64"),
+                Image::release(&metadata, "amd64").into(),
+            )
         })
         .collect();
     pusher.push_all(RELEASES, &items).await.unwrap();
@@ -88,17 +91,30 @@ impl Running {
     async fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let status: Value = reqwest::get(format!("{}/status", self.status)).await.unwrap().json().await.unwrap();
+            let status: Value = reqwest::get(format!("{}/status", self.status))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
             if done(&status) {
                 return status;
             }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}: {status:#}");
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {status:#}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
     async fn graph(&self) -> Value {
-        reqwest::get(format!("{}/graph", self.api)).await.unwrap().json().await.unwrap()
+        reqwest::get(format!("{}/graph", self.api))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
     }
 }
 
@@ -110,36 +126,54 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
     let graph_data = tempfile::tempdir().unwrap();
     write_graph_data(graph_data.path());
     pusher
-        .push(GRAPH_DATA, "latest", Image::graph_data(graph_data.path()).unwrap())
+        .push(
+            GRAPH_DATA,
+            "latest",
+            Image::graph_data(graph_data.path()).unwrap(),
+        )
         .await
         .unwrap();
 
     let app = spawn(&settings(&registry)).await;
-    app.wait_for("the first graph", |status| status["ready"] == true).await;
+    app.wait_for("the first graph", |status| status["ready"] == true)
+        .await;
     let graph = app.graph().await;
     let nodes = graph["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 3);
-    assert!(nodes.iter().all(|node| node["metadata"]["io.openshift.upgrades.graph.release.channels"] == "stable-4.1"));
+    assert!(
+        nodes
+            .iter()
+            .all(|node| node["metadata"]["io.openshift.upgrades.graph.release.channels"] == "stable-4.1")
+    );
     let conditional = &graph["conditionalEdges"];
     assert_eq!(conditional[0]["edges"][0]["from"], "4.1.0+amd64");
     assert_eq!(conditional[0]["edges"][0]["to"], "4.1.2+amd64");
     assert_eq!(conditional[0]["risks"][0]["name"], "ExampleRisk");
-    assert_eq!(graph["edges"].as_array().unwrap().len(), 2, "4.1.0->4.1.2 became conditional");
+    assert_eq!(
+        graph["edges"].as_array().unwrap().len(),
+        2,
+        "4.1.0->4.1.2 became conditional"
+    );
 
     // A new release reaches clients within a refresh.
     push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2", "4.1.3"]).await;
-    app.wait_for("the new release", |status| status["graph"]["releases"] == 4).await;
+    app.wait_for("the new release", |status| status["graph"]["releases"] == 4)
+        .await;
 
     registry.stop().unwrap();
     let status = app
-        .wait_for("the registry error", |status| status["sources"]["releases"]["last_error"].is_string())
+        .wait_for("the registry error", |status| {
+            status["sources"]["releases"]["last_error"].is_string()
+        })
         .await;
     assert_eq!(status["graph"]["releases"], 4, "the last good graph is kept");
     assert_eq!(app.graph().await["nodes"].as_array().unwrap().len(), 4);
 
     registry.restart().await.unwrap();
-    app.wait_for("recovery", |status| status["sources"]["releases"]["last_error"].is_null())
-        .await;
+    app.wait_for("recovery", |status| {
+        status["sources"]["releases"]["last_error"].is_null()
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -150,7 +184,11 @@ async fn one_graph_builder_feeds_another_its_graph_data() {
     let graph_data = tempfile::tempdir().unwrap();
     write_graph_data(graph_data.path());
     pusher
-        .push(GRAPH_DATA, "latest", Image::graph_data(graph_data.path()).unwrap())
+        .push(
+            GRAPH_DATA,
+            "latest",
+            Image::graph_data(graph_data.path()).unwrap(),
+        )
         .await
         .unwrap();
     let first_application = Application::build(&settings(&registry)).unwrap();
@@ -161,7 +199,9 @@ async fn one_graph_builder_feeds_another_its_graph_data() {
         stop: first_application.stop_handle(),
     };
     tokio::spawn(first_application.run_until_stopped());
-    first.wait_for("the first graph", |status| status["ready"] == true).await;
+    first
+        .wait_for("the first graph", |status| status["ready"] == true)
+        .await;
 
     let text = format!(
         "[service]\nport = 0\npublic_port = 0\npause_secs = 1\n[status]\nport = 0\n\
@@ -172,7 +212,9 @@ async fn one_graph_builder_feeds_another_its_graph_data() {
         url = registry.url()
     );
     let second = spawn(&toml::from_str(&text).unwrap()).await;
-    second.wait_for("the second graph", |status| status["ready"] == true).await;
+    second
+        .wait_for("the second graph", |status| status["ready"] == true)
+        .await;
     assert_eq!(first.graph().await, second.graph().await);
 }
 
@@ -190,7 +232,10 @@ async fn signature_verification_without_keys_is_refused_at_start_up() {
         keys = keys.path().display().to_string(),
     );
     let settings: Settings = toml::from_str(&text).unwrap();
-    let error = Application::build(&settings).err().expect("no keys to verify with").to_string();
+    let error = Application::build(&settings)
+        .err()
+        .expect("no keys to verify with")
+        .to_string();
     assert!(error.contains("dkrv2-secondary-metadata-scrape"), "{error}");
     assert!(error.contains(&keys.path().display().to_string()), "{error}");
 }

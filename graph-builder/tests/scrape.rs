@@ -493,6 +493,9 @@ async fn token_authentication() {
         .push(REPOSITORY, "x", Image::release(&release("4.8.1", &[]), "amd64"))
         .await
         .unwrap();
-    let report = scraper_for(&registry, ScrapeSettings::default()).scrape().await.unwrap();
+    let report = scraper_for(&registry, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap();
     assert_eq!(versions(&report), ["4.8.1+amd64"]);
 }

@@ -68,7 +68,11 @@ impl Running {
     }
 
     async fn status_document(&self) -> Value {
-        self.get(&format!("{}/status", self.status)).await.json().await.unwrap()
+        self.get(&format!("{}/status", self.status))
+            .await
+            .json()
+            .await
+            .unwrap()
     }
 
     /// Polls `/status` until `done` holds, failing after a deadline.
@@ -79,13 +83,17 @@ impl Running {
             if done(&status) {
                 return status;
             }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}: {status:#}");
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {status:#}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
     async fn wait_until_ready(&self) -> Value {
-        self.wait_for("the first graph", |status| status["ready"] == true).await
+        self.wait_for("the first graph", |status| status["ready"] == true)
+            .await
     }
 }
 
@@ -104,7 +112,10 @@ async fn serves_the_graph_with_caching_headers_and_graph_data() {
     assert_eq!(response.headers()["content-type"], "application/json");
     let etag = response.headers()["etag"].to_str().unwrap().to_owned();
     let graph: Value = response.json().await.unwrap();
-    assert!(graph.get("version").is_none(), "the graph-builder emits no version key");
+    assert!(
+        graph.get("version").is_none(),
+        "the graph-builder emits no version key"
+    );
     assert_eq!(graph["nodes"].as_array().unwrap().len(), 1085);
     let with_channels = |graph: &Value| {
         graph["nodes"]
@@ -116,7 +127,11 @@ async fn serves_the_graph_with_caching_headers_and_graph_data() {
     };
     let expected: Value =
         serde_json::from_slice(&std::fs::read(fixture("graph-gb-with-quay-metadata.json")).unwrap()).unwrap();
-    assert_eq!(with_channels(&graph), with_channels(&expected), "graph-data channels were applied");
+    assert_eq!(
+        with_channels(&graph),
+        with_channels(&expected),
+        "graph-data channels were applied"
+    );
 
     let v1 = app.get(&format!("{}/v1/graph", app.api)).await;
     assert_eq!(v1.headers()["etag"].to_str().unwrap(), etag);
@@ -159,7 +174,12 @@ async fn errors_are_json_with_upstream_kinds() {
 
     let cases = [
         (format!("{}/graph", app.api), None, 400, "missing_params"),
-        (format!("{}/graph?channel=a", app.api), Some("text/html"), 406, "invalid_content_type"),
+        (
+            format!("{}/graph?channel=a", app.api),
+            Some("text/html"),
+            406,
+            "invalid_content_type",
+        ),
         (format!("{}/nowhere", app.api), None, 404, "does_not_exist"),
     ];
     for (url, accept, status, kind) in cases {
@@ -175,7 +195,12 @@ async fn errors_are_json_with_upstream_kinds() {
     let post = app.http.post(format!("{}/graph", app.api)).send().await.unwrap();
     assert_eq!(post.status(), 405);
 
-    let metrics = app.get(&format!("{}/metrics", app.status)).await.text().await.unwrap();
+    let metrics = app
+        .get(&format!("{}/metrics", app.status))
+        .await
+        .text()
+        .await
+        .unwrap();
     for name in [
         "cincinnati_gb_build_info",
         "cincinnati_gb_graph_final_releases 1085",
@@ -199,11 +224,19 @@ async fn errors_are_json_with_upstream_kinds() {
 async fn bad_graph_data_is_refused_and_the_last_good_graph_kept() {
     let graph_data = tempfile::tempdir().unwrap();
     copy_dir(&fixture("cincinnati-graph-data"), graph_data.path());
-    let app = spawn(settings(&graph_file_plan(&fixture("graph-gb-raw.json"), graph_data.path()))).await;
+    let app = spawn(settings(&graph_file_plan(
+        &fixture("graph-gb-raw.json"),
+        graph_data.path(),
+    )))
+    .await;
     let first = app.wait_until_ready().await;
     let etag = first["graph"]["etag"].clone();
 
-    std::fs::write(graph_data.path().join("channels/broken.yaml"), "name: [unclosed\n").unwrap();
+    std::fs::write(
+        graph_data.path().join("channels/broken.yaml"),
+        "name: [unclosed\n",
+    )
+    .unwrap();
     let status = app
         .wait_for("the graph-data error", |status| {
             status["sources"]["graph_data"]["last_error"].is_string()
@@ -211,13 +244,18 @@ async fn bad_graph_data_is_refused_and_the_last_good_graph_kept() {
         .await;
     let error = status["sources"]["graph_data"]["last_error"].as_str().unwrap();
     assert!(error.contains("channels/broken.yaml"), "{error}");
-    assert_eq!(status["graph"]["etag"], etag, "the last good graph is still served");
+    assert_eq!(
+        status["graph"]["etag"], etag,
+        "the last good graph is still served"
+    );
     let response = app.get(&format!("{}/graph", app.api)).await;
     assert_eq!(response.status(), 200);
 
     std::fs::remove_file(graph_data.path().join("channels/broken.yaml")).unwrap();
-    app.wait_for("recovery", |status| status["sources"]["graph_data"]["last_error"].is_null())
-        .await;
+    app.wait_for("recovery", |status| {
+        status["sources"]["graph_data"]["last_error"].is_null()
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -228,7 +266,9 @@ async fn a_missing_release_source_keeps_the_service_up_but_not_ready() {
     )))
     .await;
     let status = app
-        .wait_for("the release error", |status| status["sources"]["releases"]["last_error"].is_string())
+        .wait_for("the release error", |status| {
+            status["sources"]["releases"]["last_error"].is_string()
+        })
         .await;
     assert_eq!(status["ready"], false);
     let response = app.get(&format!("{}/graph", app.api)).await;
@@ -252,12 +292,19 @@ fn once_prints_the_graph_and_fails_loudly() {
         .arg(&config)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let graph: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(graph["nodes"].as_array().unwrap().len(), 1085);
 
-    std::fs::write(&config, graph_file_plan(Path::new("/nonexistent.json"), &fixture("cincinnati-graph-data")))
-        .unwrap();
+    std::fs::write(
+        &config,
+        graph_file_plan(Path::new("/nonexistent.json"), &fixture("cincinnati-graph-data")),
+    )
+    .unwrap();
     let failed = std::process::Command::new(env!("CARGO_BIN_EXE_graph-builder"))
         .args(["--once", "-c"])
         .arg(&config)
@@ -280,7 +327,10 @@ fn unknown_configuration_keys_are_refused_with_their_name() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("pause_sec") && stderr.contains("gb.toml"), "{stderr}");
+    assert!(
+        stderr.contains("pause_sec") && stderr.contains("gb.toml"),
+        "{stderr}"
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {

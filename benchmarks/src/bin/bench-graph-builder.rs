@@ -60,7 +60,10 @@ async fn main() -> anyhow::Result<()> {
         })
         .collect();
     let started = Instant::now();
-    pusher.push_all(REPOSITORY, &items).await.context("pushing the release set")?;
+    pusher
+        .push_all(REPOSITORY, &items)
+        .await
+        .context("pushing the release set")?;
     println!("pushed in {:.1} s", started.elapsed().as_secs_f64());
 
     let work = tempfile::tempdir()?;
@@ -110,7 +113,9 @@ async fn main() -> anyhow::Result<()> {
         registry.clear_request_log();
         if new_tag {
             let metadata = ReleaseMetadata::new("4.99.0").previous(["4.18.1"]);
-            pusher.push(REPOSITORY, "4.99.0-amd64", Image::release(&metadata, "amd64")).await?;
+            pusher
+                .push(REPOSITORY, "4.99.0-amd64", Image::release(&metadata, "amd64"))
+                .await?;
         }
         // The window ends with the first scrape that saw the change (or any
         // scrape, without one); a scrape that began before the push may fall
@@ -121,7 +126,8 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
         let window = metric(&after, "cincinnati_gb_graph_upstream_scrapes_duration_count") - scrapes;
-        let duration = (metric(&after, "cincinnati_gb_graph_upstream_scrapes_duration_sum") - seconds) / window;
+        let duration =
+            (metric(&after, "cincinnati_gb_graph_upstream_scrapes_duration_sum") - seconds) / window;
         let requests: Vec<_> = registry
             .request_log()
             .await?

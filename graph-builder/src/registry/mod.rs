@@ -256,7 +256,12 @@ impl RegistryClient {
                         self.counts.tag_pages.fetch_add(1, Ordering::Relaxed);
                         Ok(self
                             .client
-                            .list_tags(&reference, self.auth().await?, Some(TAG_PAGE_SIZE), last.as_deref())
+                            .list_tags(
+                                &reference,
+                                self.auth().await?,
+                                Some(TAG_PAGE_SIZE),
+                                last.as_deref(),
+                            )
                             .await?)
                     },
                 )
@@ -299,7 +304,10 @@ impl RegistryClient {
             || format!("head manifest {}:{tag}", self.settings.repository),
             || async {
                 self.counts.manifest_heads.fetch_add(1, Ordering::Relaxed);
-                Ok(self.client.fetch_manifest_digest(&reference, self.auth().await?).await?)
+                Ok(self
+                    .client
+                    .fetch_manifest_digest(&reference, self.auth().await?)
+                    .await?)
             },
         )
         .await
