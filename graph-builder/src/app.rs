@@ -196,7 +196,8 @@ pub async fn build_once(settings: &Settings) -> anyhow::Result<bytes::Bytes> {
                 }),
                 metrics: shared.metrics.clone(),
             };
-            let loaded = refresh::fetch_graph_data(source, &strictness, None, &shared_for_errors).await;
+            let loaded =
+                refresh::fetch_graph_data(source, &strictness, None, &mut None, &shared_for_errors).await;
             let error = shared_for_errors
                 .state
                 .health()

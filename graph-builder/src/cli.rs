@@ -83,7 +83,7 @@ impl Cli {
             layers = layers.file(path)?;
         }
         layers
-            .env(ENV_PREFIX)
+            .env(ENV_PREFIX, &["verbosity", "log_format"])
             .set_some("verbosity", (self.verbosity > 0).then_some(self.verbosity))
             .set_some("log_format", self.log_format.as_deref())
             .set_some("service.address", self.service_address.as_deref())

@@ -13,7 +13,7 @@ async fn main() -> anyhow::Result<()> {
     if cli.check_config {
         settings.validate()?;
         graph_builder::plan::Plan::from_settings(&settings)?;
-        println!("{settings:#?}");
+        println!("{}", settings.printable());
         return Ok(());
     }
     if cli.once {

@@ -77,7 +77,14 @@ async fn refresh_releases(
     loop {
         let started = Instant::now();
         if let Some(snapshot) = fetch_releases(&mut source, schedule.scrape_timeout, &shared).await {
-            publish.send_replace(Some(Arc::new(snapshot)));
+            // Rebuild only for new releases, not for every scrape.
+            let changed = publish
+                .borrow()
+                .as_ref()
+                .is_none_or(|published| published.graph != snapshot.graph);
+            if changed {
+                publish.send_replace(Some(Arc::new(snapshot)));
+            }
         }
         let elapsed = started.elapsed().as_secs_f64();
         shared.metrics.scrape_duration.observe(elapsed);
@@ -122,16 +129,26 @@ pub async fn fetch_releases(
                 metrics.dropped.with_label_values(&[dropped.reason.label()]).inc();
             }
             metrics.source_up.with_label_values(&["releases"]).set(1);
+            let unavailable = snapshot
+                .dropped
+                .iter()
+                .filter(|dropped| matches!(dropped.reason, crate::scraped::DropReason::Unavailable(_)))
+                .count();
             let mut health = shared.state.health();
-            health.releases.succeeded();
-            health.dropped = snapshot.dropped.iter().map(DroppedEntry::from).collect();
-            drop(health);
-            if !snapshot.dropped.is_empty() {
-                tracing::info!(
-                    count = snapshot.dropped.len(),
-                    "releases or edges left out; see /status"
-                );
+            if unavailable == 0 {
+                health.releases.succeeded();
+            } else {
+                // Served, but incomplete: say so until a scrape gets them all.
+                health.releases.failed(format_args!(
+                    "{unavailable} release image(s) could not be fetched; see `dropped`"
+                ));
             }
+            let dropped: Vec<DroppedEntry> = snapshot.dropped.iter().map(DroppedEntry::from).collect();
+            // Each problem is logged when it first appears, not on every scrape.
+            for entry in dropped.iter().filter(|entry| !health.dropped.contains(entry)) {
+                tracing::warn!(subject = %entry.subject, reason = entry.reason, detail = %entry.detail, "left out of the graph");
+            }
+            health.dropped = dropped;
             Some(snapshot)
         }
         Err(error) => {
@@ -153,9 +170,12 @@ async fn refresh_graph_data(
     publish: watch::Sender<Option<Arc<GraphData>>>,
 ) {
     let strictness = Arc::new(strictness);
+    let mut refusal = None;
     loop {
         let current = publish.borrow().as_ref().map(|data| data.revision().clone());
-        if let Some(data) = fetch_graph_data(&mut source, &strictness, current.as_ref(), &shared).await {
+        let fetched =
+            fetch_graph_data(&mut source, &strictness, current.as_ref(), &mut refusal, &shared).await;
+        if let Some(data) = fetched {
             publish.send_replace(Some(data));
         }
         tokio::time::sleep(pause).await;
@@ -164,12 +184,15 @@ async fn refresh_graph_data(
 
 /// One graph-data refresh: `Some` with new graph-data that passed
 /// validation; `None` when unchanged, or refused (recorded, last good kept).
+/// `refusal` remembers why the source's current content was refused, so it
+/// stays reported while the source keeps offering it unchanged.
 /// Each is a trace of its own.
 #[tracing::instrument(name = "graph-data load", skip_all)]
 pub async fn fetch_graph_data(
     source: &mut GraphDataSource,
     strictness: &Arc<Strictness>,
     current: Option<&openshift_graph_data::Revision>,
+    refusal: &mut Option<String>,
     shared: &Shared,
 ) -> Option<Arc<GraphData>> {
     let metrics = &shared.metrics;
@@ -186,7 +209,9 @@ pub async fn fetch_graph_data(
     let fetched = match source.fetch().await {
         Ok(Some(fetched)) => fetched,
         Ok(None) => {
-            mark_graph_data_up(shared);
+            if refusal.is_none() {
+                mark_graph_data_up(shared);
+            }
             return None;
         }
         Err(error) => {
@@ -195,6 +220,7 @@ pub async fn fetch_graph_data(
         }
     };
     if current == Some(&fetched.files.revision()) {
+        *refusal = None;
         mark_graph_data_up(shared);
         return None;
     }
@@ -210,6 +236,8 @@ pub async fn fetch_graph_data(
             shared.state.graph_data.store(Some(Arc::new(PublishedGraphData {
                 tarball: tarball.bytes.into(),
                 revision: tarball.digest,
+                content_revision: revision.clone(),
+                image_digest: fetched.image_digest.clone(),
             })));
             metrics.graph_data_revision.reset();
             let image = fetched.image_digest.unwrap_or_default();
@@ -217,13 +245,16 @@ pub async fn fetch_graph_data(
                 .graph_data_revision
                 .with_label_values(&[&revision, &image])
                 .set(1);
+            *refusal = None;
             mark_graph_data_up(shared);
             let mut health = shared.state.health();
             health.graph_data_warnings = warnings.iter().map(ToString::to_string).collect();
             Some(Arc::new(graph_data))
         }
         Err(refused) => {
-            failed(refused.to_string());
+            let error = refused.to_string();
+            failed(error.clone());
+            *refusal = Some(error);
             None
         }
     }

@@ -130,6 +130,25 @@ impl Default for RegistryDefaults {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printed_settings_hide_stage_secrets() {
+        let settings: Settings = toml::from_str(
+            "[[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nusername = \"u\"\npassword = \"hunter2\"\n",
+        )
+        .unwrap();
+        let printed = settings.printable();
+        assert!(!printed.contains("hunter2"), "{printed}");
+        assert!(
+            printed.contains("<redacted>") && printed.contains("\"u\""),
+            "{printed}"
+        );
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
     #[error("service.pause_secs must be positive")]
@@ -140,7 +159,22 @@ pub enum SettingsError {
     SharedAddress(SocketAddr),
 }
 
+/// Keys of stage tables whose values must never be printed.
+const SECRET_KEYS: [&str; 2] = ["password", "token"];
+
 impl Settings {
+    /// These settings as `--check-config` prints them: secrets redacted.
+    pub fn printable(mut self) -> String {
+        for table in &mut self.plugin_settings {
+            for (key, value) in table.iter_mut() {
+                if SECRET_KEYS.contains(&key.as_str()) {
+                    *value = toml::Value::String("<redacted>".to_owned());
+                }
+            }
+        }
+        format!("{self:#?}")
+    }
+
     /// Checks what the types cannot express.
     pub fn validate(&self) -> Result<(), SettingsError> {
         if self.service.pause_secs == 0 {

@@ -29,7 +29,12 @@ pub struct ServedGraph {
 #[derive(Debug)]
 pub struct PublishedGraphData {
     pub tarball: bytes::Bytes,
+    /// The digest of the tarball (its ETag).
     pub revision: String,
+    /// The content revision of the graph-data (as in metrics).
+    pub content_revision: String,
+    /// The image it came from, when it came from an image.
+    pub image_digest: Option<String>,
 }
 
 /// How one source is doing.
@@ -74,7 +79,7 @@ pub struct Health {
     pub dropped: Vec<DroppedEntry>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DroppedEntry {
     pub subject: String,
     pub reason: &'static str,
@@ -133,9 +138,18 @@ impl State {
                 "graph_data_revision": served.graph_data_revision,
             })
         });
+        let graph_data = self.graph_data.load();
+        let graph_data_json = graph_data.as_ref().map(|published| {
+            serde_json::json!({
+                "revision": published.content_revision,
+                "image_digest": published.image_digest,
+                "tarball_digest": published.revision,
+            })
+        });
         serde_json::json!({
             "ready": graph.is_some(),
             "graph": graph_json,
+            "graph_data": graph_data_json,
             "sources": &*self.health(),
         })
     }

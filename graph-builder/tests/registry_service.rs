@@ -135,8 +135,15 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
         .unwrap();
 
     let app = spawn(&settings(&registry)).await;
-    app.wait_for("the first graph", |status| status["ready"] == true)
+    let status = app
+        .wait_for("the first graph", |status| status["ready"] == true)
         .await;
+    let image_digest = status["graph_data"]["image_digest"].as_str().unwrap();
+    assert!(image_digest.starts_with("sha256:"), "{status:#}");
+    assert_eq!(
+        status["graph_data"]["revision"],
+        status["graph"]["graph_data_revision"]
+    );
     let graph = app.graph().await;
     let nodes = graph["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 3);

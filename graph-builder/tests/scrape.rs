@@ -80,9 +80,29 @@ fn versions(report: &ScrapeReport) -> Vec<String> {
     found
 }
 
-async fn count(registry: &LocalRegistry, kind: RequestKind) -> usize {
+/// Waits until the registry has logged `expected` requests of `kind`.
+async fn settle(registry: &LocalRegistry, kind: RequestKind, expected: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while count(registry, kind).await < expected {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the registry never logged {expected} {kind:?} requests"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The graph-builder's requests the registry logged (pushes are the test's own).
+async fn scraper_requests(registry: &LocalRegistry) -> Vec<registry_testkit::LoggedRequest> {
     let log = registry.request_log().await.unwrap();
-    log.iter().filter(|request| request.kind() == kind).count()
+    log.into_iter()
+        .filter(|request| request.user_agent.starts_with("cincinnati-rs-graph-builder"))
+        .collect()
+}
+
+async fn count(registry: &LocalRegistry, kind: RequestKind) -> usize {
+    let requests = scraper_requests(registry).await;
+    requests.iter().filter(|request| request.kind() == kind).count()
 }
 
 #[tokio::test]
@@ -257,6 +277,10 @@ async fn refreshes_download_only_what_is_new() {
     let mut scraper = scraper_for(&registry, ScrapeSettings::default());
     let cold = scraper.scrape().await.unwrap();
     assert_eq!((cold.releases.len(), cold.downloaded), (20, 20));
+    // The registry logs a request when it has written its answer; a layer we
+    // stopped reading early can finish after the scrape. Let all 40 blob
+    // requests (a config and a layer each) land before counting afresh.
+    settle(&registry, RequestKind::Blob, 40).await;
 
     registry.clear_request_log();
     let warm = scraper.scrape().await.unwrap();
@@ -271,6 +295,11 @@ async fn refreshes_download_only_what_is_new() {
         0,
         "known tags are not re-read"
     );
+    assert_eq!(
+        scraper_requests(&registry).await.len(),
+        1,
+        "one tag listing, and no authentication probe before it"
+    );
 
     let newest = ReleaseMetadata::new("4.5.20").previous(["4.5.19"]);
     pusher
@@ -281,6 +310,7 @@ async fn refreshes_download_only_what_is_new() {
     let one_new = scraper.scrape().await.unwrap();
     assert_eq!((one_new.releases.len(), one_new.downloaded), (21, 1));
     assert_eq!(count(&registry, RequestKind::Manifest).await, 1);
+    settle(&registry, RequestKind::Blob, 2).await;
     assert_eq!(
         count(&registry, RequestKind::Blob).await,
         2,

@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 
 use clap::Parser;
+use reqwest::Url;
 use service_kit::config::{ConfigError, Layers};
 
 use crate::settings::Settings;
+use crate::upstream::client::UpstreamClient;
 
 /// Environment variables override the file: `CINCINNATI_PE_SERVICE__PORT`.
 pub const ENV_PREFIX: &str = "CINCINNATI_PE_";
@@ -22,6 +24,10 @@ pub struct Cli {
     /// TOML configuration file.
     #[arg(short = 'c', long = "config")]
     config: Option<PathBuf>,
+    /// Validate the configuration, build the filter pipeline, print the
+    /// effective settings (secrets redacted), and exit.
+    #[arg(long = "check-config")]
+    pub check_config: bool,
     /// More logging: -v info, -vv debug, -vvv trace (RUST_LOG wins).
     #[arg(short = 'v', action = clap::ArgAction::Count)]
     verbosity: u8,
@@ -85,7 +91,7 @@ impl Cli {
             layers = layers.file(path)?;
         }
         layers
-            .env(ENV_PREFIX)
+            .env(ENV_PREFIX, &["verbosity", "log_format"])
             .set_some("verbosity", (self.verbosity > 0).then_some(self.verbosity))
             .set_some("log_format", self.log_format.as_deref())
             .set_some("service.address", self.service_address.as_deref())
@@ -122,6 +128,43 @@ impl Cli {
     }
 }
 
+/// `--check-config`: what start-up would check before binding any port (the
+/// settings, the filter pipeline, the upstream URL), and on success the
+/// effective settings to print. Passwords in URLs are redacted, since this
+/// output ends up in CI and deployment logs.
+pub fn check_config(mut settings: Settings) -> anyhow::Result<String> {
+    let resolved = settings.resolve()?;
+    UpstreamClient::new(
+        &resolved.upstream_url,
+        resolved.upstream_timeout,
+        settings.upstream.cincinnati.max_body_bytes,
+    )?;
+    settings.upstream.cincinnati.url = redact_url(&settings.upstream.cincinnati.url);
+    for table in &mut settings.policy {
+        if let Some(toml::Value::String(url)) = table.get_mut("upstream") {
+            *url = redact_url(url);
+        }
+    }
+    let filters: Vec<&str> = resolved.pipeline.stage_names().collect();
+    Ok(format!(
+        "{settings:#?}\neffective upstream: {} (timeout {:?})\nfilters: {}",
+        redact_url(&resolved.upstream_url),
+        resolved.upstream_timeout,
+        filters.join(", ")
+    ))
+}
+
+fn redact_url(text: &str) -> String {
+    match Url::parse(text) {
+        Ok(mut url) if url.password().is_some() => {
+            // Cannot fail: the URL has a host, since it has a password.
+            let _ = url.set_password(Some("redacted"));
+            url.to_string()
+        }
+        _ => text.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write as _;
@@ -154,5 +197,36 @@ mod tests {
         );
         assert_eq!(settings.upstream.cincinnati.url, "http://x/graph");
         assert_eq!(settings.verbosity.0, 2);
+    }
+
+    #[test]
+    fn check_config_builds_the_pipeline_and_redacts_passwords() {
+        let settings: Settings = toml::from_str(
+            "[upstream.cincinnati]\nurl = \"https://user:hunter2@gb.example/graph\"\n\
+             [[policy]]\nname = \"cincinnati-graph-fetch\"\nupstream = \"http://u:hunter3@pe.example/graph\"\n\
+             [[policy]]\nname = \"arch-filter\"\n",
+        )
+        .unwrap();
+        let printed = check_config(settings).unwrap();
+        assert!(!printed.contains("hunter"), "{printed}");
+        assert!(
+            printed.contains("https://user:redacted@gb.example/graph"),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("effective upstream: http://u:redacted@pe.example/graph"),
+            "{printed}"
+        );
+        assert!(printed.contains("filters: arch-filter"), "{printed}");
+    }
+
+    #[test]
+    fn check_config_refuses_what_start_up_would_refuse() {
+        let settings: Settings = toml::from_str("[upstream.cincinnati]\nurl = \"not a url\"\n").unwrap();
+        assert!(check_config(settings).is_err());
+        let settings: Settings =
+            toml::from_str("[[policy]]\nname = \"channel-filter\"\nkey_prefx = \"x\"\n").unwrap();
+        let error = check_config(settings).unwrap_err().to_string();
+        assert!(error.contains("key_prefx"), "{error}");
     }
 }

@@ -14,6 +14,7 @@ use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind};
 use service_kit::PreparedBody;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::filters::PolicyRequest;
 use crate::metrics::EngineMetrics;
@@ -148,8 +149,9 @@ impl Engine {
         let (engine, fetched) = (self.clone(), feed.clone());
         feed.first_fetch(async move {
             // Fetch on the engine's runtime: the HTTP client's connections live there.
+            // In the request's span: the request waits for this fetch.
             let runtime = engine.runtime.clone();
-            let fetch = runtime.spawn(async move { engine.refresh_feed(&fetched).await });
+            let fetch = runtime.spawn(async move { engine.refresh_feed(&fetched).await }.in_current_span());
             fetch.await.ok();
         })
         .await;

@@ -5,8 +5,13 @@ use policy_engine::cli::Cli;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let settings = Cli::parse().settings()?;
-    service_kit::logging::init(settings.verbosity, settings.log_format)?;
+    let cli = Cli::parse();
+    let settings = cli.settings()?;
+    let _telemetry = service_kit::logging::init("policy-engine", settings.verbosity, settings.log_format)?;
+    if cli.check_config {
+        println!("{}", policy_engine::cli::check_config(settings)?);
+        return Ok(());
+    }
     let application = Application::build(&settings).context("starting the policy-engine")?;
     tracing::info!(
         api = %application.address(),

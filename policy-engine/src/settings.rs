@@ -66,8 +66,9 @@ pub struct ServiceSettings {
     pub max_connection_rate: usize,
     /// `Cache-Control: max-age` of graph answers; 0 means revalidate always.
     pub cache_max_age_secs: u64,
-    /// Upstream's Jaeger endpoint. Accepted so existing configurations load;
-    /// tracing export is not implemented yet and a value is only warned about.
+    /// Upstream's Jaeger endpoint. Accepted so existing configurations load,
+    /// and ignored with a warning: spans go over OTLP, configured by the
+    /// standard `OTEL_EXPORTER_OTLP_*` environment variables.
     pub tracing_endpoint: Option<String>,
 }
 

@@ -11,6 +11,7 @@ use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context as _;
 use service_kit::errors::{count_errors, not_found};
+use service_kit::telemetry::trace_requests;
 use service_kit::{BoundServer, CachePolicy, StatusServer};
 use tokio_util::sync::CancellationToken;
 
@@ -117,9 +118,7 @@ fn warn_about_ignored_settings(settings: &Settings) {
         tracing::warn!("the 'upstream.method' setting ({method}) is deprecated and ignored");
     }
     if let Some(endpoint) = &settings.service.tracing_endpoint {
-        tracing::warn!(
-            "tracing export to {endpoint} is not implemented yet; ignoring service.tracing_endpoint"
-        );
+        tracing::warn!("service.tracing_endpoint ({endpoint}) is ignored; set OTEL_EXPORTER_OTLP_ENDPOINT");
     }
 }
 
@@ -150,6 +149,7 @@ fn api_server(
                     .allow_any_origin()
                     .allowed_methods(["GET", "HEAD"]),
             )
+            .wrap(from_fn(trace_requests))
             .configure(routes::configure(&prefix))
             .default_service(web::to(not_found))
     })

@@ -52,9 +52,19 @@ impl Layers {
     }
 
     /// Environment variables `{prefix}{KEY}` (see the module documentation).
-    pub fn env(self, prefix: &str) -> Self {
+    ///
+    /// Only `{prefix}{SECTION}__{KEY}` and the top-level keys named in
+    /// `top_level` are read: Kubernetes injects `{SERVICE}_PORT…` variables
+    /// for every Service of the namespace, and a Service named like
+    /// upstream's `cincinnati-gb-public` would otherwise be taken for an
+    /// unknown setting and stop the service from starting.
+    pub fn env(self, prefix: &str, top_level: &'static [&'static str]) -> Self {
+        let settings = Env::prefixed(prefix).split("__").filter(move |key| {
+            let key = key.as_str();
+            key.contains('.') || top_level.iter().any(|name| key.eq_ignore_ascii_case(name))
+        });
         Self {
-            figment: self.figment.merge(Env::prefixed(prefix).split("__")),
+            figment: self.figment.merge(settings),
         }
     }
 
@@ -184,7 +194,9 @@ mod tests {
     fn environment_overrides_the_file() {
         figment::Jail::expect_with(|jail| {
             jail.set_env("SKTEST_SERVICE__PORT", "9");
-            let settings: Settings = Layers::new().env("SKTEST_").extract().unwrap();
+            // What Kubernetes injects for a Service named `sktest-public`.
+            jail.set_env("SKTEST_PUBLIC_PORT", "tcp://10.0.0.1:8090");
+            let settings: Settings = Layers::new().env("SKTEST_", &[]).extract().unwrap();
             assert_eq!(settings.service.port, 9);
             Ok(())
         });

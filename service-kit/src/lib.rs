@@ -10,6 +10,7 @@
 //! - [`metrics`]: a prefixed Prometheus registry and `build_info`.
 //! - [`config`]: layered configuration (defaults, TOML, environment, CLI).
 //! - [`logging`]: the `tracing` subscriber.
+//! - [`telemetry`]: span export (OTLP) and W3C trace context in and out.
 //! - [`shutdown`]: the termination signal.
 //!
 //! This crate knows HTTP and nothing of graphs: it never parses or filters one.
@@ -24,6 +25,7 @@ pub mod prepared;
 pub mod routes;
 pub mod shutdown;
 pub mod status;
+pub mod telemetry;
 
 pub use accept::MediaTypes;
 pub use errors::HttpError;

@@ -1,14 +1,20 @@
-//! Logging setup: `tracing` events to stderr, as text or JSON lines.
+//! Logging setup: `tracing` events to stderr, as text or JSON lines, and
+//! spans to an OpenTelemetry collector when one is configured ([`telemetry`]).
 //!
-//! The level comes from the verbosity (`-v` count or the configuration's
+//! The log level comes from the verbosity (`-v` count or the configuration's
 //! `verbosity`) unless `RUST_LOG` is set, which wins so an operator can turn
-//! up one module without a restart of the configuration.
+//! up one module without a restart of the configuration. It filters the log
+//! lines only: spans are exported whatever the log level.
 
 use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
+
+use crate::telemetry::{self, Telemetry, TelemetryError};
 
 /// How much to log: 0 warnings and errors, 1 info, 2 debug, 3 or more trace.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,23 +85,37 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the global subscriber. Fails if one is installed already (a
-/// second service in the same process, or a test that set one up).
-pub fn init(verbosity: Verbosity, format: LogFormat) -> Result<(), LoggingError> {
+/// Installs the global subscriber for `service` (its OpenTelemetry
+/// `service.name`). Fails if one is installed already (a second service in
+/// the same process, or a test that set one up). Keep the returned guard
+/// until the service stops: dropping it flushes the spans.
+pub fn init(
+    service: &'static str,
+    verbosity: Verbosity,
+    format: LogFormat,
+) -> Result<Telemetry, LoggingError> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(verbosity.level()));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
-    }
-    .map_err(LoggingError)
+    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let lines = match format {
+        LogFormat::Text => lines.boxed(),
+        LogFormat::Json => lines.json().boxed(),
+    };
+    let (spans, telemetry) = telemetry::export_layer(service)?;
+    tracing_subscriber::registry()
+        .with(lines.with_filter(filter))
+        .with(spans)
+        .try_init()
+        .map_err(|error| LoggingError::Subscriber(error.into()))?;
+    Ok(telemetry)
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("cannot install the log subscriber: {0}")]
-pub struct LoggingError(Box<dyn std::error::Error + Send + Sync>);
+pub enum LoggingError {
+    #[error("cannot install the log subscriber: {0}")]
+    Subscriber(Box<dyn std::error::Error + Send + Sync>),
+    #[error(transparent)]
+    Telemetry(#[from] TelemetryError),
+}
 
 #[cfg(test)]
 mod tests {

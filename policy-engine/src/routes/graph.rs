@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use service_kit::{CachePolicy, HttpError, MediaTypes};
+use tracing::Instrument as _;
 
 use crate::engine::Engine;
-use crate::query::ClientQuery;
+use crate::query::{Arch, Channel, ClientQuery};
 
 pub async fn graph(
     request: HttpRequest,
@@ -22,6 +23,12 @@ pub async fn graph(
     let content_type = MediaTypes::POLICY_ENGINE.negotiate_request(&request)?;
     let query = ClientQuery::parse(request.query_string(), engine.rules())?;
     let engine: Arc<Engine> = engine.into_inner();
-    let body = engine.answer(query).await?;
+    // Validated values only: a made-up parameter never reaches a trace.
+    let span = tracing::info_span!(
+        "graph answer",
+        channel = query.channel.as_ref().map(Channel::as_str),
+        arch = query.arch.as_ref().map(Arch::as_str),
+    );
+    let body = engine.answer(query).instrument(span).await?;
     Ok(body.respond(&request, content_type, &caching))
 }

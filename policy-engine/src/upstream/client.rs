@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use reqwest::header::{ACCEPT, ETAG, IF_NONE_MATCH};
 use reqwest::{StatusCode, Url};
 use service_kit::accept::APPLICATION_JSON;
+use service_kit::telemetry;
 
 /// Fetches the upstream's `/graph`.
 #[derive(Debug, Clone)]
@@ -75,8 +76,32 @@ impl UpstreamClient {
         &self.url
     }
 
-    /// GETs the upstream URL with `parameters` added to its query.
+    /// GETs the upstream URL with `parameters` added to its query, in a
+    /// client span whose context the upstream receives.
+    #[tracing::instrument(
+        name = "GET upstream",
+        skip_all,
+        fields(
+            otel.kind = "client",
+            http.request.method = "GET",
+            server.address = self.url.host_str(),
+            server.port = self.url.port_or_known_default(),
+            http.response.status_code = tracing::field::Empty,
+        )
+    )]
     pub async fn fetch(
+        &self,
+        parameters: &[(String, String)],
+        etag: Option<&str>,
+    ) -> Result<Fetched, FetchError> {
+        let fetched = self.exchange(parameters, etag).await;
+        if let Err(error) = &fetched {
+            telemetry::mark_failed(error);
+        }
+        fetched
+    }
+
+    async fn exchange(
         &self,
         parameters: &[(String, String)],
         etag: Option<&str>,
@@ -85,16 +110,23 @@ impl UpstreamClient {
         if !parameters.is_empty() {
             url.query_pairs_mut().extend_pairs(parameters);
         }
-        let transport = |url: &Url, error: reqwest::Error| FetchError::Transport {
-            url: url.clone(),
-            detail: error_chain(&error),
-        };
         let mut request = self.http.get(url.clone()).header(ACCEPT, APPLICATION_JSON);
         if let Some(etag) = etag {
             request = request.header(IF_NONE_MATCH, etag);
         }
+        for (name, value) in telemetry::context_headers() {
+            request = request.header(name, value);
+        }
+        // Errors end up in logs, traces and `/status`: they name the URL
+        // without the credentials it may carry.
+        let url = without_credentials(url);
+        let transport = |url: &Url, error: reqwest::Error| FetchError::Transport {
+            url: url.clone(),
+            detail: error_chain(&error.without_url()),
+        };
         let mut response = request.send().await.map_err(|error| transport(&url, error))?;
         let status = response.status();
+        tracing::Span::current().record("http.response.status_code", status.as_u16());
         if status == StatusCode::NOT_MODIFIED {
             return Ok(Fetched::NotModified);
         }
@@ -147,6 +179,13 @@ fn status_error(url: Url, status: StatusCode, body: &[u8]) -> FetchError {
             .map(|error| error.kind),
         body: text,
     }
+}
+
+fn without_credentials(mut url: Url) -> Url {
+    // Fails only for URLs that cannot carry credentials anyway.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url
 }
 
 /// An error with its sources, which hold what actually went wrong

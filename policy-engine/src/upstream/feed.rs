@@ -8,6 +8,7 @@ use std::time::{Instant, SystemTime};
 
 use cincinnati_core::wire::{self, WireError};
 use serde::Serialize;
+use service_kit::telemetry;
 use tokio::sync::OnceCell;
 
 use super::UpstreamParameters;
@@ -116,7 +117,17 @@ impl Feed {
     }
 
     /// Fetches the upstream graph unless unchanged, and parses a new one
-    /// once, off the async threads.
+    /// once, off the async threads. A background refresh is a trace of its
+    /// own; the first fetch for a new query is part of the request's trace.
+    #[tracing::instrument(
+        name = "upstream refresh",
+        skip_all,
+        fields(
+            channel = self.parameter("channel"),
+            arch = self.parameter("arch"),
+            outcome = tracing::field::Empty,
+        )
+    )]
     pub async fn refresh(&self, client: &UpstreamClient) -> Refresh {
         let (etag, previous_digest) = {
             let state = self.read();
@@ -141,13 +152,16 @@ impl Feed {
         };
         let now = SystemTime::now();
         let mut state = self.state.write().expect("feed lock poisoned");
+        let span = tracing::Span::current();
         match outcome {
             Ok(None) => {
+                span.record("outcome", "unchanged");
                 state.last_success = Some(now);
                 state.last_error = None;
                 Refresh::Unchanged
             }
             Ok(Some((document, etag, digest))) => {
+                span.record("outcome", "updated");
                 state.revision = Some(Arc::new(Revision::new(document.graph, now, self.max_answers)));
                 state.etag = etag;
                 state.body_digest = Some(digest);
@@ -159,6 +173,8 @@ impl Feed {
                 }
             }
             Err(error) => {
+                span.record("outcome", "failed");
+                telemetry::mark_failed(&error);
                 state.last_error = Some(Failure {
                     at: now,
                     message: error.to_string(),
@@ -166,6 +182,13 @@ impl Feed {
                 Refresh::Failed(error)
             }
         }
+    }
+
+    fn parameter(&self, name: &str) -> Option<&str> {
+        self.parameters
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
     }
 
     pub fn status(&self) -> FeedStatus {

@@ -14,6 +14,7 @@ use std::time::SystemTime;
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph, wire};
 use service_kit::PreparedBody;
+use service_kit::telemetry::Origin;
 use tokio::sync::OnceCell;
 
 use crate::filters::PolicyRequest;
@@ -37,6 +38,8 @@ struct AnswerKey {
 pub struct Revision {
     graph: Graph,
     fetched_at: SystemTime,
+    /// The refresh that fetched this graph: answers link to its trace.
+    origin: Origin,
     answers: Mutex<HashMap<AnswerKey, Arc<OnceCell<Answer>>>>,
     /// Keys beyond this many are computed but not kept, so requests for
     /// made-up channels cannot grow memory without bound.
@@ -51,10 +54,12 @@ pub enum Lookup {
 }
 
 impl Revision {
+    /// A revision fetched in the current span.
     pub fn new(graph: Graph, fetched_at: SystemTime, max_answers: usize) -> Self {
         Self {
             graph,
             fetched_at,
+            origin: Origin::current(),
             answers: Mutex::default(),
             max_answers,
         }
@@ -68,12 +73,15 @@ impl Revision {
         self.fetched_at
     }
 
-    /// The answer to `request` through `pipeline`, computed once.
+    /// The answer to `request` through `pipeline`, computed once. The
+    /// current span gets a link to the trace that fetched this revision,
+    /// where the work behind the answer is.
     pub async fn answer(
         self: &Arc<Self>,
         request: PolicyRequest,
         pipeline: &Arc<Pipeline<PolicyRequest>>,
     ) -> (Answer, Lookup) {
+        self.origin.link_current_span();
         let key = AnswerKey {
             channel: request.query.channel.clone(),
             arch: request.query.arch.clone(),

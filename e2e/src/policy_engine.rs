@@ -1,0 +1,141 @@
+//! Policy-engine processes: engine A chained to an upstream graph (a
+//! graph-builder, or anything serving its format), and engine B — the
+//! in-cluster engine clusters ask — chained to A.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context as _, ensure};
+
+use crate::binaries::service_binary;
+use crate::client_graph::ClientGraph;
+use crate::graph_builder::{PATH_PREFIX, REFRESH_INTERVAL_SECS};
+use crate::http::{self, Answer};
+use crate::poll;
+use crate::process::{Listener, ServiceCommand, ServiceProcess};
+
+/// The media type clusters ask for.
+const JSON: &str = "application/json";
+
+/// Two chained engines; clients ask B.
+pub struct EngineChain {
+    /// Fetches the full graph from the upstream.
+    pub engine_a: ServiceProcess,
+    /// Fetches each client's (channel, arch) view from A.
+    pub engine_b: ServiceProcess,
+    http: reqwest::Client,
+}
+
+impl EngineChain {
+    /// Starts A on `upstream_graph_url`, then B on A, each once ready.
+    pub async fn start(workdir: &Path, upstream_graph_url: &str) -> anyhow::Result<Self> {
+        let engine_a = start_engine(workdir, "a", upstream_graph_url).await?;
+        let engine_b = start_engine(workdir, "b", &graph_url(&engine_a)).await?;
+        Ok(Self {
+            engine_a,
+            engine_b,
+            http: reqwest::Client::new(),
+        })
+    }
+
+    /// B's graph URL, the one clusters are configured with.
+    pub fn graph_url(&self) -> String {
+        graph_url(&self.engine_b)
+    }
+
+    /// B's answer to a cluster asking for `channel` and `arch`.
+    pub async fn answer(&self, channel: &str, arch: &str, accept: Option<&str>) -> anyhow::Result<Answer> {
+        let url = format!("{}?channel={channel}&arch={arch}", self.graph_url());
+        http::get(&self.http, &url, accept).await
+    }
+
+    /// What B serves a cluster asking for `channel` and `arch`.
+    pub async fn served(&self, channel: &str, arch: &str) -> anyhow::Result<ClientGraph> {
+        let document = self.answer(channel, arch, Some(JSON)).await?.json()?;
+        ClientGraph::from_served(&document).with_context(|| format!("B's graph for {channel}/{arch}"))
+    }
+
+    /// Waits until B serves `expected` for `channel` and `arch`, and returns
+    /// how long that took.
+    pub async fn await_graph(
+        &self,
+        channel: &str,
+        arch: &str,
+        expected: &ClientGraph,
+    ) -> anyhow::Result<Duration> {
+        let what = format!("B to serve the expected {channel}/{arch} graph");
+        let (_, elapsed) = poll::until(&what, poll::CHANGE_TIMEOUT, || async {
+            let served = self.served(channel, arch).await?;
+            ensure!(served == *expected, "{}", served.difference_from(expected));
+            Ok(())
+        })
+        .await?;
+        Ok(elapsed)
+    }
+
+    /// Checks, again and again for `window`, that B keeps serving each
+    /// `(channel, arch, expected graph)`.
+    pub async fn assert_steady(
+        &self,
+        views: &[(&str, &str, ClientGraph)],
+        window: Duration,
+    ) -> anyhow::Result<()> {
+        poll::throughout("B serving the same graphs", window, || async {
+            for (channel, arch, expected) in views {
+                let served = self.served(channel, arch).await?;
+                ensure!(
+                    served == *expected,
+                    "B's {channel}/{arch} graph changed:\n{}",
+                    served.difference_from(expected)
+                );
+            }
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// `http://<api>/api/upgrades_info/graph`.
+pub fn graph_url(service: &ServiceProcess) -> String {
+    service.api_url(&format!("{PATH_PREFIX}/graph"))
+}
+
+/// Writes `policy-engine-<id>.toml` and starts the engine with it.
+async fn start_engine(workdir: &Path, id: &str, upstream_graph_url: &str) -> anyhow::Result<ServiceProcess> {
+    let config = workdir.join(format!("policy-engine-{id}.toml"));
+    std::fs::write(&config, config_toml(upstream_graph_url))
+        .with_context(|| format!("writing {}", config.display()))?;
+    ServiceProcess::start(ServiceCommand {
+        name: format!("policy-engine {}", id.to_uppercase()),
+        program: service_binary("policy-engine")?,
+        arguments: vec!["-c".into(), config.into(), "--log_format".into(), "json".into()],
+        port_flags: vec![
+            ("--service.port", Listener::Api),
+            ("--status.port", Listener::Status),
+        ],
+        log: workdir.join(format!("policy-engine-{id}.log")),
+        readiness_probe: "/readyz",
+    })
+    .await
+}
+
+fn config_toml(upstream_graph_url: &str) -> String {
+    format!(
+        r#"verbosity = "v"
+
+[service]
+address = "127.0.0.1"
+port = 0
+path_prefix = "{PATH_PREFIX}"
+mandatory_client_parameters = ["channel"]
+
+[status]
+address = "127.0.0.1"
+port = 0
+
+[upstream.cincinnati]
+url = "{upstream_graph_url}"
+interval_secs = {REFRESH_INTERVAL_SECS}
+"#
+    )
+}

@@ -1,0 +1,71 @@
+//! A change reaches clusters within one refresh interval of each hop
+//! (registry → graph-builder → A → B) plus the work of scraping and
+//! building: a newly pushed release, and graph-data carrying a new risk.
+//! The measured times are printed (`--no-capture` shows them).
+
+use std::time::Duration;
+
+use e2e::graph_builder::GraphBuilderOptions;
+use e2e::graph_data::MatchingRule;
+use e2e::scenario::{self, ARCHITECTURES, CANDIDATE};
+use e2e::stack::{ONE_REFRESH_PER_HOP, Stack};
+use tokio::time::Instant;
+
+/// What the services may take beyond their refresh intervals: scraping the
+/// new images, building and filtering, with three debug-build services and
+/// the test sharing two cores.
+const WORK_ALLOWANCE: Duration = Duration::from_secs(3);
+
+/// Waits until B serves the expected graph for every architecture of the
+/// candidate channel, and returns the time since `since` for the slowest.
+async fn slowest_arrival(stack: &Stack, since: Instant) -> Duration {
+    let mut slowest = Duration::ZERO;
+    for arch in ARCHITECTURES {
+        stack.await_expected(CANDIDATE, arch).await.unwrap();
+        slowest = slowest.max(since.elapsed());
+    }
+    slowest
+}
+
+fn assert_fresh(what: &str, took: Duration) {
+    println!("e2e: {what} reached B in {took:.2?} (bound {ONE_REFRESH_PER_HOP:?} + {WORK_ALLOWANCE:?})");
+    assert!(
+        took <= ONE_REFRESH_PER_HOP + WORK_ALLOWANCE,
+        "{what} took {took:?} to reach B"
+    );
+}
+
+#[tokio::test]
+async fn a_new_release_reaches_clusters_within_one_refresh_per_hop() {
+    let mut stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
+    // B refreshes what clusters ask for: the clusters of every architecture ask first.
+    slowest_arrival(&stack, Instant::now()).await;
+
+    let new = scenario::new_releases(scenario::FUTURE_VERSIONS[0], &["4.17.0", "4.17.1"]);
+    stack.push_releases(&new).await.unwrap();
+    let took = slowest_arrival(&stack, Instant::now()).await;
+    assert_fresh("a new release", took);
+}
+
+#[tokio::test]
+async fn a_new_risk_in_graph_data_reaches_clusters_within_one_refresh_per_hop() {
+    let mut stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
+    slowest_arrival(&stack, Instant::now()).await;
+
+    let with_new_risk = scenario::graph_data().blocked_edge(scenario::risk(
+        "4.17.1-IngressOutage",
+        "4.17.1",
+        "4[.]17[.]0",
+        MatchingRule::Always,
+    ));
+    stack.push_graph_data(&with_new_risk).await.unwrap();
+    let took = slowest_arrival(&stack, Instant::now()).await;
+    let amd64 = stack.expected(CANDIDATE, "amd64");
+    assert!(
+        amd64
+            .conditional
+            .contains_key(&("4.17.0".to_owned(), "4.17.1".to_owned())),
+        "the new risk makes 4.17.0 -> 4.17.1 conditional"
+    );
+    assert_fresh("a new risk", took);
+}

@@ -1,0 +1,9 @@
+//! End-to-end tests: the registry, the graph-builder and two chained
+//! policy-engines as real processes (see the `e2e` crate and docs/e2e.md).
+//! One test binary, so the suite links once.
+
+mod freshness;
+mod interop;
+mod registry_faults;
+mod served_graph;
+mod service_faults;

@@ -1,0 +1,203 @@
+//! One client request traced through the chain client → policy-engine B →
+//! policy-engine A → graph-builder, the services running as processes that
+//! export spans over OTLP to a receiver in this test.
+//!
+//! Engines answer from graphs fetched ahead of requests, so a request's
+//! trace holds the fetches made for it and no more: B fetches A for a
+//! parameter set it has not served before, and A answers from the graph its
+//! last refresh fetched from the graph-builder. A's answer links to that
+//! refresh, whose trace holds the graph-builder's span.
+
+mod receiver;
+mod services;
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use receiver::{ReceivedSpan, Receiver};
+use services::{Service, graph_builder_binary, policy_engine_binary};
+
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../testdata/fixtures/secondary-metadata/20211124.083150"
+);
+/// The client's trace and span, which B continues.
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CLIENT_SPAN_ID: &str = "00f067aa0ba902b7";
+/// Sent as credentials; must appear in no span.
+const SECRET: &str = "s3cr3t-credential";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_is_traced_through_both_engines_and_linked_to_the_graph_builder() {
+    let receiver = Receiver::start();
+    let config = graph_builder_config();
+    let graph_builder = Service::start(
+        "graph-builder",
+        graph_builder_binary(),
+        &[
+            "-c",
+            config.path().to_str().unwrap(),
+            "--service.public_port",
+            "0",
+        ],
+        &receiver.endpoint,
+    )
+    .await;
+    graph_builder.wait_ready("/readiness").await;
+    let a = start_engine("engine-a", &graph_builder.url("/graph"), "1", &receiver).await;
+    // No background refresh: B fetches A only because the request needs it.
+    let b = start_engine("engine-b", &a.url("/graph"), "3600", &receiver).await;
+
+    let response = reqwest::Client::new()
+        .get(b.url("/graph?channel=stable-4.9&arch=amd64"))
+        .header("traceparent", format!("00-{TRACE_ID}-{CLIENT_SPAN_ID}-01"))
+        .header("authorization", format!("Bearer {SECRET}"))
+        .header("cookie", format!("session={SECRET}"))
+        .send()
+        .await
+        .expect("engine B answers");
+    assert_eq!(response.status(), 200);
+
+    eventually("spans from every service", async || {
+        check_chain(&receiver.spans())
+    })
+    .await;
+    assert_no_credentials(&receiver.spans());
+}
+
+async fn start_engine(
+    name: &'static str,
+    upstream: &str,
+    interval_secs: &str,
+    receiver: &Receiver,
+) -> Service {
+    let arguments = [
+        "--upstream.cincinnati.url",
+        upstream,
+        "--upstream.cincinnati.interval_secs",
+        interval_secs,
+    ];
+    let engine = Service::start(name, policy_engine_binary(), &arguments, &receiver.endpoint).await;
+    engine.wait_ready("/readyz").await;
+    engine
+}
+
+fn graph_builder_config() -> tempfile::NamedTempFile {
+    let mut config = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    write!(
+        config,
+        "[[plugin_settings]]\nname = \"release-graph-file\"\npath = \"{FIXTURES}/graph-gb-raw.json\"\n\
+         [[plugin_settings]]\nname = \"openshift-secondary-metadata-parse\"\n\
+         data_directory = \"{FIXTURES}/cincinnati-graph-data\"\n\
+         [[plugin_settings]]\nname = \"edge-add-remove\"\n"
+    )
+    .unwrap();
+    config
+}
+
+/// Finds, or says what is still missing: the client's trace through B to A,
+/// and the trace A's answer links to, from A to the graph-builder.
+fn check_chain(spans: &[ReceivedSpan]) -> Result<(), String> {
+    let find = |description: &str, predicate: &dyn Fn(&ReceivedSpan) -> bool| {
+        spans
+            .iter()
+            .find(|span| predicate(span))
+            .ok_or_else(|| format!("no {description} yet; received:\n{}", summary(spans)))
+    };
+    let child_of = |parent: &ReceivedSpan, span: &ReceivedSpan| {
+        span.trace_id == parent.trace_id && span.parent_span_id == parent.span_id
+    };
+
+    let b_server = find("server span of B continuing the client's", &|span| {
+        span.trace_id == TRACE_ID && span.parent_span_id == CLIENT_SPAN_ID && span.kind == SpanKind::Server
+    })?;
+    assert_eq!(
+        (b_server.service.as_str(), b_server.instance.as_str()),
+        ("policy-engine", "engine-b")
+    );
+    assert_eq!(b_server.name, "GET /graph");
+    assert_eq!(b_server.attribute("http.route"), Some("/graph"));
+    assert_eq!(b_server.attribute("http.request.method"), Some("GET"));
+    assert_eq!(b_server.attribute("http.response.status_code"), Some("200"));
+    let b_answer = find("answer span of B", &|span| {
+        child_of(b_server, span) && span.name == "graph answer"
+    })?;
+    assert_eq!(b_answer.attribute("channel"), Some("stable-4.9"));
+    assert_eq!(b_answer.attribute("arch"), Some("amd64"));
+    let b_fetch = find("fetch of A by B in the client's trace", &|span| {
+        span.trace_id == TRACE_ID && span.instance == "engine-b" && span.kind == SpanKind::Client
+    })?;
+    let a_server = find("server span of A under B's fetch", &|span| {
+        child_of(b_fetch, span) && span.kind == SpanKind::Server
+    })?;
+    assert_eq!(
+        (a_server.service.as_str(), a_server.instance.as_str()),
+        ("policy-engine", "engine-a")
+    );
+    let a_answer = find("answer span of A", &|span| {
+        child_of(a_server, span) && span.name == "graph answer"
+    })?;
+
+    let [(refresh_trace, refresh_span)] = a_answer.links.as_slice() else {
+        panic!("A's answer should link to the refresh that fetched its graph: {a_answer:?}");
+    };
+    assert_ne!(refresh_trace, TRACE_ID, "A fetched its graph before the request");
+    let a_refresh = find("refresh of A that A's answer links to", &|span| {
+        &span.trace_id == refresh_trace && &span.span_id == refresh_span
+    })?;
+    assert_eq!(
+        (a_refresh.instance.as_str(), a_refresh.name.as_str()),
+        ("engine-a", "upstream refresh")
+    );
+    let a_fetch = find("fetch of the graph-builder by A", &|span| {
+        child_of(a_refresh, span) && span.kind == SpanKind::Client
+    })?;
+    let graph_builder = find("server span of the graph-builder under A's fetch", &|span| {
+        child_of(a_fetch, span) && span.kind == SpanKind::Server
+    })?;
+    assert_eq!(graph_builder.service, "graph-builder");
+    assert_eq!(graph_builder.attribute("http.route"), Some("/graph"));
+    Ok(())
+}
+
+/// No header is recorded, so neither is any credential the client sent.
+fn assert_no_credentials(spans: &[ReceivedSpan]) {
+    for span in spans {
+        for (key, value) in &span.attributes {
+            let key = key.to_ascii_lowercase();
+            assert!(
+                !value.contains(SECRET) && !key.contains("authorization") && !key.contains("cookie"),
+                "{key} = {value} in {span:?}"
+            );
+        }
+    }
+}
+
+fn summary(spans: &[ReceivedSpan]) -> String {
+    spans
+        .iter()
+        .map(|span| {
+            format!(
+                "  {} {:?} {:?} trace {} span {} parent {:?}",
+                span.instance, span.name, span.kind, span.trace_id, span.span_id, span.parent_span_id
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Polls `check` until it succeeds; fails with its last complaint after 30 s.
+async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Result<T, String>) -> T {
+    const PATIENCE: Duration = Duration::from_secs(30);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        match check().await {
+            Ok(value) => return value,
+            Err(complaint) if Instant::now() >= deadline => {
+                panic!("waited {PATIENCE:?} for {what}: {complaint}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
