@@ -8,9 +8,9 @@ use std::time::Duration;
 use actix_web::dev::{Server, ServerHandle};
 use anyhow::Context as _;
 use service_kit::errors::ResponseErrors;
+pub use service_kit::shutdown::StopHandle;
 use service_kit::{CachePolicy, StatusServer};
 use tokio::task::JoinSet;
-use tokio_util::sync::CancellationToken;
 
 use crate::build::build;
 use crate::metrics::Metrics;
@@ -34,17 +34,7 @@ pub struct Application {
     state: Arc<State>,
     servers: Vec<(ServerHandle, Server)>,
     tasks: JoinSet<()>,
-    stop: CancellationToken,
-}
-
-/// Stops a running application from elsewhere (tests, signal handlers).
-#[derive(Clone)]
-pub struct StopHandle(CancellationToken);
-
-impl StopHandle {
-    pub fn stop(&self) {
-        self.0.cancel();
-    }
+    stop: StopHandle,
 }
 
 impl Application {
@@ -110,7 +100,7 @@ impl Application {
                 (status.server.handle(), status.server),
             ],
             tasks,
-            stop: CancellationToken::new(),
+            stop: StopHandle::default(),
         })
     }
 
@@ -119,7 +109,7 @@ impl Application {
     }
 
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle(self.stop.clone())
+        self.stop.clone()
     }
 
     /// Serves until SIGTERM/SIGINT or [`StopHandle::stop`], then lets
@@ -127,10 +117,7 @@ impl Application {
     pub async fn run_until_stopped(mut self) -> anyhow::Result<()> {
         let (handles, servers): (Vec<_>, Vec<_>) = self.servers.into_iter().unzip();
         let servers = futures::future::try_join_all(servers.into_iter().map(tokio::spawn));
-        tokio::select! {
-            signal = service_kit::shutdown::termination_signal() => signal.context("listening for signals")?,
-            () = self.stop.cancelled() => {}
-        }
+        self.stop.until_stopped().await.context("listening for signals")?;
         self.tasks.shutdown().await;
         for handle in &handles {
             handle.stop(true).await;

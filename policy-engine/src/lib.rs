@@ -25,5 +25,6 @@ pub mod settings;
 pub mod startup;
 pub mod upstream;
 
+pub use service_kit::shutdown::StopHandle;
 pub use settings::Settings;
-pub use startup::{Application, StopHandle};
+pub use startup::Application;

@@ -11,9 +11,9 @@ use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context as _;
 use service_kit::errors::{count_errors, not_found};
+use service_kit::shutdown::StopHandle;
 use service_kit::telemetry::trace_requests;
 use service_kit::{BoundServer, CachePolicy, StatusServer};
-use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
 use crate::metrics::EngineMetrics;
@@ -33,17 +33,7 @@ pub struct Application {
     status_address: SocketAddr,
     engine: Arc<Engine>,
     servers: Vec<(ServerHandle, Server)>,
-    stop: CancellationToken,
-}
-
-/// Stops a running application from elsewhere (tests, signal handlers).
-#[derive(Clone)]
-pub struct StopHandle(CancellationToken);
-
-impl StopHandle {
-    pub fn stop(&self) {
-        self.0.cancel();
-    }
+    stop: StopHandle,
 }
 
 impl Application {
@@ -74,7 +64,7 @@ impl Application {
             status_address: status.address,
             engine,
             servers: vec![(api.handle(), api), (status.server.handle(), status.server)],
-            stop: CancellationToken::new(),
+            stop: StopHandle::default(),
         })
     }
 
@@ -87,21 +77,16 @@ impl Application {
     }
 
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle(self.stop.clone())
+        self.stop.clone()
     }
 
     /// Serves until SIGTERM/SIGINT or [`StopHandle::stop`], then lets
     /// in-flight requests finish.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let refresher = tokio::spawn(self.engine.clone().run_refresher(self.stop.clone()));
+        let refresher = tokio::spawn(self.engine.clone().run_refresher(self.stop.token()));
         let (handles, servers): (Vec<_>, Vec<_>) = self.servers.into_iter().unzip();
         let servers = futures::future::try_join_all(servers.into_iter().map(tokio::spawn));
-        let stop = self.stop.clone();
-        tokio::select! {
-            signal = service_kit::shutdown::termination_signal() => signal.context("listening for signals")?,
-            () = stop.cancelled() => {}
-        }
-        self.stop.cancel();
+        self.stop.until_stopped().await.context("listening for signals")?;
         for handle in &handles {
             handle.stop(true).await;
         }
