@@ -345,3 +345,49 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+#[tokio::test]
+async fn sigterm_stops_the_service_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gb.toml");
+    let plan = graph_file_plan(&fixture("graph-gb-raw.json"), &fixture("cincinnati-graph-data"));
+    std::fs::write(
+        &config,
+        format!("[service]\nport = 0\npublic_port = 0\n[status]\nport = 0\n{plan}"),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_graph-builder"))
+        .args(["-v", "-c"])
+        .arg(&config)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The listening line says the servers are bound and signals are handled;
+    // the rest of the log is drained so the child never blocks on a full pipe.
+    let stderr = child.stderr.take().unwrap();
+    let (listening, heard) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {
+            if line.contains("graph-builder listening") {
+                let _ = listening.send(());
+            }
+        }
+    });
+    heard
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the graph-builder never said it was listening");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "still running 30 s after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(exit.success(), "exit status after SIGTERM: {exit}");
+}
