@@ -2,7 +2,7 @@
 //! tests that keep the page true (graph-builder and policy-engine
 //! `tests/operations_doc.rs`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
 use serde::de::DeserializeOwned;
@@ -181,4 +181,43 @@ pub fn metric_names(source: &str) -> BTreeSet<String> {
         }
     }
     names
+}
+
+/// The `<!-- metrics: SERVICE -->` table names exactly the metrics the
+/// `sources` register (prefixed), each with the type `registry` reports.
+pub fn check_metric_table(
+    doc: &str,
+    service: &str,
+    prefix: &str,
+    sources: &[&str],
+    registry: &prometheus::Registry,
+) {
+    let rows = table(doc, &format!("metrics: {service}"));
+    let documented: BTreeMap<String, String> = rows
+        .iter()
+        .map(|row| (single_code(&row[0]), row[1].trim().to_owned()))
+        .collect();
+    let registered: BTreeSet<String> = sources
+        .iter()
+        .flat_map(|source| metric_names(source))
+        .map(|name| format!("{prefix}{name}"))
+        .collect();
+    assert_eq!(
+        documented.keys().cloned().collect::<BTreeSet<_>>(),
+        registered,
+        "metrics in docs/operations.md vs the names registered in the source"
+    );
+    // Labelled metrics appear only once they have a child; the others must
+    // all be found by the source scan above, with the documented type.
+    let families = registry.gather();
+    assert!(families.len() > 5, "too few metric families gathered");
+    for family in families {
+        let kind = format!("{:?}", family.get_field_type()).to_lowercase();
+        assert_eq!(
+            documented.get(family.name()),
+            Some(&kind),
+            "{} is registered as a {kind}",
+            family.name()
+        );
+    }
 }

@@ -6,12 +6,11 @@
 //! registers them and types from a live registry. The policy-engine's twin
 //! is policy-engine/tests/operations_doc.rs.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use clap::CommandFactory as _;
 use doc_tables::{
-    check_default, code, debug_of, expected_fields, metric_names, settings_keys, single_code, table_of,
-    toml_literal,
+    check_default, code, debug_of, expected_fields, settings_keys, single_code, table_of, toml_literal,
 };
 use graph_builder::cli::Cli;
 use graph_builder::plan::Plan;
@@ -99,35 +98,8 @@ fn every_plugin_and_plugin_key_is_documented() {
 
 #[test]
 fn every_metric_is_documented_with_its_type() {
-    let rows = table(&format!("metrics: {SERVICE}"));
-    let documented: BTreeMap<String, String> = rows
-        .iter()
-        .map(|row| (single_code(&row[0]), row[1].trim().to_owned()))
-        .collect();
-    let registered: BTreeSet<String> = METRIC_SOURCES
-        .iter()
-        .flat_map(|source| metric_names(source))
-        .map(|name| format!("{METRIC_PREFIX}{name}"))
-        .collect();
-    assert_eq!(
-        documented.keys().cloned().collect::<BTreeSet<_>>(),
-        registered,
-        "metrics in docs/operations.md vs the names registered in the source"
-    );
-    // Labelled metrics appear only once they have a child; the others must
-    // all be found by the source scan above, with the documented type.
     let metrics = graph_builder::metrics::Metrics::new("test").unwrap();
-    let families = metrics.registry.gather();
-    assert!(families.len() > 10, "too few metric families gathered");
-    for family in families {
-        let kind = format!("{:?}", family.get_field_type()).to_lowercase();
-        assert_eq!(
-            documented.get(family.name()),
-            Some(&kind),
-            "{} is registered as a {kind}",
-            family.name()
-        );
-    }
+    doc_tables::check_metric_table(DOC, SERVICE, METRIC_PREFIX, &METRIC_SOURCES, &metrics.registry);
 }
 
 // -- the graph-builder's catalogue ----------------------------------------
