@@ -36,26 +36,15 @@ pub fn bind_api(
     errors: ResponseErrors,
 ) -> std::io::Result<(Server, SocketAddr)> {
     let (graph, graph_v1) = (prefix.join("/graph"), prefix.join("/v1/graph"));
-    let context = web::Data::from(context);
-    let errors = web::Data::new(errors);
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(context.clone())
-            .app_data(errors.clone())
-            .wrap(from_fn(count_errors))
-            .wrap(from_fn(time_requests))
-            .wrap(from_fn(trace_requests))
+    bind(address, None, context, errors, move |routes| {
+        routes
             .service(get_or_head(&graph, serve_graph))
-            .service(get_or_head(&graph_v1, serve_graph))
-            .default_service(web::to(not_found))
+            .service(get_or_head(&graph_v1, serve_graph));
     })
-    .disable_signals()
-    .bind(address)?;
-    let bound = server.addrs()[0];
-    Ok((server.run(), bound))
 }
 
-/// Binds the public server of `{prefix}/graph-data`.
+/// Binds the public server of `{prefix}/graph-data`; one worker is plenty
+/// for a file fetched by a few downstream services.
 pub fn bind_public(
     address: SocketAddr,
     prefix: &PathPrefix,
@@ -63,21 +52,37 @@ pub fn bind_public(
     errors: ResponseErrors,
 ) -> std::io::Result<(Server, SocketAddr)> {
     let graph_data = prefix.join("/graph-data");
+    bind(address, Some(1), context, errors, move |routes| {
+        routes.service(get_or_head(&graph_data, serve_graph_data));
+    })
+}
+
+/// A server with the shared middleware (error counting, latency, tracing)
+/// and JSON 404s around `routes`.
+fn bind(
+    address: SocketAddr,
+    workers: Option<usize>,
+    context: Arc<ApiContext>,
+    errors: ResponseErrors,
+    routes: impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
+) -> std::io::Result<(Server, SocketAddr)> {
     let context = web::Data::from(context);
     let errors = web::Data::new(errors);
-    let server = HttpServer::new(move || {
+    let mut server = HttpServer::new(move || {
         App::new()
             .app_data(context.clone())
             .app_data(errors.clone())
             .wrap(from_fn(count_errors))
             .wrap(from_fn(time_requests))
             .wrap(from_fn(trace_requests))
-            .service(get_or_head(&graph_data, serve_graph_data))
+            .configure(routes.clone())
             .default_service(web::to(not_found))
     })
-    .workers(1)
-    .disable_signals()
-    .bind(address)?;
+    .disable_signals();
+    if let Some(workers) = workers {
+        server = server.workers(workers);
+    }
+    let server = server.bind(address)?;
     let bound = server.addrs()[0];
     Ok((server.run(), bound))
 }
