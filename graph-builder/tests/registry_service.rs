@@ -2,15 +2,15 @@
 //! in an image in the same registry: the deployment shape of a disconnected
 //! site. The registry going away must not blank the graph.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+mod common;
 
+use std::path::Path;
+
+use common::Running;
 use graph_builder::Application;
-use graph_builder::app::StopHandle;
 use graph_builder::settings::Settings;
 use registry_testkit::LocalRegistry;
 use release_images::{Image, PushOptions, Pushable, Pusher, ReleaseMetadata};
-use serde_json::Value;
 
 const RELEASES: &str = "ocp/release";
 const GRAPH_DATA: &str = "ocp/graph-data";
@@ -64,87 +64,40 @@ fn settings(registry: &LocalRegistry) -> Settings {
     toml::from_str(&text).unwrap()
 }
 
-struct Running {
-    api: String,
-    status: String,
-    stop: StopHandle,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.stop();
-    }
-}
-
 async fn spawn(settings: &Settings) -> Running {
-    let application = Application::build(settings).unwrap();
-    let running = Running {
-        api: format!("http://{}", application.api_address),
-        status: format!("http://{}", application.status_address),
-        stop: application.stop_handle(),
-    };
-    tokio::spawn(application.run_until_stopped());
-    running
+    common::spawn(settings, "").await
 }
 
-impl Running {
-    async fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let status: Value = reqwest::get(format!("{}/status", self.status))
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if done(&status) {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}: {status:#}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn graph(&self) -> Value {
-        reqwest::get(format!("{}/graph", self.api))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
+/// The graph `app` serves.
+async fn served_graph(app: &Running) -> serde_json::Value {
+    app.get(&format!("{}/graph", app.api)).await.json().await.unwrap()
 }
 
-#[tokio::test]
-async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_going_away() {
-    let mut registry = LocalRegistry::start().await.unwrap();
+/// A registry with releases 4.1.0 to 4.1.2 and the small graph-data image.
+async fn registry_with_releases_and_graph_data() -> (LocalRegistry, Pusher) {
+    let registry = LocalRegistry::start().await.unwrap();
     let pusher = Pusher::new(&registry.url(), PushOptions::default()).unwrap();
     push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2"]).await;
     let graph_data = tempfile::tempdir().unwrap();
     write_graph_data(graph_data.path());
-    pusher
-        .push(
-            GRAPH_DATA,
-            "latest",
-            Image::graph_data(graph_data.path()).unwrap(),
-        )
-        .await
-        .unwrap();
+    let image = Image::graph_data(graph_data.path()).unwrap();
+    pusher.push(GRAPH_DATA, "latest", image).await.unwrap();
+    (registry, pusher)
+}
+
+#[tokio::test]
+async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_going_away() {
+    let (mut registry, pusher) = registry_with_releases_and_graph_data().await;
 
     let app = spawn(&settings(&registry)).await;
-    let status = app
-        .wait_for("the first graph", |status| status["ready"] == true)
-        .await;
+    let status = app.wait_until_ready().await;
     let image_digest = status["graph_data"]["image_digest"].as_str().unwrap();
     assert!(image_digest.starts_with("sha256:"), "{status:#}");
     assert_eq!(
         status["graph_data"]["revision"],
         status["graph"]["graph_data_revision"]
     );
-    let graph = app.graph().await;
+    let graph = served_graph(&app).await;
     let nodes = graph["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 3);
     assert!(
@@ -174,7 +127,7 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
         })
         .await;
     assert_eq!(status["graph"]["releases"], 4, "the last good graph is kept");
-    assert_eq!(app.graph().await["nodes"].as_array().unwrap().len(), 4);
+    assert_eq!(served_graph(&app).await["nodes"].as_array().unwrap().len(), 4);
 
     registry.restart().await.unwrap();
     app.wait_for("recovery", |status| {
@@ -185,30 +138,10 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
 
 #[tokio::test]
 async fn one_graph_builder_feeds_another_its_graph_data() {
-    let registry = LocalRegistry::start().await.unwrap();
-    let pusher = Pusher::new(&registry.url(), PushOptions::default()).unwrap();
-    push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2"]).await;
-    let graph_data = tempfile::tempdir().unwrap();
-    write_graph_data(graph_data.path());
-    pusher
-        .push(
-            GRAPH_DATA,
-            "latest",
-            Image::graph_data(graph_data.path()).unwrap(),
-        )
-        .await
-        .unwrap();
-    let first_application = Application::build(&settings(&registry)).unwrap();
-    let public = format!("http://{}/graph-data", first_application.public_address);
-    let first = Running {
-        api: format!("http://{}", first_application.api_address),
-        status: format!("http://{}", first_application.status_address),
-        stop: first_application.stop_handle(),
-    };
-    tokio::spawn(first_application.run_until_stopped());
-    first
-        .wait_for("the first graph", |status| status["ready"] == true)
-        .await;
+    let (registry, _pusher) = registry_with_releases_and_graph_data().await;
+    let first = spawn(&settings(&registry)).await;
+    let public = format!("{}/graph-data", first.public);
+    first.wait_until_ready().await;
 
     let text = format!(
         "[service]\nport = 0\npublic_port = 0\npause_secs = 1\n[status]\nport = 0\n\
@@ -222,7 +155,7 @@ async fn one_graph_builder_feeds_another_its_graph_data() {
     second
         .wait_for("the second graph", |status| status["ready"] == true)
         .await;
-    assert_eq!(first.graph().await, second.graph().await);
+    assert_eq!(served_graph(&first).await, served_graph(&second).await);
 }
 
 #[tokio::test]

@@ -36,16 +36,35 @@ fn client_for(registry: &LocalRegistry) -> RegistryClient {
         .into_iter()
         .collect();
     RegistryClient::new(RegistrySettings {
-        address: RegistryAddress::parse(&registry.url()).unwrap(),
-        repository: REPOSITORY.to_owned(),
         credentials: registry.credentials().map(|c| Credentials {
             username: c.username.clone(),
             password: c.password.clone(),
         }),
         extra_root_certificates,
-        retry: quick_retries(),
+        ..settings_of(registry)
     })
     .unwrap()
+}
+
+/// What a client knows of `registry` with neither credentials nor extra CAs.
+fn settings_of(registry: &LocalRegistry) -> RegistrySettings {
+    RegistrySettings {
+        address: RegistryAddress::parse(&registry.url()).unwrap(),
+        repository: REPOSITORY.to_owned(),
+        credentials: None,
+        extra_root_certificates: Vec::new(),
+        retry: quick_retries(),
+    }
+}
+
+/// A registry started with `options`, holding one amd64 release `version`.
+async fn registry_with_one_release(options: RegistryOptions, version: &str) -> LocalRegistry {
+    let registry = LocalRegistry::start_with(options).await.unwrap();
+    pusher_for(&registry)
+        .push(REPOSITORY, "x", Image::release(&release(version, &[]), "amd64"))
+        .await
+        .unwrap();
+    registry
 }
 
 fn scraper_for(registry: &LocalRegistry, settings: ScrapeSettings) -> Scraper {
@@ -379,13 +398,8 @@ async fn a_corrupt_cache_file_is_ignored() {
 
 #[tokio::test]
 async fn basic_authentication() {
-    let registry = LocalRegistry::start_with(RegistryOptions::default().basic_auth("reader", "s3cret"))
-        .await
-        .unwrap();
-    pusher_for(&registry)
-        .push(REPOSITORY, "x", Image::release(&release("4.8.0", &[]), "amd64"))
-        .await
-        .unwrap();
+    let registry =
+        registry_with_one_release(RegistryOptions::default().basic_auth("reader", "s3cret"), "4.8.0").await;
     let report = scraper_for(&registry, ScrapeSettings::default())
         .scrape()
         .await
@@ -401,25 +415,13 @@ async fn basic_authentication() {
     assert!(error.operation.starts_with("list tags"), "{error}");
 }
 
-fn settings_of(registry: &LocalRegistry) -> RegistrySettings {
-    RegistrySettings {
-        address: RegistryAddress::parse(&registry.url()).unwrap(),
-        repository: REPOSITORY.to_owned(),
-        credentials: None,
-        extra_root_certificates: Vec::new(),
-        retry: quick_retries(),
-    }
-}
-
 #[tokio::test]
 async fn tls_with_a_self_signed_certificate_that_is_its_own_ca() {
-    let registry = LocalRegistry::start_with(RegistryOptions::default().tls(CertificateShape::SelfSignedCa))
-        .await
-        .unwrap();
-    pusher_for(&registry)
-        .push(REPOSITORY, "x", Image::release(&release("4.9.0", &[]), "amd64"))
-        .await
-        .unwrap();
+    let registry = registry_with_one_release(
+        RegistryOptions::default().tls(CertificateShape::SelfSignedCa),
+        "4.9.0",
+    )
+    .await;
 
     // Trusted through a root_certificate_dir, as operators configure it.
     let dir = tempfile::tempdir().unwrap();
@@ -516,13 +518,8 @@ async fn thousands_of_tags() {
 
 #[tokio::test]
 async fn token_authentication() {
-    let registry = LocalRegistry::start_with(RegistryOptions::default().token_auth("reader", "t0ken"))
-        .await
-        .unwrap();
-    pusher_for(&registry)
-        .push(REPOSITORY, "x", Image::release(&release("4.8.1", &[]), "amd64"))
-        .await
-        .unwrap();
+    let registry =
+        registry_with_one_release(RegistryOptions::default().token_auth("reader", "t0ken"), "4.8.1").await;
     let report = scraper_for(&registry, ScrapeSettings::default())
         .scrape()
         .await

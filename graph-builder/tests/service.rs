@@ -2,11 +2,12 @@
 //! graph-data tarball, status and metrics, and staying calm when a source
 //! goes bad.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use graph_builder::Application;
-use graph_builder::app::StopHandle;
+use common::Running;
 use graph_builder::settings::Settings;
 use serde_json::Value;
 
@@ -35,66 +36,9 @@ fn graph_file_plan(graph: &Path, graph_data: &Path) -> String {
     )
 }
 
-struct Running {
-    api: String,
-    public: String,
-    status: String,
-    stop: StopHandle,
-    http: reqwest::Client,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.stop();
-    }
-}
-
+/// A graph-builder under the production path prefix.
 async fn spawn(settings: Settings) -> Running {
-    let application = Application::build(&settings).unwrap();
-    let running = Running {
-        api: format!("http://{}/api/upgrades_info", application.api_address),
-        public: format!("http://{}/api/upgrades_info", application.public_address),
-        status: format!("http://{}", application.status_address),
-        stop: application.stop_handle(),
-        http: reqwest::Client::new(),
-    };
-    tokio::spawn(application.run_until_stopped());
-    running
-}
-
-impl Running {
-    async fn get(&self, url: &str) -> reqwest::Response {
-        self.http.get(url).send().await.unwrap()
-    }
-
-    async fn status_document(&self) -> Value {
-        self.get(&format!("{}/status", self.status))
-            .await
-            .json()
-            .await
-            .unwrap()
-    }
-
-    /// Polls `/status` until `done` holds, failing after a deadline.
-    async fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let status = self.status_document().await;
-            if done(&status) {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}: {status:#}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn wait_until_ready(&self) -> Value {
-        self.wait_for("the first graph", |status| status["ready"] == true)
-            .await
-    }
+    common::spawn(&settings, "/api/upgrades_info").await
 }
 
 #[tokio::test]

@@ -1,0 +1,75 @@
+//! A graph-builder running in the test process on free ports, and polling
+//! its `/status` with a deadline. Shared by the service test binaries.
+
+use std::time::{Duration, Instant};
+
+use graph_builder::Application;
+use graph_builder::app::StopHandle;
+use graph_builder::settings::Settings;
+use serde_json::Value;
+
+/// A running graph-builder; stopped when dropped.
+pub struct Running {
+    /// Base URLs of the API and public servers (with the path prefix), and
+    /// of the status server.
+    pub api: String,
+    pub public: String,
+    pub status: String,
+    pub http: reqwest::Client,
+    stop: StopHandle,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.stop();
+    }
+}
+
+/// Starts a graph-builder whose routes are under `prefix`.
+pub async fn spawn(settings: &Settings, prefix: &str) -> Running {
+    let application = Application::build(settings).unwrap();
+    let running = Running {
+        api: format!("http://{}{prefix}", application.api_address),
+        public: format!("http://{}{prefix}", application.public_address),
+        status: format!("http://{}", application.status_address),
+        http: reqwest::Client::new(),
+        stop: application.stop_handle(),
+    };
+    tokio::spawn(application.run_until_stopped());
+    running
+}
+
+impl Running {
+    pub async fn get(&self, url: &str) -> reqwest::Response {
+        self.http.get(url).send().await.unwrap()
+    }
+
+    pub async fn status_document(&self) -> Value {
+        self.get(&format!("{}/status", self.status))
+            .await
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// Polls `/status` until `done` holds, failing after a deadline.
+    pub async fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let status = self.status_document().await;
+            if done(&status) {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {status:#}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn wait_until_ready(&self) -> Value {
+        self.wait_for("the first graph", |status| status["ready"] == true)
+            .await
+    }
+}
