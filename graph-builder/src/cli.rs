@@ -78,53 +78,51 @@ pub struct Cli {
 impl Cli {
     /// The settings from every layer.
     pub fn settings(&self) -> Result<Settings, ConfigError> {
-        let mut layers = Layers::new();
-        if let Some(path) = &self.config {
-            layers = layers.file(path)?;
-        }
-        layers
-            .env(ENV_PREFIX, &["verbosity", "log_format"])
-            .set_some("verbosity", (self.verbosity > 0).then_some(self.verbosity))
-            .set_some("log_format", self.log_format.as_deref())
-            .set_some("service.address", self.service_address.as_deref())
-            .set_some("service.port", self.service_port)
-            .set_some("service.public_port", self.service_public_port)
-            .set_some("service.path_prefix", self.service_path_prefix.as_deref())
-            .set_some(
-                "service.mandatory_client_parameters",
-                self.service_mandatory_client_parameters.as_deref(),
-            )
-            .set_some("service.pause_secs", self.service_pause_secs)
-            .set_some(
-                "service.graph_data_pause_secs",
-                self.service_graph_data_pause_secs,
-            )
-            .set_some("service.scrape_timeout_secs", self.service_scrape_timeout)
-            .set_some("service.cache_max_age_secs", self.service_cache_max_age_secs)
-            .set_some(
-                "service.tracing_endpoint",
-                self.service_tracing_endpoint.as_deref(),
-            )
-            .set_some("status.address", self.status_address.as_deref())
-            .set_some("status.port", self.status_port)
-            .set_some("upstream.method", self.upstream_method.as_deref())
-            .set_some("upstream.registry.url", self.upstream_registry_url.as_deref())
-            .set_some(
-                "upstream.registry.repository",
-                self.upstream_registry_repository.as_deref(),
-            )
-            .set_some(
-                "upstream.registry.credentials_path",
-                self.upstream_registry_credentials_path.as_deref(),
-            )
-            .set_some(
-                "upstream.registry.manifestref_key",
-                self.upstream_registry_manifestref_key.as_deref(),
-            )
-            .set_some(
-                "upstream.registry.fetch_concurrency",
-                self.upstream_registry_fetch_concurrency,
-            )
-            .extract()
+        Layers::for_service(
+            self.config.as_deref(),
+            ENV_PREFIX,
+            self.verbosity,
+            self.log_format.as_deref(),
+        )?
+        .set_some("service.address", self.service_address.as_deref())
+        .set_some("service.port", self.service_port)
+        .set_some("service.public_port", self.service_public_port)
+        .set_some("service.path_prefix", self.service_path_prefix.as_deref())
+        .set_some(
+            "service.mandatory_client_parameters",
+            self.service_mandatory_client_parameters.as_deref(),
+        )
+        .set_some("service.pause_secs", self.service_pause_secs)
+        .set_some(
+            "service.graph_data_pause_secs",
+            self.service_graph_data_pause_secs,
+        )
+        .set_some("service.scrape_timeout_secs", self.service_scrape_timeout)
+        .set_some("service.cache_max_age_secs", self.service_cache_max_age_secs)
+        .set_some(
+            "service.tracing_endpoint",
+            self.service_tracing_endpoint.as_deref(),
+        )
+        .set_some("status.address", self.status_address.as_deref())
+        .set_some("status.port", self.status_port)
+        .set_some("upstream.method", self.upstream_method.as_deref())
+        .set_some("upstream.registry.url", self.upstream_registry_url.as_deref())
+        .set_some(
+            "upstream.registry.repository",
+            self.upstream_registry_repository.as_deref(),
+        )
+        .set_some(
+            "upstream.registry.credentials_path",
+            self.upstream_registry_credentials_path.as_deref(),
+        )
+        .set_some(
+            "upstream.registry.manifestref_key",
+            self.upstream_registry_manifestref_key.as_deref(),
+        )
+        .set_some(
+            "upstream.registry.fetch_concurrency",
+            self.upstream_registry_fetch_concurrency,
+        )
+        .extract()
     }
 }

@@ -86,45 +86,43 @@ pub struct Cli {
 impl Cli {
     /// The settings from every layer.
     pub fn settings(&self) -> Result<Settings, ConfigError> {
-        let mut layers = Layers::new();
-        if let Some(path) = &self.config {
-            layers = layers.file(path)?;
-        }
-        layers
-            .env(ENV_PREFIX, &["verbosity", "log_format"])
-            .set_some("verbosity", (self.verbosity > 0).then_some(self.verbosity))
-            .set_some("log_format", self.log_format.as_deref())
-            .set_some("service.address", self.service_address.as_deref())
-            .set_some("service.port", self.service_port)
-            .set_some("service.path_prefix", self.service_path_prefix.as_deref())
-            .set_some(
-                "service.mandatory_client_parameters",
-                self.service_mandatory_client_parameters.as_deref(),
-            )
-            .set_some("service.workers", self.service_workers)
-            .set_some("service.keep_alive", self.service_keep_alive)
-            .set_some("service.client_timeout", self.service_client_timeout)
-            .set_some("service.backlog", self.service_backlog)
-            .set_some("service.max_connections", self.service_max_connections)
-            .set_some("service.max_connection_rate", self.service_max_connection_rate)
-            .set_some("service.cache_max_age_secs", self.service_cache_max_age_secs)
-            .set_some(
-                "service.tracing_endpoint",
-                self.service_tracing_endpoint.as_deref(),
-            )
-            .set_some("status.address", self.status_address.as_deref())
-            .set_some("status.port", self.status_port)
-            .set_some("upstream.method", self.upstream_method.as_deref())
-            .set_some("upstream.cincinnati.url", self.upstream_url.as_deref())
-            .set_some("upstream.cincinnati.kind", self.upstream_kind.as_deref())
-            .set_some("upstream.cincinnati.interval_secs", self.upstream_interval_secs)
-            .set_some("upstream.cincinnati.timeout_secs", self.upstream_timeout_secs)
-            .set_some("upstream.cincinnati.max_body_bytes", self.upstream_max_body_bytes)
-            .set_some(
-                "upstream.cincinnati.forward_parameters",
-                self.upstream_forward_parameters.as_deref(),
-            )
-            .extract()
+        Layers::for_service(
+            self.config.as_deref(),
+            ENV_PREFIX,
+            self.verbosity,
+            self.log_format.as_deref(),
+        )?
+        .set_some("service.address", self.service_address.as_deref())
+        .set_some("service.port", self.service_port)
+        .set_some("service.path_prefix", self.service_path_prefix.as_deref())
+        .set_some(
+            "service.mandatory_client_parameters",
+            self.service_mandatory_client_parameters.as_deref(),
+        )
+        .set_some("service.workers", self.service_workers)
+        .set_some("service.keep_alive", self.service_keep_alive)
+        .set_some("service.client_timeout", self.service_client_timeout)
+        .set_some("service.backlog", self.service_backlog)
+        .set_some("service.max_connections", self.service_max_connections)
+        .set_some("service.max_connection_rate", self.service_max_connection_rate)
+        .set_some("service.cache_max_age_secs", self.service_cache_max_age_secs)
+        .set_some(
+            "service.tracing_endpoint",
+            self.service_tracing_endpoint.as_deref(),
+        )
+        .set_some("status.address", self.status_address.as_deref())
+        .set_some("status.port", self.status_port)
+        .set_some("upstream.method", self.upstream_method.as_deref())
+        .set_some("upstream.cincinnati.url", self.upstream_url.as_deref())
+        .set_some("upstream.cincinnati.kind", self.upstream_kind.as_deref())
+        .set_some("upstream.cincinnati.interval_secs", self.upstream_interval_secs)
+        .set_some("upstream.cincinnati.timeout_secs", self.upstream_timeout_secs)
+        .set_some("upstream.cincinnati.max_body_bytes", self.upstream_max_body_bytes)
+        .set_some(
+            "upstream.cincinnati.forward_parameters",
+            self.upstream_forward_parameters.as_deref(),
+        )
+        .extract()
     }
 }
 

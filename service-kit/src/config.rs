@@ -68,6 +68,24 @@ impl Layers {
         }
     }
 
+    /// What every service's settings start from: its TOML file (if given),
+    /// its environment variables, and the logging flags (`-v` count, format).
+    pub fn for_service(
+        file: Option<&Path>,
+        env_prefix: &str,
+        verbosity: u8,
+        log_format: Option<&str>,
+    ) -> Result<Self, ConfigError> {
+        let layers = match file {
+            Some(path) => Self::new().file(path)?,
+            None => Self::new(),
+        };
+        Ok(layers
+            .env(env_prefix, &["verbosity", "log_format"])
+            .set_some("verbosity", (verbosity > 0).then_some(verbosity))
+            .set_some("log_format", log_format))
+    }
+
     /// One value at a dotted key (`service.port`), e.g. from a CLI flag.
     pub fn set(self, dotted_key: &str, value: impl Serialize) -> Self {
         Self {
