@@ -5,10 +5,14 @@
 //! without parameters. With an engine upstream there is one feed per
 //! forwarded parameter set, created by the first request that needs it and
 //! dropped when no request used it for a while.
+//!
+//! A request whose answer is not computed yet revalidates its feed first (a
+//! conditional GET, shared with concurrent requests, waited for briefly), so
+//! a new answer is as fresh as the request, not as the last interval tick.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind};
@@ -20,9 +24,17 @@ use crate::filters::PolicyRequest;
 use crate::metrics::EngineMetrics;
 use crate::query::{ClientQuery, QueryRules};
 use crate::upstream::client::{FetchError, UpstreamClient};
-use crate::upstream::feed::{Feed, Refresh, RefreshError};
-use crate::upstream::revision::Lookup;
+use crate::upstream::feed::{Feed, Refresh, RefreshError, RefreshTurn};
+use crate::upstream::revision::{Lookup, Revision};
 use crate::upstream::{UpstreamKind, UpstreamParameters};
+
+/// How long a request whose answer is not computed yet waits for the
+/// revalidation of its feed before answering from the graph at hand. A
+/// healthy upstream answers the conditional GET with a 304 in milliseconds,
+/// and sends a changed graph well within this; a slow or unreachable one
+/// adds at most this to such a request instead of its whole timeout. The
+/// fetch goes on without the request and still updates the feed.
+const REVALIDATION_WAIT: Duration = Duration::from_secs(2);
 
 /// Limits on the work and memory one upstream revision may take.
 #[derive(Debug, Clone)]
@@ -96,8 +108,14 @@ impl Engine {
         }
     }
 
-    /// The prepared answer to `query`.
-    pub async fn answer(self: &Arc<Self>, query: ClientQuery) -> Result<Arc<PreparedBody>, ApiError> {
+    /// The prepared answer to `query`, for a request that arrived at
+    /// `arrived`. One not computed yet is computed from the feed as
+    /// revalidated for this request.
+    pub async fn answer(
+        self: &Arc<Self>,
+        query: ClientQuery,
+        arrived: Instant,
+    ) -> Result<Arc<PreparedBody>, ApiError> {
         let source = self
             .upstream_kind()
             .ok_or_else(|| self.unavailable(self.root.last_error().map(|failure| failure.message)))?;
@@ -105,9 +123,11 @@ impl Engine {
             UpstreamKind::GraphBuilder => self.root.clone(),
             UpstreamKind::PolicyEngine => self.engine_feed(query.upstream_parameters()).await,
         };
-        let revision = feed
-            .revision()
-            .ok_or_else(|| self.unavailable(feed.last_error().map(|failure| failure.message)))?;
+        let mut revision = self.served_revision(&feed)?;
+        if !revision.is_answered(&query) {
+            self.revalidate(&feed, arrived).await;
+            revision = self.served_revision(&feed)?;
+        }
         let (answer, lookup) = revision
             .answer(PolicyRequest { query, source }, &self.pipeline)
             .await;
@@ -116,6 +136,11 @@ impl Engine {
             Lookup::Miss => self.metrics.cache_misses.inc(),
         }
         answer
+    }
+
+    fn served_revision(&self, feed: &Feed) -> Result<Arc<Revision>, ApiError> {
+        feed.revision()
+            .ok_or_else(|| self.unavailable(feed.last_error().map(|failure| failure.message)))
     }
 
     fn unavailable(&self, last_error: Option<String>) -> ApiError {
@@ -147,21 +172,51 @@ impl Engine {
         };
         feed.touch();
         let (engine, fetched) = (self.clone(), feed.clone());
-        feed.first_fetch(async move {
-            // Fetch on the engine's runtime: the HTTP client's connections live there.
-            // In the request's span: the request waits for this fetch.
-            let runtime = engine.runtime.clone();
-            let fetch = runtime.spawn(async move { engine.refresh_feed(&fetched).await }.in_current_span());
-            fetch.await.ok();
-        })
-        .await;
+        feed.first_fetch(self.fetch_for_request(async move { engine.refresh_feed(&fetched).await }))
+            .await;
         feed
     }
 
-    /// Refreshes `feed`, counting the fetch in the upstream metrics.
+    /// Refreshes `feed` for a request that arrived at `arrived` and needs an
+    /// answer not computed yet, unless a refresh finished after it arrived
+    /// (another request's, the background one, or a new feed's first fetch):
+    /// concurrent misses share one upstream request. Waits at most
+    /// [`REVALIDATION_WAIT`]; a failure is recorded as a background one is.
+    async fn revalidate(self: &Arc<Self>, feed: &Arc<Feed>, arrived: Instant) {
+        let revalidation = async {
+            let turn = feed.refresh_turn().await;
+            if feed.checked_after(arrived) {
+                return;
+            }
+            let (engine, fetched) = (self.clone(), feed.clone());
+            self.fetch_for_request(async move { engine.refresh_in_turn(&fetched, turn).await })
+                .await;
+        };
+        if tokio::time::timeout(REVALIDATION_WAIT, revalidation)
+            .await
+            .is_err()
+        {
+            tracing::debug!(
+                "upstream revalidation still running after {REVALIDATION_WAIT:?}; answering from the graph at hand"
+            );
+        }
+    }
+
+    /// Runs `fetch` on the engine's runtime, where the HTTP client's
+    /// connections live, in the request's span: the request waits for it.
+    async fn fetch_for_request(&self, fetch: impl Future<Output = Refresh> + Send + 'static) {
+        self.runtime.spawn(fetch.in_current_span()).await.ok();
+    }
+
+    /// Refreshes `feed` once no other refresh of it is in flight.
     async fn refresh_feed(&self, feed: &Feed) -> Refresh {
+        self.refresh_in_turn(feed, feed.refresh_turn().await).await
+    }
+
+    /// Refreshes `feed`, counting the fetch in the upstream metrics.
+    async fn refresh_in_turn(&self, feed: &Feed, turn: RefreshTurn) -> Refresh {
         self.metrics.upstream_requests.inc();
-        let refresh = feed.refresh(&self.client).await;
+        let refresh = feed.refresh(turn, &self.client).await;
         self.record_failure(feed, &refresh);
         refresh
     }
@@ -177,8 +232,9 @@ impl Engine {
     /// known to be an engine, then every engine feed still in use.
     pub async fn refresh_all(&self) {
         if self.upstream_kind() != Some(UpstreamKind::PolicyEngine) {
+            let turn = self.root.refresh_turn().await;
             self.metrics.upstream_requests.inc();
-            let refresh = self.root.refresh(&self.client).await;
+            let refresh = self.root.refresh(turn, &self.client).await;
             match self
                 .upstream_kind()
                 .is_none()

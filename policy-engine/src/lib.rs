@@ -1,7 +1,8 @@
 //! The policy-engine: serves every cluster its view of the update graph.
 //!
 //! What goes in: the full graph from an upstream graph-builder, or a
-//! filtered one from an upstream policy-engine, fetched in the background.
+//! filtered one from an upstream policy-engine, fetched in the background
+//! and revalidated before an answer not computed yet.
 //! What comes out: per (channel, arch), the filtered graph as prepared
 //! bytes. Start reading at [`startup`], then [`engine`].
 //!

@@ -1,6 +1,7 @@
 //! `GET {prefix}/graph`: negotiate, validate, answer prepared bytes.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use service_kit::{CachePolicy, HttpError, MediaTypes};
@@ -14,6 +15,7 @@ pub async fn graph(
     engine: web::Data<Engine>,
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
+    let arrived = Instant::now();
     let metrics = engine.metrics();
     metrics
         .incoming_requests
@@ -29,6 +31,6 @@ pub async fn graph(
         channel = query.channel.as_ref().map(Channel::as_str),
         arch = query.arch.as_ref().map(Arch::as_str),
     );
-    let body = engine.answer(query).instrument(span).await?;
+    let body = engine.answer(query, arrived).instrument(span).await?;
     Ok(body.respond(&request, content_type, &caching))
 }

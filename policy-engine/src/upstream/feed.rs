@@ -2,6 +2,11 @@
 //! background. A failed refresh never replaces a good graph; it is recorded
 //! so status and metrics can say the graph is stale, and the next good
 //! fetch clears it.
+//!
+//! Refreshes of one feed take turns: at most one upstream request per feed
+//! is in flight, so a slow answer never replaces a newer one, and a request
+//! waiting for its turn can tell from [`Feed::checked_after`] that another
+//! refresh already did its work.
 
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Instant, SystemTime};
@@ -9,7 +14,7 @@ use std::time::{Instant, SystemTime};
 use cincinnati_core::wire::{self, WireError};
 use serde::Serialize;
 use service_kit::telemetry;
-use tokio::sync::OnceCell;
+use tokio::sync::{Mutex as AsyncMutex, OnceCell, OwnedMutexGuard};
 
 use super::UpstreamParameters;
 use super::client::{FetchError, Fetched, UpstreamClient};
@@ -23,6 +28,8 @@ pub struct Feed {
     /// Set once the first fetch finished, well or not: requests for a new
     /// query wait for it instead of answering 503 at once.
     first_fetch: OnceCell<()>,
+    /// Held by the refresh in flight.
+    turn: Arc<AsyncMutex<()>>,
     last_used: Mutex<Instant>,
     max_answers: usize,
 }
@@ -36,7 +43,14 @@ struct FeedState {
     body_digest: Option<u64>,
     last_success: Option<SystemTime>,
     last_error: Option<Failure>,
+    /// When the last refresh finished, well or not.
+    last_check: Option<Instant>,
 }
+
+/// The right to refresh a feed: while it is held, no other refresh of the
+/// feed runs.
+#[derive(Debug)]
+pub struct RefreshTurn(OwnedMutexGuard<()>);
 
 /// The last failed fetch.
 #[derive(Debug, Clone, Serialize)]
@@ -85,6 +99,7 @@ impl Feed {
             parameters,
             state: RwLock::default(),
             first_fetch: OnceCell::new(),
+            turn: Arc::default(),
             last_used: Mutex::new(Instant::now()),
             max_answers,
         }
@@ -116,9 +131,22 @@ impl Feed {
         self.first_fetch.get_or_init(|| fetch).await;
     }
 
-    /// Fetches the upstream graph unless unchanged, and parses a new one
-    /// once, off the async threads. A background refresh is a trace of its
-    /// own; the first fetch for a new query is part of the request's trace.
+    /// Waits until no refresh of this feed is in flight, and returns the
+    /// right to run the next one.
+    pub async fn refresh_turn(&self) -> RefreshTurn {
+        RefreshTurn(self.turn.clone().lock_owned().await)
+    }
+
+    /// Whether a refresh finished after `instant`.
+    pub fn checked_after(&self, instant: Instant) -> bool {
+        self.read().last_check.is_some_and(|checked| checked > instant)
+    }
+
+    /// Fetches the upstream graph in `turn` unless unchanged, and parses a
+    /// new one once, off the async threads. A background refresh is a trace
+    /// of its own; a fetch a request waits for (the first for a new query, a
+    /// revalidation for an answer not computed yet) is part of the request's
+    /// trace.
     #[tracing::instrument(
         name = "upstream refresh",
         skip_all,
@@ -128,7 +156,11 @@ impl Feed {
             outcome = tracing::field::Empty,
         )
     )]
-    pub async fn refresh(&self, client: &UpstreamClient) -> Refresh {
+    pub async fn refresh(&self, turn: RefreshTurn, client: &UpstreamClient) -> Refresh {
+        debug_assert!(
+            Arc::ptr_eq(OwnedMutexGuard::mutex(&turn.0), &self.turn),
+            "a turn of another feed"
+        );
         let (etag, previous_digest) = {
             let state = self.read();
             (state.etag.clone(), state.body_digest)
@@ -152,6 +184,7 @@ impl Feed {
         };
         let now = SystemTime::now();
         let mut state = self.state.write().expect("feed lock poisoned");
+        state.last_check = Some(Instant::now());
         let span = tracing::Span::current();
         match outcome {
             Ok(None) => {

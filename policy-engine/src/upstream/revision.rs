@@ -18,7 +18,7 @@ use service_kit::telemetry::Origin;
 use tokio::sync::OnceCell;
 
 use crate::filters::PolicyRequest;
-use crate::query::{Arch, Channel};
+use crate::query::{Arch, Channel, ClientQuery};
 
 /// The `version` a policy-engine puts at the top of its answers.
 pub const API_VERSION: u64 = 1;
@@ -31,6 +31,15 @@ type Answer = Result<Arc<PreparedBody>, ApiError>;
 struct AnswerKey {
     channel: Option<Channel>,
     arch: Option<Arch>,
+}
+
+impl AnswerKey {
+    fn of(query: &ClientQuery) -> Self {
+        Self {
+            channel: query.channel.clone(),
+            arch: query.arch.clone(),
+        }
+    }
 }
 
 /// A parsed upstream graph, immutable, with its answer cache.
@@ -73,6 +82,15 @@ impl Revision {
         self.fetched_at
     }
 
+    /// Whether the answer to `query` is computed already, so asking for it
+    /// costs no filtering.
+    pub fn is_answered(&self, query: &ClientQuery) -> bool {
+        let answers = self.answers.lock().expect("answer cache lock poisoned");
+        answers
+            .get(&AnswerKey::of(query))
+            .is_some_and(|cell| cell.initialized())
+    }
+
     /// The answer to `request` through `pipeline`, computed once. The
     /// current span gets a link to the trace that fetched this revision,
     /// where the work behind the answer is.
@@ -82,10 +100,7 @@ impl Revision {
         pipeline: &Arc<Pipeline<PolicyRequest>>,
     ) -> (Answer, Lookup) {
         self.origin.link_current_span();
-        let key = AnswerKey {
-            channel: request.query.channel.clone(),
-            arch: request.query.arch.clone(),
-        };
+        let key = AnswerKey::of(&request.query);
         let cell = {
             let mut answers = self.answers.lock().expect("answer cache lock poisoned");
             match answers.get(&key) {
@@ -187,6 +202,20 @@ mod tests {
             );
         }
         assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, Lookup::Hit);
+    }
+
+    #[tokio::test]
+    async fn a_key_is_answered_once_computed_and_kept() {
+        let (revision, pipeline) = revision(1);
+        let query = |text: &str| request(text, UpstreamKind::GraphBuilder).query;
+        assert!(!revision.is_answered(&query("channel=a-4.1")));
+        lookup(&revision, &pipeline, "channel=a-4.1").await;
+        assert!(revision.is_answered(&query("channel=a-4.1&version=4.1.0")));
+        lookup(&revision, &pipeline, "channel=made-up").await;
+        assert!(
+            !revision.is_answered(&query("channel=made-up")),
+            "beyond the limit"
+        );
     }
 
     #[tokio::test]

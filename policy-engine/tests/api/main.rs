@@ -7,6 +7,7 @@ mod caching;
 mod chain;
 mod cors;
 mod errors;
+mod freshness;
 mod negotiation;
 mod openapi;
 mod parameters;

@@ -2,11 +2,11 @@
 //! policy-engine A → graph-builder, the services running as processes that
 //! export spans over OTLP to a receiver in this test.
 //!
-//! Engines answer from graphs fetched ahead of requests, so a request's
-//! trace holds the fetches made for it and no more: B fetches A for a
-//! parameter set it has not served before, and A answers from the graph its
-//! last refresh fetched from the graph-builder. A's answer links to that
-//! refresh, whose trace holds the graph-builder's span.
+//! A request's trace holds the fetches made for it: B fetches A for a
+//! parameter set it has not served before, and A, asked for an answer it has
+//! not computed yet, revalidates its graph with the graph-builder first. So
+//! the client's trace reaches the graph-builder. Each answer also links to
+//! the refresh that fetched the graph it was computed from.
 
 mod receiver;
 mod services;
@@ -29,7 +29,7 @@ const CLIENT_SPAN_ID: &str = "00f067aa0ba902b7";
 const SECRET: &str = "s3cr3t-credential";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_is_traced_through_both_engines_and_linked_to_the_graph_builder() {
+async fn a_request_is_traced_through_both_engines_to_the_graph_builder() {
     let receiver = Receiver::start();
     let config = graph_builder_config();
     let graph_builder = Service::start(
@@ -45,8 +45,10 @@ async fn a_request_is_traced_through_both_engines_and_linked_to_the_graph_builde
     )
     .await;
     graph_builder.wait_ready("/readiness").await;
-    let a = start_engine("engine-a", &graph_builder.url("/graph"), "1", &receiver).await;
-    // No background refresh: B fetches A only because the request needs it.
+    // No background refresh during the test: a refresh that finished after
+    // the request arrived would stand in for the revalidation the request
+    // makes, outside its trace.
+    let a = start_engine("engine-a", &graph_builder.url("/graph"), "3600", &receiver).await;
     let b = start_engine("engine-b", &a.url("/graph"), "3600", &receiver).await;
 
     let response = reqwest::Client::new()
@@ -96,8 +98,8 @@ fn graph_builder_config() -> tempfile::NamedTempFile {
     config
 }
 
-/// Finds, or says what is still missing: the client's trace through B to A,
-/// and the trace A's answer links to, from A to the graph-builder.
+/// Finds, or says what is still missing: the client's trace through B and A
+/// to the graph-builder.
 fn check_chain(spans: &[ReceivedSpan]) -> Result<(), String> {
     let find = |description: &str, predicate: &dyn Fn(&ReceivedSpan) -> bool| {
         spans
@@ -107,6 +109,30 @@ fn check_chain(spans: &[ReceivedSpan]) -> Result<(), String> {
     };
     let child_of = |parent: &ReceivedSpan, span: &ReceivedSpan| {
         span.trace_id == parent.trace_id && span.parent_span_id == parent.span_id
+    };
+    // An engine's answer, which links to the refresh that fetched the graph
+    // it was computed from, and the fetch of its upstream made for it.
+    let answer_and_fetch = |engine: &str, server: &ReceivedSpan| {
+        let answer = find(&format!("answer span of {engine}"), &|span| {
+            child_of(server, span) && span.name == "graph answer"
+        })?;
+        let [(origin_trace, origin_span)] = answer.links.as_slice() else {
+            panic!("{engine}'s answer should link to the refresh that fetched its graph: {answer:?}");
+        };
+        let origin = find(&format!("refresh {engine}'s answer links to"), &|span| {
+            &span.trace_id == origin_trace && &span.span_id == origin_span
+        })?;
+        assert_eq!(
+            (origin.instance.as_str(), origin.name.as_str()),
+            (engine, "upstream refresh")
+        );
+        let refresh = find(&format!("refresh by {engine} for the request"), &|span| {
+            child_of(answer, span) && span.name == "upstream refresh"
+        })?;
+        let fetch = find(&format!("fetch by {engine} for the request"), &|span| {
+            child_of(refresh, span) && span.kind == SpanKind::Client
+        })?;
+        Ok::<_, String>((answer, fetch))
     };
 
     let b_server = find("server span of B continuing the client's", &|span| {
@@ -120,14 +146,10 @@ fn check_chain(spans: &[ReceivedSpan]) -> Result<(), String> {
     assert_eq!(b_server.attribute("http.route"), Some("/graph"));
     assert_eq!(b_server.attribute("http.request.method"), Some("GET"));
     assert_eq!(b_server.attribute("http.response.status_code"), Some("200"));
-    let b_answer = find("answer span of B", &|span| {
-        child_of(b_server, span) && span.name == "graph answer"
-    })?;
+    let (b_answer, b_fetch) = answer_and_fetch("engine-b", b_server)?;
     assert_eq!(b_answer.attribute("channel"), Some("stable-4.9"));
     assert_eq!(b_answer.attribute("arch"), Some("amd64"));
-    let b_fetch = find("fetch of A by B in the client's trace", &|span| {
-        span.trace_id == TRACE_ID && span.instance == "engine-b" && span.kind == SpanKind::Client
-    })?;
+
     let a_server = find("server span of A under B's fetch", &|span| {
         child_of(b_fetch, span) && span.kind == SpanKind::Server
     })?;
@@ -135,24 +157,8 @@ fn check_chain(spans: &[ReceivedSpan]) -> Result<(), String> {
         (a_server.service.as_str(), a_server.instance.as_str()),
         ("policy-engine", "engine-a")
     );
-    let a_answer = find("answer span of A", &|span| {
-        child_of(a_server, span) && span.name == "graph answer"
-    })?;
+    let (_, a_fetch) = answer_and_fetch("engine-a", a_server)?;
 
-    let [(refresh_trace, refresh_span)] = a_answer.links.as_slice() else {
-        panic!("A's answer should link to the refresh that fetched its graph: {a_answer:?}");
-    };
-    assert_ne!(refresh_trace, TRACE_ID, "A fetched its graph before the request");
-    let a_refresh = find("refresh of A that A's answer links to", &|span| {
-        &span.trace_id == refresh_trace && &span.span_id == refresh_span
-    })?;
-    assert_eq!(
-        (a_refresh.instance.as_str(), a_refresh.name.as_str()),
-        ("engine-a", "upstream refresh")
-    );
-    let a_fetch = find("fetch of the graph-builder by A", &|span| {
-        child_of(a_refresh, span) && span.kind == SpanKind::Client
-    })?;
     let graph_builder = find("server span of the graph-builder under A's fetch", &|span| {
         child_of(a_fetch, span) && span.kind == SpanKind::Server
     })?;

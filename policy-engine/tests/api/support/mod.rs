@@ -13,6 +13,13 @@ pub fn fixture() -> Vec<u8> {
     std::fs::read(FIXTURE).expect("the fixture is in the repository")
 }
 
+/// An older, smaller real graph (132 releases), to tell a new revision from
+/// the old one.
+pub fn other_fixture() -> Vec<u8> {
+    std::fs::read(FIXTURE.replace("20211124.083150", "20200319.204124"))
+        .expect("the fixture is in the repository")
+}
+
 /// Polls `check` until it holds, failing the test after `deadline`.
 pub async fn eventually<F, Fut>(what: &str, deadline: Duration, mut check: F)
 where

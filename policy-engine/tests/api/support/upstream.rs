@@ -7,6 +7,7 @@ use std::time::Duration;
 use actix_web::dev::ServerHandle;
 use actix_web::http::header;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use tokio::sync::watch;
 
 /// What the upstream answers to the next requests.
 #[derive(Debug, Clone)]
@@ -40,6 +41,8 @@ pub struct Request {
 struct State {
     behaviour: Mutex<Behaviour>,
     log: Mutex<Log>,
+    /// True while answers wait for [`FakeUpstream::release`].
+    held: watch::Sender<bool>,
 }
 
 pub struct FakeUpstream {
@@ -53,6 +56,7 @@ impl FakeUpstream {
         let state = Arc::new(State {
             behaviour: Mutex::new(behaviour),
             log: Mutex::default(),
+            held: watch::Sender::new(false),
         });
         let (server, address) = serve(state.clone(), "127.0.0.1:0".parse().unwrap());
         Self {
@@ -68,6 +72,15 @@ impl FakeUpstream {
 
     pub fn set(&self, behaviour: Behaviour) {
         *self.state.behaviour.lock().unwrap() = behaviour;
+    }
+
+    /// Answers wait (logged as pending) until [`FakeUpstream::release`].
+    pub fn hold(&self) {
+        self.state.held.send_replace(true);
+    }
+
+    pub fn release(&self) {
+        self.state.held.send_replace(false);
     }
 
     pub fn requests(&self) -> Vec<Request> {
@@ -126,6 +139,12 @@ async fn answer(request: HttpRequest, state: web::Data<State>) -> HttpResponse {
         });
         log.requests.len() - 1
     };
+    state
+        .held
+        .subscribe()
+        .wait_for(|held| !held)
+        .await
+        .expect("the state keeps the sender");
     let response = match behaviour {
         Behaviour::Graph(body) => graph(body, if_none_match.as_deref()),
         Behaviour::Untagged(body) => HttpResponse::Ok().content_type("application/json").body(body),
