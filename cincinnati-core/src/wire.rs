@@ -90,10 +90,18 @@ pub fn parse(json: &[u8]) -> Result<GraphDocument, WireError> {
 /// Serialises a graph as a Graph API document; `api_version` is the
 /// top-level `version` a policy-engine adds (`None` for graph-builder output).
 pub fn serialize(graph: &Graph, api_version: Option<u64>) -> Vec<u8> {
-    let view = DocumentView::new(graph, api_version);
     let mut out = Vec::with_capacity(graph.release_count() * 320 + graph.edge_count() * 12 + 64);
-    serde_json::to_writer(&mut out, &view).expect("serialising to memory cannot fail");
+    serialize_into(graph, api_version, &mut out).expect("serialising to memory cannot fail");
     out
+}
+
+/// [`serialize`] into a writer, for documents too large to hold twice.
+pub fn serialize_into(
+    graph: &Graph,
+    api_version: Option<u64>,
+    out: impl std::io::Write,
+) -> std::io::Result<()> {
+    serde_json::to_writer(out, &DocumentView::new(graph, api_version)).map_err(std::io::Error::from)
 }
 
 #[derive(Deserialize)]

@@ -36,8 +36,9 @@ USER 65532:65532
 # Graph API, public graph-data, status (probes, /metrics, /status). The
 # defaults listen on 127.0.0.1: configure [service] and [status] address =
 # "0.0.0.0" (deploy/kubernetes does) to be reachable from outside the container.
-# glibc keeps a malloc arena per thread; two arenas cut the resident set of a
-# full scrape from ~160 MiB to ~105 MiB (docs/benchmarks-graph-builder.md).
-ENV MALLOC_ARENA_MAX=2
+# glibc gives threads their own malloc arenas, each keeping its own peak; the
+# graph-builder allocates little at a time, and one arena keeps the resident
+# set of a full scrape near its heap (docs/benchmarks-graph-builder.md).
+ENV MALLOC_ARENA_MAX=1
 EXPOSE 8080 8090 9080
 ENTRYPOINT ["/usr/local/bin/graph-builder"]

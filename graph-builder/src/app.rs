@@ -155,9 +155,9 @@ fn warn_about_ignored(settings: &Settings) {
     }
 }
 
-/// Builds the graph once and returns it as Graph API JSON, or the reason it
+/// Builds the graph once and returns it, prepared as served, or the reason it
 /// could not be built (`--once`).
-pub async fn build_once(settings: &Settings) -> anyhow::Result<bytes::Bytes> {
+pub async fn build_once(settings: &Settings) -> anyhow::Result<service_kit::PreparedBody> {
     settings.validate()?;
     let mut plan = Plan::from_settings(settings)?;
     let shared = Shared {
@@ -199,5 +199,5 @@ pub async fn build_once(settings: &Settings) -> anyhow::Result<bytes::Bytes> {
         tracing::warn!(subject = %dropped.subject, reason = %dropped.reason, "left out of the graph");
     }
     let built = build(&releases, graph_data, &plan.pipeline).context("building the graph")?;
-    Ok(built.served.body.identity().clone())
+    Ok(built.served.body)
 }

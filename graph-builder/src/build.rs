@@ -71,9 +71,11 @@ pub fn build(
 ) -> Result<Built, PipelineError> {
     let graph_data_revision = graph_data.as_ref().map(|data| data.revision().to_string());
     let context = BuildContext::new(graph_data);
-    let mut graph = releases.graph.clone();
+    let mut graph = releases.graph.unpack();
     pipeline.run(&mut graph, &context)?;
-    let body = PreparedBody::new(wire::serialize(&graph, None));
+    // The full graph is megabytes of JSON: kept compressed only.
+    let body = PreparedBody::compressed(|out| wire::serialize_into(&graph, None, out))
+        .expect("serialising into memory cannot fail");
     Ok(Built {
         served: ServedGraph {
             body,

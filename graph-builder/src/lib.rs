@@ -10,6 +10,7 @@ pub mod assemble;
 pub mod build;
 pub mod cli;
 pub mod metrics;
+pub mod packed;
 pub mod plan;
 pub mod refresh;
 pub mod registry;

@@ -19,8 +19,8 @@ async fn main() -> anyhow::Result<()> {
     if cli.once {
         let graph = graph_builder::app::build_once(&settings).await?;
         let mut stdout = std::io::stdout().lock();
-        stdout
-            .write_all(&graph)
+        graph
+            .write_identity(&mut stdout)
             .and_then(|()| stdout.write_all(b"\n"))
             .context("writing the graph")?;
         return Ok(());

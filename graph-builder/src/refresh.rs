@@ -16,7 +16,7 @@ use tracing::Instrument as _;
 use crate::build::{BuildContext, build};
 use crate::metrics::Metrics;
 use crate::sources::graph_data::GraphDataSource;
-use crate::sources::releases::{ReleaseSnapshot, ReleaseSource};
+use crate::sources::releases::{Fetched, ReleaseSnapshot, ReleaseSource};
 use crate::state::{DroppedEntry, PublishedGraphData, State, unix_now};
 
 /// How often each source is refreshed.
@@ -96,8 +96,8 @@ async fn refresh_releases(
     }
 }
 
-/// One release refresh; `None` (logged and recorded) when it failed. Each
-/// is a trace of its own.
+/// One release refresh: `None` when it failed (logged and recorded) or
+/// brought nothing new. Each is a trace of its own.
 #[tracing::instrument(name = "release scrape", skip_all, fields(releases = tracing::field::Empty))]
 pub async fn fetch_releases(
     source: &mut ReleaseSource,
@@ -117,7 +117,15 @@ pub async fn fetch_releases(
         metrics.observe_registry_requests(&counts);
     }
     match fetched {
-        Ok(snapshot) => {
+        Ok(Fetched::Unchanged { raw_releases }) => {
+            tracing::Span::current().record("releases", raw_releases);
+            metrics.raw_releases.set(raw_releases as i64);
+            metrics.cache_hits.inc_by(raw_releases as u64);
+            metrics.source_up.with_label_values(&["releases"]).set(1);
+            shared.state.health().releases.succeeded();
+            None
+        }
+        Ok(Fetched::New(snapshot)) => {
             tracing::Span::current().record("releases", snapshot.raw_releases);
             metrics.raw_releases.set(snapshot.raw_releases as i64);
             metrics.cache_misses.inc_by(snapshot.downloaded as u64);
@@ -149,7 +157,7 @@ pub async fn fetch_releases(
                 tracing::warn!(subject = %entry.subject, reason = entry.reason, detail = %entry.detail, "left out of the graph");
             }
             health.dropped = dropped;
-            Some(snapshot)
+            Some(*snapshot)
         }
         Err(error) => {
             tracing::warn!(%error, "release refresh failed; serving the last good graph");

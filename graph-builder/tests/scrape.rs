@@ -9,7 +9,7 @@ use std::time::Duration;
 use graph_builder::assemble::assemble;
 use graph_builder::registry::certificates::PemCertificate;
 use graph_builder::registry::{Credentials, RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy};
-use graph_builder::scrape::{ScrapeReport, ScrapeSettings, Scraper};
+use graph_builder::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
 use graph_builder::scraped::DropReason;
 use registry_testkit::{CertificateShape, LocalRegistry, RegistryOptions, RequestKind};
 use release_images::{
@@ -89,6 +89,20 @@ fn release(version: &str, previous: &[&str]) -> ReleaseMetadata {
     ReleaseMetadata::new(version).previous(previous.iter().copied())
 }
 
+/// The report of a scrape that must have found something new.
+trait Changed {
+    fn changed(self) -> ScrapeReport;
+}
+
+impl Changed for Scrape {
+    fn changed(self) -> ScrapeReport {
+        match self {
+            Scrape::Changed(report) => report,
+            Scrape::Unchanged { tags } => panic!("expected releases, got no change ({tags} tags)"),
+        }
+    }
+}
+
 fn versions(report: &ScrapeReport) -> Vec<String> {
     let mut found: Vec<String> = report
         .releases
@@ -158,7 +172,8 @@ async fn every_manifest_format_and_architecture_rule() {
     let report = scraper_for(&registry, ScrapeSettings::default())
         .scrape()
         .await
-        .unwrap();
+        .unwrap()
+        .changed();
     assert_eq!(
         versions(&report),
         [
@@ -222,7 +237,8 @@ async fn bad_images_are_left_out_with_their_reason_and_the_rest_kept() {
     let report = scraper_for(&registry, ScrapeSettings::default())
         .scrape()
         .await
-        .unwrap();
+        .unwrap()
+        .changed();
     assert_eq!(versions(&report), ["4.2.0+amd64"]);
     let mut reasons: Vec<(String, &str)> = report
         .dropped
@@ -261,7 +277,8 @@ async fn cycles_and_duplicate_versions_do_not_fail_the_graph() {
     let report = scraper_for(&registry, ScrapeSettings::default())
         .scrape()
         .await
-        .unwrap();
+        .unwrap()
+        .changed();
     let assembled = assemble(report.releases);
     let labels: Vec<_> = assembled.dropped.iter().map(|d| d.reason.label()).collect();
     assert_eq!(labels.iter().filter(|l| **l == "cycle").count(), 1, "{labels:?}");
@@ -294,7 +311,7 @@ async fn refreshes_download_only_what_is_new() {
     pusher.push_all(REPOSITORY, &items).await.unwrap();
 
     let mut scraper = scraper_for(&registry, ScrapeSettings::default());
-    let cold = scraper.scrape().await.unwrap();
+    let cold = scraper.scrape().await.unwrap().changed();
     assert_eq!((cold.releases.len(), cold.downloaded), (20, 20));
     // The registry logs a request when it has written its answer; a layer we
     // stopped reading early can finish after the scrape. Let all 40 blob
@@ -303,7 +320,10 @@ async fn refreshes_download_only_what_is_new() {
 
     registry.clear_request_log();
     let warm = scraper.scrape().await.unwrap();
-    assert_eq!((warm.releases.len(), warm.downloaded), (20, 0));
+    assert!(
+        matches!(warm, Scrape::Unchanged { tags: 20 }),
+        "nothing to rebuild: {warm:?}"
+    );
     assert_eq!(
         count(&registry, RequestKind::Blob).await,
         0,
@@ -326,7 +346,7 @@ async fn refreshes_download_only_what_is_new() {
         .await
         .unwrap();
     registry.clear_request_log();
-    let one_new = scraper.scrape().await.unwrap();
+    let one_new = scraper.scrape().await.unwrap().changed();
     assert_eq!((one_new.releases.len(), one_new.downloaded), (21, 1));
     assert_eq!(count(&registry, RequestKind::Manifest).await, 1);
     settle(&registry, RequestKind::Blob, 2).await;
@@ -354,7 +374,11 @@ async fn the_cache_survives_a_restart_and_notices_retags() {
         cache_path: Some(dir.path().join("scrape-cache.json")),
         ..ScrapeSettings::default()
     };
-    let first = scraper_for(&registry, settings.clone()).scrape().await.unwrap();
+    let first = scraper_for(&registry, settings.clone())
+        .scrape()
+        .await
+        .unwrap()
+        .changed();
     assert_eq!(first.downloaded, 1);
 
     // A new process: the cache file spares every download, but the first
@@ -368,7 +392,7 @@ async fn the_cache_survives_a_restart_and_notices_retags() {
         .await
         .unwrap();
     registry.clear_request_log();
-    let restarted = scraper_for(&registry, settings).scrape().await.unwrap();
+    let restarted = scraper_for(&registry, settings).scrape().await.unwrap().changed();
     assert_eq!(versions(&restarted), ["4.6.1+amd64"], "the retag is noticed");
     assert_eq!(restarted.downloaded, 1);
 }
@@ -387,7 +411,7 @@ async fn a_corrupt_cache_file_is_ignored() {
         cache_path: Some(cache_path.clone()),
         ..ScrapeSettings::default()
     };
-    let report = scraper_for(&registry, settings).scrape().await.unwrap();
+    let report = scraper_for(&registry, settings).scrape().await.unwrap().changed();
     assert_eq!(versions(&report), ["4.7.0+amd64"]);
     let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(cache_path).unwrap()).unwrap();
     assert_eq!(
@@ -403,7 +427,8 @@ async fn basic_authentication() {
     let report = scraper_for(&registry, ScrapeSettings::default())
         .scrape()
         .await
-        .unwrap();
+        .unwrap()
+        .changed();
     assert_eq!(versions(&report), ["4.8.0+amd64"]);
 
     let anonymous = RegistryClient::new(settings_of(&registry)).unwrap();
@@ -435,7 +460,8 @@ async fn tls_with_a_self_signed_certificate_that_is_its_own_ca() {
     let report = Scraper::new(Arc::new(trusted), ScrapeSettings::default())
         .scrape()
         .await
-        .unwrap();
+        .unwrap()
+        .changed();
     assert_eq!(versions(&report), ["4.9.0+amd64"]);
 
     let untrusted = RegistryClient::new(settings_of(&registry)).unwrap();
@@ -474,7 +500,8 @@ async fn a_large_non_release_layer_is_streamed_not_held() {
     let report = scraper_for(&registry, ScrapeSettings::default())
         .scrape()
         .await
-        .unwrap();
+        .unwrap()
+        .changed();
     assert_eq!(versions(&report), ["4.10.0+amd64"]);
     let growth_mib = (peak_rss_kib() - before) / 1024;
     assert!(
@@ -508,7 +535,8 @@ async fn thousands_of_tags() {
     let report = Scraper::new(client, ScrapeSettings::default())
         .scrape()
         .await
-        .unwrap();
+        .unwrap()
+        .changed();
     assert_eq!((report.tags, report.releases.len()), (1500, 1500));
     assert!(
         counts.tag_pages.load(Ordering::Relaxed) <= 16,
@@ -523,6 +551,7 @@ async fn token_authentication() {
     let report = scraper_for(&registry, ScrapeSettings::default())
         .scrape()
         .await
-        .unwrap();
+        .unwrap()
+        .changed();
     assert_eq!(versions(&report), ["4.8.1+amd64"]);
 }

@@ -3,52 +3,87 @@
 //! cache headers.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::{self, BufWriter, Read as _, Write};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use actix_web::body::{BodySize, MessageBody};
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
-use bytes::Bytes;
+use bytes::{Buf as _, Bytes};
 use flate2::Compression;
+use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use sha2::{Digest, Sha256};
 
 use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
 
-/// A response body prepared once: identity and gzip bytes (shared, cloning
-/// is a reference count) and a digest of the identity bytes for ETags.
+/// A response body prepared once: its gzip bytes, usually its identity bytes
+/// too (shared, cloning is a reference count), and a digest of the identity
+/// bytes for ETags.
 #[derive(Debug, Clone)]
 pub struct PreparedBody {
-    identity: Bytes,
+    /// `None` for a body prepared with [`PreparedBody::compressed`].
+    identity: Option<Bytes>,
+    identity_len: u64,
     gzip: Bytes,
     digest: String,
 }
 
 impl PreparedBody {
-    /// Compresses `body` eagerly, at the best level: a body is prepared once
-    /// and served many times, so bytes saved outweigh milliseconds spent.
+    /// Keeps `body` and compresses it eagerly, at the best level: a body is
+    /// prepared once and served many times, so bytes saved outweigh
+    /// milliseconds spent.
     pub fn new(body: impl Into<Bytes>) -> Self {
         let identity: Bytes = body.into();
-        let mut encoder = GzEncoder::new(Vec::with_capacity(identity.len() / 8), Compression::best());
-        encoder
-            .write_all(&identity)
-            .and_then(|()| encoder.try_finish())
-            .expect("compressing into memory cannot fail");
-        let gzip = Bytes::from(encoder.finish().expect("compressing into memory cannot fail"));
-        let digest = hex::encode(&Sha256::digest(&identity)[..16]);
-        Self {
-            identity,
-            gzip,
-            digest,
-        }
+        let mut prepared =
+            Self::compressed(|out| out.write_all(&identity)).expect("compressing into memory cannot fail");
+        prepared.identity = Some(identity);
+        prepared
     }
 
-    pub fn identity(&self) -> &Bytes {
-        &self.identity
+    /// Prepares a large body from what `write` writes without ever holding
+    /// its identity bytes: they are hashed and counted as they are
+    /// compressed, and inflated again, chunk by chunk, for a client that does
+    /// not accept gzip. The graph-builder's full graph is megabytes of JSON
+    /// that compress tenfold, and its clients (policy-engines) take gzip.
+    pub fn compressed(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<Self> {
+        let mut hashing = HashingWriter {
+            encoder: GzEncoder::new(Vec::new(), Compression::best()),
+            hasher: Sha256::new(),
+            len: 0,
+        };
+        // Serialisers write a few bytes at a time; deflate wants large blocks.
+        let mut buffered = BufWriter::with_capacity(64 * 1024, &mut hashing);
+        write(&mut buffered)?;
+        buffered.flush()?;
+        drop(buffered);
+        let mut gzip = hashing.encoder.finish()?;
+        gzip.shrink_to_fit();
+        Ok(Self {
+            identity: None,
+            identity_len: hashing.len,
+            gzip: Bytes::from(gzip),
+            digest: hex::encode(&hashing.hasher.finalize()[..16]),
+        })
     }
 
     pub fn gzip(&self) -> &Bytes {
         &self.gzip
+    }
+
+    /// The length of the identity bytes.
+    pub fn identity_len(&self) -> u64 {
+        self.identity_len
+    }
+
+    /// Writes the identity bytes to `out`.
+    pub fn write_identity(&self, out: &mut impl Write) -> io::Result<()> {
+        match &self.identity {
+            Some(identity) => out.write_all(identity),
+            None => io::copy(&mut GzDecoder::new(self.gzip.clone().reader()), out).map(drop),
+        }
     }
 
     /// The strong ETag of one representation. The same bytes served as
@@ -96,8 +131,74 @@ impl PreparedBody {
                 .insert_header((header::CONTENT_ENCODING, "gzip"))
                 .body(self.gzip.clone())
         } else {
-            response.body(self.identity.clone())
+            match &self.identity {
+                Some(identity) => response.body(identity.clone()),
+                None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
+            }
         }
+    }
+}
+
+/// Feeds the identity bytes to the hasher and the compressor, counting them.
+struct HashingWriter {
+    encoder: GzEncoder<Vec<u8>>,
+    hasher: Sha256,
+    len: u64,
+}
+
+impl Write for HashingWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let written = self.encoder.write(bytes)?;
+        self.hasher.update(&bytes[..written]);
+        self.len += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.encoder.flush()
+    }
+}
+
+/// The identity bytes of a compressed-only body, inflated one chunk at a
+/// time as the response is sent: a response holds one chunk, not the body.
+struct Inflating {
+    decoder: GzDecoder<bytes::buf::Reader<Bytes>>,
+    len: u64,
+    remaining: u64,
+}
+
+impl Inflating {
+    const CHUNK: u64 = 64 * 1024;
+
+    fn new(gzip: Bytes, len: u64) -> Self {
+        Self {
+            decoder: GzDecoder::new(gzip.reader()),
+            len,
+            remaining: len,
+        }
+    }
+
+    fn next_chunk(&mut self) -> io::Result<Bytes> {
+        let mut chunk = vec![0; Self::CHUNK.min(self.remaining) as usize];
+        self.decoder.read_exact(&mut chunk)?;
+        self.remaining -= chunk.len() as u64;
+        Ok(Bytes::from(chunk))
+    }
+}
+
+impl MessageBody for Inflating {
+    type Error = io::Error;
+
+    fn size(&self) -> BodySize {
+        BodySize::Sized(self.len)
+    }
+
+    fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<io::Result<Bytes>>> {
+        let inflating = self.get_mut();
+        if inflating.remaining == 0 {
+            return Poll::Ready(None);
+        }
+        Poll::Ready(Some(inflating.next_chunk()))
     }
 }
 
@@ -143,12 +244,9 @@ impl CachePolicy {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Read as _;
-
     use actix_web::body::to_bytes;
     use actix_web::http::StatusCode;
     use actix_web::test::TestRequest;
-    use flate2::read::GzDecoder;
 
     use super::*;
     use crate::accept::CINCINNATI_V1;
@@ -167,7 +265,46 @@ mod tests {
             .read_to_string(&mut decompressed)
             .unwrap();
         assert_eq!(decompressed, BODY.repeat(100));
-        assert!(prepared.gzip().len() < prepared.identity().len());
+        assert!((prepared.gzip().len() as u64) < prepared.identity_len());
+    }
+
+    /// Larger than one inflated chunk, and not a multiple of it.
+    fn large_body() -> String {
+        (0..40_000).map(|n| format!("{n},")).collect()
+    }
+
+    #[test]
+    fn a_compressed_body_is_the_same_representation_as_a_kept_one() {
+        let body = large_body();
+        let kept = PreparedBody::new(body.clone());
+        let compressed = PreparedBody::compressed(|out| out.write_all(body.as_bytes())).unwrap();
+        assert_eq!(compressed.identity_len(), body.len() as u64);
+        assert_eq!(
+            compressed.entity_tag(APPLICATION_JSON, false),
+            kept.entity_tag(APPLICATION_JSON, false)
+        );
+        let mut written = Vec::new();
+        compressed.write_identity(&mut written).unwrap();
+        assert_eq!(written, body.as_bytes());
+    }
+
+    #[actix_web::test]
+    async fn a_compressed_body_is_inflated_for_clients_without_gzip() {
+        let body = large_body();
+        let compressed = PreparedBody::compressed(|out| out.write_all(body.as_bytes())).unwrap();
+        let request = TestRequest::get().to_http_request();
+        let response = compressed.respond(&request, APPLICATION_JSON, &caching());
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers().get(header::CONTENT_ENCODING), None);
+        let served = response.into_body();
+        assert_eq!(served.size(), BodySize::Sized(body.len() as u64));
+        assert_eq!(to_bytes(served).await.unwrap(), body.as_bytes());
+
+        let gzip_request = TestRequest::get()
+            .insert_header((header::ACCEPT_ENCODING, "gzip"))
+            .to_http_request();
+        let response = compressed.respond(&gzip_request, APPLICATION_JSON, &caching());
+        assert_eq!(to_bytes(response.into_body()).await.unwrap(), compressed.gzip());
     }
 
     #[test]

@@ -26,6 +26,11 @@ struct Args {
     /// Images read at the same time.
     #[arg(long, default_value_t = 16)]
     fetch_concurrency: usize,
+    /// Push the release set, print the graph-builder configuration for it and
+    /// wait until interrupted, instead of measuring: for profiling the
+    /// graph-builder by hand against a registry pushed once.
+    #[arg(long)]
+    hold: bool,
 }
 
 const REPOSITORY: &str = "openshift-release-dev/ocp-release";
@@ -81,6 +86,13 @@ async fn main() -> anyhow::Result<()> {
             data = graph_data.display().to_string(),
         ),
     )?;
+    if std::env::var_os("BENCH_HOLD").is_some() {
+        println!("HOLD config {}", config.display());
+        let _keep = work.keep();
+        loop {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+    }
     registry.clear_request_log();
     let started = Instant::now();
     let service = Service::start(&args.graph_builder, &["-c", config.to_str().context("path")?])?;

@@ -3,13 +3,18 @@
 //!
 //! The cache file is a convenience: if it is missing, unreadable or corrupt,
 //! the scraper starts empty (and says so); start-up never fails because of it.
-//! Entries keep the raw release-metadata text and are parsed again on load,
-//! so the file format does not depend on the document type.
+//!
+//! Entries keep the release-metadata text, checked once, rather than the
+//! parsed document: the text is a third of the size, and documents are only
+//! needed, briefly, when the graph is assembled anew.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use cincinnati_core::metadata_document::ReleaseMetadataDocument;
+use cincinnati_core::metadata_document::{MetadataDocumentError, ReleaseMetadataDocument};
 use serde::{Deserialize, Serialize};
 
 use crate::scraped::DropReason;
@@ -18,38 +23,63 @@ use crate::scraped::DropReason;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CachedImage {
     Release {
-        document: ReleaseMetadataDocument,
-        /// The raw document, kept for the cache file.
-        raw: String,
+        /// A `cincinnati-metadata-v0` document that parsed when it was read.
+        metadata: Box<str>,
         arch: String,
     },
     /// Not a usable release, for a reason that will not change.
     NotARelease(DropReason),
 }
 
+impl CachedImage {
+    /// A release if `metadata` is a valid document, else why it is not one.
+    pub fn release(metadata: String, arch: String) -> Self {
+        match ReleaseMetadataDocument::parse(metadata.as_bytes()) {
+            Ok(_) => CachedImage::Release {
+                metadata: metadata.into_boxed_str(),
+                arch,
+            },
+            Err(error) => CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(error.to_string())),
+        }
+    }
+}
+
+/// Parses the document of a cached release.
+pub fn document(metadata: &str) -> Result<ReleaseMetadataDocument, MetadataDocumentError> {
+    ReleaseMetadataDocument::parse(metadata.as_bytes())
+}
+
 /// Digest → what the image is, and tag → digest.
 #[derive(Debug, Default)]
 pub struct ScrapeCache {
-    pub images: HashMap<String, CachedImage>,
+    pub images: HashMap<String, Arc<CachedImage>>,
     pub tags: HashMap<String, String>,
 }
 
 /// The on-disk form. `format` guards against reading a future layout.
 #[derive(Serialize, Deserialize)]
-struct CacheFile {
+struct CacheFile<'a> {
     format: u32,
-    repository: String,
-    images: HashMap<String, FileEntry>,
-    tags: HashMap<String, String>,
+    #[serde(borrow)]
+    repository: Cow<'a, str>,
+    #[serde(borrow)]
+    images: HashMap<Cow<'a, str>, FileEntry<'a>>,
+    #[serde(borrow)]
+    tags: HashMap<Cow<'a, str>, Cow<'a, str>>,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum FileEntry {
-    Release { arch: String, metadata: String },
+enum FileEntry<'a> {
+    Release {
+        #[serde(borrow)]
+        arch: Cow<'a, str>,
+        #[serde(borrow)]
+        metadata: Cow<'a, str>,
+    },
     NoReleaseMetadata,
-    InvalidReleaseMetadata(String),
-    UnknownArchitecture(String),
+    InvalidReleaseMetadata(#[serde(borrow)] Cow<'a, str>),
+    UnknownArchitecture(#[serde(borrow)] Cow<'a, str>),
 }
 
 const FORMAT: u32 = 1;
@@ -77,7 +107,7 @@ impl ScrapeCache {
                 );
             }
         };
-        if file.format != FORMAT || file.repository != repository {
+        if file.format != FORMAT || file.repository.as_ref() != repository {
             let why = format!(
                 "{} belongs to another format or repository; starting afresh",
                 path.display()
@@ -87,34 +117,42 @@ impl ScrapeCache {
         let images = file
             .images
             .into_iter()
-            .filter_map(|(digest, entry)| Some((digest, entry.into_cached()?)))
+            .filter_map(|(digest, entry)| Some((digest.into_owned(), Arc::new(entry.into_cached()?))))
             .collect();
-        (
-            Self {
-                images,
-                tags: file.tags,
-            },
-            None,
-        )
+        let tags = file
+            .tags
+            .into_iter()
+            .map(|(tag, digest)| (tag.into_owned(), digest.into_owned()))
+            .collect();
+        (Self { images, tags }, None)
     }
 
     /// Writes the cache atomically: a crash mid-write leaves the old file.
     pub fn save(&self, path: &Path, repository: &str) -> std::io::Result<()> {
         let file = CacheFile {
             format: FORMAT,
-            repository: repository.to_owned(),
+            repository: Cow::Borrowed(repository),
             images: self
                 .images
                 .iter()
-                .filter_map(|(digest, image)| Some((digest.clone(), FileEntry::from_cached(image)?)))
+                .filter_map(|(digest, image)| {
+                    Some((Cow::Borrowed(digest.as_str()), FileEntry::from_cached(image)?))
+                })
                 .collect(),
-            tags: self.tags.clone(),
+            tags: self
+                .tags
+                .iter()
+                .map(|(tag, digest)| (Cow::Borrowed(tag.as_str()), Cow::Borrowed(digest.as_str())))
+                .collect(),
         };
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
         let temporary = temporary_path(path);
-        std::fs::write(&temporary, serde_json::to_vec(&file)?)?;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&temporary)?);
+        serde_json::to_writer(&mut out, &file)?;
+        out.flush()?;
+        drop(out);
         std::fs::rename(&temporary, path)
     }
 }
@@ -125,19 +163,19 @@ fn temporary_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-impl FileEntry {
-    fn from_cached(image: &CachedImage) -> Option<Self> {
+impl<'a> FileEntry<'a> {
+    fn from_cached(image: &'a CachedImage) -> Option<Self> {
         Some(match image {
-            CachedImage::Release { raw, arch, .. } => FileEntry::Release {
-                arch: arch.clone(),
-                metadata: raw.clone(),
+            CachedImage::Release { metadata, arch } => FileEntry::Release {
+                arch: Cow::Borrowed(arch),
+                metadata: Cow::Borrowed(metadata),
             },
             CachedImage::NotARelease(DropReason::NoReleaseMetadata) => FileEntry::NoReleaseMetadata,
             CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(why)) => {
-                FileEntry::InvalidReleaseMetadata(why.clone())
+                FileEntry::InvalidReleaseMetadata(Cow::Borrowed(why))
             }
             CachedImage::NotARelease(DropReason::UnknownArchitecture(why)) => {
-                FileEntry::UnknownArchitecture(why.clone())
+                FileEntry::UnknownArchitecture(Cow::Borrowed(why))
             }
             CachedImage::NotARelease(_) => return None,
         })
@@ -146,17 +184,18 @@ impl FileEntry {
     /// `None` for an entry that no longer parses: it is simply fetched again.
     fn into_cached(self) -> Option<CachedImage> {
         Some(match self {
-            FileEntry::Release { arch, metadata } => CachedImage::Release {
-                document: ReleaseMetadataDocument::parse(metadata.as_bytes()).ok()?,
-                raw: metadata,
-                arch,
-            },
+            FileEntry::Release { arch, metadata } => {
+                match CachedImage::release(metadata.into_owned(), arch.into_owned()) {
+                    release @ CachedImage::Release { .. } => release,
+                    CachedImage::NotARelease(_) => return None,
+                }
+            }
             FileEntry::NoReleaseMetadata => CachedImage::NotARelease(DropReason::NoReleaseMetadata),
             FileEntry::InvalidReleaseMetadata(why) => {
-                CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(why))
+                CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(why.into_owned()))
             }
             FileEntry::UnknownArchitecture(why) => {
-                CachedImage::NotARelease(DropReason::UnknownArchitecture(why))
+                CachedImage::NotARelease(DropReason::UnknownArchitecture(why.into_owned()))
             }
         })
     }
@@ -170,17 +209,12 @@ mod tests {
 
     fn sample() -> ScrapeCache {
         let mut cache = ScrapeCache::default();
-        cache.images.insert(
-            "sha256:a".into(),
-            CachedImage::Release {
-                document: ReleaseMetadataDocument::parse(DOC.as_bytes()).unwrap(),
-                raw: DOC.into(),
-                arch: "amd64".into(),
-            },
-        );
+        let release = CachedImage::release(DOC.into(), "amd64".into());
+        assert!(matches!(release, CachedImage::Release { .. }));
+        cache.images.insert("sha256:a".into(), Arc::new(release));
         cache.images.insert(
             "sha256:b".into(),
-            CachedImage::NotARelease(DropReason::NoReleaseMetadata),
+            Arc::new(CachedImage::NotARelease(DropReason::NoReleaseMetadata)),
         );
         cache.tags.insert("4.1.0-x86_64".into(), "sha256:a".into());
         cache

@@ -12,11 +12,11 @@ pub mod cache;
 pub mod release_metadata;
 
 use std::collections::{BTreeMap, HashSet};
+use std::hash::{Hash as _, Hasher as _};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cincinnati_core::metadata_document::ReleaseMetadataDocument;
 use futures::{StreamExt, stream};
 use tokio_util::io::{StreamReader, SyncIoBridge};
 
@@ -52,7 +52,17 @@ impl Default for ScrapeSettings {
     }
 }
 
-/// What one scrape found.
+/// What one scrape found: nothing new, or every release.
+#[derive(Debug)]
+pub enum Scrape {
+    /// Every tag resolved, from the cache, to what the previous scrape found.
+    Unchanged {
+        tags: usize,
+    },
+    Changed(ScrapeReport),
+}
+
+/// Every release a scrape found, and what it left out.
 #[derive(Debug, Default)]
 pub struct ScrapeReport {
     pub releases: Vec<ScrapedRelease>,
@@ -68,13 +78,15 @@ pub struct Scraper {
     settings: ScrapeSettings,
     cache: ScrapeCache,
     last_digest_check: Option<Instant>,
+    /// What the previous scrape resolved (see [`fingerprint`]).
+    last_fingerprint: Option<u64>,
 }
 
 /// How one tag was resolved.
 struct TagOutcome {
     tag: String,
     digest: Option<String>,
-    image: Result<CachedImage, DropReason>,
+    image: Result<Arc<CachedImage>, DropReason>,
     downloaded: bool,
 }
 
@@ -97,6 +109,7 @@ impl Scraper {
             settings,
             cache,
             last_digest_check: None,
+            last_fingerprint: None,
         }
     }
 
@@ -106,7 +119,7 @@ impl Scraper {
 
     /// Scrapes the repository. Only a failed tag listing fails the scrape;
     /// every other problem leaves one image out and is reported.
-    pub async fn scrape(&mut self) -> Result<ScrapeReport, RegistryError> {
+    pub async fn scrape(&mut self) -> Result<Scrape, RegistryError> {
         let tags: Vec<String> = self
             .client
             .list_tags()
@@ -138,9 +151,7 @@ impl Scraper {
         }
         drop(outcomes);
 
-        let report = self.record(tags.len(), resolved);
-        self.save_cache();
-        Ok(report)
+        Ok(self.record(tags.len(), resolved))
     }
 
     /// Re-reads the digest of every known tag, forgetting tags that moved.
@@ -173,44 +184,68 @@ impl Scraper {
         }
     }
 
-    /// Folds outcomes into the cache and the report.
-    fn record(&mut self, tag_count: usize, outcomes: Vec<TagOutcome>) -> ScrapeReport {
-        let mut report = ScrapeReport {
-            tags: tag_count,
-            ..ScrapeReport::default()
-        };
-        // One release per digest, whichever tags point at it.
+    /// Folds outcomes into the cache; reports every release unless nothing
+    /// changed since the previous scrape.
+    fn record(&mut self, tag_count: usize, outcomes: Vec<TagOutcome>) -> Scrape {
+        let fingerprint = fingerprint(&outcomes);
+        // A failed image is retried, and reported, by every scrape.
+        let complete = outcomes.iter().all(|outcome| outcome.image.is_ok());
+        let unchanged = complete && self.last_fingerprint == Some(fingerprint);
+        self.last_fingerprint = Some(fingerprint);
+        let mut downloaded = 0;
+        for outcome in &outcomes {
+            downloaded += usize::from(outcome.downloaded);
+            if let Some(digest) = &outcome.digest {
+                self.cache.tags.insert(outcome.tag.clone(), digest.clone());
+                if let (true, Ok(image)) = (outcome.downloaded, &outcome.image) {
+                    self.cache.images.insert(digest.clone(), Arc::clone(image));
+                }
+            }
+        }
+        if unchanged {
+            return Scrape::Unchanged { tags: tag_count };
+        }
+        self.save_cache();
+        let mut report = self.report(outcomes);
+        report.tags = tag_count;
+        report.downloaded = downloaded;
+        Scrape::Changed(report)
+    }
+
+    /// The releases and the problems of a scrape, one release per digest,
+    /// whichever tags point at it.
+    fn report(&self, outcomes: Vec<TagOutcome>) -> ScrapeReport {
+        let mut report = ScrapeReport::default();
         let mut by_digest: BTreeMap<String, ScrapedRelease> = BTreeMap::new();
         for outcome in outcomes {
-            report.downloaded += usize::from(outcome.downloaded);
             let subject = format!("{}:{}", self.client.repository(), outcome.tag);
-            let Some(digest) = outcome.digest else {
-                if let Err(reason) = outcome.image {
+            let image = match outcome.image {
+                Ok(image) => image,
+                Err(reason) => {
                     report.dropped.push(Dropped { subject, reason });
+                    continue;
                 }
-                continue;
             };
-            self.cache.tags.insert(outcome.tag, digest.clone());
-            match outcome.image {
-                Ok(image) => {
-                    if let CachedImage::Release { document, arch, .. } = &image {
-                        by_digest.entry(digest.clone()).or_insert_with(|| ScrapedRelease {
-                            document: document.clone(),
+            let Some(digest) = outcome.digest else { continue };
+            let reason = match &*image {
+                CachedImage::Release { .. } if by_digest.contains_key(&digest) => continue,
+                CachedImage::Release { metadata, arch } => match cache::document(metadata) {
+                    Ok(document) => {
+                        let payload = self.client.address().payload(self.client.repository(), &digest);
+                        let release = ScrapedRelease {
+                            document,
                             arch: arch.clone(),
-                            payload: self.client.address().payload(self.client.repository(), &digest),
+                            payload,
                             digest: digest.clone(),
-                        });
+                        };
+                        by_digest.insert(digest, release);
+                        continue;
                     }
-                    if let CachedImage::NotARelease(reason) = &image {
-                        report.dropped.push(Dropped {
-                            subject,
-                            reason: reason.clone(),
-                        });
-                    }
-                    self.cache.images.insert(digest, image);
-                }
-                Err(reason) => report.dropped.push(Dropped { subject, reason }),
-            }
+                    Err(error) => DropReason::InvalidReleaseMetadata(error.to_string()),
+                },
+                CachedImage::NotARelease(reason) => reason.clone(),
+            };
+            report.dropped.push(Dropped { subject, reason });
         }
         report.releases = by_digest.into_values().collect();
         report.dropped.sort();
@@ -226,6 +261,25 @@ impl Scraper {
     }
 }
 
+/// A digest of how each tag resolved: the same fingerprint twice means the
+/// same releases and the same problems.
+fn fingerprint(outcomes: &[TagOutcome]) -> u64 {
+    let mut resolved: Vec<(&str, Option<&str>, Option<&DropReason>)> = outcomes
+        .iter()
+        .map(|outcome| {
+            (
+                outcome.tag.as_str(),
+                outcome.digest.as_deref(),
+                outcome.image.as_ref().err(),
+            )
+        })
+        .collect();
+    resolved.sort_unstable();
+    let mut hasher = std::hash::DefaultHasher::new();
+    resolved.hash(&mut hasher);
+    hasher.finish()
+}
+
 /// Cosign signatures, attestations and SBOMs share release repositories.
 fn is_signature_tag(tag: &str) -> bool {
     [".sig", ".att", ".sbom"]
@@ -239,7 +293,7 @@ async fn resolve_tag(client: &RegistryClient, cache: &ScrapeCache, tag: String, 
     {
         return TagOutcome {
             digest: Some(digest.clone()),
-            image: Ok(image.clone()),
+            image: Ok(Arc::clone(image)),
             tag,
             downloaded: false,
         };
@@ -258,12 +312,12 @@ async fn resolve_tag(client: &RegistryClient, cache: &ScrapeCache, tag: String, 
     if let Some(image) = cache.images.get(&digest) {
         return TagOutcome {
             tag,
-            image: Ok(image.clone()),
+            image: Ok(Arc::clone(image)),
             digest: Some(digest),
             downloaded: false,
         };
     }
-    let image = read_image(client, manifest, limit).await;
+    let image = read_image(client, manifest, limit).await.map(Arc::new);
     TagOutcome {
         tag,
         digest: Some(digest),
@@ -331,12 +385,9 @@ fn list_architecture(entries: &[ListEntry]) -> Option<(String, &ListEntry)> {
 }
 
 fn parse_release(raw: Vec<u8>, arch: String) -> CachedImage {
-    let Ok(raw) = String::from_utf8(raw) else {
-        return CachedImage::NotARelease(DropReason::InvalidReleaseMetadata("not UTF-8".to_owned()));
-    };
-    match ReleaseMetadataDocument::parse(raw.as_bytes()) {
-        Ok(document) => CachedImage::Release { document, raw, arch },
-        Err(error) => CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(error.to_string())),
+    match String::from_utf8(raw) {
+        Ok(metadata) => CachedImage::release(metadata, arch),
+        Err(_) => CachedImage::NotARelease(DropReason::InvalidReleaseMetadata("not UTF-8".to_owned())),
     }
 }
 

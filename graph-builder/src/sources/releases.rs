@@ -13,27 +13,39 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cincinnati_core::metadata_document::ReleaseMetadataDocument;
-use cincinnati_core::{Graph, wire};
+use cincinnati_core::wire;
 use serde::Deserialize;
 
 use crate::assemble::assemble;
+use crate::packed::PackedGraph;
 use crate::registry::credentials::{self, Credentials};
 use crate::registry::{
     RegistryAddress, RegistryClient, RegistrySettings, RequestCounts, RetryPolicy, certificates,
 };
-use crate::scrape::{ScrapeSettings, Scraper};
+use crate::scrape::{Scrape, ScrapeSettings, Scraper};
 use crate::scraped::{DropReason, Dropped, ScrapedRelease};
 
 /// What a release source delivered: the graph of releases, before graph-data.
 #[derive(Debug)]
 pub struct ReleaseSnapshot {
-    pub graph: Graph,
+    pub graph: PackedGraph,
     /// Images and edges left out, with the reason.
     pub dropped: Vec<Dropped>,
     /// Release images seen (tags or files), for `graph_upstream_raw_releases`.
     pub raw_releases: usize,
     /// Images whose content had to be downloaded (cache misses).
     pub downloaded: usize,
+}
+
+/// What one fetch of a release source brought.
+#[derive(Debug)]
+pub enum Fetched {
+    /// The same releases and problems as the previous fetch, from
+    /// `raw_releases` images; nothing to rebuild.
+    Unchanged {
+        raw_releases: usize,
+    },
+    New(Box<ReleaseSnapshot>),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -187,20 +199,23 @@ impl ReleaseSource {
     }
 
     /// The releases as of now.
-    pub async fn fetch(&mut self) -> Result<ReleaseSnapshot, SourceError> {
+    pub async fn fetch(&mut self) -> Result<Fetched, SourceError> {
         match self {
             Self::Registry(scraper) => {
-                let report = scraper.scrape().await?;
+                let report = match scraper.scrape().await? {
+                    Scrape::Unchanged { tags } => return Ok(Fetched::Unchanged { raw_releases: tags }),
+                    Scrape::Changed(report) => report,
+                };
                 let (raw_releases, downloaded) = (report.tags, report.downloaded);
                 let mut assembled = assemble(report.releases);
                 assembled.dropped.extend(report.dropped);
                 assembled.dropped.sort();
-                Ok(ReleaseSnapshot {
-                    graph: assembled.graph,
+                Ok(Fetched::New(Box::new(ReleaseSnapshot {
+                    graph: PackedGraph::pack(&assembled.graph),
                     dropped: assembled.dropped,
                     raw_releases,
                     downloaded,
-                })
+                })))
             }
             Self::GraphFile(path) => {
                 let bytes = read_maybe_gzipped(path)?;
@@ -210,14 +225,16 @@ impl ReleaseSource {
                         source,
                     })?
                     .graph;
-                Ok(ReleaseSnapshot {
+                Ok(Fetched::New(Box::new(ReleaseSnapshot {
                     raw_releases: graph.release_count(),
-                    graph,
+                    graph: PackedGraph::pack(&graph),
                     dropped: Vec::new(),
                     downloaded: 0,
-                })
+                })))
             }
-            Self::MetadataDirectory(path) => read_metadata_directory(path),
+            Self::MetadataDirectory(path) => {
+                read_metadata_directory(path).map(|snapshot| Fetched::New(Box::new(snapshot)))
+            }
         }
     }
 }
@@ -288,7 +305,7 @@ fn read_metadata_directory(dir: &Path) -> Result<ReleaseSnapshot, SourceError> {
     assembled.dropped.extend(dropped);
     assembled.dropped.sort();
     Ok(ReleaseSnapshot {
-        graph: assembled.graph,
+        graph: PackedGraph::pack(&assembled.graph),
         dropped: assembled.dropped,
         raw_releases: paths.len(),
         downloaded: 0,
@@ -318,6 +335,13 @@ fn read_release_file(path: &Path) -> Result<ScrapedRelease, DropReason> {
 mod tests {
     use super::*;
 
+    async fn new_snapshot(mut source: ReleaseSource) -> ReleaseSnapshot {
+        match source.fetch().await.unwrap() {
+            Fetched::New(snapshot) => *snapshot,
+            unchanged @ Fetched::Unchanged { .. } => panic!("a first fetch brings releases: {unchanged:?}"),
+        }
+    }
+
     #[tokio::test]
     async fn a_metadata_directory_builds_a_graph_and_reports_bad_files() {
         let dir = tempfile::tempdir().unwrap();
@@ -331,14 +355,9 @@ mod tests {
         std::fs::write(dir.path().join("b.json"), release("4.1.1", "\"4.1.0\"")).unwrap();
         std::fs::write(dir.path().join("c.json"), "{\"payload\": 1}").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-        let snapshot = ReleaseSource::MetadataDirectory(dir.path().to_owned())
-            .fetch()
-            .await
-            .unwrap();
-        assert_eq!(
-            (snapshot.graph.release_count(), snapshot.graph.edge_count()),
-            (2, 1)
-        );
+        let snapshot = new_snapshot(ReleaseSource::MetadataDirectory(dir.path().to_owned())).await;
+        let graph = snapshot.graph.unpack();
+        assert_eq!((graph.release_count(), graph.edge_count()), (2, 1));
         assert_eq!(snapshot.raw_releases, 3);
         assert_eq!(snapshot.dropped.len(), 1);
         assert!(snapshot.dropped[0].subject.ends_with("c.json"));
@@ -357,7 +376,7 @@ mod tests {
         ] {
             let path = dir.path().join(name);
             std::fs::write(&path, bytes).unwrap();
-            let snapshot = ReleaseSource::GraphFile(path).fetch().await.unwrap();
+            let snapshot = new_snapshot(ReleaseSource::GraphFile(path)).await;
             assert_eq!(snapshot.graph.release_count(), 1, "{name}");
         }
     }

@@ -50,6 +50,8 @@ pub(super) fn resolve(graph: &Graph, data: &GraphData, names: &VersionNames) -> 
         .into_iter()
         .map(|(risks, mut edges)| {
             edges.sort_unstable();
+            // Grown by pushes; tens of thousands of edges are kept per graph.
+            edges.shrink_to_fit();
             ConditionalEdge {
                 edges,
                 risks: risks.into_iter().cloned().collect(),
