@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -14,8 +15,14 @@ pub struct Service {
 
 impl Service {
     pub fn start(binary: &Path, args: &[&str]) -> anyhow::Result<Self> {
+        Self::start_with_env(binary, args, &[])
+    }
+
+    /// [`Service::start`] with `env` added to the environment it inherits.
+    pub fn start_with_env(binary: &Path, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Self> {
         let child = Command::new(binary)
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
@@ -59,10 +66,15 @@ pub fn metric(text: &str, sample: &str) -> f64 {
 }
 
 /// Polls `url` until `done` holds for its body, or fails after `limit`.
+///
+/// One client for every poll: a client per request (`reqwest::get`) sets up
+/// TLS and a connection each time, and that CPU, spent fifty times a second,
+/// is taken from the registry and the graph-builder being measured.
 pub async fn poll(url: &str, limit: Duration, done: impl Fn(&str) -> bool) -> anyhow::Result<String> {
+    static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(reqwest::Client::new);
     let deadline = Instant::now() + limit;
     loop {
-        if let Ok(response) = reqwest::get(url).await
+        if let Ok(response) = CLIENT.get(url).send().await
             && let Ok(body) = response.text().await
             && done(&body)
         {

@@ -64,7 +64,7 @@ impl ReleaseMetadataDocument {
         }
         let version = match document.get("version") {
             None => return Err(MetadataDocumentError::MissingField("version")),
-            Some(value) => parse_version("version".to_owned(), value)?,
+            Some(value) => parse_version(|| "version".to_owned(), value)?,
         };
         Ok(Self {
             version,
@@ -75,15 +75,16 @@ impl ReleaseMetadataDocument {
     }
 }
 
-fn parse_version(field: String, value: &Value) -> Result<Version, MetadataDocumentError> {
+/// `field` names the value in an error; only a failure pays for the name.
+fn parse_version(field: impl FnOnce() -> String, value: &Value) -> Result<Version, MetadataDocumentError> {
     let Value::String(text) = value else {
         return Err(MetadataDocumentError::WrongType {
-            field,
+            field: field(),
             expected: "a string",
         });
     };
     Version::parse(text).map_err(|source| MetadataDocumentError::InvalidVersion {
-        field,
+        field: field(),
         value: text.clone(),
         source,
     })
@@ -95,11 +96,14 @@ fn parse_versions(
 ) -> Result<Vec<Version>, MetadataDocumentError> {
     match document.get(field) {
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(index, item)| parse_version(format!("{field}[{index}]"), item))
-            .collect(),
+        Some(Value::Array(items)) => {
+            // Sized up front: a scrape holds thousands of these lists at once.
+            let mut versions = Vec::with_capacity(items.len());
+            for (index, item) in items.iter().enumerate() {
+                versions.push(parse_version(|| format!("{field}[{index}]"), item)?);
+            }
+            Ok(versions)
+        }
         Some(_) => Err(MetadataDocumentError::WrongType {
             field: field.to_owned(),
             expected: "an array of version strings",

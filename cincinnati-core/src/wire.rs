@@ -67,7 +67,16 @@ pub enum WireError {
 
 /// Parses and validates a Graph API document.
 pub fn parse(json: &[u8]) -> Result<GraphDocument, WireError> {
-    let document: WireGraph = serde_json::from_slice(json)?;
+    validate(serde_json::from_slice(json)?)
+}
+
+/// [`parse`] from a reader, for documents too large to hold as text beside
+/// the graph they become. Slower than [`parse`]: buffer `json` if it is not.
+pub fn parse_reader(json: impl std::io::Read) -> Result<GraphDocument, WireError> {
+    validate(serde_json::from_reader(json)?)
+}
+
+fn validate(document: WireGraph) -> Result<GraphDocument, WireError> {
     let releases = document
         .nodes
         .into_iter()

@@ -23,34 +23,36 @@ pub struct Assembled {
 /// on the order.
 pub fn assemble(releases: impl IntoIterator<Item = ScrapedRelease>) -> Assembled {
     let mut dropped = Vec::new();
-    let by_version = unique_versions(releases, &mut dropped);
+    let mut by_version = unique_versions(releases, &mut dropped);
 
     let mut graph = Graph::new();
     // Versions in ascending order: update edges mostly point forward, which
-    // keeps the DAG's topological order cheap to maintain.
-    for (version, release) in &by_version {
-        let mut metadata = release.document.metadata.clone();
+    // keeps the DAG's topological order cheap to maintain. Metadata and
+    // payload move into the graph: thousands of them, and only `previous`
+    // and `next` are read after.
+    for (version, release) in &mut by_version {
+        let mut metadata = std::mem::take(&mut release.document.metadata);
         metadata.insert(keys::MANIFESTREF.to_owned(), release.digest.clone());
         metadata.insert(keys::ARCH.to_owned(), release.arch.clone());
         graph
             .add_release(Release::concrete(
                 version.clone(),
-                release.payload.clone(),
+                std::mem::take(&mut release.payload),
                 metadata,
             ))
             .expect("versions are unique");
     }
-    for (version, release) in &by_version {
+    for (version, release) in by_version {
         let neighbours = |list: &[Version]| -> Vec<Version> {
             list.iter()
                 .filter_map(|other| with_arch(other, &release.arch).ok())
                 .collect()
         };
         for previous in neighbours(&release.document.previous) {
-            add_edge(&mut graph, &previous, version, &mut dropped);
+            add_edge(&mut graph, &previous, &version, &mut dropped);
         }
         for next in neighbours(&release.document.next) {
-            add_edge(&mut graph, version, &next, &mut dropped);
+            add_edge(&mut graph, &version, &next, &mut dropped);
         }
     }
     dropped.sort();

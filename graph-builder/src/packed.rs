@@ -4,7 +4,7 @@
 //! when releases or graph-data change, and a build then works on its own
 //! copy anyway.
 
-use std::io::{Read as _, Write as _};
+use std::io::{BufReader, Write as _};
 
 use cincinnati_core::{Graph, wire};
 use flate2::Compression;
@@ -34,13 +34,10 @@ impl PackedGraph {
         }
     }
 
-    /// The graph, parsed back.
+    /// The graph, parsed back as it is inflated: the JSON is never held whole.
     pub fn unpack(&self) -> Graph {
-        let mut json = Vec::new();
-        GzDecoder::new(&self.gzip[..])
-            .read_to_end(&mut json)
-            .expect("a packed graph decompresses");
-        wire::parse(&json)
+        let json = BufReader::new(GzDecoder::new(&self.gzip[..]));
+        wire::parse_reader(json)
             .expect("a packed graph is a graph this process serialised")
             .graph
     }

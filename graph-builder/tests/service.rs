@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -97,6 +98,29 @@ async fn serves_the_graph_with_caching_headers_and_graph_data() {
         .await
         .unwrap();
     assert_eq!(compressed.headers()["content-encoding"], "gzip");
+    let mut inflated = Vec::new();
+    flate2::read::GzDecoder::new(compressed.bytes().await.unwrap().as_ref())
+        .read_to_end(&mut inflated)
+        .unwrap();
+
+    // The graph is kept compressed only; a client without gzip gets it
+    // inflated as it is sent, with its length announced.
+    let identity = gzipped.get(format!("{}/graph", app.api)).send().await.unwrap();
+    assert!(identity.headers().get("content-encoding").is_none());
+    let length: usize = identity.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let identity = identity.bytes().await.unwrap();
+    assert_eq!((identity.len(), identity.as_ref()), (length, inflated.as_slice()));
+    let head = gzipped.head(format!("{}/graph", app.api)).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(
+        head.headers()["content-length"].to_str().unwrap(),
+        length.to_string()
+    );
+    assert!(head.bytes().await.unwrap().is_empty());
 
     let tarball = app.get(&format!("{}/graph-data", app.public)).await;
     assert_eq!(tarball.status(), 200);
