@@ -196,7 +196,10 @@ impl Scraper {
         for outcome in &outcomes {
             downloaded += usize::from(outcome.downloaded);
             if let Some(digest) = &outcome.digest {
-                self.cache.tags.insert(outcome.tag.clone(), digest.clone());
+                // Most tags are where they were: no copies for those.
+                if self.cache.tags.get(&outcome.tag) != Some(digest) {
+                    self.cache.tags.insert(outcome.tag.clone(), digest.clone());
+                }
                 if let (true, Ok(image)) = (outcome.downloaded, &outcome.image) {
                     self.cache.images.insert(digest.clone(), Arc::clone(image));
                 }
