@@ -4,12 +4,15 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use common::Running;
 use graph_builder::Application;
 use graph_builder::settings::Settings;
 use registry_testkit::LocalRegistry;
+use release_images::signature::{SigningKey, store_path};
 use release_images::{Image, PushOptions, Pushable, Pusher, ReleaseMetadata};
 
 const RELEASES: &str = "ocp/release";
@@ -51,12 +54,17 @@ async fn push_releases(pusher: &Pusher, versions: &[&str]) {
 }
 
 fn settings(registry: &LocalRegistry) -> Settings {
+    settings_with(registry, "")
+}
+
+/// [`settings`] with more keys for the graph-data image source.
+fn settings_with(registry: &LocalRegistry, graph_data_keys: &str) -> Settings {
     let text = format!(
         "[service]\nport = 0\npublic_port = 0\npause_secs = 1\n[status]\nport = 0\n\
          [[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nregistry = \"{url}\"\nrepository = \"{RELEASES}\"\n\
          request_timeout_secs = 2\n\
          [[plugin_settings]]\nname = \"dkrv2-secondary-metadata-scrape\"\nregistry = \"{url}\"\n\
-         repository = \"{GRAPH_DATA}\"\ntag = \"latest\"\noutput_directory = \"/tmp/unused\"\n\
+         repository = \"{GRAPH_DATA}\"\ntag = \"latest\"\noutput_directory = \"/tmp/unused\"\n{graph_data_keys}\
          [[plugin_settings]]\nname = \"openshift-secondary-metadata-parse\"\n\
          [[plugin_settings]]\nname = \"edge-add-remove\"\n",
         url = registry.url()
@@ -73,21 +81,22 @@ async fn served_graph(app: &Running) -> serde_json::Value {
     app.get(&format!("{}/graph", app.api)).await.json().await.unwrap()
 }
 
-/// A registry with releases 4.1.0 to 4.1.2 and the small graph-data image.
-async fn registry_with_releases_and_graph_data() -> (LocalRegistry, Pusher) {
+/// A registry with releases 4.1.0 to 4.1.2 and the small graph-data image,
+/// and the image's digest.
+async fn registry_with_releases_and_graph_data() -> (LocalRegistry, Pusher, String) {
     let registry = LocalRegistry::start().await.unwrap();
     let pusher = Pusher::new(&registry.url(), PushOptions::default()).unwrap();
     push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2"]).await;
     let graph_data = tempfile::tempdir().unwrap();
     write_graph_data(graph_data.path());
     let image = Image::graph_data(graph_data.path()).unwrap();
-    pusher.push(GRAPH_DATA, "latest", image).await.unwrap();
-    (registry, pusher)
+    let digest = pusher.push(GRAPH_DATA, "latest", image).await.unwrap();
+    (registry, pusher, digest)
 }
 
 #[tokio::test]
 async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_going_away() {
-    let (mut registry, pusher) = registry_with_releases_and_graph_data().await;
+    let (mut registry, pusher, _) = registry_with_releases_and_graph_data().await;
 
     let app = spawn(&settings(&registry)).await;
     let status = app.wait_until_ready().await;
@@ -138,7 +147,7 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
 
 #[tokio::test]
 async fn one_graph_builder_feeds_another_its_graph_data() {
-    let (registry, _pusher) = registry_with_releases_and_graph_data().await;
+    let (registry, _pusher, _) = registry_with_releases_and_graph_data().await;
     let first = spawn(&settings(&registry)).await;
     let public = format!("{}/graph-data", first.public);
     first.wait_until_ready().await;
@@ -178,4 +187,95 @@ async fn signature_verification_without_keys_is_refused_at_start_up() {
         .to_string();
     assert!(error.contains("dkrv2-secondary-metadata-scrape"), "{error}");
     assert!(error.contains(&keys.path().display().to_string()), "{error}");
+}
+
+/// A signature store on 127.0.0.1 serving `files` (path → body; anything
+/// else 404) until dropped.
+struct SignatureStore {
+    base_url: String,
+    server: actix_web::dev::ServerHandle,
+}
+
+impl SignatureStore {
+    async fn serve(files: Vec<(String, Vec<u8>)>) -> Self {
+        use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+        let files: Arc<HashMap<String, Vec<u8>>> = Arc::new(files.into_iter().collect());
+        let server = HttpServer::new(move || {
+            let files = Arc::clone(&files);
+            App::new().default_service(web::to(move |request: HttpRequest| {
+                let body = files.get(request.path()).cloned();
+                async move {
+                    match body {
+                        Some(body) => HttpResponse::Ok().body(body),
+                        None => HttpResponse::NotFound().finish(),
+                    }
+                }
+            }))
+        })
+        .workers(1)
+        .bind(("127.0.0.1", 0))
+        .unwrap();
+        let base_url = format!("http://{}/signatures/", server.addrs()[0]);
+        let server = server.run();
+        let handle = server.handle();
+        tokio::spawn(server);
+        Self {
+            base_url,
+            server: handle,
+        }
+    }
+}
+
+impl Drop for SignatureStore {
+    fn drop(&mut self) {
+        drop(self.server.stop(false));
+    }
+}
+
+#[tokio::test]
+async fn a_graph_data_image_is_used_only_with_a_signature_by_a_trusted_key() {
+    let (registry, _pusher, digest) = registry_with_releases_and_graph_data().await;
+    let trusted = SigningKey::from_seed(1);
+    let keys = tempfile::tempdir().unwrap();
+    std::fs::write(keys.path().join("release.asc"), trusted.public_key_armored()).unwrap();
+    let reference = format!("{}/{GRAPH_DATA}:latest", registry.host_port());
+    let signed_by = |key: &SigningKey| {
+        SignatureStore::serve(vec![(
+            format!("/signatures/{}", store_path(&digest, 1)),
+            key.sign(&reference, &digest),
+        )])
+    };
+    let verifying = |store: &SignatureStore| {
+        settings_with(
+            &registry,
+            &format!(
+                "verify_signature = true\npublic_keys_path = {keys:?}\nsignature_baseurl = {url:?}\n",
+                keys = keys.path().display().to_string(),
+                url = store.base_url,
+            ),
+        )
+    };
+
+    let untrusted_store = signed_by(&SigningKey::from_seed(2)).await;
+    let refused = spawn(&verifying(&untrusted_store)).await;
+    let status = refused
+        .wait_for("the graph-data refused", |status| {
+            status["sources"]["graph_data"]["last_error"].is_string()
+        })
+        .await;
+    let error = status["sources"]["graph_data"]["last_error"].as_str().unwrap();
+    assert!(
+        error.contains(&digest) && error.contains("not signed by a trusted key"),
+        "{error}"
+    );
+    assert_eq!(status["ready"], false, "no graph without its graph-data");
+
+    let trusted_store = signed_by(&trusted).await;
+    let accepted = spawn(&verifying(&trusted_store)).await;
+    let status = accepted.wait_until_ready().await;
+    assert_eq!(status["graph_data"]["image_digest"], digest.as_str());
+    assert!(
+        status["sources"]["graph_data"]["last_error"].is_null(),
+        "{status:#}"
+    );
 }

@@ -4,53 +4,22 @@
 use std::collections::HashMap;
 
 use openshift_graph_data::signature::{SignatureError, SignatureStore, TrustedKeys, verify_digest};
-use pgp::composed::{
-    ArmorOptions, EncryptionCaps, KeyType, MessageBuilder, SecretKeyParamsBuilder, SignedPublicKey,
-    SignedSecretKey,
-};
-use pgp::crypto::hash::HashAlgorithm;
-use pgp::types::{CompressionAlgorithm, Password};
-use rand_chacha::ChaCha8Rng;
-use rand_chacha::rand_core::SeedableRng;
+use release_images::signature::{SigningKey, store_path};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const DIGEST: &str = "sha256:4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
 const OTHER_DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
 
-fn signing_key(seed: u64) -> SignedSecretKey {
-    let mut params = SecretKeyParamsBuilder::default();
-    params
-        .key_type(KeyType::Ed25519Legacy)
-        .can_certify(true)
-        .can_sign(true)
-        .can_encrypt(EncryptionCaps::None)
-        .primary_user_id("Release signing <release@example.com>".into());
-    params
-        .build()
-        .unwrap()
-        .generate(ChaCha8Rng::seed_from_u64(seed))
-        .unwrap()
+fn signing_key(seed: u64) -> SigningKey {
+    SigningKey::from_seed(seed)
 }
 
-fn trusted(key: &SignedSecretKey) -> TrustedKeys {
-    let armored = SignedPublicKey::from(key.clone())
-        .to_armored_string(ArmorOptions::default())
-        .unwrap();
-    TrustedKeys::from_armored(&armored).unwrap()
+fn trusted(key: &SigningKey) -> TrustedKeys {
+    TrustedKeys::from_armored(&key.public_key_armored()).unwrap()
 }
 
-/// A signature as release tooling writes it: a compressed, signed message
-/// whose content names the image digest.
-fn signature(key: &SignedSecretKey, digest: &str) -> Vec<u8> {
-    let document = format!(
-        r#"{{"critical": {{"identity": {{"docker-reference": "quay.io/openshift/graph-data:latest"}},
-            "image": {{"docker-manifest-digest": "{digest}"}}, "type": "atomic container signature"}},
-            "optional": {{"creator": "test"}}}}"#
-    );
-    let mut builder = MessageBuilder::from_bytes("", document.into_bytes());
-    builder.compression(CompressionAlgorithm::ZLIB);
-    builder.sign(&key.primary_key, Password::empty(), HashAlgorithm::Sha256);
-    builder.to_vec(ChaCha8Rng::seed_from_u64(7)).unwrap()
+fn signature(key: &SigningKey, digest: &str) -> Vec<u8> {
+    key.sign("quay.io/openshift/graph-data:latest", digest)
 }
 
 fn rejections(error: SignatureError) -> Vec<String> {
@@ -102,10 +71,7 @@ fn keys_are_read_from_every_file_of_a_directory() {
     let dir = tempfile::tempdir().unwrap();
     let (first, second) = (signing_key(1), signing_key(2));
     for (name, key) in [("a.asc", &first), ("b.asc", &second)] {
-        let armored = SignedPublicKey::from(key.clone())
-            .to_armored_string(ArmorOptions::default())
-            .unwrap();
-        std::fs::write(dir.path().join(name), armored).unwrap();
+        std::fs::write(dir.path().join(name), key.public_key_armored()).unwrap();
     }
     let keys = TrustedKeys::from_dir(dir.path()).unwrap();
     assert_eq!(keys.len(), 2);
@@ -150,8 +116,7 @@ async fn serve(files: HashMap<String, (u16, Vec<u8>)>, requests: usize) -> Strin
 }
 
 fn signature_path(index: usize) -> String {
-    let hex = DIGEST.strip_prefix("sha256:").unwrap();
-    format!("/signatures/sha256={hex}/signature-{index}")
+    format!("/signatures/{}", store_path(DIGEST, index))
 }
 
 #[tokio::test]

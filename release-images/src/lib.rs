@@ -6,7 +6,8 @@
 //! control every part (extra layers, layer order, raw or missing metadata);
 //! [`ImageList`] makes Docker manifest lists and OCI indexes (multi releases);
 //! [`Image::graph_data`] packs a graph-data tree. [`Pusher`] uploads them with
-//! oci-client over HTTP or TLS, with optional basic auth.
+//! oci-client over HTTP or TLS, with optional basic auth. [`signature`] signs
+//! an image digest as release tooling does.
 
 mod blob;
 mod directory;
@@ -19,6 +20,7 @@ mod manifest;
 mod metadata;
 mod push;
 mod registry_url;
+pub mod signature;
 
 pub use error::Error;
 pub use format::ManifestFormat;
