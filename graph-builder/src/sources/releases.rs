@@ -22,7 +22,7 @@ use crate::registry::credentials::{self, Credentials};
 use crate::registry::{
     RegistryAddress, RegistryClient, RegistrySettings, RequestCounts, RetryPolicy, certificates,
 };
-use crate::scrape::{Scrape, ScrapeSettings, Scraper};
+use crate::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
 use crate::scraped::{DropReason, Dropped, ScrapedRelease};
 
 /// What a release source delivered: the graph of releases, before graph-data.
@@ -200,43 +200,61 @@ impl ReleaseSource {
 
     /// The releases as of now.
     pub async fn fetch(&mut self) -> Result<Fetched, SourceError> {
-        match self {
+        let snapshot = match self {
             Self::Registry(scraper) => {
                 let report = match scraper.scrape().await? {
                     Scrape::Unchanged { tags } => return Ok(Fetched::Unchanged { raw_releases: tags }),
                     Scrape::Changed(report) => report,
                 };
-                let (raw_releases, downloaded) = (report.tags, report.downloaded);
-                let mut assembled = assemble(report.releases);
-                assembled.dropped.extend(report.dropped);
-                assembled.dropped.sort();
-                Ok(Fetched::New(Box::new(ReleaseSnapshot {
-                    graph: PackedGraph::pack(&assembled.graph),
-                    dropped: assembled.dropped,
-                    raw_releases,
-                    downloaded,
-                })))
+                off_the_runtime(move || Ok(snapshot_of(report))).await
             }
             Self::GraphFile(path) => {
-                let bytes = read_maybe_gzipped(path)?;
-                let graph = wire::parse(&bytes)
-                    .map_err(|source| SourceError::Graph {
-                        path: path.clone(),
-                        source,
-                    })?
-                    .graph;
-                Ok(Fetched::New(Box::new(ReleaseSnapshot {
-                    raw_releases: graph.release_count(),
-                    graph: PackedGraph::pack(&graph),
-                    dropped: Vec::new(),
-                    downloaded: 0,
-                })))
+                let path = path.clone();
+                off_the_runtime(move || read_graph_file(&path)).await
             }
             Self::MetadataDirectory(path) => {
-                read_metadata_directory(path).map(|snapshot| Fetched::New(Box::new(snapshot)))
+                let path = path.clone();
+                off_the_runtime(move || read_metadata_directory(&path)).await
             }
-        }
+        };
+        snapshot.map(|snapshot| Fetched::New(Box::new(snapshot)))
     }
+}
+
+/// Runs `work` (file reads, assembling, packing: up to a few hundred
+/// milliseconds) on a blocking thread, not on the threads serving requests.
+async fn off_the_runtime<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(work)
+        .await
+        .expect("reading releases does not panic")
+}
+
+fn snapshot_of(report: ScrapeReport) -> ReleaseSnapshot {
+    let mut assembled = assemble(report.releases);
+    assembled.dropped.extend(report.dropped);
+    assembled.dropped.sort();
+    ReleaseSnapshot {
+        graph: PackedGraph::pack(&assembled.graph),
+        dropped: assembled.dropped,
+        raw_releases: report.tags,
+        downloaded: report.downloaded,
+    }
+}
+
+fn read_graph_file(path: &Path) -> Result<ReleaseSnapshot, SourceError> {
+    let bytes = read_maybe_gzipped(path)?;
+    let graph = wire::parse(&bytes)
+        .map_err(|source| SourceError::Graph {
+            path: path.to_owned(),
+            source,
+        })?
+        .graph;
+    Ok(ReleaseSnapshot {
+        raw_releases: graph.release_count(),
+        graph: PackedGraph::pack(&graph),
+        dropped: Vec::new(),
+        downloaded: 0,
+    })
 }
 
 fn file_credentials(settings: &RegistryScrapeSettings, address: &RegistryAddress) -> Option<Credentials> {
