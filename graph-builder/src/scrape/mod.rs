@@ -425,3 +425,90 @@ async fn find_in_layers(
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{RegistryAddress, RegistrySettings};
+
+    /// A scraper whose registry is never contacted: `record` is pure.
+    fn scraper() -> Scraper {
+        let client = RegistryClient::new(RegistrySettings {
+            address: RegistryAddress::parse("http://127.0.0.1:1").unwrap(),
+            repository: "ocp/release".to_owned(),
+            credentials: None,
+            extra_root_certificates: Vec::new(),
+            retry: crate::registry::RetryPolicy::default(),
+        })
+        .unwrap();
+        Scraper::new(Arc::new(client), ScrapeSettings::default())
+    }
+
+    fn resolved(tag: &str, digest: &str, version: &str) -> TagOutcome {
+        let metadata = format!(r#"{{"kind":"cincinnati-metadata-v0","version":"{version}"}}"#);
+        TagOutcome {
+            tag: tag.to_owned(),
+            digest: Some(digest.to_owned()),
+            image: Ok(Arc::new(CachedImage::release(metadata, "amd64".to_owned()))),
+            downloaded: false,
+        }
+    }
+
+    fn unavailable(tag: &str) -> TagOutcome {
+        TagOutcome {
+            tag: tag.to_owned(),
+            digest: None,
+            image: Err(DropReason::Unavailable("connection reset".to_owned())),
+            downloaded: false,
+        }
+    }
+
+    fn is_unchanged(scrape: &Scrape) -> bool {
+        matches!(scrape, Scrape::Unchanged { .. })
+    }
+
+    #[test]
+    fn a_scrape_is_unchanged_only_when_every_tag_resolved_well_and_as_before() {
+        let mut scraper = scraper();
+        let first = scraper.record(
+            2,
+            vec![
+                resolved("a", "sha256:1", "4.1.0"),
+                resolved("b", "sha256:2", "4.1.1"),
+            ],
+        );
+        let Scrape::Changed(report) = first else {
+            panic!("a first scrape reports its releases");
+        };
+        assert_eq!(report.releases.len(), 2);
+        // In another order: the same resolution.
+        let again = scraper.record(
+            2,
+            vec![
+                resolved("b", "sha256:2", "4.1.1"),
+                resolved("a", "sha256:1", "4.1.0"),
+            ],
+        );
+        assert!(is_unchanged(&again));
+
+        let moved = scraper.record(
+            2,
+            vec![
+                resolved("a", "sha256:1", "4.1.0"),
+                resolved("b", "sha256:3", "4.1.2"),
+            ],
+        );
+        assert!(!is_unchanged(&moved), "a retag is a change");
+        assert_eq!(scraper.cache.tags["b"], "sha256:3");
+
+        // A failing image is retried and reported by every scrape, never
+        // hidden behind "unchanged".
+        for _ in 0..2 {
+            let failing = scraper.record(2, vec![resolved("a", "sha256:1", "4.1.0"), unavailable("b")]);
+            let Scrape::Changed(report) = failing else {
+                panic!("a scrape with a failed image reports it");
+            };
+            assert_eq!(report.dropped.len(), 1);
+        }
+    }
+}
