@@ -130,6 +130,44 @@ pub fn check_default<T: DeserializeOwned + Debug + Default>(key: &str, cell: &st
     );
 }
 
+/// The `<!-- settings: SERVICE -->` table has one row per setting key of `T`,
+/// names in its flag column exactly the service's `flags`, and documents
+/// each default as `T` has it.
+pub fn check_settings_table<T: DeserializeOwned + Debug + Default>(
+    doc: &str,
+    service: &str,
+    flags: &BTreeSet<String>,
+) {
+    let rows = table(doc, &format!("settings: {service}"));
+    let documented: BTreeSet<String> = rows.iter().map(|row| single_code(&row[0])).collect();
+    assert_eq!(
+        documented,
+        settings_keys::<T>(),
+        "setting keys in docs/operations.md vs the settings of {service}"
+    );
+
+    let mut documented_flags = BTreeSet::new();
+    for row in &rows {
+        for flag in code(&row[1]) {
+            assert!(
+                flags.contains(&flag),
+                "{flag} (for {}) is not a flag of {service}",
+                row[0]
+            );
+            documented_flags.insert(flag);
+        }
+    }
+    let undocumented: Vec<_> = flags.difference(&documented_flags).collect();
+    assert!(
+        undocumented.is_empty(),
+        "flags of {service} missing from the settings table: {undocumented:?}"
+    );
+
+    for row in &rows {
+        check_default::<T>(&single_code(&row[0]), &row[2], &documented);
+    }
+}
+
 pub fn debug_of<T: DeserializeOwned + Debug>(text: &str) -> String {
     let value: T = toml::from_str(text).unwrap_or_else(|error| panic!("{text}: {error}"));
     format!("{value:?}")

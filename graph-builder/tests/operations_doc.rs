@@ -9,9 +9,7 @@
 use std::collections::BTreeSet;
 
 use clap::CommandFactory as _;
-use doc_tables::{
-    check_default, code, debug_of, expected_fields, settings_keys, single_code, table_of, toml_literal,
-};
+use doc_tables::{debug_of, expected_fields, single_code, table_of, toml_literal};
 use graph_builder::cli::Cli;
 use graph_builder::plan::Plan;
 use graph_builder::settings::Settings;
@@ -34,35 +32,7 @@ const NOT_SETTINGS: [&str; 5] = ["config", "once", "check_config", "help", "vers
 
 #[test]
 fn every_setting_is_documented_with_its_flags_and_default() {
-    let rows = table(&format!("settings: {SERVICE}"));
-    let documented: BTreeSet<String> = rows.iter().map(|row| single_code(&row[0])).collect();
-    assert_eq!(
-        documented,
-        settings_keys::<Settings>(),
-        "setting keys in docs/operations.md vs Settings"
-    );
-
-    let flags = cli_flags();
-    let mut documented_flags = BTreeSet::new();
-    for row in &rows {
-        for flag in code(&row[1]) {
-            assert!(
-                flags.contains(&flag),
-                "{flag} (for {}) is not a flag of {SERVICE}",
-                row[0]
-            );
-            documented_flags.insert(flag);
-        }
-    }
-    let undocumented: Vec<_> = flags.difference(&documented_flags).collect();
-    assert!(
-        undocumented.is_empty(),
-        "flags missing from the settings table: {undocumented:?}"
-    );
-
-    for row in &rows {
-        check_default::<Settings>(&single_code(&row[0]), &row[2], &documented);
-    }
+    doc_tables::check_settings_table::<Settings>(DOC, SERVICE, &cli_flags());
 }
 
 #[test]
