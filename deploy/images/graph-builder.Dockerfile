@@ -39,7 +39,7 @@ USER 65532:65532
 # glibc gives threads their own malloc arenas, each keeping its own peak, and
 # raises its mmap threshold as large blocks are freed, so later ones fragment
 # the heap. The graph-builder allocates little at a time: one arena and a
-# fixed threshold keep a full scrape near its heap, ~59 MiB instead of ~85
+# fixed threshold keep a full scrape near its heap, ~59 MiB instead of ~82
 # (docs/benchmarks-graph-builder.md; the benchmark runs with these).
 ENV MALLOC_ARENA_MAX=1 \
     MALLOC_MMAP_THRESHOLD_=131072

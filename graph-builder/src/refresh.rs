@@ -160,6 +160,8 @@ pub async fn fetch_releases(
             Some(*snapshot)
         }
         Err(error) => {
+            // A scrape that timed out may have found releases it never delivered.
+            source.forget_previous();
             tracing::warn!(%error, "release refresh failed; serving the last good graph");
             telemetry::mark_failed(&error);
             metrics.upstream_errors.inc();

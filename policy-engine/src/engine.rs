@@ -8,7 +8,8 @@
 //!
 //! A request whose answer is not computed yet revalidates its feed first (a
 //! conditional GET, shared with concurrent requests, waited for briefly), so
-//! a new answer is as fresh as the request, not as the last interval tick.
+//! a new answer comes from a fetch that finished after the request arrived,
+//! not from the last interval tick.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};

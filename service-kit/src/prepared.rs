@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use actix_web::body::{BodySize, MessageBody};
-use actix_web::http::header;
+use actix_web::http::{Method, header};
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::{Buf as _, Bytes};
 use flate2::Compression;
@@ -133,6 +133,8 @@ impl PreparedBody {
         } else {
             match &self.identity {
                 Some(identity) => response.body(identity.clone()),
+                // actix reads a HEAD answer's body to throw it away: announce the length only.
+                None if request.method() == Method::HEAD => response.body(LengthOnly(self.identity_len)),
                 None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
             }
         }
@@ -156,6 +158,22 @@ impl Write for HashingWriter {
 
     fn flush(&mut self) -> io::Result<()> {
         self.encoder.flush()
+    }
+}
+
+/// A body whose length is announced and whose bytes are not sent: a HEAD
+/// answer.
+struct LengthOnly(u64);
+
+impl MessageBody for LengthOnly {
+    type Error = io::Error;
+
+    fn size(&self) -> BodySize {
+        BodySize::Sized(self.0)
+    }
+
+    fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<io::Result<Bytes>>> {
+        Poll::Ready(None)
     }
 }
 

@@ -55,7 +55,7 @@ impl Default for ScrapeSettings {
 /// What one scrape found: nothing new, or every release.
 #[derive(Debug)]
 pub enum Scrape {
-    /// Every tag resolved, from the cache, to what the previous scrape found.
+    /// Every tag resolved to the digest the previous scrape found, none failed.
     Unchanged {
         tags: usize,
     },
@@ -115,6 +115,13 @@ impl Scraper {
 
     pub fn client(&self) -> &Arc<RegistryClient> {
         &self.client
+    }
+
+    /// Makes the next scrape report every release, even if nothing changed:
+    /// for when the last report was lost (its fetch failed or timed out
+    /// before the releases were published).
+    pub fn forget_previous(&mut self) {
+        self.last_fingerprint = None;
     }
 
     /// Scrapes the repository. Only a failed tag listing fails the scrape;
@@ -208,6 +215,9 @@ impl Scraper {
         if unchanged {
             return Scrape::Unchanged { tags: tag_count };
         }
+        // Images no tag points at any more (deleted tags, moved ones) go.
+        let current: HashSet<&String> = self.cache.tags.values().collect();
+        self.cache.images.retain(|digest, _| current.contains(digest));
         self.save_cache();
         let mut report = self.report(outcomes);
         report.tags = tag_count;
@@ -221,34 +231,40 @@ impl Scraper {
         let mut report = ScrapeReport::default();
         let mut by_digest: BTreeMap<String, ScrapedRelease> = BTreeMap::new();
         for outcome in outcomes {
-            let subject = format!("{}:{}", self.client.repository(), outcome.tag);
-            let image = match outcome.image {
+            let subject = || format!("{}:{}", self.client.repository(), outcome.tag);
+            let image = match &outcome.image {
                 Ok(image) => image,
                 Err(reason) => {
-                    report.dropped.push(Dropped { subject, reason });
+                    report.dropped.push(Dropped {
+                        subject: subject(),
+                        reason: reason.clone(),
+                    });
                     continue;
                 }
             };
-            let Some(digest) = outcome.digest else { continue };
-            let reason = match &*image {
-                CachedImage::Release { .. } if by_digest.contains_key(&digest) => continue,
+            let Some(digest) = &outcome.digest else { continue };
+            let reason = match &**image {
+                CachedImage::Release { .. } if by_digest.contains_key(digest) => continue,
                 CachedImage::Release { metadata, arch } => match cache::document(metadata) {
                     Ok(document) => {
-                        let payload = self.client.address().payload(self.client.repository(), &digest);
+                        let payload = self.client.address().payload(self.client.repository(), digest);
                         let release = ScrapedRelease {
                             document,
                             arch: arch.clone(),
                             payload,
                             digest: digest.clone(),
                         };
-                        by_digest.insert(digest, release);
+                        by_digest.insert(digest.clone(), release);
                         continue;
                     }
                     Err(error) => DropReason::InvalidReleaseMetadata(error.to_string()),
                 },
                 CachedImage::NotARelease(reason) => reason.clone(),
             };
-            report.dropped.push(Dropped { subject, reason });
+            report.dropped.push(Dropped {
+                subject: subject(),
+                reason,
+            });
         }
         report.releases = by_digest.into_values().collect();
         report.dropped.sort();
@@ -500,6 +516,17 @@ mod tests {
         );
         assert!(!is_unchanged(&moved), "a retag is a change");
         assert_eq!(scraper.cache.tags["b"], "sha256:3");
+
+        // A report that never reached the graph is not taken as delivered.
+        let same = || {
+            vec![
+                resolved("a", "sha256:1", "4.1.0"),
+                resolved("b", "sha256:3", "4.1.2"),
+            ]
+        };
+        assert!(is_unchanged(&scraper.record(2, same())));
+        scraper.forget_previous();
+        assert!(!is_unchanged(&scraper.record(2, same())));
 
         // A failing image is retried and reported by every scrape, never
         // hidden behind "unchanged".

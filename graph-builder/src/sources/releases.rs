@@ -175,6 +175,14 @@ impl ReleaseSource {
         Ok(Self::Registry(Box::new(scraper)))
     }
 
+    /// After a failed or abandoned fetch: the next one delivers every
+    /// release, so none that the lost one found goes unpublished.
+    pub fn forget_previous(&mut self) {
+        if let Self::Registry(scraper) = self {
+            scraper.forget_previous();
+        }
+    }
+
     /// Registry request counters, for metrics; `None` for offline sources.
     pub fn request_counts(&self) -> Option<Arc<RequestCounts>> {
         match self {

@@ -101,6 +101,8 @@ async fn concurrent_misses_share_one_upstream_request() {
     let mut settings = without_background_refreshes(&upstream);
     // Made-up channels are answered but not kept: every request for one misses.
     settings.upstream.cincinnati.max_answers = 1;
+    // The held fetch must outlast a slow machine's twenty arrivals.
+    settings.upstream.cincinnati.timeout_secs = 60;
     let (app, _) = engine_with_an_answer(settings).await;
     let before = upstream.requests().len();
 
