@@ -168,6 +168,19 @@ pub fn check_settings_table<T: DeserializeOwned + Debug + Default>(
     }
 }
 
+/// The names a catalogue lists in its refusal of an unknown name
+/// (`... (known: a, b, c)`).
+pub fn known_names(refusal: &str) -> BTreeSet<String> {
+    let (_, known) = refusal
+        .split_once("(known: ")
+        .unwrap_or_else(|| panic!("unexpected answer to an unknown name: {refusal}"));
+    known
+        .trim_end_matches(')')
+        .split(", ")
+        .map(str::to_owned)
+        .collect()
+}
+
 pub fn debug_of<T: DeserializeOwned + Debug>(text: &str) -> String {
     let value: T = toml::from_str(text).unwrap_or_else(|error| panic!("{text}: {error}"));
     format!("{value:?}")

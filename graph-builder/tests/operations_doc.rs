@@ -80,15 +80,7 @@ fn cli_flags() -> BTreeSet<String> {
 
 /// Plugin names the plan knows, from its answer to an unknown one.
 fn known_plugins() -> BTreeSet<String> {
-    let error = plan_error(&[table_of("name = \"__probe__\"")]);
-    let (_, known) = error
-        .split_once("(known: ")
-        .unwrap_or_else(|| panic!("unexpected answer to an unknown plugin: {error}"));
-    known
-        .trim_end_matches(')')
-        .split(", ")
-        .map(str::to_owned)
-        .collect()
+    doc_tables::known_names(&plan_error(&[table_of("name = \"__probe__\"")]))
 }
 
 /// The keys plugin `name` accepts besides `name`.

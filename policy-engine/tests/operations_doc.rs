@@ -76,15 +76,7 @@ fn cli_flags() -> BTreeSet<String> {
 
 /// Filter names the catalogue knows, from its answer to an unknown one.
 fn known_filters() -> BTreeSet<String> {
-    let error = resolve_error(table_of("name = \"__probe__\""));
-    let (_, known) = error
-        .split_once("(known: ")
-        .unwrap_or_else(|| panic!("unexpected answer to an unknown filter: {error}"));
-    known
-        .trim_end_matches(')')
-        .split(", ")
-        .map(str::to_owned)
-        .collect()
+    doc_tables::known_names(&resolve_error(table_of("name = \"__probe__\"")))
 }
 
 /// The keys `[[policy]] name` accepts besides `name`.
