@@ -389,7 +389,9 @@ impl Serialize for EdgeView<'_> {
     }
 }
 
-struct RiskView<'a>(&'a Risk);
+/// A risk in the Graph API's JSON shape (`url`, `name`, `message`,
+/// `matchingRules`), for documents that show risks as clusters receive them.
+pub struct RiskView<'a>(pub &'a Risk);
 
 impl Serialize for RiskView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -36,7 +36,8 @@ pub use diagnostic::{Diagnostic, DiagnosticKind, Location, Severity, Strictness,
 pub use files::{FilesError, GraphDataFiles, Revision};
 pub use load::{Loaded, Refused, SUPPORTED_SCHEMA};
 pub use model::{
-    Block, Channel, ChannelVersion, FromPattern, GraphData, Origin, RawMetadata, ReleaseName, RiskDeclaration,
+    Block, Channel, ChannelVersion, Declaration, FromPattern, GraphData, Origin, RawMetadata, ReleaseName,
+    RiskDeclaration,
 };
 pub use stages::{EdgeAddRemoveSettings, GraphDataInput, NodeRemoveSettings, SecondaryMetadataParseSettings};
 pub use tarball::{Tarball, write_tar_gz};

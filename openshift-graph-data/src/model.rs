@@ -161,11 +161,35 @@ pub(crate) enum RuleRef {
     Risk(usize),
 }
 
-/// One rule that removes updates into a release: a block or a risk.
+/// A blocked-edges file: it removes updates into a release, outright or
+/// to make them conditional.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Removal<'a> {
-    pub to: &'a ReleaseName,
-    pub from: &'a FromPattern,
+pub enum Declaration<'a> {
+    Block(&'a Block),
+    Risk(&'a RiskDeclaration),
+}
+
+impl<'a> Declaration<'a> {
+    pub fn to(self) -> &'a ReleaseName {
+        match self {
+            Declaration::Block(block) => &block.to,
+            Declaration::Risk(risk) => &risk.to,
+        }
+    }
+
+    pub fn from(self) -> &'a FromPattern {
+        match self {
+            Declaration::Block(block) => &block.from,
+            Declaration::Risk(risk) => &risk.from,
+        }
+    }
+
+    pub fn origin(self) -> &'a Origin {
+        match self {
+            Declaration::Block(block) => &block.origin,
+            Declaration::Risk(risk) => &risk.origin,
+        }
+    }
 }
 
 impl GraphData {
@@ -206,9 +230,10 @@ impl GraphData {
         &self.risks
     }
 
-    /// The rules removing updates into the release `version` (arch-suffixed):
-    /// blocks then risks, each in file order, as upstream applies them.
-    pub(crate) fn removals_into(&self, version: &Version) -> impl Iterator<Item = Removal<'_>> {
+    /// The declarations removing updates into the release `version`
+    /// (arch-suffixed): blocks then risks, each in file order, as upstream
+    /// applies them.
+    pub fn declarations_into(&self, version: &Version) -> impl Iterator<Item = Declaration<'_>> {
         let rules = self
             .removals_by_release
             .get(&without_build(version))
@@ -216,20 +241,22 @@ impl GraphData {
             .unwrap_or_default();
         rules
             .iter()
-            .map(|&rule| self.removal(rule))
-            .filter(move |removal| removal.to.matches(version))
+            .map(|&rule| self.declaration(rule))
+            .filter(move |declaration| declaration.to().matches(version))
     }
 
-    fn removal(&self, rule: RuleRef) -> Removal<'_> {
+    /// The declarations removing the update `from → to` (arch-suffixed
+    /// versions, as in the full graph), in the order they are applied.
+    pub fn declarations_for(&self, from: &Version, to: &Version) -> impl Iterator<Item = Declaration<'_>> {
+        let from = from.to_string();
+        self.declarations_into(to)
+            .filter(move |declaration| declaration.from().regex.is_match(&from))
+    }
+
+    fn declaration(&self, rule: RuleRef) -> Declaration<'_> {
         match rule {
-            RuleRef::Block(index) => Removal {
-                to: &self.blocks[index].to,
-                from: &self.blocks[index].from,
-            },
-            RuleRef::Risk(index) => Removal {
-                to: &self.risks[index].to,
-                from: &self.risks[index].from,
-            },
+            RuleRef::Block(index) => Declaration::Block(&self.blocks[index]),
+            RuleRef::Risk(index) => Declaration::Risk(&self.risks[index]),
         }
     }
 

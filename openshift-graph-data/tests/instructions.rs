@@ -279,6 +279,30 @@ fn two_unconditional_files_for_one_release_combine() {
 }
 
 #[test]
+fn the_declarations_removing_an_update_are_found_by_its_ends() {
+    let data = graph_data(&[
+        ("blocked-edges/4.1.2-a.yaml", "to: 4.1.2\nfrom: 4[.]1[.]0[+]\n"),
+        ("blocked-edges/4.1.2-b.yaml", &risk("4.1.2", ".*[+]s390x$", "B")),
+        ("blocked-edges/4.1.2-c.yaml", "to: 4.1.2+amd64\nfrom: .*\n"),
+    ]);
+    let found = |from: &str, to: &str| -> Vec<String> {
+        let (from, to) = (v(from), v(to));
+        data.declarations_for(&from, &to)
+            .map(|declaration| declaration.origin().path.clone())
+            .collect()
+    };
+    assert_eq!(
+        found("4.1.0+amd64", "4.1.2+amd64"),
+        ["blocked-edges/4.1.2-a.yaml", "blocked-edges/4.1.2-c.yaml"]
+    );
+    assert_eq!(
+        found("4.1.1+s390x", "4.1.2+s390x"),
+        ["blocked-edges/4.1.2-b.yaml"]
+    );
+    assert!(found("4.1.1+s390x", "4.1.1+s390x").is_empty());
+}
+
+#[test]
 fn raw_metadata_is_set_or_appended_with_commas() {
     let mut graph = graph(&AMD_AND_S390X, &[]);
     set(&mut graph, "4.1.1+amd64", "note", "first");

@@ -182,10 +182,10 @@ fn parent_matcher<'a>(
     keys: &InstructionKeys,
 ) -> Result<ParentMatcher<'a>, EdgeError> {
     if let Some(data) = graph_data {
-        let rules: Vec<_> = data.removals_into(&release.version).collect();
-        if !rules.is_empty() && combine(rules.iter().map(|rule| rule.from.text.as_str())) == pattern {
+        let rules: Vec<_> = data.declarations_into(&release.version).collect();
+        if !rules.is_empty() && combine(rules.iter().map(|rule| rule.from().text.as_str())) == pattern {
             return Ok(ParentMatcher::AnyOf(
-                rules.iter().map(|rule| &rule.from.regex).collect(),
+                rules.iter().map(|rule| &rule.from().regex).collect(),
             ));
         }
     }

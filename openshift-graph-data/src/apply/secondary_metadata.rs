@@ -44,8 +44,8 @@ fn apply_removals(graph: &mut Graph, data: &GraphData, keys: &InstructionKeys) {
         .filter(|(_, release)| !release.is_abstract())
         .filter_map(|(id, release)| {
             let froms: Vec<&str> = data
-                .removals_into(&release.version)
-                .map(|rule| rule.from.text.as_str())
+                .declarations_into(&release.version)
+                .map(|rule| rule.from().text.as_str())
                 .collect();
             (!froms.is_empty()).then_some((id, froms))
         })
