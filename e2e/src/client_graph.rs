@@ -213,7 +213,7 @@ impl ClientUpdates {
     /// The same shape from cincinnati-client's answer, in its order.
     pub fn from_client(updates: &cincinnati_client::Updates) -> Self {
         let available = updates
-            .available
+            .recommended
             .iter()
             .map(|release| release.version.to_string())
             .collect();

@@ -1,0 +1,319 @@
+//! Reading what the rest of the crate computes on: Graph API documents,
+//! from an update service (asked as a cluster asks) or from a saved file,
+//! and graph-data, from a directory, a tarball or a graph-builder's
+//! `{prefix}/graph-data`. The only module that does I/O.
+
+use std::fmt;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use cincinnati_core::Version;
+use cincinnati_core::wire::{self, WireError};
+use flate2::read::GzDecoder;
+use openshift_graph_data::{FilesError, GraphDataFiles};
+
+use crate::document::Document;
+use crate::graph::UpdateGraph;
+use crate::view::{Cluster, Updates, VersionNotFound};
+
+/// Where documents come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A Graph API endpoint (`…/graph`): a graph-builder, a policy-engine,
+    /// or any service answering in their format.
+    Url(reqwest::Url),
+    /// A saved document, gzip-compressed or not.
+    File(PathBuf),
+}
+
+impl Source {
+    /// An `http://` or `https://` URL, else a file path.
+    pub fn parse(text: &str) -> Result<Self, FetchError> {
+        if text.starts_with("http://") || text.starts_with("https://") {
+            reqwest::Url::parse(text)
+                .map(Source::Url)
+                .map_err(|error| FetchError::InvalidUrl {
+                    text: text.to_owned(),
+                    reason: error.to_string(),
+                })
+        } else {
+            Ok(Source::File(PathBuf::from(text)))
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Url(url) => write!(f, "{url}"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// What a cluster sends with its request (the CVO sends all four).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Query<'a> {
+    pub arch: &'a str,
+    pub channel: Option<&'a str>,
+    /// The cluster's UUID.
+    pub id: Option<&'a str>,
+    pub version: Option<&'a Version>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("{text:?} is not a valid URL: {reason}")]
+    InvalidUrl { text: String, reason: String },
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{origin} is not a Graph API document: {source}")]
+    Invalid {
+        origin: String,
+        local: bool,
+        source: WireError,
+    },
+    #[error("cannot reach {url}: {source}")]
+    Request { url: String, source: reqwest::Error },
+    #[error("{url} answered {status}: {body}")]
+    Status { url: String, status: u16, body: String },
+    #[error("cannot read graph-data {origin}: {source}")]
+    GraphData {
+        origin: String,
+        local: bool,
+        source: FilesError,
+    },
+}
+
+impl FetchError {
+    /// Whether the fault is in local input (a file or directory), rather
+    /// than a server or the network.
+    pub fn is_local(&self) -> bool {
+        match self {
+            FetchError::InvalidUrl { .. } | FetchError::Read { .. } => true,
+            FetchError::Invalid { local, .. } | FetchError::GraphData { local, .. } => *local,
+            FetchError::Request { .. } | FetchError::Status { .. } => false,
+        }
+    }
+}
+
+/// Reads documents from one source.
+#[derive(Debug, Clone)]
+pub struct Fetcher {
+    http: reqwest::Client,
+    source: Source,
+}
+
+impl Fetcher {
+    pub fn new(http: reqwest::Client, source: Source) -> Self {
+        Self { http, source }
+    }
+
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// The document a cluster sending `query` gets (a file is read as it is).
+    pub async fn document(&self, query: &Query<'_>) -> Result<Document, FetchError> {
+        let graph = match &self.source {
+            Source::File(path) => read_graph(path)?,
+            Source::Url(url) => self.ask(url, query).await?,
+        };
+        Ok(Document::classify(graph, query.arch, query.channel))
+    }
+
+    /// The documents holding `channels` of `query.arch` (`query.channel`
+    /// is ignored): one request per channel, at once, as clusters on them
+    /// would ask; a server answering the first with its full graph (a
+    /// graph-builder) is asked nothing more. A file is read once, and
+    /// taken to be the answer for the channel when one is asked for.
+    pub async fn channels(
+        &self,
+        query: &Query<'_>,
+        channels: &[String],
+    ) -> Result<Vec<Document>, FetchError> {
+        let (first, rest) = match (channels, &self.source) {
+            ([single], _) => (Some(single.as_str()), &[][..]),
+            (_, Source::File(_)) | ([], _) => (None, &[][..]),
+            ([first, rest @ ..], Source::Url(_)) => (Some(first.as_str()), rest),
+        };
+        let first = self
+            .document(&Query {
+                channel: first,
+                ..*query
+            })
+            .await?;
+        if first.is_full() || rest.is_empty() {
+            return Ok(vec![first]);
+        }
+        let queries: Vec<Query> = rest
+            .iter()
+            .map(|channel| Query {
+                channel: Some(channel),
+                ..*query
+            })
+            .collect();
+        let others = futures::future::try_join_all(queries.iter().map(|query| self.document(query))).await?;
+        let mut documents = vec![first];
+        documents.extend(others);
+        Ok(documents)
+    }
+
+    /// `GET url?arch=&channel=&id=&version=`, with `Accept: application/json`.
+    async fn ask(&self, url: &reqwest::Url, query: &Query<'_>) -> Result<cincinnati_core::Graph, FetchError> {
+        let version = query.version.map(Version::to_string);
+        let parameters = [
+            ("arch", Some(query.arch)),
+            ("channel", query.channel),
+            ("id", query.id),
+            ("version", version.as_deref()),
+        ];
+        let present: Vec<(&str, &str)> = parameters
+            .into_iter()
+            .filter_map(|(key, value)| Some((key, value?)))
+            .collect();
+        let request = self
+            .http
+            .get(url.clone())
+            .query(&present)
+            .header(reqwest::header::ACCEPT, "application/json");
+        let failed = |source| FetchError::Request {
+            url: url.to_string(),
+            source,
+        };
+        let response = request.send().await.map_err(failed)?;
+        let asked = response.url().to_string();
+        let status = response.status();
+        let body = response.bytes().await.map_err(failed)?;
+        if !status.is_success() {
+            return Err(FetchError::Status {
+                url: asked,
+                status: status.as_u16(),
+                body: one_line(&body),
+            });
+        }
+        wire::parse(&body)
+            .map(|document| document.graph)
+            .map_err(|source| FetchError::Invalid {
+                origin: asked,
+                local: false,
+                source,
+            })
+    }
+}
+
+/// A saved Graph API document, gzip-compressed or not.
+pub fn read_graph(path: &Path) -> Result<cincinnati_core::Graph, FetchError> {
+    let bytes = read_maybe_gzipped(path)?;
+    wire::parse(&bytes)
+        .map(|document| document.graph)
+        .map_err(|source| FetchError::Invalid {
+            origin: path.display().to_string(),
+            local: true,
+            source,
+        })
+}
+
+fn read_maybe_gzipped(path: &Path) -> Result<Vec<u8>, FetchError> {
+    let failed = |source| FetchError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(failed)?;
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes);
+    }
+    let mut inflated = Vec::with_capacity(bytes.len() * 8);
+    GzDecoder::new(bytes.as_slice())
+        .read_to_end(&mut inflated)
+        .map_err(failed)?;
+    Ok(inflated)
+}
+
+/// A server's error body on one line, shortened: JSON errors say what
+/// they are in their `value`.
+fn one_line(body: &[u8]) -> String {
+    const LIMIT: usize = 300;
+    let text = String::from_utf8_lossy(body);
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match text.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// Graph-data files from a directory, a gzip tarball, or a URL serving
+/// one (a graph-builder's `{prefix}/graph-data`).
+pub async fn graph_data_files(http: &reqwest::Client, location: &str) -> Result<GraphDataFiles, FetchError> {
+    let failed = |local, source| FetchError::GraphData {
+        origin: location.to_owned(),
+        local,
+        source,
+    };
+    match Source::parse(location)? {
+        Source::File(path) if path.is_dir() => {
+            GraphDataFiles::from_dir(&path).map_err(|error| failed(true, error))
+        }
+        Source::File(path) => {
+            let file = std::fs::File::open(&path).map_err(|source| FetchError::Read { path, source })?;
+            GraphDataFiles::from_tar_gz(file).map_err(|error| failed(true, error))
+        }
+        Source::Url(url) => {
+            let request_failed = |source| FetchError::Request {
+                url: url.to_string(),
+                source,
+            };
+            let response = http.get(url.clone()).send().await.map_err(request_failed)?;
+            let status = response.status();
+            let body = response.bytes().await.map_err(request_failed)?;
+            if !status.is_success() {
+                return Err(FetchError::Status {
+                    url: url.to_string(),
+                    status: status.as_u16(),
+                    body: one_line(&body),
+                });
+            }
+            GraphDataFiles::from_tar_gz(body.as_ref()).map_err(|error| failed(false, error))
+        }
+    }
+}
+
+/// Why a cluster's question got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error(transparent)]
+    VersionNotFound(#[from] VersionNotFound),
+}
+
+/// Asks the update service at `graph_url` (`…/graph`) exactly as a cluster
+/// at `version` on `channel` would, and works out what it is offered.
+pub async fn fetch_updates(
+    http: &reqwest::Client,
+    graph_url: &str,
+    channel: &str,
+    arch: &str,
+    version: &Version,
+    cluster_id: &str,
+) -> Result<Updates, ClientError> {
+    let fetcher = Fetcher::new(http.clone(), Source::parse(graph_url)?);
+    let query = Query {
+        arch,
+        channel: Some(channel),
+        id: Some(cluster_id),
+        version: Some(version),
+    };
+    let document = fetcher.document(&query).await?;
+    let graph = UpdateGraph::build(arch, &[document]);
+    let cluster = Cluster {
+        version: version.clone(),
+        arch: arch.to_owned(),
+    };
+    let not_found = || VersionNotFound {
+        version: version.clone(),
+        channel: channel.to_owned(),
+    };
+    let view = graph.channel(channel).ok_or_else(not_found)?;
+    Ok(view.updates_for(&cluster)?)
+}

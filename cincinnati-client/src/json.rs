@@ -1,0 +1,491 @@
+//! The JSON documents answers are published as: by the `cincinnati`
+//! command (`-o json`, `-o yaml`) and by services that answer the same
+//! questions. Stable: fields are added, never renamed or removed, while
+//! `schemaVersion` stays 1 (see docs/cli.md for every field).
+//!
+//! Kept apart from the answers themselves, which are not `Serialize`.
+
+use cincinnati_core::release::keys;
+use cincinnati_core::wire::RiskView;
+use cincinnati_core::{Release, Risk};
+use serde::Serialize;
+
+use crate::cvo::DropReason;
+use crate::diff::{ChannelDiff, GraphDiff, UpdateChange};
+use crate::explain::{DeclarationKind, Explanation, ReleaseFacts, Verdict};
+use crate::plan::{Break, Hop, PathAnswer, PathQuery, Plan};
+use crate::view::{ChannelView, ConditionalUpdate, Updates};
+
+/// The schema version every document carries.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A release as the documents show it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseJson<'a> {
+    pub version: String,
+    pub payload: Option<&'a str>,
+    /// Its errata (`url` metadata).
+    pub url: Option<&'a str>,
+    pub channels: Vec<&'a str>,
+}
+
+impl<'a> From<&'a Release> for ReleaseJson<'a> {
+    fn from(release: &'a Release) -> Self {
+        Self {
+            version: release.version.to_string(),
+            payload: release.payload.as_deref(),
+            url: release.metadata.get("url").map(String::as_str),
+            channels: release.metadata_list(keys::CHANNELS).collect(),
+        }
+    }
+}
+
+fn risks(risks: &[Risk]) -> Vec<RiskView<'_>> {
+    risks.iter().map(RiskView).collect()
+}
+
+/// `cincinnati updates`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdatesJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    pub channel: &'a str,
+    pub arch: &'a str,
+    pub current: ReleaseJson<'a>,
+    /// Newest first.
+    pub recommended: Vec<ReleaseJson<'a>>,
+    /// Newest first; empty unless asked for.
+    pub conditional: Vec<ConditionalJson<'a>>,
+    /// How many conditional updates there are, shown or not.
+    pub conditional_count: usize,
+}
+
+#[derive(Serialize)]
+pub struct ConditionalJson<'a> {
+    pub release: ReleaseJson<'a>,
+    pub risks: Vec<RiskView<'a>>,
+}
+
+impl<'a> UpdatesJson<'a> {
+    pub fn new(channel: &'a str, arch: &'a str, updates: &'a Updates, include_conditional: bool) -> Self {
+        let conditional = updates
+            .conditional
+            .iter()
+            .filter(|_| include_conditional)
+            .map(|ConditionalUpdate { release, risks: list }| ConditionalJson {
+                release: release.into(),
+                risks: risks(list),
+            })
+            .collect();
+        Self {
+            kind: "Updates",
+            schema_version: SCHEMA_VERSION,
+            channel,
+            arch,
+            current: (&updates.current).into(),
+            recommended: updates.recommended.iter().map(ReleaseJson::from).collect(),
+            conditional,
+            conditional_count: updates.conditional.len(),
+        }
+    }
+}
+
+/// `cincinnati path`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    pub arch: &'a str,
+    pub from: String,
+    pub to: String,
+    pub tier: &'static str,
+    pub accepted_risks: Vec<&'a str>,
+    pub found: bool,
+    /// The best plan; `null` when there is none.
+    pub plan: Option<PlanJson<'a>>,
+    /// Other plans of the same length, best first.
+    pub alternatives: Vec<PlanJson<'a>>,
+    /// Where planning broke; `null` when a plan was found.
+    #[serde(rename = "break")]
+    pub break_: Option<BreakJson<'a>>,
+    /// The best plan taking risks that were not accepted, and those risks.
+    pub plan_with_risks: Option<RiskyPlanJson<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct PlanJson<'a> {
+    pub hops: Vec<HopJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HopJson<'a> {
+    pub from: String,
+    pub to: String,
+    /// The channel to be on to be offered the update.
+    pub channel: &'a str,
+    pub recommended: bool,
+    pub risks: Vec<RiskView<'a>>,
+    /// The errata of the release updated to.
+    pub url: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+pub struct BreakJson<'a> {
+    /// `unknownRelease`, `notNewer`, `noChannel`, `notCovered`,
+    /// `targetNotInChannel` or `stuck`.
+    pub kind: &'static str,
+    /// The same in one sentence.
+    pub reason: String,
+    /// For `stuck`: the newest release reached, the channel that offers it
+    /// nothing leading on, and the nearest release that has something.
+    pub at: Option<String>,
+    pub channel: Option<&'a str>,
+    pub nearest: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct RiskyPlanJson<'a> {
+    pub risks: Vec<&'a str>,
+    pub hops: Vec<HopJson<'a>>,
+}
+
+impl<'a> From<&Hop<'a>> for HopJson<'a> {
+    fn from(hop: &Hop<'a>) -> Self {
+        Self {
+            from: hop.from.version.to_string(),
+            to: hop.to.version.to_string(),
+            channel: hop.channel,
+            recommended: hop.risks.is_none(),
+            risks: risks(hop.risks.unwrap_or_default()),
+            url: hop.to.metadata.get("url").map(String::as_str),
+        }
+    }
+}
+
+impl<'a> From<&Plan<'a>> for PlanJson<'a> {
+    fn from(plan: &Plan<'a>) -> Self {
+        Self {
+            hops: plan.hops.iter().map(HopJson::from).collect(),
+        }
+    }
+}
+
+impl<'a> PathJson<'a> {
+    pub fn new(arch: &'a str, query: &'a PathQuery, answer: &'a PathAnswer<'a>) -> Self {
+        let mut document = Self {
+            kind: "Path",
+            schema_version: SCHEMA_VERSION,
+            arch,
+            from: query.from.to_string(),
+            to: query.to.to_string(),
+            tier: query.tier.as_str(),
+            accepted_risks: query.accepted_risks.iter().map(String::as_str).collect(),
+            found: false,
+            plan: None,
+            alternatives: Vec::new(),
+            break_: None,
+            plan_with_risks: None,
+        };
+        match answer {
+            PathAnswer::Found { plan, alternatives } => {
+                document.found = true;
+                document.plan = Some(plan.into());
+                document.alternatives = alternatives.iter().map(PlanJson::from).collect();
+            }
+            PathAnswer::NoPath { reason, with_risks } => {
+                document.break_ = Some(BreakJson::new(reason, query));
+                document.plan_with_risks = with_risks.as_ref().map(|risky| RiskyPlanJson {
+                    risks: risky.risks.clone(),
+                    hops: risky.plan.hops.iter().map(HopJson::from).collect(),
+                });
+            }
+        }
+        document
+    }
+}
+
+impl<'a> BreakJson<'a> {
+    fn new(reason: &'a Break<'a>, query: &PathQuery) -> Self {
+        let kind = match reason {
+            Break::UnknownRelease { .. } => "unknownRelease",
+            Break::NotNewer => "notNewer",
+            Break::NoChannel { .. } => "noChannel",
+            Break::NotCovered { .. } => "notCovered",
+            Break::TargetNotInChannel { .. } => "targetNotInChannel",
+            Break::Stuck { .. } => "stuck",
+        };
+        let (at, channel, nearest) = match reason {
+            Break::Stuck {
+                at, channel, nearest, ..
+            } => (
+                Some(at.version.to_string()),
+                Some(channel.as_str()),
+                nearest.map(|release| release.version.to_string()),
+            ),
+            Break::NoChannel { channel }
+            | Break::NotCovered { channel }
+            | Break::TargetNotInChannel { channel, .. } => (None, Some(channel.as_str()), None),
+            Break::UnknownRelease { .. } | Break::NotNewer => (None, None, None),
+        };
+        Self {
+            kind,
+            reason: reason.summary(query),
+            at,
+            channel,
+            nearest,
+        }
+    }
+}
+
+/// `cincinnati explain`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplanationJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    pub channel: &'a str,
+    pub arch: &'a str,
+    pub from: FactsJson<'a>,
+    pub to: FactsJson<'a>,
+    pub offered: bool,
+    /// `recommended`, `conditional`, `dropped`, `unknownChannel`,
+    /// `channelNotCovered`, `unknownRelease`, `architectureMismatch`,
+    /// `notInChannel`, `notNewer` or `noUpdate`.
+    pub verdict: &'static str,
+    /// The answer in one sentence.
+    pub summary: String,
+    /// For `conditional`: the risks.
+    pub risks: Vec<RiskView<'a>>,
+    /// For `dropped`: why clusters drop the update.
+    pub dropped_because: Option<String>,
+    /// For `noUpdate`: the target's `previous.remove_regex` matching the source.
+    pub removed_by: Option<&'a str>,
+    /// Graph-data's blocked-edges files about the update.
+    pub declarations: Vec<DeclarationJson<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct FactsJson<'a> {
+    pub version: String,
+    /// Whether it is a release of this architecture.
+    pub found: bool,
+    pub channels: &'a [&'a str],
+    pub archs: &'a [String],
+    pub url: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+pub struct DeclarationJson<'a> {
+    pub file: &'a str,
+    pub line: u64,
+    pub from: &'a str,
+    /// `block` or `risk`.
+    pub kind: &'static str,
+    /// For a block: its comments and the first URL in them.
+    pub reason: Option<&'a str>,
+    pub url: Option<&'a str>,
+    /// For a risk: the risk.
+    pub risk: Option<RiskView<'a>>,
+}
+
+impl<'a> From<&'a ReleaseFacts<'a>> for FactsJson<'a> {
+    fn from(facts: &'a ReleaseFacts<'a>) -> Self {
+        Self {
+            version: facts.version.to_string(),
+            found: facts.release.is_some(),
+            channels: &facts.channels,
+            archs: facts.archs,
+            url: facts
+                .release
+                .and_then(|release| release.metadata.get("url"))
+                .map(String::as_str),
+        }
+    }
+}
+
+impl<'a> ExplanationJson<'a> {
+    pub fn new(explanation: &'a Explanation<'a, 'a>) -> Self {
+        let verdict = match &explanation.verdict {
+            Verdict::Recommended => "recommended",
+            Verdict::Conditional { .. } => "conditional",
+            Verdict::Dropped(_) => "dropped",
+            Verdict::UnknownChannel => "unknownChannel",
+            Verdict::ChannelNotCovered => "channelNotCovered",
+            Verdict::UnknownRelease { .. } => "unknownRelease",
+            Verdict::ArchitectureMismatch { .. } => "architectureMismatch",
+            Verdict::NotInChannel { .. } => "notInChannel",
+            Verdict::NotNewer => "notNewer",
+            Verdict::NoUpdate { .. } => "noUpdate",
+        };
+        let conditional_risks = match &explanation.verdict {
+            Verdict::Conditional { risks: list } => risks(list),
+            _ => Vec::new(),
+        };
+        let dropped_because = match &explanation.verdict {
+            Verdict::Dropped(DropReason::UnevaluableRisk { risk }) => {
+                Some(format!("risk {risk} has no matching rule clusters can evaluate"))
+            }
+            Verdict::Dropped(DropReason::ListedTwice { entries }) => {
+                Some(format!("listed in {entries} conditional-edge entries"))
+            }
+            _ => None,
+        };
+        let removed_by = match &explanation.verdict {
+            Verdict::NoUpdate { removed_by } => removed_by.as_deref(),
+            _ => None,
+        };
+        let declarations = explanation
+            .declarations
+            .iter()
+            .map(|declaration| {
+                let (kind, reason, url, risk) = match &declaration.kind {
+                    DeclarationKind::Block { reason, url } => {
+                        ("block", reason.as_deref(), url.as_deref(), None)
+                    }
+                    DeclarationKind::Risk(risk) => ("risk", None, None, Some(RiskView(risk))),
+                };
+                DeclarationJson {
+                    file: declaration.file,
+                    line: declaration.line,
+                    from: declaration.from,
+                    kind,
+                    reason,
+                    url,
+                    risk,
+                }
+            })
+            .collect();
+        Self {
+            kind: "Explanation",
+            schema_version: SCHEMA_VERSION,
+            channel: &explanation.channel,
+            arch: explanation.arch,
+            from: (&explanation.from).into(),
+            to: (&explanation.to).into(),
+            offered: explanation.verdict.offered(),
+            verdict,
+            summary: explanation.summary(),
+            risks: conditional_risks,
+            dropped_because,
+            removed_by,
+            declarations,
+        }
+    }
+}
+
+/// `cincinnati channels`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelsJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    pub arch: &'a str,
+    /// The version asked about: only the channels holding it are listed.
+    pub version: Option<String>,
+    pub channels: Vec<ChannelJson<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct ChannelJson<'a> {
+    pub name: &'a str,
+    pub releases: usize,
+    pub oldest: Option<String>,
+    pub newest: Option<String>,
+}
+
+impl<'a> ChannelsJson<'a> {
+    pub fn new(arch: &'a str, version: Option<String>, channels: &[ChannelView<'a>]) -> Self {
+        let channels = channels
+            .iter()
+            .map(|view| {
+                let version = |release| view.graph().version(release).to_string();
+                ChannelJson {
+                    name: view.name(),
+                    releases: view.releases().len(),
+                    oldest: view.releases().first().map(|&release| version(release)),
+                    newest: view.releases().last().map(|&release| version(release)),
+                }
+            })
+            .collect();
+        Self {
+            kind: "Channels",
+            schema_version: SCHEMA_VERSION,
+            arch,
+            version,
+            channels,
+        }
+    }
+}
+
+/// `cincinnati diff`; the changes of `cincinnati graph-data preview`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    pub arch: &'a str,
+    pub old: String,
+    pub new: String,
+    /// The channels that changed, in reading order.
+    pub channels: Vec<ChannelDiffJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelDiffJson<'a> {
+    pub channel: &'a str,
+    pub releases_added: Vec<String>,
+    pub releases_removed: Vec<String>,
+    pub updates_added: Vec<ChangeJson<'a>>,
+    pub updates_removed: Vec<ChangeJson<'a>>,
+    pub risks_added: Vec<ChangeJson<'a>>,
+    pub risks_removed: Vec<ChangeJson<'a>>,
+}
+
+/// An update and risk names (its risks, or those added or removed).
+#[derive(Serialize)]
+pub struct ChangeJson<'a> {
+    pub from: String,
+    pub to: String,
+    pub risks: &'a [String],
+}
+
+impl<'a> DiffJson<'a> {
+    pub fn new(kind: &'static str, arch: &'a str, old: String, new: String, diff: &'a GraphDiff) -> Self {
+        let changes = |list: &'a [UpdateChange]| -> Vec<ChangeJson<'a>> {
+            list.iter()
+                .map(|change| ChangeJson {
+                    from: change.from.to_string(),
+                    to: change.to.to_string(),
+                    risks: &change.risks,
+                })
+                .collect()
+        };
+        let versions = |list: &[cincinnati_core::Version]| list.iter().map(ToString::to_string).collect();
+        let channels = diff
+            .channels
+            .iter()
+            .map(|channel: &'a ChannelDiff| ChannelDiffJson {
+                channel: &channel.channel,
+                releases_added: versions(&channel.releases_added),
+                releases_removed: versions(&channel.releases_removed),
+                updates_added: changes(&channel.updates_added),
+                updates_removed: changes(&channel.updates_removed),
+                risks_added: changes(&channel.risks_added),
+                risks_removed: changes(&channel.risks_removed),
+            })
+            .collect();
+        Self {
+            kind,
+            schema_version: SCHEMA_VERSION,
+            arch,
+            old,
+            new,
+            channels,
+        }
+    }
+}
