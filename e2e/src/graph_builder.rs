@@ -44,13 +44,57 @@ pub async fn start(
     registry_url: &str,
     options: &GraphBuilderOptions,
 ) -> anyhow::Result<ServiceProcess> {
-    let config = workdir.join("graph-builder.toml");
-    std::fs::write(&config, config_toml(workdir, registry_url, options))
-        .with_context(|| format!("writing {}", config.display()))?;
+    start_with(workdir, &config_toml(workdir, registry_url, options)).await
+}
+
+/// Starts a graph-builder reading its releases from `releases` (a Graph API
+/// document) and its graph-data from the directory `graph_data`, as the
+/// bundled demo does: nothing to scrape, nothing to push.
+pub async fn start_offline(
+    workdir: &Path,
+    releases: &Path,
+    graph_data: &Path,
+) -> anyhow::Result<ServiceProcess> {
+    let config = format!(
+        r#"verbosity = "v"
+
+[service]
+address = "127.0.0.1"
+port = 0
+public_port = 0
+path_prefix = "{PATH_PREFIX}"
+pause_secs = {REFRESH_INTERVAL_SECS}
+
+[status]
+address = "127.0.0.1"
+port = 0
+
+[[plugin_settings]]
+name = "release-graph-file"
+path = {releases:?}
+
+[[plugin_settings]]
+name = "openshift-secondary-metadata-parse"
+data_directory = {graph_data:?}
+
+[[plugin_settings]]
+name = "edge-add-remove"
+"#,
+        releases = releases.display().to_string(),
+        graph_data = graph_data.display().to_string(),
+    );
+    start_with(workdir, &config).await
+}
+
+/// Writes `config` as `graph-builder.toml` in `workdir`, starts the
+/// graph-builder with it and waits until it serves its first complete graph.
+async fn start_with(workdir: &Path, config: &str) -> anyhow::Result<ServiceProcess> {
+    let path = workdir.join("graph-builder.toml");
+    std::fs::write(&path, config).with_context(|| format!("writing {}", path.display()))?;
     ServiceProcess::start(ServiceCommand {
         name: "graph-builder".to_owned(),
         program: service_binary("graph-builder")?,
-        arguments: vec!["-c".into(), config.into(), "--log_format".into(), "json".into()],
+        arguments: vec!["-c".into(), path.into(), "--log_format".into(), "json".into()],
         port_flags: vec![
             ("--service.port", Listener::Api),
             ("--service.public_port", Listener::Public),

@@ -17,6 +17,8 @@
 //!   and keeps the logs of a failed test.
 //! - [`graph_builder`], [`policy_engine`]: each service's configuration
 //!   file, written as an operator would, and its process.
+//! - [`offline`]: the services without a registry, on a release file and a
+//!   graph-data directory (the bundled demo's), for tests of their clients.
 //! - [`process`]: one service binary as a child process (killed on drop).
 //! - [`poll`]: waiting for a condition with a deadline, never a bare sleep.
 //! - [`static_server`]: a loopback HTTP server answering one fixed body, to
@@ -28,6 +30,7 @@ pub mod expected;
 pub mod graph_builder;
 pub mod graph_data;
 pub mod http;
+pub mod offline;
 pub mod policy_engine;
 pub mod poll;
 pub mod process;

@@ -105,6 +105,14 @@ impl ServiceProcess {
         format!("http://{}{path}", self.listening.api)
     }
 
+    /// `http://<public address><path>`: the graph-builder's `{prefix}/graph-data`
+    /// port (a service without one has none).
+    pub fn public_url(&self, path: &str) -> Option<String> {
+        self.listening
+            .public
+            .map(|public| format!("http://{public}{path}"))
+    }
+
     /// `http://<status address><path>`.
     pub fn status_url(&self, path: &str) -> String {
         format!("http://{}{path}", self.listening.status)

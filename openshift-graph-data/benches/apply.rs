@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cincinnati_core::Graph;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use openshift_graph_data::apply::{EdgeRules, InstructionKeys, apply_edge_instructions, apply_graph_data};
+use openshift_graph_data::apply::apply_with_defaults;
 use openshift_graph_data::{GraphData, GraphDataFiles, Strictness};
 use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
 
@@ -17,8 +17,7 @@ fn load(dir: &Path) -> GraphData {
 }
 
 fn apply(graph: &mut Graph, data: &GraphData) {
-    apply_graph_data(graph, data, &InstructionKeys::default());
-    apply_edge_instructions(graph, Some(data), &EdgeRules::default()).expect("instructions apply");
+    apply_with_defaults(graph, data).expect("instructions apply");
 }
 
 fn benches(c: &mut Criterion) {

@@ -10,6 +10,8 @@
 //! previous minor. Digests are fake but well formed, derived from version,
 //! architecture and seed; nothing depends on time or on file order.
 
+mod demo;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -20,6 +22,8 @@ use cincinnati_core::{Graph, Metadata, Version};
 use graph_builder::scraped::ScrapedRelease;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+
+pub use demo::{apply_graph_data, demo_graph, demo_releases};
 
 /// Architectures and the first minor of 4.x each shipped in.
 pub const ARCHITECTURES: [(&str, u64); 5] = [

@@ -29,6 +29,19 @@ pub use edges::{EdgeError, EdgeRules, apply_edge_instructions};
 pub use node_remove::remove_flagged_releases;
 pub use secondary_metadata::apply_graph_data;
 
+/// Applies graph-data as a graph-builder configured with the two usual
+/// stages does (`openshift-secondary-metadata-parse`, then
+/// `edge-add-remove`, default keys and settings): what tools that preview a
+/// graph-data change, and the demo, build.
+pub fn apply_with_defaults(
+    graph: &mut cincinnati_core::Graph,
+    data: &crate::GraphData,
+) -> Result<Vec<crate::Diagnostic>, EdgeError> {
+    let mut warnings = apply_graph_data(graph, data, &InstructionKeys::default());
+    warnings.extend(apply_edge_instructions(graph, Some(data), &EdgeRules::default())?);
+    Ok(warnings)
+}
+
 /// The metadata keys of every instruction, under one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstructionKeys {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use release_set_generator::{Settings, channel_versions, generate, testdata_graph_data};
+use release_set_generator::{Settings, apply_graph_data, channel_versions, generate, testdata_graph_data};
 
 /// Generate a present-day-sized OpenShift update graph (Graph API JSON, as a
 /// graph-builder serves it before graph-data is applied).
@@ -20,6 +20,10 @@ struct Arguments {
     /// Typical number of updates into each release.
     #[arg(long, default_value_t = 18)]
     previous_per_release: usize,
+    /// Apply the graph-data too, as the graph-builder does: the graph the
+    /// demo graph-builder serves (with the defaults).
+    #[arg(long)]
+    apply_graph_data: bool,
     /// Where to write the graph (default: standard output).
     #[arg(long, short)]
     output: Option<PathBuf>,
@@ -33,12 +37,15 @@ fn main() -> anyhow::Result<()> {
         seed: arguments.seed,
         previous_per_release: arguments.previous_per_release,
     };
-    let assembled = graph_builder::assemble::assemble(generate(&versions, &settings));
+    let mut assembled = graph_builder::assemble::assemble(generate(&versions, &settings));
     anyhow::ensure!(
         assembled.dropped.is_empty(),
         "releases left out: {:?}",
         assembled.dropped
     );
+    if arguments.apply_graph_data {
+        apply_graph_data(&mut assembled.graph, &graph_data)?;
+    }
     let json = cincinnati_core::wire::serialize(&assembled.graph, None);
     match arguments.output {
         Some(path) => std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?,
