@@ -37,7 +37,8 @@ pub struct ReleaseFacts<'g> {
     pub release: Option<&'g Release>,
     /// Its channels, in reading order.
     pub channels: Vec<&'g str>,
-    /// The architectures this version was seen in.
+    /// When it is not a release of this architecture: the architectures
+    /// it was seen in (empty otherwise, which every source can tell).
     pub archs: &'g [String],
 }
 
@@ -111,7 +112,11 @@ pub fn explain<'g, 'd>(
         version: version.clone(),
         release: release.map(|release| graph.release(release)),
         channels: release.map_or_else(Vec::new, |release| graph.channels_of(release).collect()),
-        archs: graph.archs_of(version),
+        archs: if release.is_some() {
+            &[]
+        } else {
+            graph.archs_of(version)
+        },
     };
     let declarations = graph_data.map_or_else(Vec::new, |data| declarations(data, graph.arch(), query));
     Explanation {

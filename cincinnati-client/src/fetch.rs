@@ -100,13 +100,16 @@ impl FetchError {
 /// Reads documents from one source.
 #[derive(Debug, Clone)]
 pub struct Fetcher {
-    http: reqwest::Client,
     source: Source,
+    /// For a URL only: setting up TLS takes longer than reading a file.
+    http: Option<reqwest::Client>,
 }
 
 impl Fetcher {
-    pub fn new(http: reqwest::Client, source: Source) -> Self {
-        Self { http, source }
+    /// Reads from `source`; `http` gives the client to ask a URL with.
+    pub fn new(source: Source, http: impl FnOnce() -> reqwest::Client) -> Self {
+        let http = matches!(source, Source::Url(_)).then(http);
+        Self { source, http }
     }
 
     pub fn source(&self) -> &Source {
@@ -172,8 +175,8 @@ impl Fetcher {
             .into_iter()
             .filter_map(|(key, value)| Some((key, value?)))
             .collect();
-        let request = self
-            .http
+        let http = self.http.as_ref().expect("a fetcher of a URL has a client");
+        let request = http
             .get(url.clone())
             .query(&present)
             .header(reqwest::header::ACCEPT, "application/json");
@@ -243,8 +246,12 @@ fn one_line(body: &[u8]) -> String {
 }
 
 /// Graph-data files from a directory, a gzip tarball, or a URL serving
-/// one (a graph-builder's `{prefix}/graph-data`).
-pub async fn graph_data_files(http: &reqwest::Client, location: &str) -> Result<GraphDataFiles, FetchError> {
+/// one (a graph-builder's `{prefix}/graph-data`); `http` gives the client
+/// to ask a URL with.
+pub async fn graph_data_files(
+    location: &str,
+    http: impl FnOnce() -> reqwest::Client,
+) -> Result<GraphDataFiles, FetchError> {
     let failed = |local, source| FetchError::GraphData {
         origin: location.to_owned(),
         local,
@@ -263,7 +270,7 @@ pub async fn graph_data_files(http: &reqwest::Client, location: &str) -> Result<
                 url: url.to_string(),
                 source,
             };
-            let response = http.get(url.clone()).send().await.map_err(request_failed)?;
+            let response = http().get(url.clone()).send().await.map_err(request_failed)?;
             let status = response.status();
             let body = response.bytes().await.map_err(request_failed)?;
             if !status.is_success() {
@@ -297,7 +304,7 @@ pub async fn fetch_updates(
     version: &Version,
     cluster_id: &str,
 ) -> Result<Updates, ClientError> {
-    let fetcher = Fetcher::new(http.clone(), Source::parse(graph_url)?);
+    let fetcher = Fetcher::new(Source::parse(graph_url)?, || http.clone());
     let query = Query {
         arch,
         channel: Some(channel),

@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::cvo::DropReason;
 use crate::diff::{ChannelDiff, GraphDiff, UpdateChange};
 use crate::explain::{DeclarationKind, Explanation, ReleaseFacts, Verdict};
+use crate::graph::ReleaseRef;
 use crate::plan::{Break, Hop, PathAnswer, PathQuery, Plan};
 use crate::view::{ChannelView, ConditionalUpdate, Updates};
 
@@ -134,6 +135,7 @@ pub struct HopJson<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct BreakJson<'a> {
     /// `unknownRelease`, `notNewer`, `noChannel`, `notCovered`,
     /// `targetNotInChannel` or `stuck`.
@@ -141,10 +143,13 @@ pub struct BreakJson<'a> {
     /// The same in one sentence.
     pub reason: String,
     /// For `stuck`: the newest release reached, the channel that offers it
-    /// nothing leading on, and the nearest release that has something.
+    /// nothing leading on, the nearest release that has something, and the
+    /// oldest release from which the target can be reached.
     pub at: Option<String>,
+    /// For `stuck` and the channel kinds: the channel.
     pub channel: Option<&'a str>,
     pub nearest: Option<String>,
+    pub oldest_leading_to: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -210,34 +215,41 @@ impl<'a> PathJson<'a> {
 
 impl<'a> BreakJson<'a> {
     fn new(reason: &'a Break<'a>, query: &PathQuery) -> Self {
-        let kind = match reason {
-            Break::UnknownRelease { .. } => "unknownRelease",
-            Break::NotNewer => "notNewer",
-            Break::NoChannel { .. } => "noChannel",
-            Break::NotCovered { .. } => "notCovered",
-            Break::TargetNotInChannel { .. } => "targetNotInChannel",
-            Break::Stuck { .. } => "stuck",
-        };
-        let (at, channel, nearest) = match reason {
-            Break::Stuck {
-                at, channel, nearest, ..
-            } => (
-                Some(at.version.to_string()),
-                Some(channel.as_str()),
-                nearest.map(|release| release.version.to_string()),
-            ),
-            Break::NoChannel { channel }
-            | Break::NotCovered { channel }
-            | Break::TargetNotInChannel { channel, .. } => (None, Some(channel.as_str()), None),
-            Break::UnknownRelease { .. } | Break::NotNewer => (None, None, None),
-        };
-        Self {
-            kind,
+        let mut document = Self {
+            kind: "stuck",
             reason: reason.summary(query),
-            at,
-            channel,
-            nearest,
+            at: None,
+            channel: None,
+            nearest: None,
+            oldest_leading_to: None,
+        };
+        let version = |release: &Release| Some(release.version.to_string());
+        match reason {
+            Break::UnknownRelease { .. } => document.kind = "unknownRelease",
+            Break::NotNewer => document.kind = "notNewer",
+            Break::NoChannel { channel } => {
+                (document.kind, document.channel) = ("noChannel", Some(channel.as_str()))
+            }
+            Break::NotCovered { channel } => {
+                (document.kind, document.channel) = ("notCovered", Some(channel.as_str()))
+            }
+            Break::TargetNotInChannel { channel, .. } => {
+                (document.kind, document.channel) = ("targetNotInChannel", Some(channel.as_str()));
+            }
+            Break::Stuck {
+                at,
+                channel,
+                nearest,
+                oldest_leading_to,
+                ..
+            } => {
+                document.at = version(at);
+                document.channel = Some(channel);
+                document.nearest = nearest.and_then(version);
+                document.oldest_leading_to = version(oldest_leading_to);
+            }
         }
+        document
     }
 }
 
@@ -274,6 +286,7 @@ pub struct FactsJson<'a> {
     /// Whether it is a release of this architecture.
     pub found: bool,
     pub channels: &'a [&'a str],
+    /// When not found: the architectures it is released for.
     pub archs: &'a [String],
     pub url: Option<&'a str>,
 }
@@ -389,10 +402,13 @@ pub struct ChannelsJson<'a> {
     pub channels: Vec<ChannelJson<'a>>,
 }
 
+/// `releases`, `oldest` and `newest` are `null` for a channel known only
+/// from the channels releases name (the graph was built from other
+/// channels' answers).
 #[derive(Serialize)]
 pub struct ChannelJson<'a> {
     pub name: &'a str,
-    pub releases: usize,
+    pub releases: Option<usize>,
     pub oldest: Option<String>,
     pub newest: Option<String>,
 }
@@ -402,12 +418,15 @@ impl<'a> ChannelsJson<'a> {
         let channels = channels
             .iter()
             .map(|view| {
-                let version = |release| view.graph().version(release).to_string();
+                let graph = view.graph();
+                let releases = Some(view.releases()).filter(|_| graph.covers(view.name()));
+                let version =
+                    |release: Option<&ReleaseRef>| release.map(|&release| graph.version(release).to_string());
                 ChannelJson {
                     name: view.name(),
-                    releases: view.releases().len(),
-                    oldest: view.releases().first().map(|&release| version(release)),
-                    newest: view.releases().last().map(|&release| version(release)),
+                    releases: releases.map(<[ReleaseRef]>::len),
+                    oldest: version(releases.and_then(<[ReleaseRef]>::first)),
+                    newest: version(releases.and_then(<[ReleaseRef]>::last)),
                 }
             })
             .collect();

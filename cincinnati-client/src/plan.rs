@@ -89,12 +89,16 @@ pub enum Break<'g> {
     TargetNotInChannel { channel: String, channels: Vec<&'g str> },
     /// Updates stop at `at`, the newest release reachable on the way:
     /// `channel` offers it nothing that leads on, and `nearest` is the
-    /// release of the same minor closest to it that has an update leading on.
+    /// release of the same minor closest to it that has an update leading
+    /// on. `oldest_leading_to` is the oldest release (not older than the
+    /// start) from which the target can be reached: the target itself when
+    /// no update leads to it.
     Stuck {
         at: &'g Release,
         channel: String,
         offers: Offers,
         nearest: Option<&'g Release>,
+        oldest_leading_to: &'g Release,
     },
 }
 
@@ -105,7 +109,9 @@ pub enum Offers {
     NotInChannel,
     /// No update.
     Nothing,
-    /// Updates, none of which leads to the target.
+    /// Conditional updates whose risks are not accepted, only.
+    OnlyConditional,
+    /// Updates that may be taken, none of which leads to the target.
     NothingLeadingOn,
 }
 
@@ -342,61 +348,87 @@ impl<'g, 'q> Planner<'g, 'q> {
     /// [`Planner::distances_to`] found).
     fn where_it_stops(&self, from: ReleaseRef, to: ReleaseRef, distance: &[u32]) -> Break<'g> {
         let at = self.furthest_reached(from, to);
-        let at_version = self.graph.version(at);
-        let target = self.graph.version(to);
-        let next_minor = if (at_version.major, at_version.minor) == (target.major, target.minor) {
-            (target.major, target.minor)
-        } else if at_version.major == target.major {
-            (at_version.major, at_version.minor + 1)
-        } else {
-            (at_version.major + 1, 0)
-        };
-        let channel = self.query.tier.channel_into(next_minor.0, next_minor.1);
+        let channel = self.next_channel(at, to);
         let leads_on = |release: ReleaseRef| {
             self.graph
                 .updates_from(release)
                 .any(|update| distance[update.to.index()] != UNREACHED && self.may_take(&update))
         };
-        let offers = match self.graph.channel_id(&channel) {
-            Some(id) if self.graph.is_in(at, id) => {
-                let offered = self
-                    .graph
-                    .updates_from(at)
-                    .any(|update| self.graph.is_in(update.to, id) && self.may_take(&update));
-                if offered {
-                    Offers::NothingLeadingOn
-                } else {
-                    Offers::Nothing
-                }
-            }
-            _ => Offers::NotInChannel,
-        };
-        let same_minor = |release: &ReleaseRef| {
-            let version = self.graph.version(*release);
-            (version.major, version.minor) == (at_version.major, at_version.minor)
-        };
-        let newer = self
+        let oldest_leading_to = self
             .graph
             .releases()
+            .skip(from.index())
             .map(|(release, _)| release)
+            .find(|release| distance[release.index()] != UNREACHED)
+            .unwrap_or(to);
+        Break::Stuck {
+            at: self.graph.release(at),
+            offers: self.offers(at, &channel),
+            channel,
+            nearest: self
+                .nearest_in_minor(at, leads_on)
+                .map(|release| self.graph.release(release)),
+            oldest_leading_to: self.graph.release(oldest_leading_to),
+        }
+    }
+
+    /// The channel the update after `at` towards `to` would be on: into
+    /// the next minor, or into the target's when `at` is in it.
+    fn next_channel(&self, at: ReleaseRef, to: ReleaseRef) -> String {
+        let (at, target) = (self.graph.version(at), self.graph.version(to));
+        let (major, minor) = if (at.major, at.minor) == (target.major, target.minor) {
+            (target.major, target.minor)
+        } else if at.major == target.major {
+            (at.major, at.minor + 1)
+        } else {
+            (at.major + 1, 0)
+        };
+        self.query.tier.channel_into(major, minor)
+    }
+
+    /// What `channel` offers `at`.
+    fn offers(&self, at: ReleaseRef, channel: &str) -> Offers {
+        let Some(id) = self
+            .graph
+            .channel_id(channel)
+            .filter(|&id| self.graph.is_in(at, id))
+        else {
+            return Offers::NotInChannel;
+        };
+        let offered: Vec<Update> = self
+            .graph
+            .updates_from(at)
+            .filter(|update| self.graph.is_in(update.to, id))
+            .collect();
+        if offered.is_empty() {
+            Offers::Nothing
+        } else if offered.iter().any(|update| self.may_take(update)) {
+            Offers::NothingLeadingOn
+        } else {
+            Offers::OnlyConditional
+        }
+    }
+
+    /// The release of `at`'s minor closest to it for which `wanted` holds:
+    /// the oldest newer one, else the newest older one.
+    fn nearest_in_minor(&self, at: ReleaseRef, wanted: impl Fn(ReleaseRef) -> bool) -> Option<ReleaseRef> {
+        let version = self.graph.version(at);
+        let same_minor = |release: &ReleaseRef| {
+            let other = self.graph.version(*release);
+            (other.major, other.minor) == (version.major, version.minor)
+        };
+        let releases = || self.graph.releases().map(|(release, _)| release);
+        let newer = releases()
             .skip(at.index() + 1)
             .take_while(same_minor)
-            .find(|&release| leads_on(release));
-        let nearest = newer.or_else(|| {
-            self.graph
-                .releases()
-                .map(|(release, _)| release)
+            .find(|&release| wanted(release));
+        newer.or_else(|| {
+            releases()
                 .take(at.index())
                 .rev()
                 .take_while(same_minor)
-                .find(|&release| leads_on(release))
-        });
-        Break::Stuck {
-            at: self.graph.release(at),
-            channel,
-            offers,
-            nearest: nearest.map(|release| self.graph.release(release)),
-        }
+                .find(|&release| wanted(release))
+        })
     }
 
     /// The newest release reachable from `from` without passing `to`.
@@ -444,21 +476,33 @@ impl Break<'_> {
                 channel,
                 offers,
                 nearest,
+                oldest_leading_to,
             } => {
                 let at_version = &at.version;
                 let stop = match offers {
                     Offers::NotInChannel => format!("{at_version} is not in {channel}"),
                     Offers::Nothing => format!("{at_version} has no update in {channel} yet"),
+                    Offers::OnlyConditional => {
+                        format!(
+                            "{at_version} has only conditional updates in {channel}, with risks not accepted"
+                        )
+                    }
                     Offers::NothingLeadingOn => {
                         format!("{at_version}'s updates in {channel} do not lead to {to}")
                     }
                 };
+                let oldest = &oldest_leading_to.version;
                 match nearest {
-                    Some(nearest) => {
+                    Some(nearest) if *offers == Offers::Nothing => {
                         format!("{stop}; the nearest release that has one is {}", nearest.version)
                     }
+                    Some(nearest) => format!(
+                        "{stop}; the nearest release with an update leading on is {}",
+                        nearest.version
+                    ),
+                    None if oldest == to => format!("{stop}; no update that may be taken leads to {to}"),
                     None => format!(
-                        "{stop}; no {}.{} release has one",
+                        "{stop}; no {}.{} release has one, and the oldest release leading to {to} is {oldest}",
                         at_version.major, at_version.minor
                     ),
                 }

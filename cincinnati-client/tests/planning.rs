@@ -119,7 +119,10 @@ fn risky_updates_are_avoided_unless_their_risks_are_accepted() {
 
 #[test]
 fn without_a_safe_plan_the_risky_one_is_offered_with_its_risks() {
-    let graph = fixture().risky("4.15.2", "4.16.2", "Flaky").graph();
+    let graph = fixture()
+        .risky("4.15.2", "4.16.2", "Flaky")
+        .risky("4.16.1", "4.16.2", "Flaky")
+        .graph();
     let asked = query("4.15.2", "4.16.2", Tier::Stable);
     let answer = plan(&graph, &asked);
     let PathAnswer::NoPath { reason, with_risks } = answer else {
@@ -129,7 +132,7 @@ fn without_a_safe_plan_the_risky_one_is_offered_with_its_risks() {
         matches!(
             reason,
             Break::Stuck {
-                offers: Offers::Nothing,
+                offers: Offers::OnlyConditional,
                 ..
             }
         ),
@@ -137,7 +140,8 @@ fn without_a_safe_plan_the_risky_one_is_offered_with_its_risks() {
     );
     assert_eq!(
         reason.summary(&asked),
-        "4.16.1 has no update in stable-4.16 yet; no 4.16 release has one"
+        "4.16.1 has only conditional updates in stable-4.16, with risks not accepted; \
+         no update that may be taken leads to 4.16.2"
     );
     let risky = with_risks.expect("a plan taking Flaky");
     assert_eq!(risky.risks, ["Flaky"]);
