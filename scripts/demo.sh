@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release -p graph-builder -p policy-engine
+cargo build --release -p graph-builder -p policy-engine -p cincinnati-cli
 bin=target/release
 prefix=/api/upgrades_info
 pids=()
@@ -50,6 +50,11 @@ The stack is up. Try:
   # the full graph and the graph-data in use
   curl -s 'http://127.0.0.1:8080$prefix/graph' | head -c 300; echo
   curl -s 'http://127.0.0.1:8090$prefix/graph-data' | tar tz | head
+  # the command-line client (docs/cli.md): an update path, asking the in-cluster
+  # engine one channel at a time as clusters do; why an update is not offered
+  $bin/cincinnati --url http://127.0.0.1:8082$prefix/graph path --from 4.16.40 --to 4.18.40 --tier fast
+  $bin/cincinnati --url http://127.0.0.1:8080$prefix/graph explain --channel stable-4.9 --from 4.9.37 --to 4.9.38 \\
+      --graph-data http://127.0.0.1:8090$prefix/graph-data
   # status and metrics
   curl -s http://127.0.0.1:9080/status | head -c 800; echo
   curl -s http://127.0.0.1:9081/metrics | grep cincinnati_pe_

@@ -4,10 +4,12 @@
 #   docker-registry        distribution's registry server, which
 #                          registry-testkit starts for every registry test
 #   pkg-config, libssl-dev OpenSSL headers for oci-client's native-tls
+#   graphviz               `dot`, which must accept what `cincinnati render` draws
 set -euo pipefail
 
 missing=()
 command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists openssl; then
     missing+=(libssl-dev)
@@ -27,4 +29,5 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
 
 command -v docker-registry >/dev/null
+command -v dot >/dev/null
 pkg-config --exists openssl

@@ -1,0 +1,264 @@
+//! The command line: common flags, subcommands and their examples.
+
+use std::path::PathBuf;
+
+use cincinnati_client::Tier;
+use cincinnati_core::Version;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The Graph API clusters ask unless told otherwise.
+pub const PUBLIC_URL: &str = "https://api.openshift.com/api/upgrades_info/graph";
+
+const EXIT_CODES: &str = "\
+Exit codes: 0 answered; 1 the answer is \"no\" (no update, no path, not offered, a difference, \
+invalid graph-data), with the reason on stderr; 2 usage or input error; 3 server or network error.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cincinnati",
+    version,
+    about = "Ask a Cincinnati update service (or a saved graph) what clusters are offered, how to get \
+             from one release to another, and why an update is or is not offered.",
+    after_help = EXIT_CODES
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// A Graph API endpoint: a graph-builder, a policy-engine, api.openshift.com
+    #[arg(long, global = true, env = "CINCINNATI_URL", default_value = PUBLIC_URL)]
+    pub url: String,
+    /// A saved Graph API document (full graph or one channel's answer; gzip
+    /// allowed) to read instead of asking --url
+    #[arg(long, global = true, value_name = "FILE")]
+    pub graph: Option<PathBuf>,
+    /// The architecture clusters run: amd64, arm64, ppc64le, s390x, multi
+    #[arg(long, global = true, default_value = "amd64")]
+    pub arch: String,
+    /// How to print the answer
+    #[arg(short, long, global = true, value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people; coloured on a terminal
+    Table,
+    /// The documented, stable schema (docs/cli.md)
+    Json,
+    /// The same document as YAML
+    Yaml,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Updates(UpdatesArgs),
+    Path(PathArgs),
+    Explain(ExplainArgs),
+    Channels(ChannelsArgs),
+    Render(RenderArgs),
+    Diff(DiffArgs),
+    #[command(subcommand, name = "graph-data")]
+    GraphData(GraphDataCommand),
+    Completions(CompletionsArgs),
+}
+
+/// What the cluster-version operator offers a cluster at VERSION on CHANNEL
+///
+/// Asked exactly as the CVO asks (arch, channel, id and version), read by its
+/// rules: recommended updates newest first; with --include-not-recommended the
+/// conditional ones, with each risk's name, message, URL and matching rules.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati updates --channel stable-4.18 --version 4.18.20
+  cincinnati updates --channel stable-4.18 --version 4.18.20 --include-not-recommended
+  cincinnati --graph graph.json -o json updates --channel fast-4.17 --version 4.17.3")]
+pub struct UpdatesArgs {
+    #[arg(long)]
+    pub channel: String,
+    #[arg(long)]
+    pub version: Version,
+    /// Also list conditional updates and their risks
+    #[arg(long)]
+    pub include_not_recommended: bool,
+    /// The cluster's ID, sent as the CVO sends it
+    #[arg(long)]
+    pub id: Option<String>,
+    /// The architecture of the release the cluster runs (default: --arch); a
+    /// single-arch cluster asking --arch multi is migrating to multi-arch
+    #[arg(long, value_name = "ARCH")]
+    pub cluster_arch: Option<String>,
+}
+
+/// How to update from one release to another, across minor versions
+///
+/// Each update is taken on the tier's channel of its target's minor
+/// (stable-4.17 for 4.17.z; on EUS, eus-4.16 for both 4.15.z and 4.16.z), has
+/// the fewest updates, then the newest releases on the way. Conditional
+/// updates are taken only when all their risks are accepted. When there is no
+/// path, the answer says where it breaks.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati path --from 4.14.38 --to 4.18.20
+  cincinnati path --from 4.14.38 --to 4.16.40 --tier eus
+  cincinnati path --from 4.16.3 --to 4.17.20 --accept-risk AuthOAuthProxyLeakedConnections --all")]
+pub struct PathArgs {
+    #[arg(long)]
+    pub from: Version,
+    #[arg(long)]
+    pub to: Version,
+    #[arg(long, default_value = "stable")]
+    pub tier: Tier,
+    /// Take conditional updates with this risk (repeat for more)
+    #[arg(long = "accept-risk", value_name = "NAME")]
+    pub accept_risks: Vec<String>,
+    /// Also list other plans with as few updates
+    #[arg(long)]
+    pub all: bool,
+    /// With --all, at most this many other plans
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+}
+
+/// Why an update is, or is not, offered on a channel
+///
+/// Not in the channel (and where each release is), no update at all, blocked
+/// by graph-data (naming the blocked-edges file, with --graph-data), conditional
+/// with these risks, dropped by the cluster, or another architecture.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati explain --channel stable-4.16 --from 4.16.3 --to 4.16.20
+  cincinnati explain --channel stable-4.16 --from 4.16.3 --to 4.16.20 \\
+      --graph-data http://127.0.0.1:8090/api/upgrades_info/graph-data")]
+pub struct ExplainArgs {
+    #[arg(long)]
+    pub channel: String,
+    #[arg(long)]
+    pub from: Version,
+    #[arg(long)]
+    pub to: Version,
+    /// The graph-data the graph was built with: a directory, a tarball, or a
+    /// graph-builder's {prefix}/graph-data URL
+    #[arg(long, value_name = "DIR|FILE|URL")]
+    pub graph_data: Option<String>,
+}
+
+/// The channels the graph holds, or those holding a version
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati --url http://127.0.0.1:8080/api/upgrades_info/graph channels
+  cincinnati channels --version 4.16.30")]
+pub struct ChannelsArgs {
+    /// Only the channels holding this version (works against services that
+    /// answer one channel at a time, too)
+    #[arg(long)]
+    pub version: Option<Version>,
+}
+
+/// A channel's releases and updates as a drawing (Graphviz DOT or Mermaid)
+///
+/// Recommended updates are solid, conditional ones dashed and labelled with
+/// their risks; releases are grouped by minor version. -o does not apply.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati render --channel stable-4.18 --from 4.18.40 | dot -Tsvg > stable-4.18.svg
+  cincinnati render --channel stable-4.18 --from 4.18.45 --format mermaid")]
+pub struct RenderArgs {
+    #[arg(long)]
+    pub channel: String,
+    /// Only what a cluster at this version can reach
+    #[arg(long)]
+    pub from: Option<Version>,
+    #[arg(long, value_enum, default_value_t = Drawing::Dot)]
+    pub format: Drawing,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Drawing {
+    Dot,
+    Mermaid,
+}
+
+/// What differs between two Graph API documents, per channel
+///
+/// Releases, updates, and risks of conditional updates added and removed on
+/// each channel both documents hold. Exits 1 when they differ, as diff(1).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati diff before.json after.json
+  cincinnati diff http://gb-old:8080/api/upgrades_info/graph http://gb-new:8080/api/upgrades_info/graph
+  cincinnati diff --channel stable-4.18 stable-4.18-monday.json https://api.openshift.com/api/upgrades_info/graph")]
+pub struct DiffArgs {
+    /// A file or URL
+    pub old: String,
+    /// A file or URL
+    pub new: String,
+    /// Compare this channel only (needed for services answering one channel
+    /// at a time and for saved answers of one channel)
+    #[arg(long)]
+    pub channel: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GraphDataCommand {
+    Check(CheckArgs),
+    Preview(PreviewArgs),
+}
+
+/// Validates a graph-data directory as the graph-builder does
+///
+/// Prints each problem as FILE:LINE: severity[kind]: message, and exits 1 when
+/// any refuses the graph-data: usable as a pre-commit hook.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati graph-data check .
+  cincinnati graph-data check testdata/graph-data -o json")]
+pub struct CheckArgs {
+    pub dir: PathBuf,
+}
+
+/// What a graph-data change does to what clusters see, before it merges
+///
+/// Applies the graph-data in DIR to the releases (a Graph API document of
+/// releases before graph-data, as the graph-builder reads them) and compares
+/// the result with what the server serves (--url or --graph), per channel.
+/// Exits 1 when anything changes, as diff(1).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati --url http://127.0.0.1:8080/api/upgrades_info/graph \\
+      graph-data preview ~/cincinnati-graph-data --releases testdata/demo/releases.json.gz")]
+pub struct PreviewArgs {
+    pub dir: PathBuf,
+    /// The releases the server builds its graph from (a file or URL)
+    #[arg(long, value_name = "FILE|URL")]
+    pub releases: String,
+    /// Compare this channel only
+    #[arg(long)]
+    pub channel: Option<String>,
+}
+
+/// Prints a shell completion script
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati completions bash > /etc/bash_completion.d/cincinnati
+  cincinnati completions zsh > \"${fpath[1]}/_cincinnati\"")]
+pub struct CompletionsArgs {
+    pub shell: clap_complete::Shell,
+}
+
+/// The first paragraph of clap's error message, on one line without its
+/// `error:` label: what is wrong, without the usage that follows.
+pub fn first_paragraph(message: &str) -> String {
+    let words: Vec<&str> = message
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .flat_map(str::split_whitespace)
+        .collect();
+    words.join(" ").trim_start_matches("error: ").to_owned()
+}

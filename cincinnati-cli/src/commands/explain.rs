@@ -1,0 +1,135 @@
+//! `cincinnati explain`: why an update is or is not offered.
+
+use cincinnati_client::explain::{DeclarationKind, ExplainQuery, Explanation, Verdict, explain};
+use cincinnati_client::json::ExplanationJson;
+use cincinnati_client::{Source, Tier, UpdateGraph};
+use cincinnati_core::Version;
+
+use super::unique;
+use crate::cli::{ExplainArgs, Format};
+use crate::input::Input;
+use crate::outcome::{Answer, Failure};
+use crate::output::{self, BAD, GOOD, HEADING, RISK, Text, rules_text, styled};
+
+/// The architectures OpenShift ships, to tell where else a release exists.
+const ARCHITECTURES: [&str; 5] = ["amd64", "arm64", "ppc64le", "s390x", "multi"];
+
+pub async fn run(input: &Input, args: &ExplainArgs, format: Format) -> Result<Answer, Failure> {
+    let query = ExplainQuery {
+        channel: args.channel.clone(),
+        from: args.from.clone(),
+        to: args.to.clone(),
+    };
+    let graph = read_graph(input, &query).await?;
+    let graph_data = match &args.graph_data {
+        Some(location) => Some(input.graph_data(location).await?),
+        None => None,
+    };
+    let explanation = explain(&graph, &query, graph_data.as_ref());
+    output::print(format, &ExplanationJson::new(&explanation), |text| {
+        table(text, &explanation)
+    })?;
+    Ok(if explanation.verdict.offered() {
+        Answer::Yes
+    } else {
+        Answer::No(explanation.summary())
+    })
+}
+
+/// The channel, and, from a service answering one channel at a time, the
+/// candidate channels of both releases (every release of a minor is in its
+/// candidate channel, and names all its channels), and the same for other
+/// architectures when a release is not of this one.
+async fn read_graph(input: &Input, query: &ExplainQuery) -> Result<UpdateGraph, Failure> {
+    let fetcher = &input.fetcher;
+    let per_channel_service = matches!(fetcher.source(), Source::Url(_));
+    let mut channels = vec![query.channel.clone()];
+    if per_channel_service {
+        channels.extend(candidate_channels(&[&query.from, &query.to]));
+    }
+    let mut documents = fetcher.channels(&input.query(), &unique(channels)).await?;
+    let graph = UpdateGraph::build(&input.arch, &documents);
+    let missing: Vec<&Version> = [&query.from, &query.to]
+        .into_iter()
+        .filter(|version| graph.find(version).is_none())
+        .collect();
+    if !per_channel_service || missing.is_empty() || documents.iter().any(|document| document.is_full()) {
+        return Ok(graph);
+    }
+    let candidates = candidate_channels(&missing);
+    for arch in ARCHITECTURES.into_iter().filter(|arch| *arch != input.arch) {
+        let query = cincinnati_client::Query {
+            arch,
+            ..input.query()
+        };
+        documents.extend(fetcher.channels(&query, &candidates).await?);
+    }
+    Ok(UpdateGraph::build(&input.arch, &documents))
+}
+
+fn candidate_channels(versions: &[&Version]) -> Vec<String> {
+    let channels = versions
+        .iter()
+        .map(|version| Tier::Candidate.channel_into(version.major, version.minor));
+    unique(channels)
+}
+
+fn table(text: &mut Text, explanation: &Explanation) {
+    let verdict = if explanation.verdict.offered() {
+        styled(GOOD, "offered")
+    } else {
+        styled(BAD, "not offered")
+    };
+    text.line(format!(
+        "{} {} → {} on {} ({}): {verdict}",
+        styled(HEADING, "Update"),
+        explanation.from.version,
+        explanation.to.version,
+        explanation.channel,
+        explanation.arch
+    ));
+    text.line(format!("  {}", explanation.summary()));
+    text.blank();
+    for facts in [&explanation.from, &explanation.to] {
+        let channels = match facts.channels.as_slice() {
+            [] if facts.release.is_none() => "not a release of this architecture".to_owned(),
+            [] => "in no channel".to_owned(),
+            channels => channels.join(", "),
+        };
+        text.line(format!("  {}  {channels}", styled(HEADING, &facts.version)));
+    }
+    if let Verdict::Conditional { risks } = &explanation.verdict {
+        text.blank();
+        for risk in *risks {
+            text.line(format!("  {}: {}", styled(RISK, &risk.name), risk.message));
+            text.line(format!("    {}", risk.url));
+            text.line(format!("    when: {}", rules_text(&risk.matching_rules)));
+        }
+    }
+    if explanation.declarations.is_empty() {
+        return;
+    }
+    text.blank();
+    text.line("Graph-data:");
+    for declaration in &explanation.declarations {
+        let what = match declaration.kind {
+            DeclarationKind::Block { .. } => styled(BAD, "blocks updates"),
+            DeclarationKind::Risk(risk) => styled(RISK, format!("risk {} on updates", risk.name)),
+        };
+        text.line(format!(
+            "  {}:{}  {what} from {}",
+            declaration.file, declaration.line, declaration.from
+        ));
+        match &declaration.kind {
+            DeclarationKind::Block { reason, .. } => {
+                if let Some(reason) = reason {
+                    text.line(format!("    {reason}"));
+                }
+            }
+            DeclarationKind::Risk(risk) => {
+                text.line(format!("    {}", risk.message));
+                text.line(format!("    {}", risk.url));
+            }
+        }
+    }
+}

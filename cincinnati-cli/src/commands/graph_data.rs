@@ -1,0 +1,170 @@
+//! `cincinnati graph-data check` and `preview`: graph-data validated as the
+//! graph-builder validates it, and applied as it applies it.
+
+use std::path::Path;
+
+use anyhow::{Context as _, anyhow};
+use cincinnati_client::diff::diff;
+use cincinnati_client::json::{DiffJson, SCHEMA_VERSION};
+use cincinnati_client::{Document, UpdateGraph};
+use openshift_graph_data::apply::apply_with_defaults;
+use openshift_graph_data::{Diagnostic, GraphData, GraphDataFiles, Loaded, Location, Refused, Strictness};
+use serde::Serialize;
+
+use super::diff::{graph_of, only, table as diff_table, verdict};
+use crate::cli::{CheckArgs, Format, PreviewArgs};
+use crate::input::Input;
+use crate::outcome::{Answer, Failure};
+use crate::output::{self, BAD, GOOD, RISK, styled};
+
+/// `cincinnati graph-data check -o json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CheckJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    directory: String,
+    valid: bool,
+    /// The content revision (`sha256:…`), when valid.
+    revision: Option<String>,
+    errors: Vec<DiagnosticJson<'a>>,
+    warnings: Vec<DiagnosticJson<'a>>,
+}
+
+/// One problem, where it is.
+#[derive(Serialize)]
+struct DiagnosticJson<'a> {
+    /// Relative to the graph-data directory; `null` for the graph-data as a
+    /// whole.
+    file: Option<&'a str>,
+    line: Option<u64>,
+    kind: &'static str,
+    message: &'a str,
+}
+
+impl<'a> From<&'a Diagnostic> for DiagnosticJson<'a> {
+    fn from(diagnostic: &'a Diagnostic) -> Self {
+        let (file, line) = match &diagnostic.location {
+            Location::File { path, line } => (Some(path.as_str()), *line),
+            Location::GraphData | Location::Release(_) => (None, None),
+        };
+        Self {
+            file,
+            line,
+            kind: diagnostic.kind.as_str(),
+            message: &diagnostic.message,
+        }
+    }
+}
+
+pub fn check(args: &CheckArgs, format: Format) -> Result<Answer, Failure> {
+    let loaded = load(&args.dir)?;
+    let (errors, warnings, revision) = match &loaded {
+        Ok(Loaded { graph_data, warnings }) => (&[][..], warnings, Some(graph_data.revision().to_string())),
+        Err(Refused { errors, warnings }) => (errors.as_slice(), warnings, None),
+    };
+    let document = CheckJson {
+        kind: "GraphDataCheck",
+        schema_version: SCHEMA_VERSION,
+        directory: args.dir.display().to_string(),
+        valid: errors.is_empty(),
+        revision,
+        errors: errors.iter().map(DiagnosticJson::from).collect(),
+        warnings: warnings.iter().map(DiagnosticJson::from).collect(),
+    };
+    output::print(format, &document, |text| {
+        for diagnostic in errors.iter().chain(warnings) {
+            text.line(in_dir(&args.dir, diagnostic));
+        }
+        let summary = format!("{} error(s), {} warning(s)", errors.len(), warnings.len());
+        text.line(if errors.is_empty() {
+            styled(GOOD, format!("graph-data is valid: {summary}"))
+        } else {
+            styled(BAD, format!("graph-data is refused: {summary}"))
+        });
+    })?;
+    Ok(if errors.is_empty() {
+        Answer::Yes
+    } else {
+        Answer::No(format!(
+            "graph-data in {} is refused: {} error(s)",
+            args.dir.display(),
+            errors.len()
+        ))
+    })
+}
+
+/// `cincinnati graph-data preview -o json`: the differences, and what
+/// applying the graph-data reported.
+#[derive(Serialize)]
+struct PreviewJson<'a> {
+    #[serde(flatten)]
+    diff: DiffJson<'a>,
+    warnings: Vec<DiagnosticJson<'a>>,
+}
+
+pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Result<Answer, Failure> {
+    let graph_data = load(&args.dir)?.map_err(|refused| {
+        let first = refused.errors.first().map(|error| in_dir(&args.dir, error));
+        Failure::input(anyhow!(
+            "graph-data in {} is refused with {} error(s), first: {}",
+            args.dir.display(),
+            refused.errors.len(),
+            first.unwrap_or_default()
+        ))
+    })?;
+    let releases = input.fetcher_for(&args.releases)?;
+    let releases = releases.document(&input.query()).await?.graph;
+    let (built, warnings) = build(releases, &graph_data.graph_data, &input.arch)?;
+    let channels: Vec<String> = args.channel.iter().cloned().collect();
+    let served = graph_of(input, &input.fetcher, &input.query(), &channels).await?;
+    let changes = only(diff(&served, &built), args.channel.as_deref());
+    let document = PreviewJson {
+        diff: DiffJson::new(
+            "Preview",
+            &input.arch,
+            input.fetcher.source().to_string(),
+            args.dir.display().to_string(),
+            &changes,
+        ),
+        warnings: warnings.iter().map(DiagnosticJson::from).collect(),
+    };
+    output::print(format, &document, |text| {
+        diff_table(text, &changes);
+        for warning in &warnings {
+            text.line(styled(RISK, in_dir(&args.dir, warning)));
+        }
+    })?;
+    Ok(verdict(&changes))
+}
+
+/// The graph the graph-builder builds from `releases` and `graph_data`,
+/// with what applying reported.
+fn build(
+    mut releases: cincinnati_core::Graph,
+    graph_data: &GraphData,
+    arch: &str,
+) -> Result<(UpdateGraph, Vec<Diagnostic>), Failure> {
+    let warnings = apply_with_defaults(&mut releases, graph_data)
+        .context("applying the graph-data's edge instructions")
+        .map_err(Failure::input)?;
+    let document = Document::classify(releases, arch, None);
+    Ok((UpdateGraph::build(arch, &[document]), warnings))
+}
+
+fn load(dir: &Path) -> Result<Result<Loaded, Refused>, Failure> {
+    let files = GraphDataFiles::from_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))
+        .map_err(Failure::input)?;
+    Ok(GraphData::load(files, &Strictness::default()))
+}
+
+/// The diagnostic with its file named from the working directory, so that
+/// editors and terminals can open it.
+fn in_dir(dir: &Path, diagnostic: &Diagnostic) -> String {
+    let mut shown = diagnostic.clone();
+    if let Location::File { path, .. } = &mut shown.location {
+        *path = dir.join(&*path).display().to_string();
+    }
+    shown.to_string()
+}

@@ -1,0 +1,37 @@
+//! `cincinnati`: what a Cincinnati update service offers clusters, from the
+//! command line. A thin layer over `cincinnati-client`: `cli` reads the
+//! arguments, `commands` asks the library and prints the answer.
+
+mod cli;
+mod commands;
+mod input;
+mod outcome;
+mod output;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if !error.use_stderr() => {
+            // --help and --version.
+            let _ = error.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            return outcome::exit(Err(outcome::Failure::input(anyhow::anyhow!(
+                "{} (--help shows the usage)",
+                cli::first_paragraph(&error.to_string())
+            ))));
+        }
+    };
+    let result = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(outcome::Failure::from)
+        .and_then(|runtime| runtime.block_on(commands::run(cli)));
+    outcome::exit(result)
+}

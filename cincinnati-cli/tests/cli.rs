@@ -1,0 +1,185 @@
+//! The command line itself: help, completions, exit codes, colour.
+
+mod common;
+
+use common::{cincinnati, cincinnati_with, demo_graph_file, repository};
+
+const SUBCOMMANDS: [&str; 7] = [
+    "updates",
+    "path",
+    "explain",
+    "channels",
+    "render",
+    "diff",
+    "graph-data",
+];
+
+#[test]
+fn every_command_has_help_with_examples() {
+    for command in [
+        "updates",
+        "path",
+        "explain",
+        "channels",
+        "render",
+        "diff",
+        "completions",
+    ] {
+        let run = cincinnati(&[command, "--help"]);
+        assert_eq!(run.code, 0, "{command}: {run:?}");
+        assert!(
+            run.stdout.contains("Examples:\n  cincinnati "),
+            "{command} --help has no examples:\n{}",
+            run.stdout
+        );
+    }
+    for command in ["check", "preview"] {
+        let run = cincinnati(&["graph-data", command, "--help"]);
+        assert!(
+            run.stdout.contains("Examples:\n  cincinnati "),
+            "graph-data {command}"
+        );
+    }
+    assert!(cincinnati(&["--help"]).stdout.contains("Exit codes: 0 answered"));
+}
+
+#[test]
+fn completions_cover_every_command() {
+    for shell in ["bash", "zsh", "fish"] {
+        let run = cincinnati(&["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}");
+        for command in SUBCOMMANDS {
+            assert!(run.stdout.contains(command), "{shell} completions lack {command}");
+        }
+    }
+}
+
+#[test]
+fn usage_and_input_errors_exit_2_with_one_line_on_stderr() {
+    let demo = demo_graph_file();
+    let demo = demo.to_str().unwrap();
+    let missing = repository("testdata/no-such-graph.json");
+    let not_a_graph = repository("testdata/graph-data/version");
+    for args in [
+        vec!["path", "--from", "4.16.x", "--to", "4.17.1"],
+        vec!["path", "--from", "4.16.1", "--to", "4.17.1", "--tier", "beta"],
+        vec!["updates", "--channel", "stable-4.16"],
+        vec!["--graph", missing.to_str().unwrap(), "channels"],
+        vec!["--graph", not_a_graph.to_str().unwrap(), "channels"],
+        vec![
+            "--graph",
+            demo,
+            "explain",
+            "--channel",
+            "stable-4.16",
+            "--from",
+            "4.16.1",
+            "--to",
+            "4.16.2",
+            "--graph-data",
+            "/no/such/graph-data",
+        ],
+        vec!["graph-data", "check", "/no/such/graph-data"],
+    ] {
+        let run = cincinnati(&args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("cincinnati: "), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_server_that_cannot_be_reached_exits_3() {
+    let run = cincinnati(&[
+        "--url",
+        "http://127.0.0.1:9/graph",
+        "updates",
+        "--channel",
+        "stable-4.16",
+        "--version",
+        "4.16.1",
+    ]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1);
+    assert!(run.stderr.contains("127.0.0.1:9"), "{}", run.stderr);
+}
+
+#[test]
+fn a_no_exits_1_with_the_reason_on_stderr() {
+    let demo = demo_graph_file();
+    let run = cincinnati(&[
+        "--graph",
+        demo.to_str().unwrap(),
+        "updates",
+        "--channel",
+        "stable-4.14",
+        "--version",
+        "4.18.20",
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "cincinnati: version 4.18.20 is not in channel stable-4.14\n"
+    );
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn tables_are_coloured_only_on_request_or_a_terminal() {
+    let demo = demo_graph_file();
+    let args = [
+        "--graph",
+        demo.to_str().unwrap(),
+        "path",
+        "--from",
+        "4.17.48",
+        "--to",
+        "4.18.30",
+    ];
+    let piped = cincinnati(&args);
+    assert!(
+        !piped.stdout.contains('\u{1b}'),
+        "colour in a pipe:\n{}",
+        piped.stdout
+    );
+    let forced = cincinnati_with(&args, &[("CLICOLOR_FORCE", "1")]);
+    assert!(
+        forced.stdout.contains("\u{1b}["),
+        "no colour when forced:\n{}",
+        forced.stdout
+    );
+    let json = cincinnati_with(&[&args[..], &["-o", "json"]].concat(), &[("CLICOLOR_FORCE", "1")]);
+    assert!(!json.stdout.contains('\u{1b}'), "JSON is never coloured");
+}
+
+#[test]
+fn every_json_document_names_its_kind_and_schema_version() {
+    let demo = demo_graph_file();
+    let demo = demo.to_str().unwrap();
+    for (args, kind) in [
+        (
+            vec!["updates", "--channel", "stable-4.18", "--version", "4.18.20"],
+            "Updates",
+        ),
+        (vec!["path", "--from", "4.17.48", "--to", "4.18.30"], "Path"),
+        (
+            vec![
+                "explain",
+                "--channel",
+                "stable-4.18",
+                "--from",
+                "4.17.48",
+                "--to",
+                "4.18.27",
+            ],
+            "Explanation",
+        ),
+        (vec!["channels"], "Channels"),
+        (vec!["diff", demo, demo], "Diff"),
+    ] {
+        let run = cincinnati(&[&["--graph", demo, "-o", "json"][..], &args].concat());
+        let document = run.json();
+        assert_eq!(document["kind"], kind, "{args:?}");
+        assert_eq!(document["schemaVersion"], 1, "{args:?}");
+    }
+}

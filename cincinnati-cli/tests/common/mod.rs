@@ -1,0 +1,76 @@
+//! Running the `cincinnati` binary as users do, on the demo graph.
+
+#![allow(dead_code)] // each test binary uses part of it
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash as _, Hasher as _};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use openshift_graph_data::GraphDataFiles;
+use release_set_generator::{demo_graph, demo_releases, testdata_graph_data};
+
+/// What a run of the binary left.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The JSON it printed.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|error| panic!("{error}: {self:?}"))
+    }
+}
+
+/// Runs `cincinnati` with `args`. `CINCINNATI_URL` points at a closed
+/// port, so a test that forgets `--graph` or `--url` fails instead of
+/// asking the internet; colour is left to the terminal test.
+pub fn cincinnati<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
+    cincinnati_with(args, &[])
+}
+
+pub fn cincinnati_with<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_cincinnati"))
+        .args(args)
+        .env("CINCINNATI_URL", "http://127.0.0.1:9/graph")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .envs(env.iter().copied())
+        .output()
+        .expect("cincinnati runs");
+    Run {
+        code: output.status.code().expect("cincinnati exits"),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// The full graph the demo graph-builder serves, as a file. Built once per
+/// content of its inputs and kept in the target directory, since building
+/// it takes seconds in a debug build.
+pub fn demo_graph_file() -> PathBuf {
+    let mut fingerprint = DefaultHasher::new();
+    std::fs::read(demo_releases())
+        .expect("the demo releases read")
+        .hash(&mut fingerprint);
+    let graph_data = GraphDataFiles::from_dir(&testdata_graph_data()).expect("testdata/graph-data reads");
+    graph_data.revision().as_str().hash(&mut fingerprint);
+    let path =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("demo-graph-{:016x}.json", fingerprint.finish()));
+    if !path.exists() {
+        let json = cincinnati_core::wire::serialize(&demo_graph().expect("the demo graph builds"), None);
+        // Tests run in parallel processes: write whole, then rename.
+        let partial = path.with_extension(format!("{}.partial", std::process::id()));
+        std::fs::write(&partial, json).expect("the demo graph is written");
+        std::fs::rename(&partial, &path).expect("the demo graph is renamed");
+    }
+    path
+}
+
+/// A path in the repository.
+pub fn repository(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}

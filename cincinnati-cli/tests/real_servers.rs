@@ -1,0 +1,177 @@
+//! The client against real services, started as processes with the e2e
+//! harness: the demo data behind a graph-builder and two chained
+//! policy-engines. Whatever it reads from — a saved full graph, the
+//! graph-builder, or an engine asked one channel at a time — it gives the
+//! same answers.
+
+mod common;
+
+use common::{cincinnati, demo_graph_file};
+use e2e::offline::OfflineStack;
+use e2e::static_server::StaticServer;
+use release_set_generator::{demo_graph, demo_releases, testdata_graph_data};
+
+async fn demo_stack() -> OfflineStack {
+    OfflineStack::start(&demo_releases(), &testdata_graph_data())
+        .await
+        .expect("the demo stack starts")
+}
+
+#[tokio::test]
+async fn the_demo_graph_builder_serves_the_graph_the_other_tests_read() {
+    let stack = demo_stack().await;
+    let served = reqwest::get(stack.full_graph_url())
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let served = cincinnati_core::wire::parse(&served).unwrap().graph;
+    assert!(
+        served == demo_graph().unwrap(),
+        "the demo graph-builder serves another graph"
+    );
+}
+
+#[tokio::test]
+async fn every_source_gives_the_same_answers() {
+    let stack = demo_stack().await;
+    let demo = demo_graph_file();
+    let sources = [
+        vec!["--graph".to_owned(), demo.display().to_string()],
+        vec!["--url".to_owned(), stack.full_graph_url()],
+        vec!["--url".to_owned(), stack.engines.graph_url()],
+    ];
+    let graph_data = testdata_graph_data().display().to_string();
+    let questions: [&[&str]; 6] = [
+        &[
+            "updates",
+            "--channel",
+            "stable-4.18",
+            "--version",
+            "4.18.20",
+            "--include-not-recommended",
+        ],
+        &[
+            "path", "--from", "4.16.40", "--to", "4.18.40", "--tier", "fast", "--all", "--limit", "5",
+        ],
+        &["path", "--from", "4.14.60", "--to", "4.16.50", "--tier", "eus"],
+        &[
+            "explain",
+            "--channel",
+            "stable-4.16",
+            "--from",
+            "4.16.30",
+            "--to",
+            "4.16.32",
+            "--graph-data",
+            &graph_data,
+        ],
+        &[
+            "explain",
+            "--channel",
+            "stable-4.17",
+            "--from",
+            "4.16.30",
+            "--to",
+            "4.18.30",
+        ],
+        &["render", "--channel", "stable-4.18"],
+    ];
+    for question in questions {
+        let answers: Vec<_> = sources
+            .iter()
+            .map(|source| {
+                let question: Vec<String> = question.iter().map(|arg| (*arg).to_owned()).collect();
+                let run = cincinnati(&[&source[..], &["-o".into(), "json".into()], &question].concat());
+                (run.code, run.stdout)
+            })
+            .collect();
+        assert!(answers[0].0 < 2, "{question:?}: exit {}", answers[0].0);
+        assert_eq!(answers[1], answers[0], "{question:?} from the graph-builder");
+        assert_eq!(
+            answers[2], answers[0],
+            "{question:?} from the engine, channel by channel"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_engine_answering_one_channel_at_a_time_still_lists_a_versions_channels() {
+    let stack = demo_stack().await;
+    let names = |args: &[&str]| -> Vec<String> {
+        let run = cincinnati(&[args, &["-o", "json", "channels", "--version", "4.16.30"]].concat());
+        assert_eq!(run.code, 0, "{run:?}");
+        let document = run.json();
+        let channels = document["channels"].as_array().unwrap();
+        channels
+            .iter()
+            .map(|channel| channel["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let demo = demo_graph_file();
+    let expected = names(&["--graph", demo.to_str().unwrap()]);
+    assert!(expected.contains(&"eus-4.18".to_owned()), "{expected:?}");
+    assert_eq!(names(&["--url", &stack.engines.graph_url()]), expected);
+
+    let run = cincinnati(&["--url", &stack.engines.graph_url(), "channels"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("answers one channel at a time"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn explain_names_the_blocked_edges_file_from_the_graph_builders_graph_data() {
+    let stack = demo_stack().await;
+    let run = cincinnati(&[
+        "--url",
+        &stack.engines.graph_url(),
+        "explain",
+        "--channel",
+        "stable-4.9",
+        "--from",
+        "4.9.37",
+        "--to",
+        "4.9.38",
+        "--graph-data",
+        &stack.graph_data_url(),
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "cincinnati: there is no update from 4.9.37 to 4.9.38: graph-data blocks it \
+         (blocked-edges/4.9.38.yaml: OVN networking issue https://bugzilla.redhat.com/show_bug.cgi?id=2098099)\n"
+    );
+}
+
+#[tokio::test]
+async fn a_server_answering_an_error_or_garbage_exits_3() {
+    let stack = demo_stack().await;
+    let wrong_channel = cincinnati(&[
+        "--url",
+        &stack.engines.graph_url(),
+        "updates",
+        "--channel",
+        "Stable",
+        "--version",
+        "4.16.1",
+    ]);
+    assert_eq!(wrong_channel.code, 3, "{wrong_channel:?}");
+    assert!(
+        wrong_channel.stderr.contains("answered 400"),
+        "{}",
+        wrong_channel.stderr
+    );
+
+    let garbage = StaticServer::start(b"<html>not a graph</html>".to_vec(), "text/html").unwrap();
+    let run = cincinnati(&["--url", &format!("{}/graph", garbage.url()), "channels"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(
+        run.stderr.contains("is not a Graph API document"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Times every `cincinnati` command on the demo graph (5,743 releases, 63,257
+# updates, the 2026 graph-data) from start to exit: reading and parsing the
+# saved full graph, answering, printing. The target is under 100 ms each.
+# Extra arguments go to hyperfine (e.g. --runs 50). Needs Debian's hyperfine.
+#
+#   scripts/bench-cli.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v hyperfine >/dev/null 2>&1; then
+    echo "bench-cli: needs hyperfine (apt-get install hyperfine)" >&2
+    exit 1
+fi
+cargo build --release -p cincinnati-cli -p release-set-generator
+bin=target/release
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The graph the demo graph-builder serves, and the same with a graph-data
+# change: a new risk on updates into 4.18.30.
+"$bin/release-set-generator" --apply-graph-data -o "$work/demo-graph.json" 2>/dev/null
+cp -r testdata/graph-data "$work/graph-data"
+cat > "$work/graph-data/blocked-edges/4.18.30-BenchRisk.yaml" <<'YAML'
+to: 4.18.30
+from: 4[.]18[.]2[0-7][+]
+url: https://issues.example.com/BENCH-1
+name: BenchRisk
+message: A risk the benchmark adds.
+matchingRules:
+- type: Always
+YAML
+"$bin/release-set-generator" --graph-data "$work/graph-data" --apply-graph-data -o "$work/changed-graph.json" 2>/dev/null
+
+c="$bin/cincinnati --graph $work/demo-graph.json -o json"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+hyperfine --warmup 3 --shell=none --ignore-failure \
+    --export-markdown "$work/results.md" "$@" \
+    -n "updates" "$c updates --channel stable-4.18 --version 4.18.20 --include-not-recommended" \
+    -n "path" "$c path --from 4.16.40 --to 4.18.40 --tier fast --all" \
+    -n "path, none: where it breaks, plan with risks" "$c path --from 4.14.60 --to 4.16.50 --tier eus" \
+    -n "explain" "$c explain --channel stable-4.16 --from 4.16.30 --to 4.16.32" \
+    -n "explain --graph-data DIR" "$c explain --channel stable-4.16 --from 4.16.30 --to 4.16.32 --graph-data testdata/graph-data" \
+    -n "channels" "$c channels" \
+    -n "render (stable-4.18, DOT)" "$bin/cincinnati --graph $work/demo-graph.json render --channel stable-4.18" \
+    -n "diff" "$c diff $work/demo-graph.json $work/changed-graph.json" \
+    -n "graph-data check" "$bin/cincinnati -o json graph-data check testdata/graph-data" \
+    -n "graph-data preview" "$c graph-data preview $work/graph-data --releases testdata/demo/releases.json.gz"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+cat "$work/results.md"
