@@ -165,7 +165,12 @@ impl<'a> Findings<'a> {
     ) -> Option<T> {
         match yaml::parse::<T>(text) {
             Ok(document) => {
-                for key in yaml::top_level_keys(text).unwrap_or_default() {
+                let keys = if yaml::only_known_keys(text, known) {
+                    Vec::new()
+                } else {
+                    yaml::top_level_keys(text).unwrap_or_default()
+                };
+                for key in keys {
                     if !known.contains(&key.value.as_str()) {
                         self.report_at(
                             path,

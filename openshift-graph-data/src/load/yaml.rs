@@ -26,6 +26,25 @@ pub(crate) fn top_level_keys(text: &str) -> Result<Vec<Spanned<String>>, YamlErr
     parse::<TopLevelKeys>(text).map(|keys| keys.0)
 }
 
+/// Whether every top-level key of a block-style document is one of
+/// `known`, as far as a glance at each line can tell: `false` means "not
+/// sure", and the document's keys are then read properly. Parsing a
+/// document a second time for its keys was a third of loading graph-data.
+pub(crate) fn only_known_keys(text: &str, known: &[&str]) -> bool {
+    text.lines().all(|line| {
+        let glance = line.trim_end();
+        if glance.is_empty() || glance.starts_with(['#', ' ', '-']) {
+            // A comment, something nested, or an item of a top-level key's list.
+            return glance != "---";
+        }
+        let Some((key, rest)) = glance.split_once(':') else {
+            return false;
+        };
+        let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        plain && (rest.is_empty() || rest.starts_with(' ')) && known.contains(&key)
+    })
+}
+
 /// The line a value was written on.
 pub(crate) fn line_of<T>(spanned: &Spanned<T>) -> u64 {
     spanned.referenced.line()
@@ -70,6 +89,25 @@ mod tests {
             .map(|key| (key.value.as_str(), line_of(key)))
             .collect();
         assert_eq!(found, [("name", 2), ("feeder", 3), ("versions", 5)]);
+    }
+
+    #[test]
+    fn a_glance_vouches_only_for_plain_known_keys() {
+        let known = ["to", "from", "name"];
+        assert!(only_known_keys(
+            "to: 4.1.1\nfrom: .*\n# why\nname:\n  - a\n- b\n",
+            &known
+        ));
+        for unsure in [
+            "to: 4.1.1\nowner: x\n",
+            "\"to\": 4.1.1\n",
+            "{to: 4.1.1, owner: x}\n",
+            "to: 4.1.1\n---\nowner: x\n",
+            "to:4.1.1\n",
+            "? to\n: 4.1.1\n",
+        ] {
+            assert!(!only_known_keys(unsure, &known), "{unsure:?}");
+        }
     }
 
     #[test]
