@@ -46,12 +46,7 @@ impl Input {
 
     /// What a cluster of `--arch` sends, without channel, ID or version.
     pub fn query(&self) -> Query<'_> {
-        Query {
-            arch: &self.arch,
-            channel: None,
-            id: None,
-            version: None,
-        }
+        Query::arch(&self.arch)
     }
 
     /// The graph holding `channels` (a full graph when none are named).
@@ -63,6 +58,22 @@ impl Input {
     ) -> Result<UpdateGraph, Failure> {
         let documents = fetcher.channels(query, channels).await?;
         Ok(UpdateGraph::build(&self.arch, &documents))
+    }
+
+    /// The full graph of `fetcher` (or its `channels`), read on a task of
+    /// its own: graphs from files are parsed side by side.
+    pub fn graph_in_background(
+        &self,
+        fetcher: Fetcher,
+        channels: Vec<String>,
+    ) -> impl Future<Output = Result<UpdateGraph, Failure>> + use<> {
+        let arch = self.arch.clone();
+        let task = tokio::spawn(async move {
+            let query = Query::arch(&arch);
+            let documents = fetcher.channels(&query, &channels).await?;
+            Ok(UpdateGraph::build(&arch, &documents))
+        });
+        async move { joined(task.await) }
     }
 
     /// Validated graph-data from a directory, a tarball or a URL.
@@ -94,4 +105,12 @@ fn client(made: &OnceLock<reqwest::Client>) -> reqwest::Client {
             .unwrap_or_default()
     })
     .clone()
+}
+
+/// What a task returned; a task that panicked panics here too.
+pub fn joined<T>(result: Result<T, tokio::task::JoinError>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(error) => std::panic::resume_unwind(error.into_panic()),
+    }
 }

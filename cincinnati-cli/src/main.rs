@@ -28,7 +28,9 @@ fn main() -> ExitCode {
             ))));
         }
     };
-    let result = tokio::runtime::Builder::new_current_thread()
+    // Several threads: some commands parse two graphs, or a graph and
+    // graph-data, side by side.
+    let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(outcome::Failure::from)

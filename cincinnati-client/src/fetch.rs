@@ -61,6 +61,18 @@ pub struct Query<'a> {
     pub version: Option<&'a Version>,
 }
 
+impl<'a> Query<'a> {
+    /// What a cluster of `arch` sends, without channel, ID or version.
+    pub fn arch(arch: &'a str) -> Self {
+        Self {
+            arch,
+            channel: None,
+            id: None,
+            version: None,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error("{text:?} is not a valid URL: {reason}")]

@@ -13,42 +13,28 @@ use crate::output::{self, BAD, GOOD, HEADING, RISK, Text, styled};
 pub async fn run(input: &Input, args: &DiffArgs, format: Format) -> Result<Answer, Failure> {
     let channels: Vec<String> = args.channel.iter().cloned().collect();
     let (old, new) = (input.fetcher_for(&args.old)?, input.fetcher_for(&args.new)?);
-    let (old, new) = read_both(input, [&old, &new], &channels).await?;
-    let changes = only(diff(&old, &new), args.channel.as_deref());
+    let (old_graph, new_graph) = tokio::try_join!(
+        input.graph_in_background(old.clone(), channels.clone()),
+        input.graph_in_background(new.clone(), channels)
+    )?;
+    holds_channels(&old_graph, &old)?;
+    holds_channels(&new_graph, &new)?;
+    let changes = only(diff(&old_graph, &new_graph), args.channel.as_deref());
     let document = DiffJson::new("Diff", &input.arch, args.old.clone(), args.new.clone(), &changes);
     output::print(format, &document, |text| table(text, &changes))?;
     Ok(verdict(&changes))
 }
 
-/// Both graphs, read at once.
-async fn read_both(
-    input: &Input,
-    [old, new]: [&Fetcher; 2],
-    channels: &[String],
-) -> Result<(UpdateGraph, UpdateGraph), Failure> {
-    let query = input.query();
-    let (old, new) = tokio::try_join!(
-        graph_of(input, old, &query, channels),
-        graph_of(input, new, &query, channels)
-    )?;
-    Ok((old, new))
-}
-
-/// One side's graph, which must hold the channels to compare.
-pub async fn graph_of(
-    input: &Input,
-    fetcher: &Fetcher,
-    query: &cincinnati_client::Query<'_>,
-    channels: &[String],
-) -> Result<UpdateGraph, Failure> {
-    let graph = input.graph(fetcher, query, channels).await?;
+/// A graph to compare must know some channels whole: one channel's saved
+/// answer says nothing of which.
+pub fn holds_channels(graph: &UpdateGraph, fetcher: &Fetcher) -> Result<(), Failure> {
     if *graph.coverage() == Coverage::Channels(Default::default()) {
         return Err(Failure::input(anyhow!(
             "{} holds one channel's answer: say which channel with --channel",
             fetcher.source()
         )));
     }
-    Ok(graph)
+    Ok(())
 }
 
 /// The changes on `channel` only, when one is named.

@@ -2,7 +2,7 @@
 
 use cincinnati_client::explain::{DeclarationKind, ExplainQuery, Explanation, Verdict, explain};
 use cincinnati_client::json::ExplanationJson;
-use cincinnati_client::{Source, Tier, UpdateGraph};
+use cincinnati_client::{Query, Source, Tier, UpdateGraph};
 use cincinnati_core::Version;
 
 use super::unique;
@@ -58,11 +58,7 @@ async fn read_graph(input: &Input, query: &ExplainQuery) -> Result<UpdateGraph, 
     }
     let candidates = candidate_channels(&missing);
     for arch in ARCHITECTURES.into_iter().filter(|arch| *arch != input.arch) {
-        let query = cincinnati_client::Query {
-            arch,
-            ..input.query()
-        };
-        documents.extend(fetcher.channels(&query, &candidates).await?);
+        documents.extend(fetcher.channels(&Query::arch(arch), &candidates).await?);
     }
     Ok(UpdateGraph::build(&input.arch, &documents))
 }

@@ -6,14 +6,14 @@ use std::path::Path;
 use anyhow::{Context as _, anyhow};
 use cincinnati_client::diff::diff;
 use cincinnati_client::json::{DiffJson, SCHEMA_VERSION};
-use cincinnati_client::{Document, UpdateGraph};
+use cincinnati_client::{Document, Query, UpdateGraph};
 use openshift_graph_data::apply::apply_with_defaults;
 use openshift_graph_data::{Diagnostic, GraphData, GraphDataFiles, Loaded, Location, Refused, Strictness};
 use serde::Serialize;
 
-use super::diff::{graph_of, only, table as diff_table, verdict};
+use super::diff::{holds_channels, only, table as diff_table, verdict};
 use crate::cli::{CheckArgs, Format, PreviewArgs};
-use crate::input::Input;
+use crate::input::{Input, joined};
 use crate::outcome::{Answer, Failure};
 use crate::output::{self, BAD, GOOD, RISK, styled};
 
@@ -104,7 +104,19 @@ struct PreviewJson<'a> {
 }
 
 pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Result<Answer, Failure> {
-    let graph_data = load(&args.dir)?.map_err(|refused| {
+    // Three reads, side by side: the graph-data, the releases, what is served.
+    let dir = args.dir.clone();
+    let graph_data = tokio::task::spawn_blocking(move || load(&dir));
+    let releases = input.fetcher_for(&args.releases)?;
+    let arch = input.arch.clone();
+    let releases = tokio::spawn(async move {
+        let query = Query::arch(&arch);
+        releases.document(&query).await
+    });
+    let channels: Vec<String> = args.channel.iter().cloned().collect();
+    let served = input.graph_in_background(input.fetcher.clone(), channels).await?;
+    holds_channels(&served, &input.fetcher)?;
+    let graph_data = joined(graph_data.await)?.map_err(|refused| {
         let first = refused.errors.first().map(|error| in_dir(&args.dir, error));
         Failure::input(anyhow!(
             "graph-data in {} is refused with {} error(s), first: {}",
@@ -113,11 +125,8 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
             first.unwrap_or_default()
         ))
     })?;
-    let releases = input.fetcher_for(&args.releases)?;
-    let releases = releases.document(&input.query()).await?.graph;
+    let releases = joined(releases.await)?.graph;
     let (built, warnings) = build(releases, &graph_data.graph_data, &input.arch)?;
-    let channels: Vec<String> = args.channel.iter().cloned().collect();
-    let served = graph_of(input, &input.fetcher, &input.query(), &channels).await?;
     let changes = only(diff(&served, &built), args.channel.as_deref());
     let document = PreviewJson {
         diff: DiffJson::new(
