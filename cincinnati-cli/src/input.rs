@@ -76,20 +76,29 @@ impl Input {
         async move { joined(task.await) }
     }
 
-    /// Validated graph-data from a directory, a tarball or a URL.
-    pub async fn graph_data(&self, location: &str) -> Result<GraphData, Failure> {
-        let files = graph_data_files(location, || client(&self.http)).await?;
-        let local = !location.starts_with("http://") && !location.starts_with("https://");
-        GraphData::load(files, &Strictness::default())
-            .map(|loaded| loaded.graph_data)
-            .map_err(|refused| Failure {
-                kind: if local {
-                    FailureKind::Input
-                } else {
-                    FailureKind::Service
-                },
-                error: anyhow!("graph-data {location}: {refused}"),
-            })
+    /// Validated graph-data from a directory, a tarball or a URL, read on a
+    /// task of its own (beside the graph it explains).
+    pub fn graph_data_in_background(
+        &self,
+        location: &str,
+    ) -> impl Future<Output = Result<GraphData, Failure>> + use<> {
+        let location = location.to_owned();
+        let local = matches!(Source::parse(&location), Ok(Source::File(_)));
+        let http = (!local).then(|| client(&self.http));
+        let task = tokio::spawn(async move {
+            let files = graph_data_files(&location, || http.expect("a client for a URL")).await?;
+            GraphData::load(files, &Strictness::default())
+                .map(|loaded| loaded.graph_data)
+                .map_err(|refused| Failure {
+                    kind: if local {
+                        FailureKind::Input
+                    } else {
+                        FailureKind::Service
+                    },
+                    error: anyhow!("graph-data {location}: {refused}"),
+                })
+        });
+        async move { joined(task.await) }
     }
 }
 

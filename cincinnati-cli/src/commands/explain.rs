@@ -20,9 +20,13 @@ pub async fn run(input: &Input, args: &ExplainArgs, format: Format) -> Result<An
         from: args.from.clone(),
         to: args.to.clone(),
     };
+    let graph_data = args
+        .graph_data
+        .as_deref()
+        .map(|location| input.graph_data_in_background(location));
     let graph = read_graph(input, &query).await?;
-    let graph_data = match &args.graph_data {
-        Some(location) => Some(input.graph_data(location).await?),
+    let graph_data = match graph_data {
+        Some(reading) => Some(reading.await?),
         None => None,
     };
     let explanation = explain(&graph, &query, graph_data.as_ref());
