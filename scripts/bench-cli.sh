@@ -2,16 +2,21 @@
 # Times every `cincinnati` command on the demo graph (5,743 releases, 63,257
 # updates, the 2026 graph-data) from start to exit: reading and parsing the
 # saved full graph, answering, printing. The target is under 100 ms each.
-# Extra arguments go to hyperfine (e.g. --runs 50). Needs Debian's hyperfine.
+# Prints wall time (min and mean) and CPU time (user + system, mean): on a
+# busy machine the CPU time is the fairer figure of a command's own work.
+# Extra arguments go to hyperfine (e.g. --runs 50). Needs Debian's hyperfine
+# and jq.
 #
 #   scripts/bench-cli.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v hyperfine >/dev/null 2>&1; then
-    echo "bench-cli: needs hyperfine (apt-get install hyperfine)" >&2
-    exit 1
-fi
+for tool in hyperfine jq; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "bench-cli: needs $tool (apt-get install $tool)" >&2
+        exit 1
+    fi
+done
 cargo build --release -p cincinnati-cli -p release-set-generator
 bin=target/release
 work=$(mktemp -d)
@@ -35,7 +40,7 @@ YAML
 c="$bin/cincinnati --graph $work/demo-graph.json -o json"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 hyperfine --warmup 3 --shell=none --ignore-failure \
-    --export-markdown "$work/results.md" "$@" \
+    --export-json "$work/results.json" "$@" \
     -n "updates" "$c updates --channel stable-4.18 --version 4.18.20 --include-not-recommended" \
     -n "path" "$c path --from 4.16.40 --to 4.18.40 --tier fast --all" \
     -n "path, none: where it breaks, plan with risks" "$c path --from 4.14.60 --to 4.16.50 --tier eus" \
@@ -47,4 +52,8 @@ hyperfine --warmup 3 --shell=none --ignore-failure \
     -n "graph-data check" "$bin/cincinnati -o json graph-data check testdata/graph-data" \
     -n "graph-data preview" "$c graph-data preview $work/graph-data --releases testdata/demo/releases.json.gz"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-cat "$work/results.md"
+echo
+echo "| command | wall min | wall mean | CPU mean (user + system) |"
+echo "|---|---:|---:|---:|"
+jq -r '.results[] | "| \(.command) | \(.min * 1000 | round) ms | \(.mean * 1000 | round) ms | \((.user + .system) * 1000 | round) ms |"' \
+    "$work/results.json"

@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::cincinnati;
-use e2e::client_graph::ClientUpdates;
+use common::{offered, updates};
 use e2e::graph_builder::GraphBuilderOptions;
 use e2e::scenario::{ARCHITECTURES, CANDIDATE};
 use e2e::stack::Stack;
@@ -24,22 +23,12 @@ async fn updates_are_what_the_e2e_suite_works_out_for_every_release() {
             let expected = stack.expected(channel, arch);
             stack.engines.await_graph(channel, arch, &expected).await.unwrap();
             for version in &stack.published().graph_data.channels[channel] {
-                let run = cincinnati(&[
-                    "--url",
-                    &url,
-                    "--arch",
-                    arch,
-                    "-o",
-                    "json",
-                    "updates",
-                    "--channel",
+                let run = updates(
+                    &["--url", &url, "--arch", arch],
                     channel,
-                    "--version",
                     version,
-                    "--id",
-                    CLUSTER_ID,
-                    "--include-not-recommended",
-                ]);
+                    &["--id", CLUSTER_ID, "--include-not-recommended"],
+                );
                 let cluster = format!("a {arch} cluster at {version} on {channel}");
                 match expected.updates_from(version) {
                     Some(updates) => {
@@ -60,34 +49,4 @@ async fn updates_are_what_the_e2e_suite_works_out_for_every_release() {
         }
     }
     assert!(asked >= 60, "only {asked} clusters asked");
-}
-
-/// The answer in the e2e suite's shape.
-fn offered(document: &serde_json::Value) -> ClientUpdates {
-    let version = |release: &serde_json::Value| release["version"].as_str().unwrap().to_owned();
-    let available = document["recommended"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(version)
-        .collect();
-    let conditional = document["conditional"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|update| {
-            let mut risks: Vec<String> = update["risks"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|risk| risk["name"].as_str().unwrap().to_owned())
-                .collect();
-            risks.sort();
-            (version(&update["release"]), risks)
-        })
-        .collect();
-    ClientUpdates {
-        available,
-        conditional,
-    }
 }

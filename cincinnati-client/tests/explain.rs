@@ -50,30 +50,34 @@ fn offered_updates_are_recommended_or_conditional_with_their_risks() {
 
 #[test]
 fn updates_that_are_not_offered_say_why() {
-    assert_eq!(
-        summary("stable-4.16", "4.16.0", "4.16.5"),
-        "not in stable-4.16: 4.16.5 is in fast-4.16"
-    );
-    assert_eq!(
-        summary("stable-4.16", "4.16.1", "4.16.0"),
-        "4.16.0 is not newer than 4.16.1: clusters do not downgrade"
-    );
-    assert_eq!(
-        summary("stable-4.16", "4.16.0", "4.16.9"),
-        "4.16.9 is not released for amd64 (only for arm64)"
-    );
-    assert_eq!(
-        summary("stable-4.16", "4.16.0", "4.16.99"),
-        "4.16.99 is not a release (of any architecture seen)"
-    );
-    assert_eq!(
-        summary("stable-4.99", "4.16.0", "4.16.1"),
-        "no release is in channel stable-4.99"
-    );
-    assert_eq!(
-        summary("stable-4.16", "4.16.1", "4.16.6"),
-        "there is no update from 4.16.1 to 4.16.6: no release metadata names one"
-    );
+    for ((channel, from, to), why) in [
+        (
+            ("stable-4.16", "4.16.0", "4.16.5"),
+            "not in stable-4.16: 4.16.5 is in fast-4.16",
+        ),
+        (
+            ("stable-4.16", "4.16.1", "4.16.0"),
+            "4.16.0 is not newer than 4.16.1: clusters do not downgrade",
+        ),
+        (
+            ("stable-4.16", "4.16.0", "4.16.9"),
+            "4.16.9 is not released for amd64 (only for arm64)",
+        ),
+        (
+            ("stable-4.16", "4.16.0", "4.16.99"),
+            "4.16.99 is not a release (of any architecture seen)",
+        ),
+        (
+            ("stable-4.99", "4.16.0", "4.16.1"),
+            "no release is in channel stable-4.99",
+        ),
+        (
+            ("stable-4.16", "4.16.1", "4.16.6"),
+            "there is no update from 4.16.1 to 4.16.6: no release metadata names one",
+        ),
+    ] {
+        assert_eq!(summary(channel, from, to), why);
+    }
 }
 
 #[test]

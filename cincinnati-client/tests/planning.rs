@@ -216,26 +216,24 @@ fn impossible_questions_say_why() {
             found => panic!("{found:?}"),
         }
     };
-    assert_eq!(
-        reason("4.16.0", "4.15.1", Tier::Stable),
-        "4.15.1 is older than 4.16.0: clusters do not downgrade"
-    );
-    assert_eq!(
-        reason("4.16.0", "4.17.0", Tier::Stable),
-        "4.17.0 is not released for this architecture (only for arm64)"
-    );
-    assert_eq!(
-        reason("4.16.0", "4.19.0", Tier::Stable),
-        "4.19.0 is not a release"
-    );
-    assert_eq!(
-        reason("4.15.1", "4.16.1", Tier::Fast),
-        "no release is in fast-4.15"
-    );
-    assert_eq!(
-        reason("4.14.3", "4.16.1", Tier::Candidate),
-        "no release is in candidate-4.14"
-    );
+    for ((from, to, tier), why) in [
+        (
+            ("4.16.0", "4.15.1", Tier::Stable),
+            "4.15.1 is older than 4.16.0: clusters do not downgrade",
+        ),
+        (
+            ("4.16.0", "4.17.0", Tier::Stable),
+            "4.17.0 is not released for this architecture (only for arm64)",
+        ),
+        (("4.16.0", "4.19.0", Tier::Stable), "4.19.0 is not a release"),
+        (("4.15.1", "4.16.1", Tier::Fast), "no release is in fast-4.15"),
+        (
+            ("4.14.3", "4.16.1", Tier::Candidate),
+            "no release is in candidate-4.14",
+        ),
+    ] {
+        assert_eq!(reason(from, to, tier), why);
+    }
     assert!(matches!(
         plan(&graph, &query("4.16.1", "4.16.1", Tier::Stable)),
         PathAnswer::Found { plan, .. } if plan.hops.is_empty()

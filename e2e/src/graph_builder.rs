@@ -56,19 +56,7 @@ pub async fn start_offline(
     graph_data: &Path,
 ) -> anyhow::Result<ServiceProcess> {
     let config = format!(
-        r#"verbosity = "v"
-
-[service]
-address = "127.0.0.1"
-port = 0
-public_port = 0
-path_prefix = "{PATH_PREFIX}"
-pause_secs = {REFRESH_INTERVAL_SECS}
-
-[status]
-address = "127.0.0.1"
-port = 0
-
+        r#"{service}
 [[plugin_settings]]
 name = "release-graph-file"
 path = {releases:?}
@@ -80,6 +68,7 @@ data_directory = {graph_data:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
+        service = service_settings(),
         releases = releases.display().to_string(),
         graph_data = graph_data.display().to_string(),
     );
@@ -106,8 +95,7 @@ async fn start_with(workdir: &Path, config: &str) -> anyhow::Result<ServiceProce
     .await
 }
 
-/// The configuration file. Ports are 0 here and set by flags, so the same
-/// file serves the first start (free ports) and restarts (the same ports).
+/// The configuration file of a graph-builder scraping the registry.
 fn config_toml(workdir: &Path, registry_url: &str, options: &GraphBuilderOptions) -> String {
     let cache = if options.scrape_cache {
         format!(
@@ -118,19 +106,7 @@ fn config_toml(workdir: &Path, registry_url: &str, options: &GraphBuilderOptions
         String::new()
     };
     format!(
-        r#"verbosity = "v"
-
-[service]
-address = "127.0.0.1"
-port = 0
-public_port = 0
-path_prefix = "{PATH_PREFIX}"
-pause_secs = {REFRESH_INTERVAL_SECS}
-
-[status]
-address = "127.0.0.1"
-port = 0
-
+        r#"{service}
 [[plugin_settings]]
 name = "release-scrape-dockerv2"
 registry = "{registry_url}"
@@ -152,7 +128,29 @@ data_directory = {output:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
+        service = service_settings(),
         concurrency = options.fetch_concurrency,
         output = workdir.join("graph-data-unpacked").display().to_string(),
+    )
+}
+
+/// What every test's graph-builder configuration starts with. Ports are 0
+/// here and set by flags, so the same file serves the first start (free
+/// ports) and restarts (the same ports).
+fn service_settings() -> String {
+    format!(
+        r#"verbosity = "v"
+
+[service]
+address = "127.0.0.1"
+port = 0
+public_port = 0
+path_prefix = "{PATH_PREFIX}"
+pause_secs = {REFRESH_INTERVAL_SECS}
+
+[status]
+address = "127.0.0.1"
+port = 0
+"#
     )
 }

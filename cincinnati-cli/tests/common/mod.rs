@@ -7,6 +7,7 @@ use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use e2e::client_graph::ClientUpdates;
 use openshift_graph_data::GraphDataFiles;
 use release_set_generator::{demo_graph, demo_releases, testdata_graph_data};
 
@@ -48,6 +49,21 @@ pub fn cincinnati_with<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str
     }
 }
 
+/// `cincinnati <source> -o json updates --channel <channel> --version
+/// <version> <extra>`.
+pub fn updates(source: &[&str], channel: &str, version: &str, extra: &[&str]) -> Run {
+    let question = [
+        "-o",
+        "json",
+        "updates",
+        "--channel",
+        channel,
+        "--version",
+        version,
+    ];
+    cincinnati(&[source, &question, extra].concat())
+}
+
 /// The full graph the demo graph-builder serves, as a file. Built once per
 /// content of its inputs and kept in the target directory, since building
 /// it takes seconds in a debug build.
@@ -73,4 +89,34 @@ pub fn demo_graph_file() -> PathBuf {
 /// A path in the repository.
 pub fn repository(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+/// What `updates -o json` printed, in the e2e suite's shape.
+pub fn offered(document: &serde_json::Value) -> ClientUpdates {
+    let version = |release: &serde_json::Value| release["version"].as_str().unwrap().to_owned();
+    let available = document["recommended"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(version)
+        .collect();
+    let conditional = document["conditional"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|update| {
+            let mut risks: Vec<String> = update["risks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|risk| risk["name"].as_str().unwrap().to_owned())
+                .collect();
+            risks.sort();
+            (version(&update["release"]), risks)
+        })
+        .collect();
+    ClientUpdates {
+        available,
+        conditional,
+    }
 }
