@@ -41,8 +41,8 @@ pub enum Error {
     #[error("could not hash the htpasswd password")]
     Htpasswd(#[from] bcrypt::BcryptError),
 
-    #[error("could not generate the TLS certificate")]
-    Certificate(#[from] rcgen::Error),
+    #[error("could not generate a certificate")]
+    Certificate(#[from] openssl::error::ErrorStack),
 
     #[error("could not start the token server")]
     TokenServer(#[source] Box<dyn std::error::Error + Send + Sync>),
