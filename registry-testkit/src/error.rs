@@ -47,6 +47,9 @@ pub enum Error {
     #[error("could not start the token server")]
     TokenServer(#[source] Box<dyn std::error::Error + Send + Sync>),
 
+    #[error("could not start the file server")]
+    FileServer(#[source] Box<dyn std::error::Error + Send + Sync>),
+
     #[error("could not build the HTTP client that probes the registry")]
     ProbeClient(#[source] reqwest::Error),
 
