@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use reqwest::Url;
+use http_fetch::Url;
 use service_kit::config::{ConfigError, Layers};
 
 use crate::settings::Settings;
@@ -136,6 +136,7 @@ pub fn check_config(mut settings: Settings) -> anyhow::Result<String> {
         &resolved.upstream_url,
         resolved.upstream_timeout,
         settings.upstream.cincinnati.max_body_bytes,
+        &settings.upstream.cincinnati.root_certificate_dir,
     )?;
     settings.upstream.cincinnati.url = redact_url(&settings.upstream.cincinnati.url);
     for table in &mut settings.policy {

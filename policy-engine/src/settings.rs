@@ -18,6 +18,7 @@
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use cincinnati_core::stage::Pipeline;
@@ -95,6 +96,8 @@ pub struct CincinnatiUpstream {
     pub interval_secs: u64,
     pub timeout_secs: u64,
     pub max_body_bytes: usize,
+    /// CAs trusted besides the system's, for an HTTPS upstream.
+    pub root_certificate_dir: PathBuf,
     /// Parameters forwarded to an engine upstream besides channel and arch.
     #[serde(deserialize_with = "string_list")]
     pub forward_parameters: Vec<String>,
@@ -140,6 +143,7 @@ impl Default for CincinnatiUpstream {
             interval_secs: 30,
             timeout_secs: 30,
             max_body_bytes: 128 * 1024 * 1024,
+            root_certificate_dir: PathBuf::from(http_fetch::trust::DEFAULT_ROOT_CERTIFICATE_DIR),
             forward_parameters: Vec::new(),
             max_feeds: 1024,
             max_answers: 4096,

@@ -48,6 +48,7 @@ impl Application {
             &resolved.upstream_url,
             resolved.upstream_timeout,
             settings.upstream.cincinnati.max_body_bytes,
+            &settings.upstream.cincinnati.root_certificate_dir,
         )?;
         let engine = Arc::new(Engine::new(
             client,

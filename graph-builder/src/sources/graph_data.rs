@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use futures::StreamExt;
+use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
 use openshift_graph_data::GraphDataFiles;
 use openshift_graph_data::signature::{SignatureStore, TrustedKeys};
 use serde::Deserialize;
@@ -23,8 +24,12 @@ use crate::registry::manifest::Manifest;
 use crate::registry::{RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy, certificates};
 use crate::secret::Secret;
 
-/// A graph-data image layer is a few MiB; this bounds a hostile one.
-const MAX_LAYER_BYTES: usize = 128 * 1024 * 1024;
+/// What the graph-builder's HTTP requests say they are.
+const USER_AGENT: &str = concat!("cincinnati-rs-graph-builder/", env!("CARGO_PKG_VERSION"));
+
+/// A graph-data tarball (an image layer is one) is a few MiB; this bounds a
+/// hostile or broken source, whether a URL or an image.
+pub const MAX_TARBALL_BYTES: usize = 128 * 1024 * 1024;
 
 /// Graph-data as read from a source.
 #[derive(Debug)]
@@ -42,8 +47,11 @@ pub enum GraphDataSourceError {
     Registry(#[from] crate::registry::RegistryError),
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("GET {url}: {reason}")]
-    Http { url: String, reason: String },
+    /// Unreachable, or a tarball over [`MAX_TARBALL_BYTES`].
+    #[error(transparent)]
+    Fetch(#[from] http_fetch::FetchError),
+    #[error("GET {url}: status {status}")]
+    Status { url: Url, status: StatusCode },
     #[error("graph-data image {reference}: {reason}")]
     Image { reference: String, reason: String },
 }
@@ -58,6 +66,9 @@ pub struct TarballSettings {
     pub url: Option<String>,
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
+    /// CAs trusted besides the system's, for an HTTPS `url`.
+    #[serde(default = "default_certificate_dir")]
+    pub root_certificate_dir: PathBuf,
 }
 
 fn default_timeout_secs() -> u64 {
@@ -106,7 +117,7 @@ fn default_certificate_dir() -> PathBuf {
     PathBuf::from("/etc/pki/ca-trust/extracted/")
 }
 fn default_signature_baseurl() -> String {
-    "https://mirror.openshift.com/pub/openshift-v4/signatures/openshift/release/".to_owned()
+    SignatureStore::DEFAULT_BASE_URL.to_owned()
 }
 
 pub enum GraphDataSource {
@@ -117,8 +128,8 @@ pub enum GraphDataSource {
 }
 
 pub struct TarballUrl {
-    client: reqwest::Client,
-    url: String,
+    client: HttpClient,
+    url: Url,
     etag: Option<String>,
 }
 
@@ -142,13 +153,17 @@ impl GraphDataSource {
         match (&settings.path, &settings.url) {
             (Some(path), None) => Ok(Self::TarballFile(path.clone())),
             (None, Some(url)) => {
-                let client = reqwest::Client::builder()
-                    .timeout(Duration::from_secs(settings.timeout_secs.max(1)))
-                    .build()
-                    .map_err(|error| error.to_string())?;
+                let url = Url::parse(url).map_err(|error| format!("url {url:?}: {error}"))?;
+                let client = HttpClient::new(ClientSettings {
+                    user_agent: USER_AGENT.to_owned(),
+                    timeout: Duration::from_secs(settings.timeout_secs.max(1)),
+                    roots: ExtraRoots::from_dir(&settings.root_certificate_dir),
+                    gzip: false,
+                })
+                .map_err(|error| error.to_string())?;
                 Ok(Self::TarballUrl(Box::new(TarballUrl {
                     client,
-                    url: url.clone(),
+                    url,
                     etag: None,
                 })))
             }
@@ -163,7 +178,8 @@ impl GraphDataSource {
                 .as_ref()
                 .ok_or("verify_signature needs public_keys_path")?;
             let keys = TrustedKeys::from_dir(keys_dir).map_err(|error| error.to_string())?;
-            let store = SignatureStore::with_default_client(&settings.signature_baseurl)
+            let roots = ExtraRoots::from_dir(&settings.root_certificate_dir);
+            let store = SignatureStore::new(&settings.signature_baseurl, roots, USER_AGENT)
                 .map_err(|error| error.to_string())?;
             Some(SignatureCheck { store, keys })
         } else {
@@ -245,29 +261,20 @@ impl GraphDataSource {
 impl TarballUrl {
     /// A conditional GET: a 304 means the graph-data did not change.
     async fn fetch(&mut self) -> Result<Option<GraphDataFiles>, GraphDataSourceError> {
-        let error = |reason: String| GraphDataSourceError::Http {
-            url: self.url.clone(),
-            reason,
-        };
-        let mut request = self.client.get(&self.url);
-        if let Some(etag) = &self.etag {
-            request = request.header(reqwest::header::IF_NONE_MATCH, etag);
-        }
-        let response = request.send().await.map_err(|e| error(e.to_string()))?;
-        if response.status() == reqwest::StatusCode::NOT_MODIFIED {
+        let request =
+            Get::new("graph-data", &self.url, MAX_TARBALL_BYTES).if_none_match(self.etag.as_deref());
+        let response = self.client.get(request).await?;
+        if response.status == StatusCode::NOT_MODIFIED {
             return Ok(None);
         }
-        if !response.status().is_success() {
-            return Err(error(format!("status {}", response.status())));
+        if !response.status.is_success() {
+            return Err(GraphDataSourceError::Status {
+                url: response.url,
+                status: response.status,
+            });
         }
-        let etag = response
-            .headers()
-            .get(reqwest::header::ETAG)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        let bytes = response.bytes().await.map_err(|e| error(e.to_string()))?;
-        let files = GraphDataFiles::from_tar_gz(bytes.as_ref())?;
-        self.etag = etag;
+        let files = GraphDataFiles::from_tar_gz(response.body.as_ref())?;
+        self.etag = response.etag;
         Ok(Some(files))
     }
 }
@@ -325,10 +332,10 @@ impl ImageSource {
                 source,
             })?;
             bytes.extend_from_slice(&chunk);
-            if bytes.len() > MAX_LAYER_BYTES {
+            if bytes.len() > MAX_TARBALL_BYTES {
                 return Err(GraphDataSourceError::Image {
                     reference: digest.to_owned(),
-                    reason: format!("layer larger than {MAX_LAYER_BYTES} bytes"),
+                    reason: format!("layer larger than {MAX_TARBALL_BYTES} bytes"),
                 });
             }
         }

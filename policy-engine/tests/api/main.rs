@@ -13,3 +13,4 @@ mod openapi;
 mod parameters;
 mod resilience;
 mod status;
+mod tls;
