@@ -8,6 +8,7 @@ use std::path::Path;
 
 use common::Running;
 use graph_builder::Application;
+use graph_builder::plan::Plan;
 use graph_builder::settings::Settings;
 use openshift_graph_data::signature::store::MAX_SIGNATURE_BYTES;
 use registry_testkit::{Body, FileServer, LocalRegistry};
@@ -186,6 +187,41 @@ async fn signature_verification_without_keys_is_refused_at_start_up() {
         .to_string();
     assert!(error.contains("dkrv2-secondary-metadata-scrape"), "{error}");
     assert!(error.contains(&keys.path().display().to_string()), "{error}");
+}
+
+#[test]
+fn both_registry_plugins_read_a_credentials_file_by_one_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{ not json").unwrap();
+    let absent = dir.path().join("absent.json");
+    let plan = |releases_credentials: &Path, graph_data_credentials: &Path| {
+        let text = format!(
+            "[[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nregistry = \"http://127.0.0.1:1\"\n\
+             repository = \"{RELEASES}\"\ncredentials_path = {releases:?}\n\
+             [[plugin_settings]]\nname = \"dkrv2-secondary-metadata-scrape\"\nregistry = \"http://127.0.0.1:1\"\n\
+             repository = \"{GRAPH_DATA}\"\ncredentials_path = {graph_data:?}\n",
+            releases = releases_credentials.display().to_string(),
+            graph_data = graph_data_credentials.display().to_string(),
+        );
+        Plan::from_settings(&toml::from_str(&text).unwrap())
+    };
+    // Absent (an optional Secret that is not there): anonymous, in both.
+    assert!(plan(&absent, &absent).is_ok());
+    // Broken: refused at start-up, naming the plugin and the file, in both.
+    for (releases, graph_data, plugin) in [
+        (&broken, &absent, "release-scrape-dockerv2"),
+        (&absent, &broken, "dkrv2-secondary-metadata-scrape"),
+    ] {
+        let error = plan(releases, graph_data)
+            .err()
+            .expect("a broken file is refused")
+            .to_string();
+        assert!(
+            error.contains(plugin) && error.contains(&broken.display().to_string()),
+            "{error}"
+        );
+    }
 }
 
 /// A signature store on 127.0.0.1 holding `signature` as signature 1 of

@@ -13,19 +13,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use futures::StreamExt;
 use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
 use openshift_graph_data::GraphDataFiles;
 use openshift_graph_data::signature::{SignatureStore, TrustedKeys};
+use registry_client::manifest::Manifest;
+use registry_client::{Access, RegistryClient, RetryPolicy};
 use serde::Deserialize;
 
-use crate::registry::credentials::{self, Credentials};
-use crate::registry::manifest::Manifest;
-use crate::registry::{RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy, certificates};
+use super::default_root_certificate_dir;
 use crate::secret::Secret;
-
-/// What the graph-builder's HTTP requests say they are.
-const USER_AGENT: &str = concat!("cincinnati-rs-graph-builder/", env!("CARGO_PKG_VERSION"));
 
 /// A graph-data tarball (an image layer is one) is a few MiB; this bounds a
 /// hostile or broken source, whether a URL or an image.
@@ -44,7 +40,7 @@ pub enum GraphDataSourceError {
     #[error(transparent)]
     Files(#[from] openshift_graph_data::FilesError),
     #[error(transparent)]
-    Registry(#[from] crate::registry::RegistryError),
+    Registry(#[from] registry_client::RegistryError),
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
     /// Unreachable, or a tarball over [`MAX_TARBALL_BYTES`].
@@ -67,7 +63,7 @@ pub struct TarballSettings {
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
     /// CAs trusted besides the system's, for an HTTPS `url`.
-    #[serde(default = "default_certificate_dir")]
+    #[serde(default = "default_root_certificate_dir")]
     pub root_certificate_dir: PathBuf,
 }
 
@@ -100,7 +96,7 @@ pub struct ImageSettings {
     pub password: Option<Secret>,
     #[serde(default)]
     pub credentials_path: Option<PathBuf>,
-    #[serde(default = "default_certificate_dir")]
+    #[serde(default = "default_root_certificate_dir")]
     pub root_certificate_dir: PathBuf,
     #[serde(default)]
     pub verify_signature: bool,
@@ -112,9 +108,6 @@ pub struct ImageSettings {
 
 fn default_tag() -> String {
     "latest".to_owned()
-}
-fn default_certificate_dir() -> PathBuf {
-    PathBuf::from("/etc/pki/ca-trust/extracted/")
 }
 fn default_signature_baseurl() -> String {
     SignatureStore::DEFAULT_BASE_URL.to_owned()
@@ -155,7 +148,7 @@ impl GraphDataSource {
             (None, Some(url)) => {
                 let url = Url::parse(url).map_err(|error| format!("url {url:?}: {error}"))?;
                 let client = HttpClient::new(ClientSettings {
-                    user_agent: USER_AGENT.to_owned(),
+                    user_agent: crate::USER_AGENT.to_owned(),
                     timeout: Duration::from_secs(settings.timeout_secs.max(1)),
                     roots: ExtraRoots::from_dir(&settings.root_certificate_dir),
                     gzip: false,
@@ -171,42 +164,34 @@ impl GraphDataSource {
         }
     }
 
+    /// The image source; its registry client and signature store trust the
+    /// same `root_certificate_dir`, and credentials follow
+    /// `registry_client::setup`'s rule.
     pub fn image(settings: &ImageSettings) -> Result<Self, String> {
+        let roots = ExtraRoots::from_dir(&settings.root_certificate_dir);
         let verification = if settings.verify_signature {
             let keys_dir = settings
                 .public_keys_path
                 .as_ref()
                 .ok_or("verify_signature needs public_keys_path")?;
             let keys = TrustedKeys::from_dir(keys_dir).map_err(|error| error.to_string())?;
-            let roots = ExtraRoots::from_dir(&settings.root_certificate_dir);
-            let store = SignatureStore::new(&settings.signature_baseurl, roots, USER_AGENT)
+            let store = SignatureStore::new(&settings.signature_baseurl, roots.clone(), crate::USER_AGENT)
                 .map_err(|error| error.to_string())?;
             Some(SignatureCheck { store, keys })
         } else {
             None
         };
-        let address = RegistryAddress::parse(&settings.registry).map_err(|error| error.to_string())?;
-        let credentials = match (&settings.username, &settings.password, &settings.credentials_path) {
-            (Some(username), Some(password), _) => Some(Credentials {
-                username: username.clone(),
-                password: password.expose().to_owned(),
-            }),
-            (None, None, Some(path)) if !path.as_os_str().is_empty() => {
-                // Unlike the release scraper, upstream treats this as fatal here.
-                credentials::from_docker_config(path, &address.host, &settings.repository)
-                    .map_err(|error| error.to_string())?
-            }
-            (None, None, _) => None,
-            _ => return Err("username and password go together".to_owned()),
+        let access = Access {
+            registry: &settings.registry,
+            repository: &settings.repository,
+            username: settings.username.as_deref(),
+            password: settings.password.as_ref().map(Secret::expose),
+            credentials_path: settings.credentials_path.as_deref(),
+            roots: &roots,
         };
-        let client = RegistryClient::new(RegistrySettings {
-            address,
-            repository: settings.repository.clone(),
-            credentials,
-            extra_root_certificates: certificates::load(&settings.root_certificate_dir).certificates,
-            retry: RetryPolicy::default(),
-        })
-        .map_err(|error| error.to_string())?;
+        let client = access
+            .client(RetryPolicy::default(), crate::USER_AGENT)
+            .map_err(|error| error.to_string())?;
         Ok(Self::Image(Box::new(ImageSource {
             client,
             tag: settings.tag.clone(),
@@ -305,7 +290,7 @@ impl ImageSource {
                 .map_err(|error| image_error(format!("signature of {digest}: {error}")))?;
         }
         for layer in layers.iter().rev() {
-            let bytes = self.read_layer(layer).await?;
+            let bytes = self.client.small_blob(layer, MAX_TARBALL_BYTES).await?;
             match GraphDataFiles::from_tar_gz(bytes.as_slice()) {
                 Ok(files) => {
                     self.layers = Some(layers.clone());
@@ -321,24 +306,5 @@ impl ImageSource {
         Err(image_error(
             "no layer holds a graph-data `version` file".to_owned(),
         ))
-    }
-
-    async fn read_layer(&self, digest: &str) -> Result<Vec<u8>, GraphDataSourceError> {
-        let mut stream = self.client.blob_stream(digest).await?;
-        let mut bytes = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|source| GraphDataSourceError::Read {
-                path: PathBuf::from(digest),
-                source,
-            })?;
-            bytes.extend_from_slice(&chunk);
-            if bytes.len() > MAX_TARBALL_BYTES {
-                return Err(GraphDataSourceError::Image {
-                    reference: digest.to_owned(),
-                    reason: format!("layer larger than {MAX_TARBALL_BYTES} bytes"),
-                });
-            }
-        }
-        Ok(bytes)
     }
 }
