@@ -20,12 +20,6 @@ use crate::server::{self, ApiContext};
 use crate::settings::Settings;
 use crate::state::{Health, SourceHealth, State};
 
-/// The commit this binary was built from, if the build said (`GIT_COMMIT`).
-const GIT_COMMIT: &str = match option_env!("GIT_COMMIT") {
-    Some(commit) => commit,
-    None => "unknown",
-};
-
 /// A bound, not yet running graph-builder.
 pub struct Application {
     pub api_address: SocketAddr,
@@ -44,7 +38,7 @@ impl Application {
         settings.validate()?;
         warn_about_ignored(settings);
         let plan = Plan::from_settings(settings)?;
-        let metrics = Metrics::new(GIT_COMMIT).context("registering metrics")?;
+        let metrics = Metrics::new(service_kit::build_info::git_commit()).context("registering metrics")?;
         let state = State::new(Health {
             releases: SourceHealth::new(plan.releases.describe()),
             graph_data: plan
@@ -162,7 +156,7 @@ pub async fn build_once(settings: &Settings) -> anyhow::Result<service_kit::Prep
     let mut plan = Plan::from_settings(settings)?;
     let shared = Shared {
         state: State::new(Health::default()),
-        metrics: Metrics::new(GIT_COMMIT)?,
+        metrics: Metrics::new(service_kit::build_info::git_commit())?,
     };
     let releases = refresh::fetch_releases(&mut plan.releases, settings.scrape_timeout(), &shared)
         .await

@@ -5,6 +5,7 @@ use policy_engine::cli::Cli;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    service_kit::build_info::record_git_commit(service_kit::source_commit!());
     let cli = Cli::parse();
     let settings = cli.settings()?;
     let _telemetry = service_kit::logging::init("policy-engine", settings.verbosity, settings.log_format)?;

@@ -21,12 +21,6 @@ use crate::routes::{self, openapi::OpenApiDocument};
 use crate::settings::Settings;
 use crate::upstream::client::UpstreamClient;
 
-/// The commit this binary was built from, if the build said (`GIT_COMMIT`).
-const GIT_COMMIT: &str = match option_env!("GIT_COMMIT") {
-    Some(commit) => commit,
-    None => "unknown",
-};
-
 /// A bound, not yet running policy-engine.
 pub struct Application {
     address: SocketAddr,
@@ -42,7 +36,8 @@ impl Application {
     pub fn build(settings: &Settings) -> anyhow::Result<Self> {
         warn_about_ignored_settings(settings);
         let resolved = settings.resolve()?;
-        let metrics = EngineMetrics::new(GIT_COMMIT).context("registering metrics")?;
+        let metrics =
+            EngineMetrics::new(service_kit::build_info::git_commit()).context("registering metrics")?;
         let openapi = OpenApiDocument::served(&settings.service.path_prefix, &resolved.rules.required);
         let client = UpstreamClient::new(
             &resolved.upstream_url,

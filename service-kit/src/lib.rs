@@ -8,6 +8,7 @@
 //! - [`routes`]: GET-and-HEAD resources.
 //! - [`status`]: the status server (probes, `/metrics`, `/status`).
 //! - [`metrics`]: a prefixed Prometheus registry and `build_info`.
+//! - [`build_info`]: the commit a binary was built from.
 //! - [`config`]: layered configuration (defaults, TOML, environment, CLI).
 //! - [`logging`]: the `tracing` subscriber.
 //! - [`telemetry`]: span export (OTLP) and W3C trace context in and out.
@@ -16,6 +17,7 @@
 //! This crate knows HTTP and nothing of graphs: it never parses or filters one.
 
 pub mod accept;
+pub mod build_info;
 pub mod config;
 pub mod errors;
 pub mod logging;
@@ -32,3 +34,6 @@ pub use errors::HttpError;
 pub use prefix::PathPrefix;
 pub use prepared::{CachePolicy, PreparedBody};
 pub use status::{BoundServer, StatusServer};
+
+#[doc(hidden)]
+pub use git_version as __git_version;
