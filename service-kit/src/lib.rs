@@ -12,6 +12,8 @@
 //! - [`logging`]: the `tracing` subscriber.
 //! - [`telemetry`]: span export (OTLP) and W3C trace context in and out.
 //! - [`shutdown`]: the termination signal.
+//! - [`supervisor`]: long-running tasks restarted when they die, and
+//!   liveness from their heartbeats.
 //!
 //! This crate knows HTTP and nothing of graphs: it never parses or filters one.
 
@@ -25,6 +27,7 @@ pub mod prepared;
 pub mod routes;
 pub mod shutdown;
 pub mod status;
+pub mod supervisor;
 pub mod telemetry;
 
 pub use accept::MediaTypes;
