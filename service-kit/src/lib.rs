@@ -4,6 +4,9 @@
 //! - [`accept`]: `Accept` and `Accept-Encoding` negotiation.
 //! - [`prepared`]: bodies computed once, served with ETag, 304, gzip and
 //!   `Cache-Control`.
+//! - [`identity_cache`]: identity bytes of compressed-only bodies, for the
+//!   answers most recently asked for without gzip.
+//! - [`connections`]: open connections counted and bounded.
 //! - [`errors`]: `ApiError` as a JSON answer, JSON 404 and 405, error counting.
 //! - [`routes`]: GET-and-HEAD resources.
 //! - [`status`]: the status server (probes, `/metrics`, `/status`).
@@ -19,7 +22,9 @@
 
 pub mod accept;
 pub mod config;
+pub mod connections;
 pub mod errors;
+pub mod identity_cache;
 pub mod logging;
 pub mod metrics;
 pub mod prefix;
@@ -32,6 +37,7 @@ pub mod telemetry;
 
 pub use accept::MediaTypes;
 pub use errors::HttpError;
+pub use identity_cache::IdentityCache;
 pub use prefix::PathPrefix;
 pub use prepared::{CachePolicy, PreparedBody};
 pub use status::{BoundServer, StatusServer};
