@@ -90,7 +90,8 @@ CONF
 nginx -c "$work/nginx.conf" &
 pids+=($!)
 
-"$ENGINE" \
+# As the image runs it (deploy/images/policy-engine.Dockerfile).
+MIMALLOC_PURGE_DELAY=0 "$ENGINE" \
     --service.port $ENGINE_PORT --status.port $STATUS_PORT \
     --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
     --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" &
