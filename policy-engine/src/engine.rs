@@ -66,7 +66,7 @@ pub struct Engine {
     /// upstream's kind is detected.
     root: Arc<Feed>,
     feeds: Mutex<HashMap<UpstreamParameters, Arc<Feed>>>,
-    /// Set once an engine upstream answered a client's request: until then
+    /// Set once an engine upstream answered the readiness probe: until then
     /// it may have no graph itself, and would answer clients 503.
     engine_upstream_answers: OnceLock<()>,
     /// Identity bytes of the answers most recently asked for without gzip
