@@ -132,3 +132,40 @@ async fn every_live_route_is_documented() {
         );
     }
 }
+
+/// A value outside what a parameter's schema allows, if the schema restricts
+/// its values (a pattern or a format).
+fn value_the_schema_forbids(schema: &Value) -> Option<String> {
+    if schema.get("pattern").is_some() {
+        return Some("Not Valid!".to_owned());
+    }
+    schema["format"].as_str().map(|format| format!("not-a-{format}"))
+}
+
+/// A contract fuzzer takes the document at its word: a request the schema
+/// forbids must be refused, or the document claims what the engine does not do.
+#[tokio::test]
+async fn every_restriction_the_document_declares_is_enforced() {
+    let (_upstream, app) = documented_app().await;
+    let document = app.get("/api/upgrades_info/openapi").await.json();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        let operation = &item["get"];
+        for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            let name = parameter["name"].as_str().unwrap();
+            let Some(forbidden) = value_the_schema_forbids(&parameter["schema"]) else {
+                continue;
+            };
+            let others = required_query(operation, Some(name));
+            let query: String = form_urlencoded::Serializer::new(others)
+                .append_pair(name, &forbidden)
+                .finish();
+            let answer = app.get(&format!("{path}?{query}")).await;
+            assert_eq!(answer.status, 400, "{path} with {name}={forbidden:?} is accepted");
+            assert_eq!(
+                answer.json()["kind"],
+                "invalid_params",
+                "{path} with {name}={forbidden:?}"
+            );
+        }
+    }
+}
