@@ -84,6 +84,13 @@ fn every_command_prints_what_the_golden_files_hold() {
             &["path", "--from", "4.14.60", "--to", "4.16.50", "--tier", "eus"],
         ),
         on_demo(
+            "path-eus-no-path.json",
+            1,
+            &[
+                "path", "--from", "4.14.60", "--to", "4.16.50", "--tier", "eus", "-o", "json",
+            ],
+        ),
+        on_demo(
             "path-eus-risk-accepted.yaml",
             0,
             &[
