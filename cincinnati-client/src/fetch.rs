@@ -73,6 +73,22 @@ impl<'a> Query<'a> {
     }
 }
 
+impl Query<'_> {
+    /// The query string's parameters, those given only, as the CVO sends them.
+    fn parameters(&self) -> Vec<(&'static str, String)> {
+        let parameters = [
+            ("arch", Some(self.arch.to_owned())),
+            ("channel", self.channel.map(str::to_owned)),
+            ("id", self.id.map(str::to_owned)),
+            ("version", self.version.map(Version::to_string)),
+        ];
+        parameters
+            .into_iter()
+            .filter_map(|(key, value)| Some((key, value?)))
+            .collect()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error("{text:?} is not a valid URL: {reason}")]
@@ -176,21 +192,10 @@ impl Fetcher {
 
     /// `GET url?arch=&channel=&id=&version=`, with `Accept: application/json`.
     async fn ask(&self, url: &reqwest::Url, query: &Query<'_>) -> Result<cincinnati_core::Graph, FetchError> {
-        let version = query.version.map(Version::to_string);
-        let parameters = [
-            ("arch", Some(query.arch)),
-            ("channel", query.channel),
-            ("id", query.id),
-            ("version", version.as_deref()),
-        ];
-        let present: Vec<(&str, &str)> = parameters
-            .into_iter()
-            .filter_map(|(key, value)| Some((key, value?)))
-            .collect();
         let http = self.http.as_ref().expect("a fetcher of a URL has a client");
         let request = http
             .get(url.clone())
-            .query(&present)
+            .query(&query.parameters())
             .header(reqwest::header::ACCEPT, "application/json");
         let failed = |source| FetchError::Request {
             url: url.to_string(),
@@ -335,4 +340,31 @@ pub async fn fetch_updates(
     };
     let view = graph.channel(channel).ok_or_else(not_found)?;
     Ok(view.updates_for(&cluster)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_sends_arch_channel_id_and_version_when_it_has_them() {
+        let version = Version::parse("4.16.3").unwrap();
+        let cluster = Query {
+            arch: "multi",
+            channel: Some("eus-4.16"),
+            id: Some("5b6f1e2a-9c3d-4e8f-a1b2-c3d4e5f60718"),
+            version: Some(&version),
+        };
+        let sent: Vec<(&str, String)> = cluster.parameters();
+        assert_eq!(
+            sent,
+            [
+                ("arch", "multi".to_owned()),
+                ("channel", "eus-4.16".to_owned()),
+                ("id", "5b6f1e2a-9c3d-4e8f-a1b2-c3d4e5f60718".to_owned()),
+                ("version", "4.16.3".to_owned()),
+            ]
+        );
+        assert_eq!(Query::arch("amd64").parameters(), [("arch", "amd64".to_owned())]);
+    }
 }
