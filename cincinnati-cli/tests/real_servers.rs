@@ -18,7 +18,7 @@ async fn demo_stack() -> OfflineStack {
 }
 
 #[tokio::test]
-async fn the_demo_graph_builder_serves_the_graph_the_other_tests_read() {
+async fn the_demo_graph_builder_serves_the_graph_the_other_tests_read_and_diff_and_preview_agree() {
     let stack = demo_stack().await;
     let served = reqwest::get(stack.full_graph_url())
         .await
@@ -31,6 +31,37 @@ async fn the_demo_graph_builder_serves_the_graph_the_other_tests_read() {
         served == demo_graph().unwrap(),
         "the demo graph-builder serves another graph"
     );
+
+    // The same graph, compared from a URL, a channel's answer, and rebuilt
+    // from the releases and the graph-data the graph-builder serves.
+    let demo = demo_graph_file();
+    let demo = demo.to_str().unwrap();
+    let (full_graph, engine) = (stack.full_graph_url(), stack.engines.graph_url());
+    let releases = demo_releases().display().to_string();
+    let graph_data = testdata_graph_data().display().to_string();
+    for args in [
+        vec!["diff", &full_graph, demo],
+        vec!["diff", "--channel", "stable-4.18", &engine, demo],
+        vec![
+            "--url",
+            &full_graph,
+            "graph-data",
+            "preview",
+            &graph_data,
+            "--releases",
+            &releases,
+        ],
+    ] {
+        let run = cincinnati(&args);
+        // Preview follows with the warnings of applying the graph-data.
+        let first_line = run.stdout.lines().next();
+        assert_eq!(
+            (run.code, first_line),
+            (0, Some("No differences.")),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
 }
 
 #[tokio::test]
