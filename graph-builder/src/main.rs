@@ -11,7 +11,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let settings = cli.settings()?;
     let _telemetry = service_kit::logging::init("graph-builder", settings.verbosity, settings.log_format)?;
-    if cli.common.check_config {
+    if cli.check_config {
         settings.validate()?;
         graph_builder::plan::Plan::from_settings(&settings)?;
         println!("{}", settings.printable());

@@ -64,8 +64,12 @@ pub struct ServiceSettings {
     pub tracing_endpoint: Option<String>,
 }
 
-/// `[status]`: where the status server listens.
-pub type StatusSettings = service_kit::status::StatusSettings<9080>;
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StatusSettings {
+    pub address: IpAddr,
+    pub port: u16,
+}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -101,6 +105,15 @@ impl Default for ServiceSettings {
             mandatory_client_parameters: Vec::new(),
             cache_max_age_secs: 0,
             tracing_endpoint: None,
+        }
+    }
+}
+
+impl Default for StatusSettings {
+    fn default() -> Self {
+        Self {
+            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 9080,
         }
     }
 }
@@ -188,7 +201,7 @@ impl Settings {
     }
 
     pub fn status_address(&self) -> SocketAddr {
-        self.status.socket_address()
+        SocketAddr::new(self.status.address, self.status.port)
     }
 
     pub fn scrape_pause(&self) -> Duration {

@@ -1,10 +1,11 @@
 //! Command-line flags, named as upstream's (`--service.address`, ...), merged
 //! over the configuration file and the environment.
 
+use std::path::PathBuf;
+
 use clap::Parser;
 use http_fetch::Url;
-use service_kit::config::ConfigError;
-use service_kit::flags::ServiceFlags;
+use service_kit::config::{ConfigError, Layers};
 
 use crate::settings::Settings;
 use crate::upstream::client::UpstreamClient;
@@ -20,8 +21,28 @@ pub const ENV_PREFIX: &str = "CINCINNATI_PE_";
 #[derive(Debug, Parser)]
 #[command(name = "policy-engine", version)]
 pub struct Cli {
-    #[command(flatten)]
-    pub common: ServiceFlags,
+    /// TOML configuration file.
+    #[arg(short = 'c', long = "config")]
+    config: Option<PathBuf>,
+    /// Validate the configuration, build the filter pipeline, print the
+    /// effective settings (secrets redacted), and exit.
+    #[arg(long = "check-config")]
+    pub check_config: bool,
+    /// More logging: -v info, -vv debug, -vvv trace (RUST_LOG wins).
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    verbosity: u8,
+    /// Log lines as text or json.
+    #[arg(long = "log_format")]
+    log_format: Option<String>,
+    #[arg(long = "service.address")]
+    service_address: Option<String>,
+    #[arg(long = "service.port")]
+    service_port: Option<u16>,
+    #[arg(long = "service.path_prefix")]
+    service_path_prefix: Option<String>,
+    /// Comma-separated parameters every graph request must carry.
+    #[arg(long = "service.mandatory_client_parameters")]
+    service_mandatory_client_parameters: Option<String>,
     #[arg(long = "service.workers")]
     service_workers: Option<usize>,
     #[arg(long = "service.keep_alive")]
@@ -36,8 +57,19 @@ pub struct Cli {
     service_max_open_connections: Option<usize>,
     #[arg(long = "service.max_connection_rate")]
     service_max_connection_rate: Option<usize>,
+    #[arg(long = "service.cache_max_age_secs")]
+    service_cache_max_age_secs: Option<u64>,
     #[arg(long = "service.identity_cache_bytes")]
     service_identity_cache_bytes: Option<usize>,
+    #[arg(long = "service.tracing_endpoint")]
+    service_tracing_endpoint: Option<String>,
+    #[arg(long = "status.address")]
+    status_address: Option<String>,
+    #[arg(long = "status.port")]
+    status_port: Option<u16>,
+    /// Deprecated upstream flag; ignored.
+    #[arg(long = "upstream.method")]
+    upstream_method: Option<String>,
     /// The upstream graph URL: a graph-builder's or another engine's /graph.
     #[arg(long = "upstream.cincinnati.url")]
     upstream_url: Option<String>,
@@ -58,26 +90,45 @@ pub struct Cli {
 impl Cli {
     /// The settings from every layer.
     pub fn settings(&self) -> Result<Settings, ConfigError> {
-        self.common
-            .layers(ENV_PREFIX)?
-            .set_some("service.workers", self.service_workers)
-            .set_some("service.keep_alive", self.service_keep_alive)
-            .set_some("service.client_timeout", self.service_client_timeout)
-            .set_some("service.backlog", self.service_backlog)
-            .set_some("service.max_connections", self.service_max_connections)
-            .set_some("service.max_open_connections", self.service_max_open_connections)
-            .set_some("service.max_connection_rate", self.service_max_connection_rate)
-            .set_some("service.identity_cache_bytes", self.service_identity_cache_bytes)
-            .set_some("upstream.cincinnati.url", self.upstream_url.as_deref())
-            .set_some("upstream.cincinnati.kind", self.upstream_kind.as_deref())
-            .set_some("upstream.cincinnati.interval_secs", self.upstream_interval_secs)
-            .set_some("upstream.cincinnati.timeout_secs", self.upstream_timeout_secs)
-            .set_some("upstream.cincinnati.max_body_bytes", self.upstream_max_body_bytes)
-            .set_some(
-                "upstream.cincinnati.forward_parameters",
-                self.upstream_forward_parameters.as_deref(),
-            )
-            .extract()
+        Layers::for_service(
+            self.config.as_deref(),
+            ENV_PREFIX,
+            self.verbosity,
+            self.log_format.as_deref(),
+        )?
+        .set_some("service.address", self.service_address.as_deref())
+        .set_some("service.port", self.service_port)
+        .set_some("service.path_prefix", self.service_path_prefix.as_deref())
+        .set_some(
+            "service.mandatory_client_parameters",
+            self.service_mandatory_client_parameters.as_deref(),
+        )
+        .set_some("service.workers", self.service_workers)
+        .set_some("service.keep_alive", self.service_keep_alive)
+        .set_some("service.client_timeout", self.service_client_timeout)
+        .set_some("service.backlog", self.service_backlog)
+        .set_some("service.max_connections", self.service_max_connections)
+        .set_some("service.max_open_connections", self.service_max_open_connections)
+        .set_some("service.max_connection_rate", self.service_max_connection_rate)
+        .set_some("service.cache_max_age_secs", self.service_cache_max_age_secs)
+        .set_some("service.identity_cache_bytes", self.service_identity_cache_bytes)
+        .set_some(
+            "service.tracing_endpoint",
+            self.service_tracing_endpoint.as_deref(),
+        )
+        .set_some("status.address", self.status_address.as_deref())
+        .set_some("status.port", self.status_port)
+        .set_some("upstream.method", self.upstream_method.as_deref())
+        .set_some("upstream.cincinnati.url", self.upstream_url.as_deref())
+        .set_some("upstream.cincinnati.kind", self.upstream_kind.as_deref())
+        .set_some("upstream.cincinnati.interval_secs", self.upstream_interval_secs)
+        .set_some("upstream.cincinnati.timeout_secs", self.upstream_timeout_secs)
+        .set_some("upstream.cincinnati.max_body_bytes", self.upstream_max_body_bytes)
+        .set_some(
+            "upstream.cincinnati.forward_parameters",
+            self.upstream_forward_parameters.as_deref(),
+        )
+        .extract()
     }
 }
 

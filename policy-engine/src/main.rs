@@ -15,7 +15,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let settings = cli.settings()?;
     let _telemetry = service_kit::logging::init("policy-engine", settings.verbosity, settings.log_format)?;
-    if cli.common.check_config {
+    if cli.check_config {
         println!("{}", policy_engine::cli::check_config(settings)?);
         return Ok(());
     }

@@ -77,8 +77,12 @@ pub struct ServiceSettings {
     pub tracing_endpoint: Option<String>,
 }
 
-/// `[status]`: where the status server listens.
-pub type StatusSettings = service_kit::status::StatusSettings<9081>;
+#[derive(Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StatusSettings {
+    pub address: IpAddr,
+    pub port: u16,
+}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -124,6 +128,15 @@ impl Default for ServiceSettings {
             cache_max_age_secs: 60,
             identity_cache_bytes: 8 * 1024 * 1024,
             tracing_endpoint: None,
+        }
+    }
+}
+
+impl Default for StatusSettings {
+    fn default() -> Self {
+        Self {
+            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 9081,
         }
     }
 }
@@ -182,7 +195,7 @@ impl Settings {
     }
 
     pub fn status_address(&self) -> SocketAddr {
-        self.status.socket_address()
+        SocketAddr::new(self.status.address, self.status.port)
     }
 
     /// Checks the settings and builds the filter pipeline.

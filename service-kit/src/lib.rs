@@ -9,12 +9,10 @@
 //! - [`connections`]: open connections counted and bounded.
 //! - [`errors`]: `ApiError` as a JSON answer, JSON 404 and 405, error counting.
 //! - [`routes`]: GET-and-HEAD resources.
-//! - [`status`]: the status server (probes, `/metrics`, `/status`) and its
-//!   settings.
+//! - [`status`]: the status server (probes, `/metrics`, `/status`).
 //! - [`metrics`]: a prefixed Prometheus registry and `build_info`.
 //! - [`build_info`]: the commit a binary was built from.
 //! - [`config`]: layered configuration (defaults, TOML, environment, CLI).
-//! - [`flags`]: the command-line flags every service takes.
 //! - [`logging`]: the `tracing` subscriber.
 //! - [`telemetry`]: span export (OTLP) and W3C trace context in and out.
 //! - [`shutdown`]: the termination signal.
@@ -28,7 +26,6 @@ pub mod build_info;
 pub mod config;
 pub mod connections;
 pub mod errors;
-pub mod flags;
 pub mod identity_cache;
 pub mod logging;
 pub mod metrics;

@@ -3,60 +3,18 @@
 //! (`/livez` `/readyz` in the policy-engine, `/liveness` `/readiness` in the
 //! graph-builder), `/metrics` and a JSON `/status`.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::http::header;
 use actix_web::{App, HttpResponse, HttpServer, web};
 use prometheus::Registry;
-use serde::{Deserialize, Deserializer};
 
 use crate::errors::not_found;
 use crate::metrics;
 use crate::routes::get_or_head;
 use crate::supervisor::Liveness;
-
-/// A service's `[status]` settings; each service has its own default port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StatusSettings<const DEFAULT_PORT: u16> {
-    pub address: IpAddr,
-    pub port: u16,
-}
-
-impl<const DEFAULT_PORT: u16> StatusSettings<DEFAULT_PORT> {
-    pub fn socket_address(&self) -> SocketAddr {
-        SocketAddr::new(self.address, self.port)
-    }
-}
-
-impl<const DEFAULT_PORT: u16> Default for StatusSettings<DEFAULT_PORT> {
-    fn default() -> Self {
-        Self {
-            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            port: DEFAULT_PORT,
-        }
-    }
-}
-
-/// `[status]` as written; serde derives no const-generic types.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StatusKeys {
-    address: Option<IpAddr>,
-    port: Option<u16>,
-}
-
-impl<'de, const DEFAULT_PORT: u16> Deserialize<'de> for StatusSettings<DEFAULT_PORT> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let keys = StatusKeys::deserialize(deserializer)?;
-        let default = Self::default();
-        Ok(Self {
-            address: keys.address.unwrap_or(default.address),
-            port: keys.port.unwrap_or(default.port),
-        })
-    }
-}
 
 type Check = Arc<dyn Fn() -> bool + Send + Sync>;
 type Refresh = Arc<dyn Fn() + Send + Sync>;
@@ -172,21 +130,6 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use super::*;
-
-    #[test]
-    fn status_settings_default_to_the_services_port_key_by_key() {
-        type Settings = StatusSettings<9081>;
-        let read = |text: &str| toml::from_str::<Settings>(text);
-        assert_eq!(read("").unwrap().socket_address().to_string(), "127.0.0.1:9081");
-        let address = read("address = \"0.0.0.0\"").unwrap();
-        assert_eq!(address.socket_address().to_string(), "0.0.0.0:9081");
-        assert_eq!(
-            read("port = 1").unwrap().socket_address().to_string(),
-            "127.0.0.1:1"
-        );
-        let error = read("prot = 1").unwrap_err().to_string();
-        assert!(error.contains("expected `address` or `port`"), "{error}");
-    }
 
     #[actix_web::test]
     async fn probes_metrics_and_status_answer_on_their_own_port() {
