@@ -46,10 +46,10 @@ impl Answer {
 /// Settings for a test engine: ephemeral ports, fast refreshes, `upstream`.
 pub fn settings(upstream: &str) -> Settings {
     let mut settings = Settings::default();
-    settings.service.port = 0;
+    settings.service.api.port = 0;
     settings.status.port = 0;
-    settings.service.workers = 1;
-    settings.upstream.cincinnati.url = upstream.to_owned();
+    settings.service.connections.workers = 1;
+    settings.upstream.cincinnati.url = upstream.parse().unwrap();
     settings.upstream.cincinnati.interval_secs = 1;
     settings.upstream.cincinnati.timeout_secs = 2;
     settings
@@ -66,8 +66,8 @@ pub async fn spawn_ready(settings: Settings) -> TestApp {
 pub async fn spawn(settings: Settings) -> TestApp {
     let application = Application::build(&settings).expect("the test engine starts");
     let app = TestApp {
-        address: application.address(),
-        status_address: application.status_address(),
+        address: application.address("api"),
+        status_address: application.address("status"),
         // Raw bytes: tests check compressed bodies themselves.
         client: reqwest::Client::builder().no_gzip().build().unwrap(),
         stop: application.stop_handle(),
