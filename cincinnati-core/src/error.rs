@@ -28,19 +28,79 @@ pub enum ErrorKind {
 /// the `kind` string on the wire, the HTTP status, and the prefix upstream
 /// puts before the detail in `value`.
 const FACTS: [(ErrorKind, &str, u16, &str); 13] = [
-    (ErrorKind::FailedJsonIn, "failed_json_in", 500, "failed to deserialize JSON"),
-    (ErrorKind::FailedJsonOut, "failed_json_out", 500, "failed to serialize JSON"),
-    (ErrorKind::FailedUpstreamFetch, "failed_upstream_fetch", 500, "failed to fetch upstream graph"),
-    (ErrorKind::FailedPluginExecution, "failed_plugin_execution", 500, "failed to execute plugins"),
-    (ErrorKind::FailedUpstreamRequest, "failed_upstream_request", 500, "failed to assemble upstream request"),
-    (ErrorKind::InvalidContentType, "invalid_content_type", 406, "invalid Content-Type requested"),
-    (ErrorKind::MissingParams, "missing_params", 400, "mandatory client parameters missing"),
-    (ErrorKind::InvalidParams, "invalid_params", 400, "invalid client parameters"),
-    (ErrorKind::ArchVersionError, "arch_version_error", 500, "failed to process version"),
-    (ErrorKind::FileOpenError, "file_open_err", 500, "failed to open file"),
+    (
+        ErrorKind::FailedJsonIn,
+        "failed_json_in",
+        500,
+        "failed to deserialize JSON",
+    ),
+    (
+        ErrorKind::FailedJsonOut,
+        "failed_json_out",
+        500,
+        "failed to serialize JSON",
+    ),
+    (
+        ErrorKind::FailedUpstreamFetch,
+        "failed_upstream_fetch",
+        500,
+        "failed to fetch upstream graph",
+    ),
+    (
+        ErrorKind::FailedPluginExecution,
+        "failed_plugin_execution",
+        500,
+        "failed to execute plugins",
+    ),
+    (
+        ErrorKind::FailedUpstreamRequest,
+        "failed_upstream_request",
+        500,
+        "failed to assemble upstream request",
+    ),
+    (
+        ErrorKind::InvalidContentType,
+        "invalid_content_type",
+        406,
+        "invalid Content-Type requested",
+    ),
+    (
+        ErrorKind::MissingParams,
+        "missing_params",
+        400,
+        "mandatory client parameters missing",
+    ),
+    (
+        ErrorKind::InvalidParams,
+        "invalid_params",
+        400,
+        "invalid client parameters",
+    ),
+    (
+        ErrorKind::ArchVersionError,
+        "arch_version_error",
+        500,
+        "failed to process version",
+    ),
+    (
+        ErrorKind::FileOpenError,
+        "file_open_err",
+        500,
+        "failed to open file",
+    ),
     (ErrorKind::DoesNotExist, "does_not_exist", 404, "does not exist"),
-    (ErrorKind::MethodNotAllowed, "method_not_allowed", 405, "method not allowed"),
-    (ErrorKind::ServiceUnavailable, "service_unavailable", 503, "service unavailable"),
+    (
+        ErrorKind::MethodNotAllowed,
+        "method_not_allowed",
+        405,
+        "method not allowed",
+    ),
+    (
+        ErrorKind::ServiceUnavailable,
+        "service_unavailable",
+        503,
+        "service unavailable",
+    ),
 ];
 
 impl ErrorKind {

@@ -42,6 +42,22 @@ pub fn plugin_markers(doc: &str, service: &str) -> Vec<String> {
         .collect()
 }
 
+/// The plugin tables of `service` name exactly the plugins the code knows;
+/// returns their names, in the doc's order.
+pub fn documented_plugins<'a>(
+    doc: &str,
+    service: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let documented = plugin_markers(doc, service);
+    assert_eq!(
+        documented.iter().map(String::as_str).collect::<BTreeSet<_>>(),
+        known.into_iter().collect::<BTreeSet<_>>(),
+        "plugin tables of {service} in docs/operations.md vs the plugins it knows"
+    );
+    documented
+}
+
 /// The `code` spans of a cell.
 pub fn code(cell: &str) -> Vec<String> {
     cell.split('`').skip(1).step_by(2).map(str::to_owned).collect()
@@ -122,7 +138,11 @@ impl<'de> serde::Deserializer<'de> for FieldRecorder<'_> {
 
 /// A documented default must give the settings the defaults give: setting
 /// the key to it changes nothing.
-pub fn check_default<T: DeserializeOwned + Serialize + Default>(key: &str, cell: &str, keys: &BTreeSet<String>) {
+pub fn check_default<T: DeserializeOwned + Serialize + Default>(
+    key: &str,
+    cell: &str,
+    keys: &BTreeSet<String>,
+) {
     let Some(literal) = toml_literal(cell) else {
         let spans = code(cell);
         assert!(

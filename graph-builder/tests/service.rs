@@ -136,7 +136,7 @@ async fn errors_are_json_with_upstream_kinds() {
         &fixture("graph-gb-raw.json"),
         &fixture("cincinnati-graph-data"),
     ));
-    settings.service.mandatory_client_parameters = vec!["channel".into()];
+    settings.service.requests.mandatory_client_parameters = vec!["channel".into()];
     let app = spawn(settings).await;
     app.wait_until_ready().await;
 

@@ -425,5 +425,3 @@ fn detect_kind(refresh: &Refresh) -> Option<UpstreamKind> {
 fn is_parameter_error(kind: ErrorKind) -> bool {
     matches!(kind, ErrorKind::MissingParams | ErrorKind::InvalidParams)
 }
-
-

@@ -26,7 +26,8 @@ use cincinnati_core::stage::Pipeline;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use service_kit::secret::RedactedUrl;
 use service_kit::settings::{
-    ApiSettings, ConnectionSettings, Logging, RequestSettings, ServiceSettings as Skeleton, StatusSettings,
+    ApiSettings, ConnectionSettings, Logging, Named, RequestSettings, ServiceSettings as Skeleton,
+    StatusSettings,
 };
 
 use crate::engine::Limits;
@@ -102,7 +103,9 @@ impl Default for ServiceSettings {
 impl Default for CincinnatiUpstream {
     fn default() -> Self {
         Self {
-            url: "http://localhost:8080/graph".parse().expect("the default URL is valid"),
+            url: "http://localhost:8080/graph"
+                .parse()
+                .expect("the default URL is valid"),
             kind: KindSetting::Auto,
             interval_secs: 30,
             timeout_secs: 30,
@@ -171,20 +174,9 @@ impl<'de> Deserialize<'de> for PolicyTable {
 
 impl Serialize for PolicyTable {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap as _;
         match self {
             Self::Filter(table) => table.serialize(serializer),
-            Self::GraphFetch(settings) => {
-                let mut map = serializer.serialize_map(None)?;
-                map.serialize_entry("name", GRAPH_FETCH)?;
-                if let Some(upstream) = &settings.upstream {
-                    map.serialize_entry("upstream", upstream)?;
-                }
-                if let Some(timeout) = &settings.timeout {
-                    map.serialize_entry("timeout", timeout)?;
-                }
-                map.end()
-            }
+            Self::GraphFetch(settings) => Named(GRAPH_FETCH, settings).serialize(serializer),
         }
     }
 }
@@ -327,17 +319,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("default_arch"), "{error}");
-        let error = toml::from_str::<Settings>("[[policy]]\nname = \"cincinnati-graph-fetch\"\nupstrem = \"x\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("cincinnati-graph-fetch") && error.contains("upstrem"), "{error}");
+        let error =
+            toml::from_str::<Settings>("[[policy]]\nname = \"cincinnati-graph-fetch\"\nupstrem = \"x\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            error.contains("cincinnati-graph-fetch") && error.contains("upstrem"),
+            "{error}"
+        );
     }
 
     #[test]
     fn service_and_status_must_not_share_a_port() {
-        let error =
-            service_kit::settings::distinct_addresses(&settings("[service]\nport = 9000\n[status]\nport = 9000\n"))
-                .unwrap_err();
+        let error = service_kit::settings::distinct_addresses(&settings(
+            "[service]\nport = 9000\n[status]\nport = 9000\n",
+        ))
+        .unwrap_err();
         assert_eq!(
             error.to_string(),
             "two servers would listen on 127.0.0.1:9000: give each its own port"

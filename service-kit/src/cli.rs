@@ -225,7 +225,10 @@ mod tests {
         about: "a test",
         env_prefix: "SKCLI_",
         flags: Flags {
-            aliases: &[("service.port", "port"), ("service.timeout_secs", "service.timeout")],
+            aliases: &[
+                ("service.port", "port"),
+                ("service.timeout_secs", "service.timeout"),
+            ],
             without: &["plugins"],
         },
     };
@@ -233,8 +236,12 @@ mod tests {
     fn parse(arguments: &[&str]) -> Result<Settings, String> {
         let schema = Schema::of::<Settings>();
         let command = command(&NAMING, &schema, Vec::new());
-        let invocation = Invocation::try_parse_from(command, NAMING.env_prefix, [&["test-service"], arguments].concat())
-            .map_err(|error| error.to_string())?;
+        let invocation = Invocation::try_parse_from(
+            command,
+            NAMING.env_prefix,
+            [&["test-service"], arguments].concat(),
+        )
+        .map_err(|error| error.to_string())?;
         invocation
             .layers(&schema)
             .and_then(|layers| layers.extract_known(&schema))
@@ -243,10 +250,22 @@ mod tests {
 
     #[test]
     fn every_setting_has_its_flag_typed_as_the_setting() {
-        let settings = parse(&["-vv", "--port", "8", "--service.path_prefix", "123", "--service.timeout", "7"]).unwrap();
+        let settings = parse(&[
+            "-vv",
+            "--port",
+            "8",
+            "--service.path_prefix",
+            "123",
+            "--service.timeout",
+            "7",
+        ])
+        .unwrap();
         assert_eq!(settings.verbosity, 2);
         assert_eq!(settings.service.port, 8);
-        assert_eq!(settings.service.path_prefix, "123", "a string setting takes the text as given");
+        assert_eq!(
+            settings.service.path_prefix, "123",
+            "a string setting takes the text as given"
+        );
         assert_eq!(settings.service.timeout_secs, Some(7));
         assert_eq!(parse(&["--service.port", "9"]).unwrap().service.port, 9);
     }
@@ -254,7 +273,11 @@ mod tests {
     #[test]
     fn flags_are_only_those_of_settings() {
         assert!(parse(&["--plugins", "x"]).unwrap_err().contains("--plugins"));
-        assert!(parse(&["--service.prot", "1"]).unwrap_err().contains("--service.prot"));
+        assert!(
+            parse(&["--service.prot", "1"])
+                .unwrap_err()
+                .contains("--service.prot")
+        );
         let error = parse(&["--service.port", "many"]).unwrap_err();
         assert!(error.contains("service"), "{error}");
     }

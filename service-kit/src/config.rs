@@ -121,8 +121,16 @@ impl Layers {
                     .find_metadata(&key)
                     .map(|metadata| origin(metadata, &key))
                     .unwrap_or_else(|| "given".to_owned()),
-                table: if table.is_empty() { "the top level".to_owned() } else { format!("[{table}]") },
-                known: known.into_iter().map(String::as_str).collect::<Vec<_>>().join(", "),
+                table: if table.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    format!("[{table}]")
+                },
+                known: known
+                    .into_iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 key,
             });
         }
@@ -142,7 +150,9 @@ fn first_unknown(given: &Dict, prefix: &str, schema: &Schema) -> Option<String> 
         };
         match (schema.default_at(&key), value) {
             (None, _) => Some(key),
-            (Some(default), Value::Dict(_, inner)) if default.is_object() => first_unknown(inner, &key, schema),
+            (Some(default), Value::Dict(_, inner)) if default.is_object() => {
+                first_unknown(inner, &key, schema)
+            }
             (Some(_), _) => None,
         }
     })
@@ -154,7 +164,11 @@ fn origin(metadata: &Metadata, key: &str) -> String {
     let parts: Vec<&str> = key.split('.').collect();
     match &metadata.source {
         Some(source) => format!("{} {source}", metadata.name),
-        None => format!("{} {}", metadata.name, metadata.interpolate(&Profile::Default, &parts)),
+        None => format!(
+            "{} {}",
+            metadata.name,
+            metadata.interpolate(&Profile::Default, &parts)
+        ),
     }
 }
 

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use prometheus::core::Collector;
 use prometheus::{
-    Encoder, Gauge, GaugeVec, Histogram, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Encoder, Gauge, GaugeVec, Histogram, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec,
+    Opts, Registry, TextEncoder,
 };
 use serde::Serialize;
 
@@ -72,7 +72,10 @@ impl MetricRegistry {
     /// Registers `metric` and returns it, for the struct that keeps it.
     pub fn add<M: Metric>(&self, metric: M) -> prometheus::Result<M> {
         self.registry.register(Box::new(metric.clone()))?;
-        let mut described = self.described.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut described = self
+            .described
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         described.extend(metric.desc().into_iter().map(|desc| Described {
             name: format!("{}_{}", self.prefix, desc.fq_name),
             kind: M::KIND,
@@ -83,7 +86,11 @@ impl MetricRegistry {
 
     /// Every metric registered, sorted by name.
     pub fn described(&self) -> Vec<Described> {
-        let mut described = self.described.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        let mut described = self
+            .described
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
         described.sort();
         described
     }
@@ -157,7 +164,13 @@ mod tests {
     #[test]
     fn a_name_registered_twice_is_refused() {
         let registry = MetricRegistry::new("cincinnati_test").unwrap();
-        registry.add(IntCounter::new("requests_total", "a").unwrap()).unwrap();
-        assert!(registry.add(IntCounter::new("requests_total", "b").unwrap()).is_err());
+        registry
+            .add(IntCounter::new("requests_total", "a").unwrap())
+            .unwrap();
+        assert!(
+            registry
+                .add(IntCounter::new("requests_total", "b").unwrap())
+                .is_err()
+        );
     }
 }

@@ -82,6 +82,9 @@ mod tests {
             required.check(&QueryParameters::parse("arch=x")),
             Err(ApiError::missing_params(&["channel", "version"]))
         );
-        assert_eq!(required.check(&QueryParameters::parse("channel=&version=1")), Ok(()));
+        assert_eq!(
+            required.check(&QueryParameters::parse("channel=&version=1")),
+            Ok(())
+        );
     }
 }

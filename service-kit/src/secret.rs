@@ -148,7 +148,10 @@ mod tests {
             format!("{url:?}"),
             serde_json::to_string(&url).unwrap(),
         ] {
-            assert!(shown.contains("https://user:redacted@gb.example/graph"), "{shown}");
+            assert!(
+                shown.contains("https://user:redacted@gb.example/graph"),
+                "{shown}"
+            );
         }
         let plain: RedactedUrl = "http://gb:8080/graph".parse().unwrap();
         assert_eq!(plain.to_string(), "http://gb:8080/graph");

@@ -90,7 +90,10 @@ impl ApiServer {
     /// the process together.
     pub(crate) fn bind(self) -> std::io::Result<(Server, SocketAddr)> {
         let errors = web::Data::new(self.errors);
-        let limit = self.connections.as_ref().map(|(_, limit)| web::Data::new(limit.clone()));
+        let limit = self
+            .connections
+            .as_ref()
+            .map(|(_, limit)| web::Data::new(limit.clone()));
         let durations = self.durations.map(web::Data::new);
         let (routes, cors) = (self.routes, self.cors);
         let app_limit = limit.clone();

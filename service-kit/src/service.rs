@@ -86,7 +86,11 @@ pub trait Service: Sized + Send + Sync + 'static {
     fn describe(plan: &Self::Plan) -> serde_json::Value;
 
     /// Starts the service on `kit`: its servers, tasks, readiness, status.
-    fn start(plan: Self::Plan, settings: &Self::Settings, kit: &mut Kit<Self::Metrics>) -> anyhow::Result<Self>;
+    fn start(
+        plan: Self::Plan,
+        settings: &Self::Settings,
+        kit: &mut Kit<Self::Metrics>,
+    ) -> anyhow::Result<Self>;
 
     /// Flags of the service's own that are not settings.
     fn extra_arguments() -> Vec<clap::Arg> {
@@ -168,7 +172,12 @@ impl<M: ServiceMetrics> Kit<M> {
         self.bind(name, address, server)
     }
 
-    fn bind(&mut self, name: &'static str, address: SocketAddr, server: ApiServer) -> anyhow::Result<SocketAddr> {
+    fn bind(
+        &mut self,
+        name: &'static str,
+        address: SocketAddr,
+        server: ApiServer,
+    ) -> anyhow::Result<SocketAddr> {
         let (server, bound) = server.bind().with_context(|| format!("binding {address}"))?;
         self.servers.push((name, bound, server));
         Ok(bound)
@@ -183,6 +192,11 @@ impl<M: ServiceMetrics> Kit<M> {
         Fut: Future<Output = ()> + Send + 'static,
     {
         self.supervisor.spawn(name, stall_after, start);
+    }
+
+    /// The supervisor of the service's tasks, for code that spawns several.
+    pub fn supervisor(&mut self) -> &mut Supervisor {
+        &mut self.supervisor
     }
 
     /// The readiness probe answers 200 while `check` holds.
@@ -384,8 +398,8 @@ pub async fn run<S: Service>(invocation: &Invocation) -> anyhow::Result<()> {
         println!("{}", check_config::<S>(&settings, invocation.output())?);
         return Ok(());
     }
-    let application =
-        Application::<S>::build(&settings).with_context(|| format!("starting the {}", S::DECLARATION.name))?;
+    let application = Application::<S>::build(&settings)
+        .with_context(|| format!("starting the {}", S::DECLARATION.name))?;
     application.log_listening();
     application.run_until_stopped().await
 }

@@ -211,3 +211,20 @@ pub fn distinct_addresses(settings: &impl ServiceSettings) -> Result<(), SharedA
     }
     Ok(())
 }
+
+/// A configured plugin (a `[[plugin_settings]]` or `[[policy]]` table) as
+/// printed: its `name`, and the fields of its typed settings that are set,
+/// secrets redacted by their types.
+pub struct Named<'a, T>(pub &'a str, pub &'a T);
+
+impl<T: Serialize> Serialize for Named<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut table = serde_json::to_value(self.1).map_err(serde::ser::Error::custom)?;
+        if let Some(fields) = table.as_object_mut() {
+            // TOML has no null: unset fields are left out.
+            fields.retain(|_, value| !value.is_null());
+            fields.insert("name".to_owned(), self.0.into());
+        }
+        table.serialize(serializer)
+    }
+}

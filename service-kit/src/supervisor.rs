@@ -276,7 +276,9 @@ mod tests {
         assert_eq!(status.restarts, 3);
         assert_eq!(status.last_death.as_deref(), Some("panicked: refresh 2 failed"));
         assert!(supervisor.liveness().is_live(), "no heartbeat promised");
-        let restarts = registry.prometheus().gather()[0].get_metric()[0].get_counter().get_value();
+        let restarts = registry.prometheus().gather()[0].get_metric()[0]
+            .get_counter()
+            .get_value();
         assert_eq!(restarts, 3.0);
         supervisor.shutdown().await;
     }

@@ -3,9 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use graph_builder::Application;
-use graph_builder::app::StopHandle;
 use graph_builder::settings::Settings;
+use graph_builder::{Application, StopHandle};
 use serde_json::Value;
 
 /// A running graph-builder; stopped when dropped.
@@ -29,9 +28,9 @@ impl Drop for Running {
 pub async fn spawn(settings: &Settings, prefix: &str) -> Running {
     let application = Application::build(settings).unwrap();
     let running = Running {
-        api: format!("http://{}{prefix}", application.api_address),
-        public: format!("http://{}{prefix}", application.public_address),
-        status: format!("http://{}", application.status_address),
+        api: format!("http://{}{prefix}", application.address("api")),
+        public: format!("http://{}{prefix}", application.address("public")),
+        status: format!("http://{}", application.address("status")),
         http: reqwest::Client::new(),
         stop: application.stop_handle(),
     };

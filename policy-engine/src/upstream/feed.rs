@@ -243,7 +243,10 @@ impl Feed {
         FeedStatus {
             parameters: self.parameters.clone(),
             releases: state.revision.as_ref().map(|revision| revision.release_count()),
-            fetched_at: state.revision.as_ref().map(|revision| unix_seconds(revision.fetched_at())),
+            fetched_at: state
+                .revision
+                .as_ref()
+                .map(|revision| unix_seconds(revision.fetched_at())),
             last_success: state.last_success.map(unix_seconds),
             age_seconds: state.last_success.map(|success| {
                 SystemTime::now()
