@@ -5,17 +5,21 @@
 //! service skeleton. It turns settings into a [`plan::Plan`] (sources,
 //! stages, schedule), starts the [`refresh`] tasks, and serves the
 //! [`server`] routes.
+//!
+//! The modules are public for the integration tests, `e2e` and
+//! `benchmarks`, which drive single parts against real servers; the ones
+//! nothing outside uses are private.
 
 pub mod assemble;
 pub mod metrics;
-pub mod packed;
+mod packed;
 pub mod pipeline;
 pub mod plan;
 pub mod plugins;
 pub mod refresh;
 pub mod scrape;
 pub mod scraped;
-pub mod server;
+mod server;
 pub mod service;
 pub mod settings;
 pub mod sources;
