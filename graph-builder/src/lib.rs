@@ -11,6 +11,7 @@
 //! nothing outside uses are private.
 
 pub mod assemble;
+pub mod found;
 pub mod metrics;
 mod packed;
 pub mod pipeline;
@@ -18,7 +19,6 @@ pub mod plan;
 pub mod plugins;
 pub mod refresh;
 pub mod scrape;
-pub mod scraped;
 mod server;
 pub mod service;
 pub mod settings;

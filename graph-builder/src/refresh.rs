@@ -16,10 +16,10 @@ use service_kit::telemetry;
 use tokio::sync::{Mutex as AsyncMutex, watch};
 use tracing::Instrument as _;
 
+use crate::found::DropReason;
 use crate::metrics::Metrics;
 use crate::pipeline::{BuildContext, build};
 use crate::plan::Plan;
-use crate::scraped::DropReason;
 use crate::sources::graph_data::{GraphDataSource, GraphDataSourceError};
 use crate::sources::releases::{Fetched, ReleaseSnapshot, ReleaseSource, SourceError};
 use crate::state::{DroppedEntry, PublishedGraphData, State, unix_now};

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use service_kit::PreparedBody;
 use service_kit::supervisor::TaskStatus;
 
-use crate::scraped::Dropped;
+use crate::found::Dropped;
 
 /// One built graph, serialised once for every request.
 #[derive(Debug)]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use graph_builder::assemble::assemble;
+use graph_builder::found::DropReason;
 use graph_builder::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
-use graph_builder::scraped::DropReason;
 use http_fetch::ExtraRoots;
 use registry_client::{RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy};
 use registry_testkit::{LocalRegistry, RequestKind};

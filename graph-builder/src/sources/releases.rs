@@ -22,9 +22,9 @@ use registry_client::{RequestCounts, RetryPolicy};
 
 use super::default_root_certificate_dir;
 use crate::assemble::assemble;
+use crate::found::{Arch, DropReason, Dropped, FoundRelease, Payload};
 use crate::packed::PackedGraph;
 use crate::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
-use crate::scraped::{DropReason, Dropped, ScrapedRelease};
 
 /// What a release source delivered: the graph of releases, before graph-data.
 #[derive(Debug)]
@@ -316,22 +316,16 @@ fn read_metadata_directory(dir: &Path) -> Result<ReleaseSnapshot, SourceError> {
     })
 }
 
-fn read_release_file(path: &Path) -> Result<ScrapedRelease, DropReason> {
+fn read_release_file(path: &Path) -> Result<FoundRelease, DropReason> {
     let invalid = |why: String| DropReason::InvalidReleaseMetadata(why);
     let bytes = std::fs::read(path).map_err(|error| DropReason::Unavailable(error.to_string()))?;
     let file: ReleaseFile = serde_json::from_slice(&bytes).map_err(|error| invalid(error.to_string()))?;
     let document = ReleaseMetadataDocument::parse(file.release_metadata.to_string().as_bytes())
         .map_err(|error| invalid(error.to_string()))?;
-    let digest = file
-        .payload
-        .rsplit_once('@')
-        .map(|(_, digest)| digest.to_owned())
-        .ok_or_else(|| invalid(format!("payload {:?} has no @digest", file.payload)))?;
-    Ok(ScrapedRelease {
+    Ok(FoundRelease {
         document,
-        arch: file.arch,
-        digest,
-        payload: file.payload,
+        arch: Arch::new(file.arch),
+        payload: Payload::parse(file.payload)?,
     })
 }
 
