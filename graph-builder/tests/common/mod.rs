@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use graph_builder::settings::Settings;
+use graph_builder::state::{GraphStatus, Status};
 use graph_builder::{Application, StopHandle};
-use serde_json::Value;
 
 /// A running graph-builder; stopped when dropped.
 pub struct Running {
@@ -43,7 +43,8 @@ impl Running {
         self.http.get(url).send().await.unwrap()
     }
 
-    pub async fn status_document(&self) -> Value {
+    /// `/status`, typed: a field renamed or gone fails the test.
+    pub async fn status_document(&self) -> Status {
         self.get(&format!("{}/status", self.status))
             .await
             .json()
@@ -52,7 +53,7 @@ impl Running {
     }
 
     /// Polls `/status` until `done` holds, failing after a deadline.
-    pub async fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    pub async fn wait_for(&self, what: &str, done: impl Fn(&Status) -> bool) -> Status {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let status = self.status_document().await;
@@ -61,14 +62,35 @@ impl Running {
             }
             assert!(
                 Instant::now() < deadline,
-                "timed out waiting for {what}: {status:#}"
+                "timed out waiting for {what}: {status:#?}"
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
-    pub async fn wait_until_ready(&self) -> Value {
-        self.wait_for("the first graph", |status| status["ready"] == true)
-            .await
+    pub async fn wait_until_ready(&self) -> Status {
+        self.wait_for("the first graph", |status| status.ready).await
+    }
+}
+
+/// What the tests read of a status document.
+pub trait StatusExt {
+    /// The graph served; the test expects one.
+    fn graph(&self) -> &GraphStatus;
+    fn graph_data_error(&self) -> Option<&str>;
+}
+
+impl StatusExt for Status {
+    fn graph(&self) -> &GraphStatus {
+        self.graph.as_ref().expect("a graph is served")
+    }
+
+    fn graph_data_error(&self) -> Option<&str> {
+        let source = self
+            .sources
+            .graph_data
+            .as_ref()
+            .expect("a graph-data source is configured");
+        source.last_error.as_deref()
     }
 }
