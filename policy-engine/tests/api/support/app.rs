@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use policy_engine::engine::EngineStatus;
 use policy_engine::{Application, Settings, StopHandle};
 use reqwest::header::HeaderMap;
 
@@ -25,8 +26,17 @@ pub struct Answer {
 
 impl Answer {
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", String::from_utf8_lossy(&self.body)))
+        self.parse()
+    }
+
+    /// The body as a `T`, e.g. a typed status document.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> T {
+        serde_json::from_slice(&self.body).unwrap_or_else(|error| {
+            panic!(
+                "not the JSON expected ({error}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -121,8 +131,9 @@ impl TestApp {
         .await
     }
 
-    pub async fn status_document(&self) -> serde_json::Value {
-        self.status_get("/status").await.json()
+    /// `/status`, typed: a field renamed or gone fails the test.
+    pub async fn status_document(&self) -> EngineStatus {
+        self.status_get("/status").await.parse()
     }
 
     pub async fn metrics(&self) -> String {
