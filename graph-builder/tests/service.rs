@@ -6,10 +6,11 @@ mod common;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Running, StatusExt as _};
 use graph_builder::settings::Settings;
+use registry_testkit::poll;
 use serde_json::Value;
 
 const FIXTURE: &str = "../testdata/fixtures/secondary-metadata/20211124.083150";
@@ -344,13 +345,10 @@ async fn sigterm_stops_the_service_cleanly() {
         .status()
         .unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            break exit;
-        }
-        assert!(Instant::now() < deadline, "still running 30 s after SIGTERM");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let (exit, _) = poll::until("the exit after SIGTERM", Duration::from_secs(30), async || {
+        child.try_wait()?.ok_or_else(|| anyhow::anyhow!("still running"))
+    })
+    .await
+    .unwrap();
     assert!(exit.success(), "exit status after SIGTERM: {exit}");
 }

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cincinnati_core::stage::{Pipeline, Stage};
 use cincinnati_core::{ApiError, Graph};
@@ -17,6 +17,7 @@ use graph_builder::refresh::{self, Schedule, Shared};
 use graph_builder::sources::releases::ReleaseSource;
 use graph_builder::state::{Health, State};
 use openshift_graph_data::Strictness;
+use registry_testkit::poll::eventually;
 use service_kit::metrics::{MetricRegistry, ServiceMetrics as _};
 use service_kit::supervisor::{Backoff, Supervisor};
 
@@ -67,11 +68,12 @@ async fn a_build_that_panics_is_started_again_and_the_graph_is_served() {
     };
     refresh::spawn(plan, shared, &mut supervisor);
 
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !state.is_ready() {
-        assert!(Instant::now() < deadline, "no graph after the build panicked");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "a graph after the build panicked",
+        Duration::from_secs(60),
+        || async { state.is_ready() },
+    )
+    .await;
     let tasks = supervisor.liveness().tasks();
     let build = tasks.iter().find(|task| task.name == "graph build").unwrap();
     assert_eq!(build.restarts, 1, "{tasks:?}");

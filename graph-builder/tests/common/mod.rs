@@ -1,11 +1,14 @@
 //! A graph-builder running in the test process on free ports, and polling
 //! its `/status` with a deadline. Shared by the service test binaries.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use anyhow::anyhow;
 
 use graph_builder::settings::Settings;
 use graph_builder::state::{GraphStatus, Status};
 use graph_builder::{Application, StopHandle};
+use registry_testkit::poll;
 
 /// A running graph-builder; stopped when dropped.
 pub struct Running {
@@ -54,18 +57,16 @@ impl Running {
 
     /// Polls `/status` until `done` holds, failing after a deadline.
     pub async fn wait_for(&self, what: &str, done: impl Fn(&Status) -> bool) -> Status {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+        let waited = poll::until(what, Duration::from_secs(60), || async {
             let status = self.status_document().await;
             if done(&status) {
-                return status;
+                Ok(status)
+            } else {
+                Err(anyhow!("{status:#?}"))
             }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}: {status:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
+        waited.unwrap_or_else(|error| panic!("{error}")).0
     }
 
     pub async fn wait_until_ready(&self) -> Status {
