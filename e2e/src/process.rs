@@ -278,9 +278,16 @@ fn read_listening(log: &Path, offset: u64) -> anyhow::Result<Listening> {
 }
 
 fn parse_listening(fields: &Value) -> anyhow::Result<Listening> {
+    // `api` and `status` are fields of their own; every server, the
+    // graph-builder's `public` one too, is `name=address` in `servers`.
+    let servers = fields["servers"].as_str().unwrap_or_default();
     let address = |key: &str| -> anyhow::Result<Option<SocketAddr>> {
+        let in_servers = servers
+            .split_whitespace()
+            .find_map(|server| server.strip_prefix(key)?.strip_prefix('='));
         fields[key]
             .as_str()
+            .or(in_servers)
             .map(|text| text.parse().with_context(|| format!("{key} = {text:?}")))
             .transpose()
     };
@@ -289,4 +296,24 @@ fn parse_listening(fields: &Value) -> anyhow::Result<Listening> {
         status: address("status")?.context("no status address in the listening line")?,
         public: address("public")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listening_line_gives_every_servers_address() {
+        let fields = serde_json::json!({
+            "message": "graph-builder listening",
+            "api": "127.0.0.1:1",
+            "status": "127.0.0.1:3",
+            "servers": "api=127.0.0.1:1 public=127.0.0.1:2 status=127.0.0.1:3",
+        });
+        let listening = parse_listening(&fields).unwrap();
+        assert_eq!(listening.public, Some("127.0.0.1:2".parse().unwrap()));
+        assert_eq!(listening.status, "127.0.0.1:3".parse().unwrap());
+        let engine = serde_json::json!({"api": "127.0.0.1:1", "status": "127.0.0.1:3"});
+        assert_eq!(parse_listening(&engine).unwrap().public, None);
+    }
 }
