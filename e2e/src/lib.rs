@@ -22,7 +22,9 @@
 //! - [`static_server`]: a loopback HTTP server answering one fixed body, to
 //!   stand in for an upstream graph-builder.
 //! - [`workdir`]: configurations and logs, kept when a test fails.
+//! - [`binaries`]: where the service binaries are.
 
+pub mod binaries;
 pub mod client_graph;
 pub mod expected;
 pub mod graph_builder;
@@ -36,5 +38,3 @@ pub mod scenario;
 pub mod stack;
 pub mod static_server;
 pub mod workdir;
-
-mod binaries;

@@ -100,6 +100,11 @@ impl ServiceProcess {
         &self.command.name
     }
 
+    /// The process id, while it runs (to read its memory, say).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// `http://<api address><path>`.
     pub fn api_url(&self, path: &str) -> String {
         format!("http://{}{path}", self.listening.api)
