@@ -132,3 +132,31 @@ async fn every_live_route_is_documented() {
         );
     }
 }
+
+/// `id` and `version` are passed on, never validated (as upstream): any
+/// value is answered, so the document must not promise a format. A contract
+/// fuzzer (scripts/reliability/contract.sh) flagged every non-UUID `id`
+/// answered 200 while the document said `format: uuid`.
+#[tokio::test]
+async fn the_document_allows_every_id_and_version_the_engine_answers() {
+    let (_upstream, app) = documented_app().await;
+    let document = app.get("/api/upgrades_info/openapi").await.json();
+    for path in ["/api/upgrades_info/graph", "/api/upgrades_info/v1/graph"] {
+        let answer = app
+            .get(&format!(
+                "{path}?channel=stable-4.2&id=not-a-uuid&version=any%20thing"
+            ))
+            .await;
+        assert_eq!(answer.status, 200, "{path}");
+        for parameter in document["paths"][path]["get"]["parameters"].as_array().unwrap() {
+            if ["id", "version"].contains(&parameter["name"].as_str().unwrap()) {
+                assert_eq!(
+                    parameter["schema"],
+                    serde_json::json!({"type": "string"}),
+                    "{path}: {} is any string",
+                    parameter["name"]
+                );
+            }
+        }
+    }
+}
