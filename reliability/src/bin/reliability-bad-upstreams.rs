@@ -1,0 +1,239 @@
+//! Bad upstreams: an engine whose upstream (a graph-builder's full graph on
+//! the demo data, served by a loopback server that misbehaves on command)
+//! turns to garbage, a 1 GiB body, a body at one byte a second, a redirect
+//! loop, 500s, a graph with a cycle and a graph with a dangling edge. For
+//! each: clients keep getting the last good graph, and the engine's
+//! `/status` and metrics show the problem; then the upstream heals.
+//!
+//! The service binaries come from `E2E_BIN_DIR` (the script sets it).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, ensure};
+use clap::Parser;
+use e2e::process::ServiceProcess;
+use reliability::demo;
+use reliability::faulty_upstream::{Behaviour, FaultyUpstream};
+use reliability::load::count_nodes;
+use reliability::metrics::sample;
+use reliability::report::{Enforce, Report};
+use reliability::status;
+use serde_json::Value;
+
+#[derive(Parser)]
+struct Args {
+    /// Seconds each fault lasts once the engine has noticed it.
+    #[arg(long, default_value_t = 10)]
+    hold: u64,
+    #[arg(long)]
+    strict: bool,
+}
+
+/// The engine gives up on a fetch after this long (the trickle fault).
+const UPSTREAM_TIMEOUT_SECS: &str = "3";
+const ONE_GIB: u64 = 1 << 30;
+const ERRORS_METRIC: &str = "cincinnati_pe_http_upstream_errors_total";
+const STALE_METRIC: &str = "cincinnati_pe_upstream_stale";
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let workdir = tempfile::tempdir()?;
+    let good = Arc::new(full_graph(workdir.path()).await?);
+    let upstream = FaultyUpstream::start(Behaviour::Json(Arc::clone(&good))).await?;
+    let engine = e2e::policy_engine::start_with(
+        workdir.path(),
+        "a",
+        &upstream.url(),
+        &["--upstream.cincinnati.timeout_secs", UPSTREAM_TIMEOUT_SECS],
+    )
+    .await?;
+    let http = reqwest::Client::new();
+    let url = demo::answer_url(&engine, demo::CHANNEL);
+    let baseline = answer(&http, &url).await?;
+    ensure!(
+        baseline.status == 200,
+        "the engine answered {} before any fault",
+        baseline.status
+    );
+
+    let faults = [
+        ("garbage", Behaviour::Garbage),
+        ("a 1 GiB body", Behaviour::Huge(ONE_GIB)),
+        (
+            "a body at one byte a second",
+            Behaviour::Trickle(Arc::clone(&good)),
+        ),
+        ("a redirect loop", Behaviour::RedirectLoop),
+        ("500s", Behaviour::ServerError),
+        (
+            "a graph with a cycle",
+            Behaviour::Json(Arc::new(with_cycle(&good)?)),
+        ),
+        (
+            "a graph with a dangling edge",
+            Behaviour::Json(Arc::new(with_dangling_edge(&good)?)),
+        ),
+    ];
+    let mut report = Report::new("bad-upstreams", args.strict);
+    report.figure(
+        format!("last good answer ({}/amd64)", demo::CHANNEL),
+        format!("{} nodes, {} bytes", baseline.nodes, baseline.bytes),
+    );
+    for (name, behaviour) in faults {
+        let errors_before = metric(&http, &engine, ERRORS_METRIC).await?;
+        let noticed = Instant::now();
+        upstream.behave(behaviour);
+        let status = engine
+            .await_status("the upstream failing", status::all_stale)
+            .await?;
+        let noticed = noticed.elapsed();
+        let (answers, all_good) =
+            answers_through(&http, &url, &baseline, Duration::from_secs(args.hold)).await?;
+        let errors = metric(&http, &engine, ERRORS_METRIC).await? - errors_before;
+        let stale = metric(&http, &engine, STALE_METRIC).await?;
+        upstream.behave(Behaviour::Json(Arc::clone(&good)));
+        let healing = Instant::now();
+        engine
+            .await_status("the upstream back", status::all_fresh)
+            .await?;
+        report.check(
+            format!("{name}: answers that were the last good graph"),
+            format!("{all_good} of {answers}"),
+            "all",
+            all_good == answers && answers > 0,
+            Enforce::Always,
+        );
+        let message = status["feeds"][0]["last_error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        report.check(
+            format!("{name}: /status"),
+            format!(
+                "stale after {:.1} s: {}",
+                noticed.as_secs_f64(),
+                shorten(&message)
+            ),
+            "stale, with the error",
+            !message.is_empty(),
+            Enforce::Always,
+        );
+        report.check(
+            format!("{name}: metrics"),
+            format!("{ERRORS_METRIC} +{errors}, {STALE_METRIC} {stale}"),
+            "errors counted, stale 1",
+            errors > 0.0 && stale == 1.0,
+            Enforce::Always,
+        );
+        report.figure(
+            format!("{name}: healed after (s)"),
+            format!("{:.1}", healing.elapsed().as_secs_f64()),
+        );
+    }
+    let alive = engine.status().await.is_ok();
+    report.check(
+        "the engine alive after everything",
+        alive,
+        "true",
+        alive,
+        Enforce::Always,
+    );
+    std::process::exit(if report.finish() { 0 } else { 1 });
+}
+
+/// The full graph a graph-builder serves on the demo data.
+async fn full_graph(workdir: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    let graph_builder = demo::graph_builder(workdir, &demo::testdata().join("graph-data")).await?;
+    let answer = reqwest::get(e2e::policy_engine::graph_url(&graph_builder)).await?;
+    ensure!(
+        answer.status().is_success(),
+        "the graph-builder answered {}",
+        answer.status()
+    );
+    Ok(answer.bytes().await?.to_vec())
+}
+
+struct Answer {
+    status: u16,
+    nodes: u64,
+    bytes: usize,
+    etag: Option<String>,
+}
+
+async fn answer(http: &reqwest::Client, url: &str) -> anyhow::Result<Answer> {
+    let response = http.get(url).header("Accept", "application/json").send().await?;
+    let status = response.status().as_u16();
+    let etag = response
+        .headers()
+        .get("etag")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let body = response.bytes().await?;
+    Ok(Answer {
+        status,
+        nodes: count_nodes(&body),
+        bytes: body.len(),
+        etag,
+    })
+}
+
+/// Asks for the answer every 100 ms for `window`; returns how many answers
+/// came and how many were the baseline (200, same ETag and nodes).
+async fn answers_through(
+    http: &reqwest::Client,
+    url: &str,
+    baseline: &Answer,
+    window: Duration,
+) -> anyhow::Result<(usize, usize)> {
+    let deadline = Instant::now() + window;
+    let (mut answers, mut good) = (0, 0);
+    while Instant::now() < deadline {
+        let now = answer(http, url).await?;
+        answers += 1;
+        good += usize::from(now.status == 200 && now.etag == baseline.etag && now.nodes == baseline.nodes);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok((answers, good))
+}
+
+async fn metric(http: &reqwest::Client, engine: &ServiceProcess, name: &str) -> anyhow::Result<f64> {
+    let page = http
+        .get(engine.status_url("/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
+    sample(&page, name).with_context(|| format!("no {name} in the metrics"))
+}
+
+/// The graph with one more edge, from the target of its first edge back to
+/// the source: a cycle.
+fn with_cycle(graph: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut document: Value = serde_json::from_slice(graph)?;
+    let edges = document["edges"].as_array_mut().context("no edges")?;
+    let first = edges.first().context("no edge to reverse")?.clone();
+    edges.push(serde_json::json!([first[1], first[0]]));
+    Ok(serde_json::to_vec(&document)?)
+}
+
+/// The graph with one more edge, to a node that does not exist.
+fn with_dangling_edge(graph: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut document: Value = serde_json::from_slice(graph)?;
+    let nodes = document["nodes"].as_array().context("no nodes")?.len();
+    document["edges"]
+        .as_array_mut()
+        .context("no edges")?
+        .push(serde_json::json!([0, nodes + 10]));
+    Ok(serde_json::to_vec(&document)?)
+}
+
+fn shorten(message: &str) -> String {
+    let short: String = message.chars().take(90).collect();
+    if short.len() < message.len() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}

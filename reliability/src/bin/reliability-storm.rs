@@ -1,0 +1,293 @@
+//! Connection storms and slow clients against engine B of a chain on the
+//! demo data (graph-builder → engine A → engine B):
+//!
+//! 1. idle connections (10,000 by default) that each fetched an answer and
+//!    stay open, plus 64 active connections under load: p99, refusals, and
+//!    B's RSS before, during, and a while after they close;
+//! 2. slowloris connections (1,000) that never finish their request head,
+//!    while 64 connections load B: are others served, are they cut off;
+//! 3. a flood of distinct made-up channel names (100,000): A's and B's RSS
+//!    must stay bounded.
+//!
+//! The service binaries come from `E2E_BIN_DIR` (the script sets it, and
+//! raises the open-files limit: every idle connection is a descriptor).
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Parser;
+use e2e::graph_builder::PATH_PREFIX;
+use e2e::process::ServiceProcess;
+use reliability::demo;
+use reliability::load::{Load, LoadResult};
+use reliability::memory::rss_mib;
+use reliability::raw_client::{IdleConnection, Slowloris, fetch_and_idle};
+use reliability::report::{Enforce, Report};
+
+#[derive(Parser)]
+struct Args {
+    /// Idle keep-alive connections of the storm.
+    #[arg(long, default_value_t = 10_000)]
+    idle: usize,
+    /// Slowloris connections.
+    #[arg(long, default_value_t = 1_000)]
+    slowloris: usize,
+    /// Distinct made-up channel names asked for.
+    #[arg(long, default_value_t = 100_000)]
+    channels: usize,
+    /// Seconds of load in each phase.
+    #[arg(long, default_value_t = 20)]
+    seconds: u64,
+    /// Seconds to wait after the storm before measuring RSS again.
+    #[arg(long, default_value_t = 60)]
+    settle: u64,
+    /// Enforce the memory targets too (issue 13).
+    #[arg(long)]
+    strict: bool,
+}
+
+/// Active connections beside the storm, as the load tests use.
+const ACTIVE: u32 = 64;
+/// Connections opened at once while building the storm.
+const OPENING_CONCURRENCY: usize = 256;
+/// Issue 13: 10,000 idle connections add less than 40 MB…
+const IDLE_TARGET_MIB_PER_10K: f64 = 40.0;
+/// …and RSS returns within 10% of the pre-storm figure a minute after.
+const RETURN_TARGET: f64 = 0.10;
+/// The channel flood may grow an engine by at most this much.
+const FLOOD_TARGET_MIB: f64 = 64.0;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let workdir = tempfile::tempdir()?;
+    let graph_builder = demo::graph_builder(workdir.path(), &demo::testdata().join("graph-data")).await?;
+    let engine_a = e2e::policy_engine::start(
+        workdir.path(),
+        "a",
+        &e2e::policy_engine::graph_url(&graph_builder),
+    )
+    .await?;
+    let engine_b =
+        e2e::policy_engine::start(workdir.path(), "b", &e2e::policy_engine::graph_url(&engine_a)).await?;
+    let url = demo::answer_url(&engine_b, demo::CHANNEL);
+    let address: SocketAddr = engine_b.api_url("").trim_start_matches("http://").parse()?;
+    let path = format!("{PATH_PREFIX}/graph?channel={}&arch=amd64", demo::CHANNEL);
+    let b = engine_b.pid().context("B runs")?;
+    let mut report = Report::new("storm", args.strict);
+
+    // Warm: the answer exists before anything is measured.
+    Load::json(&url, ACTIVE, Duration::from_secs(2)).run().await?;
+    let before = rss_mib(b)?;
+    report.figure("B's RSS before (MiB)", format!("{before:.1}"));
+
+    // 1. Idle connections plus active load.
+    let started = Instant::now();
+    let (idle, refused) = open_idle(address, &path, args.idle).await;
+    report.figure(
+        "idle connections opened",
+        format!(
+            "{} of {} in {:.1} s",
+            idle.len(),
+            args.idle,
+            started.elapsed().as_secs_f64()
+        ),
+    );
+    report.figure("idle connections refused or failed", refused);
+    let with_idle = rss_mib(b)?;
+    let added = with_idle - before;
+    let allowed = IDLE_TARGET_MIB_PER_10K * args.idle as f64 / 10_000.0;
+    report.check(
+        "B's RSS added by the idle connections (MiB)",
+        format!("{added:.1}"),
+        format!("< {allowed:.0}"),
+        added < allowed,
+        Enforce::Strict,
+    );
+    let active = Load::json(&url, ACTIVE, Duration::from_secs(args.seconds))
+        .run()
+        .await?;
+    served_well(&mut report, "with the idle connections", &active);
+    let during = rss_mib(b)?;
+    report.figure(
+        "B's RSS with idle connections after the load (MiB)",
+        format!("{during:.1}"),
+    );
+    drop(idle);
+    tokio::time::sleep(Duration::from_secs(args.settle)).await;
+    let after = rss_mib(b)?;
+    report.check(
+        format!("B's RSS {} s after they closed (MiB)", args.settle),
+        format!("{after:.1}"),
+        format!("≤ {:.1} (before + 10%)", before * (1.0 + RETURN_TARGET)),
+        after <= before * (1.0 + RETURN_TARGET),
+        Enforce::Strict,
+    );
+
+    // 2. Slowloris.
+    let mut slow = Vec::with_capacity(args.slowloris);
+    for _ in 0..args.slowloris {
+        if let Ok(client) = Slowloris::start(address).await {
+            slow.push(client);
+        }
+    }
+    report.figure(
+        "slowloris connections opened",
+        format!("{} of {}", slow.len(), args.slowloris),
+    );
+    let load = Load::json(&url, ACTIVE, Duration::from_secs(args.seconds)).start()?;
+    let trickling = trickle_while(&mut slow, Duration::from_secs(args.seconds)).await;
+    let active = load.finish().await?;
+    served_well(&mut report, "beside slowloris clients", &active);
+    report.check(
+        format!("slowloris connections still open after {} s", args.seconds),
+        trickling,
+        "0 (cut off after the request-head timeout)",
+        trickling == 0,
+        Enforce::Report,
+    );
+    drop(slow);
+
+    // 3. Channel flood.
+    let a = engine_a.pid().context("A runs")?;
+    let (a_before, b_before) = (rss_mib(a)?, rss_mib(b)?);
+    let flood = flood_channels(&engine_b, args.channels).await?;
+    report.figure(
+        "made-up channels asked",
+        format!(
+            "{} ({} answered 2xx) in {:.0} s",
+            args.channels, flood.ok, flood.seconds
+        ),
+    );
+    for (name, pid, before) in [("A", a, a_before), ("B", b, b_before)] {
+        let grown = rss_mib(pid)? - before;
+        report.check(
+            format!("{name}'s RSS growth from the flood (MiB)"),
+            format!("{grown:.1}"),
+            format!("< {FLOOD_TARGET_MIB}"),
+            grown < FLOOD_TARGET_MIB,
+            Enforce::Strict,
+        );
+    }
+    let healthy = engine_b.status().await.is_ok() && engine_a.status().await.is_ok();
+    report.check(
+        "A and B alive after everything",
+        healthy,
+        "true",
+        healthy,
+        Enforce::Always,
+    );
+    drop(graph_builder);
+    std::process::exit(if report.finish() { 0 } else { 1 });
+}
+
+/// Opens `count` idle connections, [`OPENING_CONCURRENCY`] at a time; returns
+/// those open and how many failed.
+async fn open_idle(address: SocketAddr, path: &str, count: usize) -> (Vec<IdleConnection>, usize) {
+    let mut open = Vec::with_capacity(count);
+    let mut failed = 0;
+    let mut pending = tokio::task::JoinSet::new();
+    for _ in 0..count {
+        if pending.len() >= OPENING_CONCURRENCY
+            && let Some(done) = pending.join_next().await
+        {
+            tally(done, &mut open, &mut failed);
+        }
+        let path = path.to_owned();
+        pending.spawn(async move { fetch_and_idle(address, &path).await });
+    }
+    while let Some(done) = pending.join_next().await {
+        tally(done, &mut open, &mut failed);
+    }
+    (open, failed)
+}
+
+fn tally(
+    done: Result<anyhow::Result<IdleConnection>, tokio::task::JoinError>,
+    open: &mut Vec<IdleConnection>,
+    failed: &mut usize,
+) {
+    match done {
+        Ok(Ok(connection)) => open.push(connection),
+        _ => *failed += 1,
+    }
+}
+
+/// Keeps every slowloris client trickling a byte every second for `window`;
+/// returns how many the server has not cut off by then.
+async fn trickle_while(clients: &mut Vec<Slowloris>, window: Duration) -> usize {
+    let deadline = Instant::now() + window;
+    while Instant::now() < deadline {
+        let mut open = Vec::with_capacity(clients.len());
+        for mut client in clients.drain(..) {
+            if client.trickle().await {
+                open.push(client);
+            }
+        }
+        *clients = open;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    clients.len()
+}
+
+fn served_well(report: &mut Report, when: &str, load: &LoadResult) {
+    report.figure(
+        format!("requests {when}"),
+        format!("{} ({:.0}/s)", load.requests, load.requests_per_second()),
+    );
+    report.figure(
+        format!("p50 / p99 {when} (ms)"),
+        format!("{:.1} / {:.1}", load.p50_ms, load.p99_ms),
+    );
+    report.check(
+        format!("non-2xx {when}"),
+        load.non_2xx,
+        "0",
+        load.non_2xx == 0,
+        Enforce::Always,
+    );
+    report.check(
+        format!("socket errors {when}"),
+        load.socket_errors,
+        "0",
+        load.socket_errors == 0,
+        Enforce::Always,
+    );
+}
+
+struct Flood {
+    ok: usize,
+    seconds: f64,
+}
+
+/// Asks B for `count` distinct channels nobody publishes, 64 at a time.
+async fn flood_channels(engine: &ServiceProcess, count: usize) -> anyhow::Result<Flood> {
+    let http = reqwest::Client::new();
+    let started = Instant::now();
+    let mut ok = 0;
+    let mut pending = tokio::task::JoinSet::new();
+    for number in 0..count {
+        if pending.len() >= ACTIVE as usize
+            && let Some(done) = pending.join_next().await
+        {
+            ok += usize::from(done?);
+        }
+        let request = http
+            .get(demo::answer_url(engine, &format!("made-up-{number}")))
+            .header("Accept", "application/json");
+        pending.spawn(async move {
+            request
+                .send()
+                .await
+                .is_ok_and(|answer| answer.status().is_success())
+        });
+    }
+    while let Some(done) = pending.join_next().await {
+        ok += usize::from(done?);
+    }
+    Ok(Flood {
+        ok,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,76 @@
+//! A graph-builder serving the bundled demo data (5,743 releases and the
+//! 2026 graph-data, offline), as `scripts/demo.sh` runs it, for scenarios
+//! that need present-day-sized answers rather than the e2e scenario's.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use e2e::binaries::service_binary;
+use e2e::graph_builder::PATH_PREFIX;
+use e2e::process::{Listener, ServiceCommand, ServiceProcess};
+
+/// The repository's `testdata/`.
+pub fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
+}
+
+/// The view clients of the demo ask most: 176 KB of JSON.
+pub const CHANNEL: &str = "stable-4.18";
+
+/// Starts a graph-builder on the demo releases and the graph-data in
+/// `graph_data` (re-read every second, so a scenario can change it), with
+/// its configuration and log in `workdir`, and waits until it is ready.
+pub async fn graph_builder(workdir: &Path, graph_data: &Path) -> anyhow::Result<ServiceProcess> {
+    let releases = testdata().join("demo/releases.json.gz");
+    let config = workdir.join("graph-builder.toml");
+    let toml = format!(
+        r#"verbosity = "v"
+
+[service]
+address = "127.0.0.1"
+port = 0
+public_port = 0
+path_prefix = "{PATH_PREFIX}"
+pause_secs = 1
+
+[status]
+address = "127.0.0.1"
+port = 0
+
+[[plugin_settings]]
+name = "release-graph-file"
+path = {releases:?}
+
+[[plugin_settings]]
+name = "openshift-secondary-metadata-parse"
+data_directory = {graph_data:?}
+
+[[plugin_settings]]
+name = "edge-add-remove"
+"#,
+        releases = releases.display().to_string(),
+        graph_data = graph_data.display().to_string(),
+    );
+    std::fs::write(&config, toml).with_context(|| format!("writing {}", config.display()))?;
+    ServiceProcess::start(ServiceCommand {
+        name: "graph-builder".to_owned(),
+        program: service_binary("graph-builder")?,
+        arguments: vec!["-c".into(), config.into(), "--log_format".into(), "json".into()],
+        port_flags: vec![
+            ("--service.port", Listener::Api),
+            ("--service.public_port", Listener::Public),
+            ("--status.port", Listener::Status),
+        ],
+        log: workdir.join("graph-builder.log"),
+        readiness_probe: "/readiness",
+    })
+    .await
+}
+
+/// `{engine}/api/upgrades_info/graph?channel=…&arch=amd64`.
+pub fn answer_url(engine: &ServiceProcess, channel: &str) -> String {
+    format!(
+        "{}?channel={channel}&arch=amd64",
+        e2e::policy_engine::graph_url(engine)
+    )
+}

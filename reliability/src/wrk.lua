@@ -1,0 +1,42 @@
+-- Counts the nodes of every 2xx graph answer (one `"version":"` per node; an
+-- engine's top-level version is a number) and prints the run's figures as
+-- one JSON line for the reliability scenarios to read.
+local threads = {}
+
+function setup(thread)
+    table.insert(threads, thread)
+end
+
+function init(args)
+    smallest = -1
+    largest = -1
+    non2xx = 0
+end
+
+function response(status, headers, body)
+    if status < 200 or status > 299 then
+        non2xx = non2xx + 1
+        return
+    end
+    local _, nodes = string.gsub(body, '"version":"', '')
+    if smallest < 0 or nodes < smallest then smallest = nodes end
+    if nodes > largest then largest = nodes end
+end
+
+function done(summary, latency, requests)
+    local smallest, largest, non2xx = -1, -1, 0
+    for _, thread in ipairs(threads) do
+        local s, l = thread:get("smallest"), thread:get("largest")
+        if s >= 0 and (smallest < 0 or s < smallest) then smallest = s end
+        if l > largest then largest = l end
+        non2xx = non2xx + thread:get("non2xx")
+    end
+    local errors = summary.errors
+    io.write(string.format(
+        'WRK-RESULT {"requests":%d,"non_2xx":%d,"connect_errors":%d,"read_errors":%d,' ..
+        '"write_errors":%d,"timeouts":%d,"p50_ms":%.3f,"p99_ms":%.3f,"max_ms":%.3f,' ..
+        '"smallest_nodes":%d,"largest_nodes":%d,"seconds":%.3f}\n',
+        summary.requests, non2xx, errors.connect, errors.read, errors.write, errors.timeout,
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
+        smallest, largest, summary.duration / 1e6))
+end
