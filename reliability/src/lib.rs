@@ -12,6 +12,7 @@
 //! - [`faulty_upstream`]: an HTTP server that misbehaves on command.
 //! - [`raw_client`]: idle keep-alive clients and slowloris clients on raw TCP.
 //! - [`status`]: reading the services' `/status` documents.
+//! - [`tls_upstream`]: an HTTPS upstream whose certificate can turn untrusted.
 
 pub mod demo;
 pub mod faulty_upstream;
@@ -21,3 +22,4 @@ pub mod metrics;
 pub mod raw_client;
 pub mod report;
 pub mod status;
+pub mod tls_upstream;

@@ -1,12 +1,16 @@
 //! Bad upstreams: an engine whose upstream (a graph-builder's full graph on
 //! the demo data, served by a loopback server that misbehaves on command)
 //! turns to garbage, a 1 GiB body, a body at one byte a second, a redirect
-//! loop, 500s, a graph with a cycle and a graph with a dangling edge. For
+//! loop, 500s, a graph with a cycle and a graph with a dangling edge (and,
+//! with `--tls-certificates`, an HTTPS upstream whose certificate turns
+//! untrusted). For
 //! each: clients keep getting the last good graph, and the engine's
 //! `/status` and metrics show the problem; then the upstream heals.
 //!
 //! The service binaries come from `E2E_BIN_DIR` (the script sets it).
 
+use std::cell::RefCell;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +23,7 @@ use reliability::load::count_nodes;
 use reliability::metrics::sample;
 use reliability::report::{Enforce, Report};
 use reliability::status;
+use reliability::tls_upstream::{Certificate, TlsUpstream};
 use serde_json::Value;
 
 #[derive(Parser)]
@@ -26,6 +31,11 @@ struct Args {
     /// Seconds each fault lasts once the engine has noticed it.
     #[arg(long, default_value_t = 10)]
     hold: u64,
+    /// A directory with `good.pem`/`.key` (signed by a CA the process
+    /// trusts through `SSL_CERT_FILE`) and `rogue.pem`/`.key` (self-signed):
+    /// adds the untrusted-certificate fault.
+    #[arg(long)]
+    tls_certificates: Option<PathBuf>,
     #[arg(long)]
     strict: bool,
 }
@@ -49,15 +59,15 @@ async fn main() -> anyhow::Result<()> {
         &["--upstream.cincinnati.timeout_secs", UPSTREAM_TIMEOUT_SECS],
     )
     .await?;
-    let http = reqwest::Client::new();
-    let url = demo::answer_url(&engine, demo::CHANNEL);
-    let baseline = answer(&http, &url).await?;
-    ensure!(
-        baseline.status == 200,
-        "the engine answered {} before any fault",
-        baseline.status
+    let mut report = Report::new("bad-upstreams", args.strict);
+    let watched = Watched::new(&engine, Duration::from_secs(args.hold)).await?;
+    report.figure(
+        format!("last good answer ({}/amd64)", demo::CHANNEL),
+        format!(
+            "{} nodes, {} bytes",
+            watched.baseline.nodes, watched.baseline.bytes
+        ),
     );
-
     let faults = [
         ("garbage", Behaviour::Garbage),
         ("a 1 GiB body", Behaviour::Huge(ONE_GIB)),
@@ -76,26 +86,102 @@ async fn main() -> anyhow::Result<()> {
             Behaviour::Json(Arc::new(with_dangling_edge(&good)?)),
         ),
     ];
-    let mut report = Report::new("bad-upstreams", args.strict);
-    report.figure(
-        format!("last good answer ({}/amd64)", demo::CHANNEL),
-        format!("{} nodes, {} bytes", baseline.nodes, baseline.bytes),
-    );
     for (name, behaviour) in faults {
-        let errors_before = metric(&http, &engine, ERRORS_METRIC).await?;
+        let inject = || {
+            upstream.behave(behaviour);
+            Ok(())
+        };
+        let heal = || {
+            upstream.behave(Behaviour::Json(Arc::clone(&good)));
+            Ok(())
+        };
+        watched.through(&mut report, name, inject, heal).await?;
+    }
+    let alive = engine.status().await.is_ok();
+
+    match &args.tls_certificates {
+        Some(certificates) => {
+            let tls = RefCell::new(TlsUpstream::start(certificates, &good)?);
+            let url = tls.borrow().url();
+            let engine = e2e::policy_engine::start(workdir.path(), "tls", &url).await?;
+            let watched = Watched::new(&engine, Duration::from_secs(args.hold)).await?;
+            watched
+                .through(
+                    &mut report,
+                    "an untrusted TLS certificate",
+                    || tls.borrow_mut().present(Certificate::Untrusted),
+                    || tls.borrow_mut().present(Certificate::Trusted),
+                )
+                .await?;
+        }
+        None => report.figure(
+            "an untrusted TLS certificate",
+            "not run (needs --tls-certificates; the script gives it)",
+        ),
+    }
+    report.check(
+        "the engine alive after everything",
+        alive,
+        "true",
+        alive,
+        Enforce::Always,
+    );
+    std::process::exit(if report.finish() { 0 } else { 1 });
+}
+
+/// An engine, its answer for the demo channel before any fault, and how
+/// long each fault is watched.
+struct Watched<'a> {
+    engine: &'a ServiceProcess,
+    http: reqwest::Client,
+    url: String,
+    baseline: Answer,
+    hold: Duration,
+}
+
+impl<'a> Watched<'a> {
+    async fn new(engine: &'a ServiceProcess, hold: Duration) -> anyhow::Result<Self> {
+        let http = reqwest::Client::new();
+        let url = demo::answer_url(engine, demo::CHANNEL);
+        let baseline = answer(&http, &url).await?;
+        ensure!(
+            baseline.status == 200,
+            "the engine answered {} before any fault",
+            baseline.status
+        );
+        Ok(Self {
+            engine,
+            http,
+            url,
+            baseline,
+            hold,
+        })
+    }
+
+    /// Injects a fault, waits until the engine's status shows it, watches
+    /// the answers for `hold`, heals it and waits until the engine is fresh
+    /// again; reports what it saw.
+    async fn through(
+        &self,
+        report: &mut Report,
+        name: &str,
+        inject: impl FnOnce() -> anyhow::Result<()>,
+        heal: impl FnOnce() -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let errors_before = self.metric(ERRORS_METRIC).await?;
         let noticed = Instant::now();
-        upstream.behave(behaviour);
-        let status = engine
+        inject()?;
+        let status = self
+            .engine
             .await_status("the upstream failing", status::all_stale)
             .await?;
         let noticed = noticed.elapsed();
-        let (answers, all_good) =
-            answers_through(&http, &url, &baseline, Duration::from_secs(args.hold)).await?;
-        let errors = metric(&http, &engine, ERRORS_METRIC).await? - errors_before;
-        let stale = metric(&http, &engine, STALE_METRIC).await?;
-        upstream.behave(Behaviour::Json(Arc::clone(&good)));
+        let (answers, all_good) = self.answers_for(self.hold).await?;
+        let errors = self.metric(ERRORS_METRIC).await? - errors_before;
+        let stale = self.metric(STALE_METRIC).await?;
+        heal()?;
         let healing = Instant::now();
-        engine
+        self.engine
             .await_status("the upstream back", status::all_fresh)
             .await?;
         report.check(
@@ -131,16 +217,35 @@ async fn main() -> anyhow::Result<()> {
             format!("{name}: healed after (s)"),
             format!("{:.1}", healing.elapsed().as_secs_f64()),
         );
+        Ok(())
     }
-    let alive = engine.status().await.is_ok();
-    report.check(
-        "the engine alive after everything",
-        alive,
-        "true",
-        alive,
-        Enforce::Always,
-    );
-    std::process::exit(if report.finish() { 0 } else { 1 });
+
+    /// Asks for the answer every 100 ms for `window`; returns how many
+    /// answers came and how many were the baseline (200, same ETag and nodes).
+    async fn answers_for(&self, window: Duration) -> anyhow::Result<(usize, usize)> {
+        let deadline = Instant::now() + window;
+        let (mut answers, mut good) = (0, 0);
+        while Instant::now() < deadline {
+            let now = answer(&self.http, &self.url).await?;
+            answers += 1;
+            let baseline = &self.baseline;
+            good +=
+                usize::from(now.status == 200 && now.etag == baseline.etag && now.nodes == baseline.nodes);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok((answers, good))
+    }
+
+    async fn metric(&self, name: &str) -> anyhow::Result<f64> {
+        let page = self
+            .http
+            .get(self.engine.status_url("/metrics"))
+            .send()
+            .await?
+            .text()
+            .await?;
+        sample(&page, name).with_context(|| format!("no {name} in the metrics"))
+    }
 }
 
 /// The full graph a graph-builder serves on the demo data.
@@ -177,35 +282,6 @@ async fn answer(http: &reqwest::Client, url: &str) -> anyhow::Result<Answer> {
         bytes: body.len(),
         etag,
     })
-}
-
-/// Asks for the answer every 100 ms for `window`; returns how many answers
-/// came and how many were the baseline (200, same ETag and nodes).
-async fn answers_through(
-    http: &reqwest::Client,
-    url: &str,
-    baseline: &Answer,
-    window: Duration,
-) -> anyhow::Result<(usize, usize)> {
-    let deadline = Instant::now() + window;
-    let (mut answers, mut good) = (0, 0);
-    while Instant::now() < deadline {
-        let now = answer(http, url).await?;
-        answers += 1;
-        good += usize::from(now.status == 200 && now.etag == baseline.etag && now.nodes == baseline.nodes);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Ok((answers, good))
-}
-
-async fn metric(http: &reqwest::Client, engine: &ServiceProcess, name: &str) -> anyhow::Result<f64> {
-    let page = http
-        .get(engine.status_url("/metrics"))
-        .send()
-        .await?
-        .text()
-        .await?;
-    sample(&page, name).with_context(|| format!("no {name} in the metrics"))
 }
 
 /// The graph with one more edge, from the target of its first edge back to
