@@ -18,7 +18,9 @@ run() { # name command...
 soak=$(mktemp -d)
 trap 'rm -rf "$soak"' EXIT
 run supply-chain scripts/reliability/supply-chain.sh
-run fuzz scripts/reliability/fuzz.sh "${FUZZ_SECONDS:-10}"
+# The instrumented build outlives the clone, as check-deploy's tools do.
+cache=${RELIABILITY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cincinnati-reliability}
+run fuzz env FUZZ_TARGET_DIR="$cache/fuzz-target" scripts/reliability/fuzz.sh "${FUZZ_SECONDS:-10}"
 run chaos scripts/reliability/chaos.sh --seconds 15
 run bad-upstreams scripts/reliability/bad-upstreams.sh --hold 2
 run storm scripts/reliability/storm.sh --idle 1000 --slowloris 100 --channels 100 --seconds 5 --settle 2
