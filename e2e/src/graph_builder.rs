@@ -47,6 +47,12 @@ pub async fn start(
     let config = workdir.join("graph-builder.toml");
     std::fs::write(&config, config_toml(workdir, registry_url, options))
         .with_context(|| format!("writing {}", config.display()))?;
+    start_with_config(workdir, &config).await
+}
+
+/// Starts a graph-builder with the configuration file `config` (its ports
+/// set by flags), logging to `workdir`, and waits until it is ready.
+pub async fn start_with_config(workdir: &Path, config: &Path) -> anyhow::Result<ServiceProcess> {
     ServiceProcess::start(ServiceCommand {
         name: "graph-builder".to_owned(),
         program: service_binary("graph-builder")?,

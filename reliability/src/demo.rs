@@ -1,13 +1,14 @@
 //! A graph-builder serving the bundled demo data (5,743 releases and the
-//! 2026 graph-data, offline), as `scripts/demo.sh` runs it, for scenarios
-//! that need present-day-sized answers rather than the e2e scenario's.
+//! 2026 graph-data, offline), as `scripts/demo.sh` runs it, and the chain of
+//! engines behind it, for scenarios that need present-day-sized answers
+//! rather than the e2e scenario's.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use e2e::binaries::service_binary;
 use e2e::graph_builder::PATH_PREFIX;
-use e2e::process::{Listener, ServiceCommand, ServiceProcess};
+use e2e::policy_engine;
+use e2e::process::ServiceProcess;
 
 /// The repository's `testdata/`.
 pub fn testdata() -> PathBuf {
@@ -52,19 +53,29 @@ name = "edge-add-remove"
         graph_data = graph_data.display().to_string(),
     );
     std::fs::write(&config, toml).with_context(|| format!("writing {}", config.display()))?;
-    ServiceProcess::start(ServiceCommand {
-        name: "graph-builder".to_owned(),
-        program: service_binary("graph-builder")?,
-        arguments: vec!["-c".into(), config.into(), "--log_format".into(), "json".into()],
-        port_flags: vec![
-            ("--service.port", Listener::Api),
-            ("--service.public_port", Listener::Public),
-            ("--status.port", Listener::Status),
-        ],
-        log: workdir.join("graph-builder.log"),
-        readiness_probe: "/readiness",
-    })
-    .await
+    e2e::graph_builder::start_with_config(workdir, &config).await
+}
+
+/// A graph-builder on the demo data, engine A on it and engine B on A: the
+/// production chain, clients asking B.
+pub struct Chain {
+    pub graph_builder: ServiceProcess,
+    pub engine_a: ServiceProcess,
+    pub engine_b: ServiceProcess,
+}
+
+impl Chain {
+    /// Starts the chain in `workdir` with the graph-data in `graph_data`.
+    pub async fn start(workdir: &Path, graph_data: &Path) -> anyhow::Result<Self> {
+        let graph_builder = graph_builder(workdir, graph_data).await?;
+        let engine_a = policy_engine::start(workdir, "a", &policy_engine::graph_url(&graph_builder)).await?;
+        let engine_b = policy_engine::start(workdir, "b", &policy_engine::graph_url(&engine_a)).await?;
+        Ok(Self {
+            graph_builder,
+            engine_a,
+            engine_b,
+        })
+    }
 }
 
 /// `{engine}/api/upgrades_info/graph?channel=…&arch=amd64`.

@@ -32,6 +32,10 @@ pub struct Load {
     pub duration: Duration,
     /// `Name: value` headers every request carries.
     pub headers: Vec<String>,
+    /// Count the nodes of every answer ([`LoadResult::smallest_nodes`]).
+    /// Costs the load generator more CPU than a large answer costs the
+    /// server: only for loads that need it.
+    pub count_nodes: bool,
 }
 
 impl Load {
@@ -44,6 +48,15 @@ impl Load {
             threads: 2,
             duration,
             headers: vec!["Accept: application/json".to_owned()],
+            count_nodes: false,
+        }
+    }
+
+    /// The same load, counting the nodes of every answer.
+    pub fn counting_nodes(self) -> Self {
+        Self {
+            count_nodes: true,
+            ..self
         }
     }
 
@@ -62,6 +75,9 @@ impl Load {
             .arg(script.path());
         for header in &self.headers {
             command.arg("-H").arg(header);
+        }
+        if self.count_nodes {
+            command.env("WRK_COUNT_NODES", "1");
         }
         let child = command
             .arg(&self.url)

@@ -77,9 +77,19 @@ impl Report {
         self.figures.push(figure);
     }
 
+    /// Prints the table; the exit code says whether every enforced target
+    /// was met.
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        if self.finish() {
+            std::process::ExitCode::SUCCESS
+        } else {
+            std::process::ExitCode::FAILURE
+        }
+    }
+
     /// Prints the table with the machine's load and returns whether every
     /// enforced target was met.
-    pub fn finish(&self) -> bool {
+    fn finish(&self) -> bool {
         println!("\n## {} — {}, {}", self.scenario, machine(), load_average());
         println!("\n| figure | value | target | |\n|---|---|---|---|");
         for figure in &self.figures {

@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,7 +48,7 @@ const ERRORS_METRIC: &str = "cincinnati_pe_http_upstream_errors_total";
 const STALE_METRIC: &str = "cincinnati_pe_upstream_stale";
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> anyhow::Result<ExitCode> {
     let args = Args::parse();
     let workdir = tempfile::tempdir()?;
     let good = Arc::new(full_graph(workdir.path()).await?);
@@ -126,7 +127,8 @@ async fn main() -> anyhow::Result<()> {
         alive,
         Enforce::Always,
     );
-    std::process::exit(if report.finish() { 0 } else { 1 });
+    // Returned, not exit(): the services stop as the scenario's values drop.
+    Ok(report.exit_code())
 }
 
 /// An engine, its answer for the demo channel before any fault, and how

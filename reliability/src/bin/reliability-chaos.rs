@@ -6,6 +6,7 @@
 //!
 //! The service binaries come from `E2E_BIN_DIR` (the script sets it).
 
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -41,7 +42,7 @@ const LOAD_WINDOW: Duration = Duration::from_secs(5);
 const RECOVERY_TARGET_SECS: f64 = 5.0;
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> anyhow::Result<ExitCode> {
     let args = Args::parse();
     let mut stack = Stack::start(GraphBuilderOptions::default()).await?;
     stack.await_all_expected(&WATCHED).await?;
@@ -51,7 +52,7 @@ async fn main() -> anyhow::Result<()> {
 
     let stop = Arc::new(AtomicBool::new(false));
     let load = tokio::spawn(load_until(
-        Load::json(url, args.connections, LOAD_WINDOW),
+        Load::json(url, args.connections, LOAD_WINDOW).counting_nodes(),
         Arc::clone(&stop),
     ));
     let started = Instant::now();
@@ -138,7 +139,8 @@ async fn main() -> anyhow::Result<()> {
             Enforce::Strict,
         );
     }
-    std::process::exit(if report.finish() { 0 } else { 1 });
+    // Returned, not exit(): the services stop as the scenario's values drop.
+    Ok(report.exit_code())
 }
 
 /// Kills `faulty`, waits `hold`, restarts it, and returns the time from the

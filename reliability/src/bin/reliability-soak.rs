@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -41,27 +42,19 @@ const CONNECTIONS: u32 = 64;
 const DRIFT_TARGET: f64 = 0.10;
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> anyhow::Result<ExitCode> {
     let args = Args::parse();
     let workdir = tempfile::tempdir()?;
     let graph_data = workdir.path().join("graph-data");
     copy_dir(&demo::testdata().join("graph-data"), &graph_data)?;
     let versions = channel_versions(&graph_data, demo::CHANNEL)?;
-    let graph_builder = demo::graph_builder(workdir.path(), &graph_data).await?;
-    let engine_a = e2e::policy_engine::start(
-        workdir.path(),
-        "a",
-        &e2e::policy_engine::graph_url(&graph_builder),
-    )
-    .await?;
-    let engine_b =
-        e2e::policy_engine::start(workdir.path(), "b", &e2e::policy_engine::graph_url(&engine_a)).await?;
+    let chain = demo::Chain::start(workdir.path(), &graph_data).await?;
     let pids = [
-        graph_builder.pid().context("the graph-builder runs")?,
-        engine_a.pid().context("A runs")?,
-        engine_b.pid().context("B runs")?,
+        chain.graph_builder.pid().context("the graph-builder runs")?,
+        chain.engine_a.pid().context("A runs")?,
+        chain.engine_b.pid().context("B runs")?,
     ];
-    let url = demo::answer_url(&engine_b, demo::CHANNEL);
+    let url = demo::answer_url(&chain.engine_b, demo::CHANNEL);
     let http = reqwest::Client::new();
     let load = Load::json(&url, CONNECTIONS, Duration::from_secs(args.window));
 
@@ -179,7 +172,8 @@ async fn main() -> anyhow::Result<()> {
         ),
     );
     report.figure("CSV", args.csv.display());
-    std::process::exit(if report.finish() { 0 } else { 1 });
+    // Returned, not exit(): the services stop as the scenario's values drop.
+    Ok(report.exit_code())
 }
 
 fn mean<T>(items: &[T], value: impl Fn(&T) -> f64) -> f64 {
