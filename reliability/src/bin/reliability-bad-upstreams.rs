@@ -308,7 +308,7 @@ fn with_dangling_edge(graph: &[u8]) -> anyhow::Result<Vec<u8>> {
 }
 
 fn shorten(message: &str) -> String {
-    let short: String = message.chars().take(90).collect();
+    let short: String = message.chars().take(160).collect();
     if short.len() < message.len() {
         format!("{short}…")
     } else {
