@@ -3,7 +3,7 @@
 # and cargo cannot provide. Idempotent: installs only what is missing.
 #   docker-registry        distribution's registry server, which
 #                          registry-testkit starts for every registry test
-#   pkg-config, libssl-dev OpenSSL headers for oci-client's native-tls
+#   pkg-config, libssl-dev OpenSSL headers for native-tls and openssl, the one TLS stack
 set -euo pipefail
 
 missing=()

@@ -9,6 +9,4 @@ if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest
 fi
 
-# The e2e tests run the service binaries as processes.
-cargo build -p graph-builder -p policy-engine
 cargo nextest run --workspace --all-targets --no-fail-fast "$@"

@@ -22,9 +22,7 @@
 //! - [`static_server`]: a loopback HTTP server answering one fixed body, to
 //!   stand in for an upstream graph-builder.
 //! - [`workdir`]: configurations and logs, kept when a test fails.
-//! - [`binaries`]: where the service binaries are.
 
-pub mod binaries;
 pub mod client_graph;
 pub mod expected;
 pub mod graph_builder;
@@ -38,3 +36,5 @@ pub mod scenario;
 pub mod stack;
 pub mod static_server;
 pub mod workdir;
+
+mod binaries;

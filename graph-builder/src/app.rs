@@ -9,8 +9,8 @@ use actix_web::dev::{Server, ServerHandle};
 use anyhow::Context as _;
 use service_kit::errors::ResponseErrors;
 pub use service_kit::shutdown::StopHandle;
+use service_kit::supervisor::{Backoff, Liveness, Supervisor};
 use service_kit::{CachePolicy, StatusServer};
-use tokio::task::JoinSet;
 
 use crate::build::build;
 use crate::metrics::Metrics;
@@ -20,12 +20,6 @@ use crate::server::{self, ApiContext};
 use crate::settings::Settings;
 use crate::state::{Health, SourceHealth, State};
 
-/// The commit this binary was built from, if the build said (`GIT_COMMIT`).
-const GIT_COMMIT: &str = match option_env!("GIT_COMMIT") {
-    Some(commit) => commit,
-    None => "unknown",
-};
-
 /// A bound, not yet running graph-builder.
 pub struct Application {
     pub api_address: SocketAddr,
@@ -33,7 +27,7 @@ pub struct Application {
     pub status_address: SocketAddr,
     state: Arc<State>,
     servers: Vec<(ServerHandle, Server)>,
-    tasks: JoinSet<()>,
+    tasks: Supervisor,
     stop: StopHandle,
 }
 
@@ -44,7 +38,7 @@ impl Application {
         settings.validate()?;
         warn_about_ignored(settings);
         let plan = Plan::from_settings(settings)?;
-        let metrics = Metrics::new(GIT_COMMIT).context("registering metrics")?;
+        let metrics = Metrics::new(service_kit::build_info::git_commit()).context("registering metrics")?;
         let state = State::new(Health {
             releases: SourceHealth::new(plan.releases.describe()),
             graph_data: plan
@@ -68,7 +62,9 @@ impl Application {
         let (public, public_address) =
             server::bind_public(settings.public_address(), prefix, context, errors)
                 .with_context(|| format!("binding {}", settings.public_address()))?;
-        let status = status_server(&state, &metrics)
+        let mut tasks =
+            Supervisor::new(&metrics.registry, Backoff::default()).context("registering metrics")?;
+        let status = status_server(&state, &metrics, tasks.liveness())
             .bind(settings.status_address())
             .with_context(|| format!("binding {}", settings.status_address()))?;
 
@@ -81,13 +77,14 @@ impl Application {
             graph_data: settings.graph_data_pause(),
             scrape_timeout: settings.scrape_timeout(),
         };
-        let tasks = refresh::spawn(
+        refresh::spawn(
             plan.releases,
             plan.graph_data,
             plan.strictness,
             plan.pipeline,
             schedule,
             shared,
+            &mut tasks,
         );
         Ok(Self {
             api_address,
@@ -114,7 +111,7 @@ impl Application {
 
     /// Serves until SIGTERM/SIGINT or [`StopHandle::stop`], then lets
     /// in-flight requests finish.
-    pub async fn run_until_stopped(mut self) -> anyhow::Result<()> {
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let (handles, servers): (Vec<_>, Vec<_>) = self.servers.into_iter().unzip();
         let servers = futures::future::try_join_all(servers.into_iter().map(tokio::spawn));
         self.stop.until_stopped().await.context("listening for signals")?;
@@ -129,11 +126,11 @@ impl Application {
     }
 }
 
-fn status_server(state: &Arc<State>, metrics: &Metrics) -> StatusServer {
+fn status_server(state: &Arc<State>, metrics: &Metrics, liveness: Liveness) -> StatusServer {
     let (ready, status, ages) = (state.clone(), state.clone(), state.clone());
     let graph_age = metrics.graph_age.clone();
     StatusServer::new(metrics.registry.clone())
-        .probe("/liveness", || true)
+        .liveness("/liveness", liveness)
         .probe("/readiness", move || ready.is_ready())
         .before_scrape(move || {
             if let Some(served) = ages.graph.load().as_ref() {
@@ -162,7 +159,7 @@ pub async fn build_once(settings: &Settings) -> anyhow::Result<service_kit::Prep
     let mut plan = Plan::from_settings(settings)?;
     let shared = Shared {
         state: State::new(Health::default()),
-        metrics: Metrics::new(GIT_COMMIT)?,
+        metrics: Metrics::new(service_kit::build_info::git_commit())?,
     };
     let releases = refresh::fetch_releases(&mut plan.releases, settings.scrape_timeout(), &shared)
         .await

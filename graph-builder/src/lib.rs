@@ -13,7 +13,6 @@ pub mod metrics;
 pub mod packed;
 pub mod plan;
 pub mod refresh;
-pub mod registry;
 pub mod scrape;
 pub mod scraped;
 pub mod secret;
@@ -23,3 +22,6 @@ pub mod sources;
 pub mod state;
 
 pub use app::Application;
+
+/// What the graph-builder's requests say they are (registries log it).
+pub const USER_AGENT: &str = concat!("cincinnati-rs-graph-builder/", env!("CARGO_PKG_VERSION"));

@@ -7,6 +7,7 @@ use graph_builder::cli::Cli;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    service_kit::build_info::record_git_commit(service_kit::source_commit!());
     let cli = Cli::parse();
     let settings = cli.settings()?;
     let _telemetry = service_kit::logging::init("graph-builder", settings.verbosity, settings.log_format)?;

@@ -11,7 +11,7 @@ use prometheus::{
     Registry,
 };
 
-use crate::registry::RequestCounts;
+use registry_client::RequestCounts;
 
 #[derive(Clone)]
 pub struct Metrics {

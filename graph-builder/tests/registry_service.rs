@@ -4,14 +4,14 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use common::Running;
 use graph_builder::Application;
+use graph_builder::plan::Plan;
 use graph_builder::settings::Settings;
-use registry_testkit::LocalRegistry;
+use openshift_graph_data::signature::store::MAX_SIGNATURE_BYTES;
+use registry_testkit::{Body, FileServer, LocalRegistry};
 use release_images::signature::{SigningKey, store_path};
 use release_images::{Image, PushOptions, Pushable, Pusher, ReleaseMetadata};
 
@@ -189,47 +189,61 @@ async fn signature_verification_without_keys_is_refused_at_start_up() {
     assert!(error.contains(&keys.path().display().to_string()), "{error}");
 }
 
-/// A signature store on 127.0.0.1 serving `files` (path → body; anything
-/// else 404) until dropped.
-struct SignatureStore {
-    base_url: String,
-    server: actix_web::dev::ServerHandle,
-}
-
-impl SignatureStore {
-    async fn serve(files: Vec<(String, Vec<u8>)>) -> Self {
-        use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
-        let files: Arc<HashMap<String, Vec<u8>>> = Arc::new(files.into_iter().collect());
-        let server = HttpServer::new(move || {
-            let files = Arc::clone(&files);
-            App::new().default_service(web::to(move |request: HttpRequest| {
-                let body = files.get(request.path()).cloned();
-                async move {
-                    match body {
-                        Some(body) => HttpResponse::Ok().body(body),
-                        None => HttpResponse::NotFound().finish(),
-                    }
-                }
-            }))
-        })
-        .workers(1)
-        .bind(("127.0.0.1", 0))
-        .unwrap();
-        let base_url = format!("http://{}/signatures/", server.addrs()[0]);
-        let server = server.run();
-        let handle = server.handle();
-        tokio::spawn(server);
-        Self {
-            base_url,
-            server: handle,
-        }
+#[test]
+fn both_registry_plugins_read_a_credentials_file_by_one_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{ not json").unwrap();
+    let absent = dir.path().join("absent.json");
+    let plan = |releases_credentials: &Path, graph_data_credentials: &Path| {
+        let text = format!(
+            "[[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nregistry = \"http://127.0.0.1:1\"\n\
+             repository = \"{RELEASES}\"\ncredentials_path = {releases:?}\n\
+             [[plugin_settings]]\nname = \"dkrv2-secondary-metadata-scrape\"\nregistry = \"http://127.0.0.1:1\"\n\
+             repository = \"{GRAPH_DATA}\"\ncredentials_path = {graph_data:?}\n",
+            releases = releases_credentials.display().to_string(),
+            graph_data = graph_data_credentials.display().to_string(),
+        );
+        Plan::from_settings(&toml::from_str(&text).unwrap())
+    };
+    // Absent (an optional Secret that is not there): anonymous, in both.
+    assert!(plan(&absent, &absent).is_ok());
+    // Broken: refused at start-up, naming the plugin and the file, in both.
+    for (releases, graph_data, plugin) in [
+        (&broken, &absent, "release-scrape-dockerv2"),
+        (&absent, &broken, "dkrv2-secondary-metadata-scrape"),
+    ] {
+        let error = plan(releases, graph_data)
+            .err()
+            .expect("a broken file is refused")
+            .to_string();
+        assert!(
+            error.contains(plugin) && error.contains(&broken.display().to_string()),
+            "{error}"
+        );
     }
 }
 
-impl Drop for SignatureStore {
-    fn drop(&mut self) {
-        drop(self.server.stop(false));
-    }
+/// A signature store on 127.0.0.1 holding `signature` as signature 1 of
+/// `digest`, and its `signature_baseurl`.
+fn signature_store(digest: &str, signature: Body) -> (FileServer, String) {
+    let store = FileServer::start().unwrap();
+    store.serve(&format!("/signatures/{}", store_path(digest, 1)), signature);
+    let base_url = format!("{}/signatures/", store.url());
+    (store, base_url)
+}
+
+/// [`settings`] verifying graph-data signatures from `base_url` with the
+/// public key of `trusted`, written into `keys`.
+fn verifying(registry: &LocalRegistry, keys: &Path, trusted: &SigningKey, base_url: &str) -> Settings {
+    std::fs::write(keys.join("release.asc"), trusted.public_key_armored()).unwrap();
+    settings_with(
+        registry,
+        &format!(
+            "verify_signature = true\npublic_keys_path = {keys:?}\nsignature_baseurl = {base_url:?}\n",
+            keys = keys.display().to_string(),
+        ),
+    )
 }
 
 #[tokio::test]
@@ -237,27 +251,11 @@ async fn a_graph_data_image_is_used_only_with_a_signature_by_a_trusted_key() {
     let (registry, _pusher, digest) = registry_with_releases_and_graph_data().await;
     let trusted = SigningKey::from_seed(1);
     let keys = tempfile::tempdir().unwrap();
-    std::fs::write(keys.path().join("release.asc"), trusted.public_key_armored()).unwrap();
     let reference = format!("{}/{GRAPH_DATA}:latest", registry.host_port());
-    let signed_by = |key: &SigningKey| {
-        SignatureStore::serve(vec![(
-            format!("/signatures/{}", store_path(&digest, 1)),
-            key.sign(&reference, &digest),
-        )])
-    };
-    let verifying = |store: &SignatureStore| {
-        settings_with(
-            &registry,
-            &format!(
-                "verify_signature = true\npublic_keys_path = {keys:?}\nsignature_baseurl = {url:?}\n",
-                keys = keys.path().display().to_string(),
-                url = store.base_url,
-            ),
-        )
-    };
+    let signed_by = |key: &SigningKey| signature_store(&digest, Body::Bytes(key.sign(&reference, &digest)));
 
-    let untrusted_store = signed_by(&SigningKey::from_seed(2)).await;
-    let refused = spawn(&verifying(&untrusted_store)).await;
+    let (_untrusted_store, untrusted_url) = signed_by(&SigningKey::from_seed(2));
+    let refused = spawn(&verifying(&registry, keys.path(), &trusted, &untrusted_url)).await;
     let status = refused
         .wait_for("the graph-data refused", |status| {
             status["sources"]["graph_data"]["last_error"].is_string()
@@ -270,12 +268,56 @@ async fn a_graph_data_image_is_used_only_with_a_signature_by_a_trusted_key() {
     );
     assert_eq!(status["ready"], false, "no graph without its graph-data");
 
-    let trusted_store = signed_by(&trusted).await;
-    let accepted = spawn(&verifying(&trusted_store)).await;
+    let (_trusted_store, trusted_url) = signed_by(&trusted);
+    let accepted = spawn(&verifying(&registry, keys.path(), &trusted, &trusted_url)).await;
     let status = accepted.wait_until_ready().await;
     assert_eq!(status["graph_data"]["image_digest"], digest.as_str());
     assert!(
         status["sources"]["graph_data"]["last_error"].is_null(),
         "{status:#}"
     );
+}
+
+#[tokio::test]
+async fn an_oversized_signature_is_refused_naming_the_limit_and_the_last_good_graph_data_stays() {
+    let (registry, pusher, digest) = registry_with_releases_and_graph_data().await;
+    let key = SigningKey::from_seed(1);
+    let keys = tempfile::tempdir().unwrap();
+    let reference = format!("{}/{GRAPH_DATA}:latest", registry.host_port());
+    let (store, base_url) = signature_store(&digest, Body::Bytes(key.sign(&reference, &digest)));
+    let app = spawn(&verifying(&registry, keys.path(), &key, &base_url)).await;
+    let ready = app.wait_until_ready().await;
+    assert_eq!(ready["graph_data"]["image_digest"], digest.as_str());
+
+    // New graph-data, whose signature is far too large.
+    let graph_data = tempfile::tempdir().unwrap();
+    write_graph_data(graph_data.path());
+    std::fs::write(
+        graph_data.path().join("channels/fast-4.1.yaml"),
+        "name: fast-4.1\nversions:\n- 4.1.0\n",
+    )
+    .unwrap();
+    let image = Image::graph_data(graph_data.path()).unwrap();
+    let new_digest = pusher.push(GRAPH_DATA, "latest", image).await.unwrap();
+    store.serve(
+        &format!("/signatures/{}", store_path(&new_digest, 1)),
+        Body::Streamed(4 * MAX_SIGNATURE_BYTES as u64),
+    );
+    let status = app
+        .wait_for("the signature error", |status| {
+            status["sources"]["graph_data"]["last_error"].is_string()
+        })
+        .await;
+    let error = status["sources"]["graph_data"]["last_error"].as_str().unwrap();
+    assert!(
+        error.contains(&new_digest)
+            && error.contains(&format!("sent more than the {MAX_SIGNATURE_BYTES} bytes allowed")),
+        "{error}"
+    );
+    assert_eq!(
+        status["graph_data"]["image_digest"],
+        digest.as_str(),
+        "the last good graph-data stays"
+    );
+    assert_eq!(status["graph"]["etag"], ready["graph"]["etag"]);
 }

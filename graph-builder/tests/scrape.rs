@@ -1,17 +1,17 @@
 //! The scraper against a real registry (distribution's `docker-registry` on
 //! 127.0.0.1) holding release images pushed by the workspace's image tool.
+//! Registry-level behaviour (authentication, TLS, paging, retries) is tested
+//! in the registry-client crate.
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use graph_builder::assemble::assemble;
-use graph_builder::registry::certificates::PemCertificate;
-use graph_builder::registry::{Credentials, RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy};
 use graph_builder::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
 use graph_builder::scraped::DropReason;
-use registry_testkit::{CertificateShape, LocalRegistry, RegistryOptions, RequestKind};
+use http_fetch::ExtraRoots;
+use registry_client::{RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy};
+use registry_testkit::{LocalRegistry, RequestKind};
 use release_images::{
     Image, ImageList, Layer, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata,
 };
@@ -27,44 +27,15 @@ fn quick_retries() -> RetryPolicy {
 }
 
 fn client_for(registry: &LocalRegistry) -> RegistryClient {
-    let extra_root_certificates = registry
-        .ca_pem()
-        .map(|pem| PemCertificate {
-            path: PathBuf::from("test-ca.pem"),
-            pem: pem.as_bytes().to_vec(),
-        })
-        .into_iter()
-        .collect();
     RegistryClient::new(RegistrySettings {
-        credentials: registry.credentials().map(|c| Credentials {
-            username: c.username.clone(),
-            password: c.password.clone(),
-        }),
-        extra_root_certificates,
-        ..settings_of(registry)
-    })
-    .unwrap()
-}
-
-/// What a client knows of `registry` with neither credentials nor extra CAs.
-fn settings_of(registry: &LocalRegistry) -> RegistrySettings {
-    RegistrySettings {
         address: RegistryAddress::parse(&registry.url()).unwrap(),
         repository: REPOSITORY.to_owned(),
         credentials: None,
-        extra_root_certificates: Vec::new(),
+        roots: ExtraRoots::default(),
         retry: quick_retries(),
-    }
-}
-
-/// A registry started with `options`, holding one amd64 release `version`.
-async fn registry_with_one_release(options: RegistryOptions, version: &str) -> LocalRegistry {
-    let registry = LocalRegistry::start_with(options).await.unwrap();
-    pusher_for(&registry)
-        .push(REPOSITORY, "x", Image::release(&release(version, &[]), "amd64"))
-        .await
-        .unwrap();
-    registry
+        user_agent: graph_builder::USER_AGENT,
+    })
+    .unwrap()
 }
 
 fn scraper_for(registry: &LocalRegistry, settings: ScrapeSettings) -> Scraper {
@@ -72,17 +43,7 @@ fn scraper_for(registry: &LocalRegistry, settings: ScrapeSettings) -> Scraper {
 }
 
 fn pusher_for(registry: &LocalRegistry) -> Pusher {
-    Pusher::new(
-        &registry.url(),
-        PushOptions {
-            ca_pem: registry.ca_pem().map(str::to_owned),
-            basic_auth: registry
-                .credentials()
-                .map(|c| (c.username.clone(), c.password.clone())),
-            ..PushOptions::default()
-        },
-    )
-    .unwrap()
+    Pusher::new(&registry.url(), PushOptions::default()).unwrap()
 }
 
 fn release(version: &str, previous: &[&str]) -> ReleaseMetadata {
@@ -421,71 +382,6 @@ async fn a_corrupt_cache_file_is_ignored() {
 }
 
 #[tokio::test]
-async fn basic_authentication() {
-    let registry =
-        registry_with_one_release(RegistryOptions::default().basic_auth("reader", "s3cret"), "4.8.0").await;
-    let report = scraper_for(&registry, ScrapeSettings::default())
-        .scrape()
-        .await
-        .unwrap()
-        .changed();
-    assert_eq!(versions(&report), ["4.8.0+amd64"]);
-
-    let anonymous = RegistryClient::new(settings_of(&registry)).unwrap();
-    let error = Scraper::new(Arc::new(anonymous), ScrapeSettings::default())
-        .scrape()
-        .await
-        .unwrap_err();
-    assert!(!error.to_string().contains("s3cret"));
-    assert!(error.operation.starts_with("list tags"), "{error}");
-}
-
-#[tokio::test]
-async fn tls_with_a_self_signed_certificate_that_is_its_own_ca() {
-    let registry = registry_with_one_release(
-        RegistryOptions::default().tls(CertificateShape::SelfSignedCa),
-        "4.9.0",
-    )
-    .await;
-
-    // Trusted through a root_certificate_dir, as operators configure it.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("mirror-ca.crt"), registry.ca_pem().unwrap()).unwrap();
-    let loaded = graph_builder::registry::certificates::load(dir.path());
-    let trusted = RegistryClient::new(RegistrySettings {
-        extra_root_certificates: loaded.certificates,
-        ..settings_of(&registry)
-    })
-    .unwrap();
-    let report = Scraper::new(Arc::new(trusted), ScrapeSettings::default())
-        .scrape()
-        .await
-        .unwrap()
-        .changed();
-    assert_eq!(versions(&report), ["4.9.0+amd64"]);
-
-    let untrusted = RegistryClient::new(settings_of(&registry)).unwrap();
-    let refused = Scraper::new(Arc::new(untrusted), ScrapeSettings::default())
-        .scrape()
-        .await;
-    assert!(refused.is_err(), "an untrusted certificate must be refused");
-}
-
-#[tokio::test]
-async fn an_unreachable_registry_fails_the_scrape_cleanly() {
-    let mut registry = LocalRegistry::start().await.unwrap();
-    let client = Arc::new(client_for(&registry));
-    registry.stop().unwrap();
-    let counts = client.request_counts();
-    let error = Scraper::new(client, ScrapeSettings::default())
-        .scrape()
-        .await
-        .unwrap_err();
-    assert!(error.operation.starts_with("list tags"), "{error}");
-    assert_eq!(counts.tag_pages.load(Ordering::Relaxed), 2, "retried once");
-}
-
-#[tokio::test]
 async fn a_large_non_release_layer_is_streamed_not_held() {
     let registry = LocalRegistry::start().await.unwrap();
     // The big layer is on top, so it is searched first and read to its end.
@@ -518,40 +414,4 @@ fn peak_rss_kib() -> u64 {
         .find_map(|line| line.strip_prefix("VmHWM:"))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
-}
-
-#[tokio::test]
-async fn thousands_of_tags() {
-    let registry = LocalRegistry::start().await.unwrap();
-    let items: Vec<(String, Pushable)> = (0..1500)
-        .map(|n| {
-            let metadata = ReleaseMetadata::new(format!("4.{}.{}", 11 + n / 100, n % 100));
-            (format!("t{n}"), Image::release(&metadata, "amd64").into())
-        })
-        .collect();
-    pusher_for(&registry).push_all(REPOSITORY, &items).await.unwrap();
-    let client = Arc::new(client_for(&registry));
-    let counts = client.request_counts();
-    let report = Scraper::new(client, ScrapeSettings::default())
-        .scrape()
-        .await
-        .unwrap()
-        .changed();
-    assert_eq!((report.tags, report.releases.len()), (1500, 1500));
-    assert!(
-        counts.tag_pages.load(Ordering::Relaxed) <= 16,
-        "paging terminates"
-    );
-}
-
-#[tokio::test]
-async fn token_authentication() {
-    let registry =
-        registry_with_one_release(RegistryOptions::default().token_auth("reader", "t0ken"), "4.8.1").await;
-    let report = scraper_for(&registry, ScrapeSettings::default())
-        .scrape()
-        .await
-        .unwrap()
-        .changed();
-    assert_eq!(versions(&report), ["4.8.1+amd64"]);
 }

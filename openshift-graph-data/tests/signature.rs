@@ -1,11 +1,11 @@
 //! Signature verification of a graph-data image digest, with keys generated
 //! here, and fetching signatures from a signature store over HTTP.
 
-use std::collections::HashMap;
-
+use http_fetch::ExtraRoots;
+use openshift_graph_data::signature::store::MAX_SIGNATURE_BYTES;
 use openshift_graph_data::signature::{SignatureError, SignatureStore, TrustedKeys, verify_digest};
+use registry_testkit::{Body, CertificateShape, FileServer};
 use release_images::signature::{SigningKey, store_path};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const DIGEST: &str = "sha256:4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
 const OTHER_DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -84,61 +84,42 @@ fn keys_are_read_from_every_file_of_a_directory() {
     ));
 }
 
-/// Serves `files` (path → body, anything else 404) on 127.0.0.1 for a
-/// bounded number of requests; returns the base URL.
-async fn serve(files: HashMap<String, (u16, Vec<u8>)>, requests: usize) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        for _ in 0..requests {
-            let (mut stream, _) = listener.accept().await.unwrap();
-            let mut request = Vec::new();
-            let mut buffer = [0u8; 1024];
-            while !request.windows(4).any(|window| window == b"\r\n\r\n") {
-                let read = stream.read(&mut buffer).await.unwrap();
-                if read == 0 {
-                    break;
-                }
-                request.extend_from_slice(&buffer[..read]);
-            }
-            let line = String::from_utf8_lossy(&request);
-            let path = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
-            let (status, body) = files.get(&path).cloned().unwrap_or((404, Vec::new()));
-            let head = format!(
-                "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            stream.write_all(head.as_bytes()).await.unwrap();
-            stream.write_all(&body).await.unwrap();
-        }
-    });
-    base
-}
-
 fn signature_path(index: usize) -> String {
     format!("/signatures/{}", store_path(DIGEST, index))
+}
+
+/// A store on a real server holding `signatures` (path → body).
+fn store_serving(signatures: Vec<(String, Body)>) -> (FileServer, SignatureStore) {
+    let server = FileServer::start().unwrap();
+    for (path, body) in signatures {
+        server.serve(&path, body);
+    }
+    let store = SignatureStore::new(
+        &format!("{}/signatures/", server.url()),
+        ExtraRoots::default(),
+        "signature-test",
+    )
+    .unwrap();
+    (server, store)
 }
 
 #[tokio::test]
 async fn the_store_is_searched_until_a_valid_signature() {
     let key = signing_key(1);
-    let files = HashMap::from([
-        (signature_path(1), (200, signature(&signing_key(2), DIGEST))),
-        (signature_path(2), (200, signature(&key, DIGEST))),
+    let (server, store) = store_serving(vec![
+        (signature_path(1), Body::Bytes(signature(&signing_key(2), DIGEST))),
+        (signature_path(2), Body::Bytes(signature(&key, DIGEST))),
     ]);
-    let base = serve(files, 2).await;
-    let store = SignatureStore::with_default_client(&format!("{base}/signatures/")).unwrap();
     assert_eq!(
-        store.url(DIGEST, 2).unwrap(),
-        format!("{base}{}", signature_path(2))
+        store.url(DIGEST, 2).unwrap().as_str(),
+        format!("{}{}", server.url(), signature_path(2))
     );
     store.verify(DIGEST, &trusted(&key)).await.unwrap();
 }
 
 #[tokio::test]
 async fn a_store_without_signatures_fails_verification() {
-    let base = serve(HashMap::new(), 1).await;
-    let store = SignatureStore::with_default_client(&format!("{base}/signatures")).unwrap();
+    let (_server, store) = store_serving(Vec::new());
     let error = store.verify(DIGEST, &trusted(&signing_key(1))).await.unwrap_err();
     assert_eq!(
         error.to_string(),
@@ -148,11 +129,43 @@ async fn a_store_without_signatures_fails_verification() {
 
 #[tokio::test]
 async fn a_failing_store_is_an_error_not_a_missing_signature() {
-    let base = serve(HashMap::from([(signature_path(1), (503, Vec::new()))]), 1).await;
-    let store = SignatureStore::with_default_client(&format!("{base}/signatures")).unwrap();
+    let (_server, store) = store_serving(vec![(signature_path(1), Body::Status(503))]);
     let error = store.verify(DIGEST, &trusted(&signing_key(1))).await.unwrap_err();
     assert!(matches!(error, SignatureError::Fetch(_)), "{error}");
     assert!(error.to_string().ends_with("HTTP 503"), "{error}");
+}
+
+#[tokio::test]
+async fn an_oversized_signature_is_refused_naming_the_limit() {
+    let (_server, store) = store_serving(vec![(
+        signature_path(1),
+        Body::Streamed(4 * MAX_SIGNATURE_BYTES as u64),
+    )]);
+    let error = store.verify(DIGEST, &trusted(&signing_key(1))).await.unwrap_err();
+    assert!(matches!(error, SignatureError::Fetch(_)), "{error}");
+    assert!(
+        error
+            .to_string()
+            .ends_with(&format!("sent more than the {MAX_SIGNATURE_BYTES} bytes allowed")),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_store_behind_a_private_ca_is_trusted_through_the_roots_given() {
+    let key = signing_key(1);
+    let server = FileServer::start_tls(CertificateShape::CaSignedServer).unwrap();
+    server.serve(&signature_path(1), Body::Bytes(signature(&key, DIGEST)));
+    let base_url = format!("{}/signatures", server.url());
+    let untrusting = SignatureStore::new(&base_url, ExtraRoots::default(), "signature-test").unwrap();
+    let error = untrusting.verify(DIGEST, &trusted(&key)).await.unwrap_err();
+    assert!(
+        matches!(error, SignatureError::Fetch(_)) && error.to_string().contains("certificate"),
+        "{error}"
+    );
+    let roots = ExtraRoots::from_pem("store CA", server.ca_pem().unwrap()).unwrap();
+    let trusting = SignatureStore::new(&base_url, roots, "signature-test").unwrap();
+    trusting.verify(DIGEST, &trusted(&key)).await.unwrap();
 }
 
 /// Real release signatures are made by GnuPG; check one made by it, when

@@ -3,8 +3,15 @@ use clap::Parser as _;
 use policy_engine::Application;
 use policy_engine::cli::Cli;
 
+/// mimalloc returns pages freed by closed connections and finished answer
+/// computations to the system; glibc's malloc kept them in per-thread arenas
+/// (RSS stayed 2.5 times its resting size after a connection storm).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    service_kit::build_info::record_git_commit(service_kit::source_commit!());
     let cli = Cli::parse();
     let settings = cli.settings()?;
     let _telemetry = service_kit::logging::init("policy-engine", settings.verbosity, settings.log_format)?;

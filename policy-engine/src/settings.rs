@@ -18,6 +18,7 @@
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use cincinnati_core::stage::Pipeline;
@@ -62,10 +63,14 @@ pub struct ServiceSettings {
     pub backlog: u32,
     /// Concurrent connections per worker.
     pub max_connections: usize,
+    /// Open connections across workers beyond which requests are refused.
+    pub max_open_connections: usize,
     /// Concurrent TLS handshakes per worker (upstream's knob; no TLS here).
     pub max_connection_rate: usize,
     /// `Cache-Control: max-age` of graph answers; 0 means revalidate always.
     pub cache_max_age_secs: u64,
+    /// Bytes of identity (not gzip) answers kept for clients without gzip.
+    pub identity_cache_bytes: usize,
     /// Upstream's Jaeger endpoint. Accepted so existing configurations load,
     /// and ignored with a warning: spans go over OTLP, configured by the
     /// standard `OTEL_EXPORTER_OTLP_*` environment variables.
@@ -95,6 +100,8 @@ pub struct CincinnatiUpstream {
     pub interval_secs: u64,
     pub timeout_secs: u64,
     pub max_body_bytes: usize,
+    /// CAs trusted besides the system's, for an HTTPS upstream.
+    pub root_certificate_dir: PathBuf,
     /// Parameters forwarded to an engine upstream besides channel and arch.
     #[serde(deserialize_with = "string_list")]
     pub forward_parameters: Vec<String>,
@@ -116,8 +123,10 @@ impl Default for ServiceSettings {
             client_timeout: 5,
             backlog: 2048,
             max_connections: 25_000,
+            max_open_connections: 10_000,
             max_connection_rate: 256,
             cache_max_age_secs: 60,
+            identity_cache_bytes: 8 * 1024 * 1024,
             tracing_endpoint: None,
         }
     }
@@ -140,6 +149,7 @@ impl Default for CincinnatiUpstream {
             interval_secs: 30,
             timeout_secs: 30,
             max_body_bytes: 128 * 1024 * 1024,
+            root_certificate_dir: PathBuf::from(http_fetch::trust::DEFAULT_ROOT_CERTIFICATE_DIR),
             forward_parameters: Vec::new(),
             max_feeds: 1024,
             max_answers: 4096,
@@ -248,6 +258,7 @@ impl Settings {
             max_answers: upstream.max_answers,
             max_feeds: upstream.max_feeds,
             idle_feed_after: (interval * 10).max(Duration::from_secs(600)),
+            identity_cache_bytes: self.service.identity_cache_bytes,
         }
     }
 }

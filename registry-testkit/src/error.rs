@@ -41,11 +41,14 @@ pub enum Error {
     #[error("could not hash the htpasswd password")]
     Htpasswd(#[from] bcrypt::BcryptError),
 
-    #[error("could not generate the TLS certificate")]
-    Certificate(#[from] rcgen::Error),
+    #[error("could not generate a certificate")]
+    Certificate(#[from] openssl::error::ErrorStack),
 
     #[error("could not start the token server")]
     TokenServer(#[source] Box<dyn std::error::Error + Send + Sync>),
+
+    #[error("could not start the file server")]
+    FileServer(#[source] Box<dyn std::error::Error + Send + Sync>),
 
     #[error("could not build the HTTP client that probes the registry")]
     ProbeClient(#[source] reqwest::Error),

@@ -8,10 +8,15 @@
 //! generated certificate; `stop`/`restart` on the
 //! same port and storage for fault tests; and a request log parsed from the
 //! registry's access log, to count manifest and blob requests.
+//!
+//! [`FileServer`] is the rest of what the services fetch over HTTP(S) in
+//! tests: fixed bodies by path (signature stores, graph-data tarballs), plain
+//! or with TLS, with its own request log.
 
 mod access_log;
 mod config;
 mod error;
+mod file_server;
 mod htpasswd;
 mod options;
 mod process;
@@ -22,5 +27,6 @@ mod token_server;
 
 pub use access_log::{LoggedRequest, RequestKind};
 pub use error::Error;
+pub use file_server::{Body, FileServer, ServedRequest};
 pub use options::{CertificateShape, Credentials, RegistryOptions};
 pub use registry::LocalRegistry;

@@ -13,11 +13,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use rcgen::{CertificateParams, DnType, KeyPair, KeyUsagePurpose};
 use serde_json::{Value, json};
 
 use crate::error::Error;
 use crate::options::Credentials;
+use crate::tls::{self, Role};
 
 pub(crate) const SERVICE: &str = "registry-testkit";
 pub(crate) const ISSUER: &str = "registry-testkit-token-server";
@@ -32,18 +32,11 @@ pub(crate) struct TokenSigner {
 
 impl TokenSigner {
     pub(crate) fn generate() -> Result<Self, Error> {
-        let key = KeyPair::generate()?;
-        let mut params = CertificateParams::default();
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "registry-testkit token signer");
-        // distribution only accepts token certificates valid for signatures.
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        let certificate = params.self_signed(&key)?;
+        let signer = tls::issue("registry-testkit token signer", Role::TokenSigner, None)?;
         Ok(Self {
-            key: EncodingKey::from_ec_der(&key.serialize_der()),
-            certificate_base64_der: STANDARD.encode(certificate.der()),
-            certificate_pem: certificate.pem(),
+            key: EncodingKey::from_ec_der(&signer.key.private_key_to_pkcs8()?),
+            certificate_base64_der: STANDARD.encode(signer.certificate.to_der()?),
+            certificate_pem: tls::pem(&signer.certificate)?,
         })
     }
 

@@ -3,8 +3,8 @@ use std::path::PathBuf;
 /// Why an image could not be built or pushed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("invalid registry URL {url:?}: {reason}")]
-    InvalidRegistryUrl { url: String, reason: &'static str },
+    #[error(transparent)]
+    InvalidRegistry(#[from] registry_client::address::AddressError),
 
     #[error("could not configure the registry client")]
     Client(#[source] oci_client::errors::OciDistributionError),

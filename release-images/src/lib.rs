@@ -19,7 +19,6 @@ mod layer;
 mod manifest;
 mod metadata;
 mod push;
-mod registry_url;
 pub mod signature;
 
 pub use error::Error;

@@ -6,6 +6,7 @@ use oci_client::client::{Certificate, CertificateEncoding, ClientConfig};
 use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
+use registry_client::RegistryAddress;
 use tokio_util::io::ReaderStream;
 
 use crate::blob::{Blob, BlobContent};
@@ -15,7 +16,6 @@ use crate::image::{Image, ImageList, Pushable};
 use crate::known_blobs::KnownBlobs;
 use crate::layer::{BuiltLayer, Layer};
 use crate::manifest::{Platform, RenderedManifest, image_config, image_manifest, list_manifest};
-use crate::registry_url::RegistryUrl;
 
 /// How to reach and authenticate to the registry.
 #[derive(Clone, Debug)]
@@ -59,9 +59,9 @@ impl Pusher {
     /// `registry_url` is `http://host:port` for plain HTTP, or `https://host:port`
     /// or `host:port` for TLS.
     pub fn new(registry_url: &str, options: PushOptions) -> Result<Self, Error> {
-        let url = RegistryUrl::parse(registry_url)?;
+        let address = RegistryAddress::parse(registry_url)?;
         let config = ClientConfig {
-            protocol: url.protocol,
+            protocol: address.protocol(),
             extra_root_certificates: options
                 .ca_pem
                 .into_iter()
@@ -78,7 +78,7 @@ impl Pusher {
         let client = Client::try_from(config).map_err(Error::Client)?;
         Ok(Self {
             client,
-            host_port: url.host_port,
+            host_port: address.host,
             auth: options
                 .basic_auth
                 .map(|(username, password)| RegistryAuth::Basic(username, password)),

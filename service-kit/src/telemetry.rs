@@ -1,8 +1,8 @@
 //! Tracing export: `tracing` spans sent as OpenTelemetry spans over OTLP
 //! (HTTP/protobuf) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, and W3C trace context
-//! (`traceparent`, `tracestate`) read from requests and written into the
-//! requests a service makes.
+//! (`traceparent`, `tracestate`) read from requests; `http-fetch` writes it
+//! into the requests a service makes, with the propagator installed here.
 //!
 //! The standard variables tune the rest: `OTEL_SERVICE_NAME` (else the
 //! service's own name), `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`,
@@ -12,16 +12,14 @@
 //! query string, no credential is recorded (upstream's services record every
 //! header, `Authorization` and cookies included).
 
-use std::collections::HashMap;
-
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::http::header::HeaderMap;
 use actix_web::middleware::Next;
+use opentelemetry::global;
 use opentelemetry::propagation::Extractor;
 use opentelemetry::trace::{SpanContext, Status, TraceContextExt as _, TracerProvider as _};
-use opentelemetry::{Context, global};
 use opentelemetry_otlp::{ExporterBuildError, SpanExporter};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -103,10 +101,11 @@ fn resource(service: &'static str) -> Resource {
     Resource::builder().with_service_name(name).build()
 }
 
-/// The services' own spans. Libraries' are left out: oci-client makes one
-/// per blob, and the exporter's HTTP client would trace its own exports.
+/// The services' own spans, and the client spans of their outgoing requests
+/// (`http_fetch`). Other libraries' are left out: oci-client makes one per
+/// blob, and the exporter's HTTP client would trace its own exports.
 fn exported_spans() -> Targets {
-    ["graph_builder", "policy_engine", "service_kit"]
+    ["graph_builder", "policy_engine", "service_kit", "http_fetch"]
         .into_iter()
         .fold(Targets::new(), |targets, target| {
             targets.with_target(target, Level::INFO)
@@ -158,15 +157,6 @@ fn continue_trace(span: &Span, headers: &HeaderMap) {
         // Fails only without the export layer, when there is no trace to continue.
         let _ = span.set_parent(parent);
     }
-}
-
-/// The trace-context headers (`traceparent`, `tracestate`) that carry the
-/// current span to a service this one calls; none when nothing is exported.
-pub fn context_headers() -> HashMap<String, String> {
-    let mut headers = HashMap::new();
-    let context: Context = Span::current().context();
-    global::get_text_map_propagator(|propagator| propagator.inject_context(&context, &mut headers));
-    headers
 }
 
 /// Marks the current span failed, with `error` as the reason.

@@ -2,6 +2,7 @@
 //! policy-engines as real processes (see the `e2e` crate and docs/e2e.md).
 //! One test binary, so the suite links once.
 
+mod build_info;
 mod freshness;
 mod interop;
 mod registry_faults;

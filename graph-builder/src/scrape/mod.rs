@@ -18,12 +18,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, stream};
+use registry_client::manifest::{ImageConfig, ImageManifest, ListEntry, Manifest};
+use registry_client::{RegistryClient, RegistryError};
 use tokio_util::io::{StreamReader, SyncIoBridge};
 
 use self::cache::{CachedImage, ScrapeCache};
 use self::release_metadata::find_release_metadata;
-use crate::registry::manifest::{ImageConfig, ImageManifest, ListEntry, Manifest};
-use crate::registry::{RegistryClient, RegistryError};
 use crate::scraped::{DropReason, Dropped, ScrapedRelease};
 
 /// An image config is a few KiB; anything near this is not one.
@@ -445,7 +445,7 @@ async fn find_in_layers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{RegistryAddress, RegistrySettings};
+    use registry_client::{RegistryAddress, RegistrySettings};
 
     /// A scraper whose registry is never contacted: `record` is pure.
     fn scraper() -> Scraper {
@@ -453,8 +453,9 @@ mod tests {
             address: RegistryAddress::parse("http://127.0.0.1:1").unwrap(),
             repository: "ocp/release".to_owned(),
             credentials: None,
-            extra_root_certificates: Vec::new(),
-            retry: crate::registry::RetryPolicy::default(),
+            roots: Default::default(),
+            retry: Default::default(),
+            user_agent: crate::USER_AGENT,
         })
         .unwrap();
         Scraper::new(Arc::new(client), ScrapeSettings::default())

@@ -13,18 +13,19 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use futures::StreamExt;
+use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
 use openshift_graph_data::GraphDataFiles;
 use openshift_graph_data::signature::{SignatureStore, TrustedKeys};
+use registry_client::manifest::Manifest;
+use registry_client::{Access, RegistryClient, RetryPolicy};
 use serde::Deserialize;
 
-use crate::registry::credentials::{self, Credentials};
-use crate::registry::manifest::Manifest;
-use crate::registry::{RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy, certificates};
+use super::default_root_certificate_dir;
 use crate::secret::Secret;
 
-/// A graph-data image layer is a few MiB; this bounds a hostile one.
-const MAX_LAYER_BYTES: usize = 128 * 1024 * 1024;
+/// A graph-data tarball (an image layer is one) is a few MiB; this bounds a
+/// hostile or broken source, whether a URL or an image.
+pub const MAX_TARBALL_BYTES: usize = 128 * 1024 * 1024;
 
 /// Graph-data as read from a source.
 #[derive(Debug)]
@@ -39,11 +40,14 @@ pub enum GraphDataSourceError {
     #[error(transparent)]
     Files(#[from] openshift_graph_data::FilesError),
     #[error(transparent)]
-    Registry(#[from] crate::registry::RegistryError),
+    Registry(#[from] registry_client::RegistryError),
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("GET {url}: {reason}")]
-    Http { url: String, reason: String },
+    /// Unreachable, or a tarball over [`MAX_TARBALL_BYTES`].
+    #[error(transparent)]
+    Fetch(#[from] http_fetch::FetchError),
+    #[error("GET {url}: status {status}")]
+    Status { url: Url, status: StatusCode },
     #[error("graph-data image {reference}: {reason}")]
     Image { reference: String, reason: String },
 }
@@ -58,6 +62,9 @@ pub struct TarballSettings {
     pub url: Option<String>,
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
+    /// CAs trusted besides the system's, for an HTTPS `url`.
+    #[serde(default = "default_root_certificate_dir")]
+    pub root_certificate_dir: PathBuf,
 }
 
 fn default_timeout_secs() -> u64 {
@@ -89,7 +96,7 @@ pub struct ImageSettings {
     pub password: Option<Secret>,
     #[serde(default)]
     pub credentials_path: Option<PathBuf>,
-    #[serde(default = "default_certificate_dir")]
+    #[serde(default = "default_root_certificate_dir")]
     pub root_certificate_dir: PathBuf,
     #[serde(default)]
     pub verify_signature: bool,
@@ -102,11 +109,8 @@ pub struct ImageSettings {
 fn default_tag() -> String {
     "latest".to_owned()
 }
-fn default_certificate_dir() -> PathBuf {
-    PathBuf::from("/etc/pki/ca-trust/extracted/")
-}
 fn default_signature_baseurl() -> String {
-    "https://mirror.openshift.com/pub/openshift-v4/signatures/openshift/release/".to_owned()
+    SignatureStore::DEFAULT_BASE_URL.to_owned()
 }
 
 pub enum GraphDataSource {
@@ -117,8 +121,8 @@ pub enum GraphDataSource {
 }
 
 pub struct TarballUrl {
-    client: reqwest::Client,
-    url: String,
+    client: HttpClient,
+    url: Url,
     etag: Option<String>,
 }
 
@@ -142,13 +146,17 @@ impl GraphDataSource {
         match (&settings.path, &settings.url) {
             (Some(path), None) => Ok(Self::TarballFile(path.clone())),
             (None, Some(url)) => {
-                let client = reqwest::Client::builder()
-                    .timeout(Duration::from_secs(settings.timeout_secs.max(1)))
-                    .build()
-                    .map_err(|error| error.to_string())?;
+                let url = Url::parse(url).map_err(|error| format!("url {url:?}: {error}"))?;
+                let client = HttpClient::new(ClientSettings {
+                    user_agent: crate::USER_AGENT.to_owned(),
+                    timeout: Duration::from_secs(settings.timeout_secs.max(1)),
+                    roots: ExtraRoots::from_dir(&settings.root_certificate_dir),
+                    gzip: false,
+                })
+                .map_err(|error| error.to_string())?;
                 Ok(Self::TarballUrl(Box::new(TarballUrl {
                     client,
-                    url: url.clone(),
+                    url,
                     etag: None,
                 })))
             }
@@ -156,41 +164,34 @@ impl GraphDataSource {
         }
     }
 
+    /// The image source; its registry client and signature store trust the
+    /// same `root_certificate_dir`, and credentials follow
+    /// `registry_client::setup`'s rule.
     pub fn image(settings: &ImageSettings) -> Result<Self, String> {
+        let roots = ExtraRoots::from_dir(&settings.root_certificate_dir);
         let verification = if settings.verify_signature {
             let keys_dir = settings
                 .public_keys_path
                 .as_ref()
                 .ok_or("verify_signature needs public_keys_path")?;
             let keys = TrustedKeys::from_dir(keys_dir).map_err(|error| error.to_string())?;
-            let store = SignatureStore::with_default_client(&settings.signature_baseurl)
+            let store = SignatureStore::new(&settings.signature_baseurl, roots.clone(), crate::USER_AGENT)
                 .map_err(|error| error.to_string())?;
             Some(SignatureCheck { store, keys })
         } else {
             None
         };
-        let address = RegistryAddress::parse(&settings.registry).map_err(|error| error.to_string())?;
-        let credentials = match (&settings.username, &settings.password, &settings.credentials_path) {
-            (Some(username), Some(password), _) => Some(Credentials {
-                username: username.clone(),
-                password: password.expose().to_owned(),
-            }),
-            (None, None, Some(path)) if !path.as_os_str().is_empty() => {
-                // Unlike the release scraper, upstream treats this as fatal here.
-                credentials::from_docker_config(path, &address.host, &settings.repository)
-                    .map_err(|error| error.to_string())?
-            }
-            (None, None, _) => None,
-            _ => return Err("username and password go together".to_owned()),
+        let access = Access {
+            registry: &settings.registry,
+            repository: &settings.repository,
+            username: settings.username.as_deref(),
+            password: settings.password.as_ref().map(Secret::expose),
+            credentials_path: settings.credentials_path.as_deref(),
+            roots: &roots,
         };
-        let client = RegistryClient::new(RegistrySettings {
-            address,
-            repository: settings.repository.clone(),
-            credentials,
-            extra_root_certificates: certificates::load(&settings.root_certificate_dir).certificates,
-            retry: RetryPolicy::default(),
-        })
-        .map_err(|error| error.to_string())?;
+        let client = access
+            .client(RetryPolicy::default(), crate::USER_AGENT)
+            .map_err(|error| error.to_string())?;
         Ok(Self::Image(Box::new(ImageSource {
             client,
             tag: settings.tag.clone(),
@@ -245,29 +246,20 @@ impl GraphDataSource {
 impl TarballUrl {
     /// A conditional GET: a 304 means the graph-data did not change.
     async fn fetch(&mut self) -> Result<Option<GraphDataFiles>, GraphDataSourceError> {
-        let error = |reason: String| GraphDataSourceError::Http {
-            url: self.url.clone(),
-            reason,
-        };
-        let mut request = self.client.get(&self.url);
-        if let Some(etag) = &self.etag {
-            request = request.header(reqwest::header::IF_NONE_MATCH, etag);
-        }
-        let response = request.send().await.map_err(|e| error(e.to_string()))?;
-        if response.status() == reqwest::StatusCode::NOT_MODIFIED {
+        let request =
+            Get::new("graph-data", &self.url, MAX_TARBALL_BYTES).if_none_match(self.etag.as_deref());
+        let response = self.client.get(request).await?;
+        if response.status == StatusCode::NOT_MODIFIED {
             return Ok(None);
         }
-        if !response.status().is_success() {
-            return Err(error(format!("status {}", response.status())));
+        if !response.status.is_success() {
+            return Err(GraphDataSourceError::Status {
+                url: response.url,
+                status: response.status,
+            });
         }
-        let etag = response
-            .headers()
-            .get(reqwest::header::ETAG)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        let bytes = response.bytes().await.map_err(|e| error(e.to_string()))?;
-        let files = GraphDataFiles::from_tar_gz(bytes.as_ref())?;
-        self.etag = etag;
+        let files = GraphDataFiles::from_tar_gz(response.body.as_ref())?;
+        self.etag = response.etag;
         Ok(Some(files))
     }
 }
@@ -298,7 +290,7 @@ impl ImageSource {
                 .map_err(|error| image_error(format!("signature of {digest}: {error}")))?;
         }
         for layer in layers.iter().rev() {
-            let bytes = self.read_layer(layer).await?;
+            let bytes = self.client.small_blob(layer, MAX_TARBALL_BYTES).await?;
             match GraphDataFiles::from_tar_gz(bytes.as_slice()) {
                 Ok(files) => {
                     self.layers = Some(layers.clone());
@@ -314,24 +306,5 @@ impl ImageSource {
         Err(image_error(
             "no layer holds a graph-data `version` file".to_owned(),
         ))
-    }
-
-    async fn read_layer(&self, digest: &str) -> Result<Vec<u8>, GraphDataSourceError> {
-        let mut stream = self.client.blob_stream(digest).await?;
-        let mut bytes = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|source| GraphDataSourceError::Read {
-                path: PathBuf::from(digest),
-                source,
-            })?;
-            bytes.extend_from_slice(&chunk);
-            if bytes.len() > MAX_LAYER_BYTES {
-                return Err(GraphDataSourceError::Image {
-                    reference: digest.to_owned(),
-                    reason: format!("layer larger than {MAX_LAYER_BYTES} bytes"),
-                });
-            }
-        }
-        Ok(bytes)
     }
 }

@@ -16,14 +16,15 @@ use cincinnati_core::metadata_document::ReleaseMetadataDocument;
 use cincinnati_core::wire;
 use serde::Deserialize;
 
+use http_fetch::ExtraRoots;
+use registry_client::{Access, RequestCounts, RetryPolicy};
+
+use super::default_root_certificate_dir;
 use crate::assemble::assemble;
 use crate::packed::PackedGraph;
-use crate::registry::credentials::{self, Credentials};
-use crate::registry::{
-    RegistryAddress, RegistryClient, RegistrySettings, RequestCounts, RetryPolicy, certificates,
-};
 use crate::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
 use crate::scraped::{DropReason, Dropped, ScrapedRelease};
+use crate::secret::Secret;
 
 /// What a release source delivered: the graph of releases, before graph-data.
 #[derive(Debug)]
@@ -51,7 +52,7 @@ pub enum Fetched {
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error(transparent)]
-    Registry(#[from] crate::registry::RegistryError),
+    Registry(#[from] registry_client::RegistryError),
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path}: {source}")]
@@ -76,11 +77,11 @@ pub struct RegistryScrapeSettings {
     #[serde(default)]
     pub username: Option<String>,
     #[serde(default)]
-    pub password: Option<crate::secret::Secret>,
+    pub password: Option<Secret>,
     /// A Docker `config.json`; an empty path means none.
     #[serde(default)]
     pub credentials_path: Option<PathBuf>,
-    #[serde(default = "default_certificate_dir")]
+    #[serde(default = "default_root_certificate_dir")]
     pub root_certificate_dir: PathBuf,
     /// Where the scrape cache is kept across restarts; none keeps it in memory.
     #[serde(default)]
@@ -101,9 +102,6 @@ fn default_repository() -> String {
 }
 fn default_fetch_concurrency() -> usize {
     16
-}
-fn default_certificate_dir() -> PathBuf {
-    PathBuf::from("/etc/pki/ca-trust/extracted/")
 }
 fn default_digest_recheck_secs() -> u64 {
     3600
@@ -127,12 +125,10 @@ pub enum ReleaseSource {
 }
 
 impl ReleaseSource {
-    /// The registry scraper for `settings`. Credentials come from
-    /// `username`/`password`, else from `credentials_path`; an unreadable
-    /// credentials file is logged and the registry is read anonymously, as
-    /// upstream does.
+    /// The registry scraper for `settings`, its client set up by
+    /// `registry_client::setup`'s rule (a credentials file that is absent
+    /// means anonymous; one that is broken is refused).
     pub fn registry(settings: &RegistryScrapeSettings) -> Result<Self, String> {
-        let address = RegistryAddress::parse(&settings.registry).map_err(|error| error.to_string())?;
         if let Some(key) = &settings.manifestref_key
             && key != cincinnati_core::release::keys::MANIFESTREF
         {
@@ -140,29 +136,21 @@ impl ReleaseSource {
                 "manifestref_key {key:?} is not supported; leave it unset"
             ));
         }
-        let credentials = match (&settings.username, &settings.password) {
-            (Some(username), Some(password)) => Some(Credentials {
-                username: username.clone(),
-                password: password.expose().to_owned(),
-            }),
-            (None, None) => file_credentials(settings, &address),
-            _ => return Err("username and password go together".to_owned()),
+        let access = Access {
+            registry: &settings.registry,
+            repository: &settings.repository,
+            username: settings.username.as_deref(),
+            password: settings.password.as_ref().map(Secret::expose),
+            credentials_path: settings.credentials_path.as_deref(),
+            roots: &ExtraRoots::from_dir(&settings.root_certificate_dir),
         };
-        let loaded = certificates::load(&settings.root_certificate_dir);
-        for (path, why) in &loaded.skipped {
-            tracing::warn!(path = %path.display(), %why, "skipping a file in root_certificate_dir");
-        }
-        let client = RegistryClient::new(RegistrySettings {
-            address,
-            repository: settings.repository.clone(),
-            credentials,
-            extra_root_certificates: loaded.certificates,
-            retry: RetryPolicy {
-                attempt_timeout: Duration::from_secs(settings.request_timeout_secs.max(1)),
-                ..RetryPolicy::default()
-            },
-        })
-        .map_err(|error| error.to_string())?;
+        let retry = RetryPolicy {
+            attempt_timeout: Duration::from_secs(settings.request_timeout_secs.max(1)),
+            ..RetryPolicy::default()
+        };
+        let client = access
+            .client(retry, crate::USER_AGENT)
+            .map_err(|error| error.to_string())?;
         let scraper = Scraper::new(
             Arc::new(client),
             ScrapeSettings {
@@ -263,20 +251,6 @@ fn read_graph_file(path: &Path) -> Result<ReleaseSnapshot, SourceError> {
         dropped: Vec::new(),
         downloaded: 0,
     })
-}
-
-fn file_credentials(settings: &RegistryScrapeSettings, address: &RegistryAddress) -> Option<Credentials> {
-    let path = settings
-        .credentials_path
-        .as_ref()
-        .filter(|path| !path.as_os_str().is_empty())?;
-    match credentials::from_docker_config(path, &address.host, &settings.repository) {
-        Ok(found) => found,
-        Err(error) => {
-            tracing::warn!(%error, "reading the registry anonymously");
-            None
-        }
-    }
 }
 
 fn read_maybe_gzipped(path: &Path) -> Result<Vec<u8>, SourceError> {

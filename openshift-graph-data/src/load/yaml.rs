@@ -1,11 +1,15 @@
 //! YAML documents with line numbers: typed values through serde, and the
 //! top-level keys, so that unknown keys can be reported where they are.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
+use regex::Regex;
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 pub(crate) use serde_saphyr::Spanned;
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 
 /// A YAML document that could not be read as expected.
 #[derive(Debug)]
@@ -15,7 +19,7 @@ pub(crate) struct YamlError {
 }
 
 pub(crate) fn parse<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
-    serde_saphyr::from_str(text).map_err(|error| YamlError {
+    serde_saphyr::from_str(&as_libyaml_reads(text)).map_err(|error| YamlError {
         line: error.location().map(|location| location.line()),
         message: error.without_snippet().to_string(),
     })
@@ -24,6 +28,70 @@ pub(crate) fn parse<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
 /// The keys of a top-level mapping, in document order.
 pub(crate) fn top_level_keys(text: &str) -> Result<Vec<Spanned<String>>, YamlError> {
     parse::<TopLevelKeys>(text).map(|keys| keys.0)
+}
+
+/// `text`, written so that serde-saphyr reads it as libyaml does.
+///
+/// A block scalar (`|`, `>`) whose last line ends the input without a line
+/// break has no final line break in libyaml's reading, and so in upstream's
+/// graph-builder: `"key: |\n  text"` is `"text"`. serde-saphyr's parser adds
+/// one (the YAML test suite's reading) and does not let its caller choose.
+/// Graph-data has such files (a PromQL query ending a risk file without a
+/// final newline), so for them the scalar's chomping is made `-` (strip):
+/// with no line break after the last line, stripping keeps exactly what
+/// libyaml keeps. Line numbers do not change.
+fn as_libyaml_reads(text: &str) -> Cow<'_, str> {
+    let last_line = text.rsplit(['\n', '\r']).next().unwrap_or_default();
+    if last_line.trim().is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let Some(content_line) = block_scalar_ending_the_input(text) else {
+        return Cow::Borrowed(text);
+    };
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // Lines between the header and the first content line are empty ones.
+    let header_line = lines[..content_line]
+        .iter()
+        .rposition(|line| !line.trim().is_empty());
+    let rewritten = header_line.and_then(|index| {
+        let header = BLOCK_SCALAR_HEADER.captures(lines[index])?;
+        let mut line = lines[index][..header.get(0)?.start()].to_owned();
+        line.push_str(&header["style"]);
+        line.extend(header["indicators"].chars().filter(char::is_ascii_digit));
+        line.push('-');
+        line.push_str(&header["rest"]);
+        Some((index, line))
+    });
+    let Some((index, header)) = rewritten else {
+        return Cow::Borrowed(text);
+    };
+    let mut written = String::with_capacity(text.len() + 1);
+    for (at, line) in lines.iter().enumerate() {
+        written.push_str(if at == index { &header } else { line });
+    }
+    Cow::Owned(written)
+}
+
+/// A block scalar header at the end of its line (the parser has checked its
+/// form): style, indentation and chomping indicators, perhaps a comment.
+static BLOCK_SCALAR_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?<style>[|>])(?<indicators>[1-9+-]{0,2})(?<rest>(?:[ \t]+#[^\r\n]*)?[ \t]*\r?\n?)$")
+        .expect("a valid regex")
+});
+
+/// The 0-based line where the content of the document's last scalar starts,
+/// when that scalar is a block scalar that runs to the end of `text`.
+fn block_scalar_ending_the_input(text: &str) -> Option<usize> {
+    let mut last_scalar = None;
+    for event in Parser::new_from_str(text) {
+        let (event, span) = event.ok()?;
+        if let Event::Scalar(_, style, ..) = event {
+            last_scalar = Some((style, span));
+        }
+    }
+    let (style, span) = last_scalar?;
+    let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
+    (block && span.end.byte_offset()? == text.len()).then(|| span.start.line() - 1)
 }
 
 /// The line a value was written on.
@@ -70,6 +138,25 @@ mod tests {
             .map(|key| (key.value.as_str(), line_of(key)))
             .collect();
         assert_eq!(found, [("name", 2), ("feeder", 3), ("versions", 5)]);
+    }
+
+    #[test]
+    fn only_a_block_scalar_ending_the_input_is_rewritten_and_only_its_header() {
+        let rewritten = |text| match as_libyaml_reads(text) {
+            Cow::Owned(text) => Some(text),
+            Cow::Borrowed(_) => None,
+        };
+        assert_eq!(rewritten("a: |\n  x").as_deref(), Some("a: |-\n  x"));
+        assert_eq!(
+            rewritten("a: b\nc: >+2 # note\r\n\r\n   x\r\n  y").as_deref(),
+            Some("a: b\nc: >2- # note\r\n\r\n   x\r\n  y")
+        );
+        assert_eq!(rewritten("- |-\n  x").as_deref(), Some("- |-\n  x"));
+        assert_eq!(rewritten("a: |\n  x\n"), None);
+        assert_eq!(rewritten("a: |\n  x\n  "), None);
+        assert_eq!(rewritten("a: |\n  x\nb: y"), None);
+        assert_eq!(rewritten("a: |\n  x\n# comment"), None);
+        assert_eq!(rewritten("a: [unclosed"), None);
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! image in `critical.image.docker-manifest-digest`. A digest is verified
 //! when one of its signatures is signed by a trusted key and names it.
 //!
-//! [`store`] fetches signatures over HTTP from a signature store laid out as
-//! `<base>/<algo>=<hex>/signature-<i>`.
+//! [`store`] fetches signatures over HTTP(S) from a signature store laid out
+//! as `<base>/<algo>=<hex>/signature-<i>`, each at most
+//! [`store::MAX_SIGNATURE_BYTES`].
 
 pub mod store;
 
@@ -15,7 +16,7 @@ use std::path::Path;
 use pgp::composed::{Deserializable, Message, SignedPublicKey};
 use serde_json::Value;
 
-pub use store::{FetchError, SignatureStore};
+pub use store::{FetchError, SignatureStore, StoreError};
 
 /// The public keys signatures are checked against (`public_keys_path`).
 #[derive(Debug, Clone)]

@@ -1,69 +1,95 @@
-//! Fetching release signatures from a signature store over HTTP.
+//! Fetching release signatures from a signature store over HTTP(S), through
+//! `http-fetch`: bounded, with the caller's extra CAs, traced.
 
 use std::time::Duration;
+
+use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
 
 use super::{SignatureError, TrustedKeys, split_digest, verify_one};
 
 /// Stores number signatures from 1; upstream looks at no more than this many.
 pub const MAX_SIGNATURES: usize = 9;
 
+/// The largest signature accepted. Real ones are about a kilobyte; this
+/// bounds what a hostile or broken store can make us hold.
+pub const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
+
+/// How long one request may take, as upstream.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A signature store: `<base>/<algo>=<hex>/signature-<i>`.
 #[derive(Debug, Clone)]
 pub struct SignatureStore {
-    client: reqwest::Client,
+    client: HttpClient,
+    /// Without a trailing `/`.
     base_url: String,
+}
+
+/// The store could not be used at all.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("invalid signature store URL {url:?}: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    #[error(transparent)]
+    Client(#[from] http_fetch::ClientError),
 }
 
 /// The store could not be asked (as opposed to having no valid signature).
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
-    #[error("fetching {url}: {source}")]
-    Request { url: String, source: reqwest::Error },
+    /// Unreachable, or a signature over [`MAX_SIGNATURE_BYTES`].
+    #[error(transparent)]
+    Http(#[from] http_fetch::FetchError),
     #[error("fetching {url}: HTTP {status}")]
-    Status { url: String, status: u16 },
+    Status { url: Url, status: u16 },
 }
 
 impl SignatureStore {
-    /// Where OpenShift publishes release signatures.
+    /// Where OpenShift publishes release signatures (upstream's default
+    /// `signature_baseurl`).
     pub const DEFAULT_BASE_URL: &'static str =
-        "https://mirror.openshift.com/pub/openshift-v4/signatures/openshift/release";
+        "https://mirror.openshift.com/pub/openshift-v4/signatures/openshift/release/";
 
-    /// A store at `base_url`, asked with `client` (which carries the
-    /// caller's TLS roots and timeouts).
-    pub fn new(client: reqwest::Client, base_url: &str) -> Self {
-        Self {
-            client,
-            base_url: base_url.trim_end_matches('/').to_owned(),
-        }
-    }
-
-    /// A store at `base_url` with a 30 s timeout per request, as upstream.
-    pub fn with_default_client(base_url: &str) -> Result<Self, reqwest::Error> {
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()?;
-        Ok(Self::new(client, base_url))
+    /// A store at `base_url`, trusting `roots` besides the system's CAs.
+    pub fn new(base_url: &str, roots: ExtraRoots, user_agent: &str) -> Result<Self, StoreError> {
+        let base_url = base_url.trim_end_matches('/').to_owned();
+        Url::parse(&base_url).map_err(|error| StoreError::InvalidUrl {
+            url: base_url.clone(),
+            reason: error.to_string(),
+        })?;
+        let client = HttpClient::new(ClientSettings {
+            user_agent: user_agent.to_owned(),
+            timeout: TIMEOUT,
+            roots,
+            gzip: false,
+        })?;
+        Ok(Self { client, base_url })
     }
 
     /// The URL of signature `index` (from 1) of `digest`.
-    pub fn url(&self, digest: &str, index: usize) -> Result<String, SignatureError> {
+    pub fn url(&self, digest: &str, index: usize) -> Result<Url, SignatureError> {
         let (algorithm, hex) = split_digest(digest)?;
-        Ok(format!("{}/{algorithm}={hex}/signature-{index}", self.base_url))
+        let url = format!("{}/{algorithm}={hex}/signature-{index}", self.base_url);
+        Ok(Url::parse(&url).expect("a valid base URL with a path appended"))
     }
 
     /// Signature `index` of `digest`, or `None` when the store has no such
     /// signature (404): signatures are numbered without gaps.
     pub async fn fetch(&self, digest: &str, index: usize) -> Result<Option<Vec<u8>>, SignatureError> {
         let url = self.url(digest, index)?;
-        let request_error = |source| FetchError::Request {
-            url: url.clone(),
-            source,
-        };
-        let response = self.client.get(&url).send().await.map_err(request_error)?;
-        match response.status().as_u16() {
-            404 => Ok(None),
-            200..=299 => Ok(Some(response.bytes().await.map_err(request_error)?.to_vec())),
-            status => Err(FetchError::Status { url, status }.into()),
+        let response = self
+            .client
+            .get(Get::new("signature", &url, MAX_SIGNATURE_BYTES))
+            .await
+            .map_err(FetchError::from)?;
+        match response.status {
+            StatusCode::NOT_FOUND => Ok(None),
+            status if status.is_success() => Ok(Some(response.body.to_vec())),
+            status => Err(FetchError::Status {
+                url: response.url,
+                status: status.as_u16(),
+            }
+            .into()),
         }
     }
 

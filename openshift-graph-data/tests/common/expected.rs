@@ -1,6 +1,6 @@
 //! The conditional edges graph-data should produce, derived straight from
 //! the risk YAML files with the simplest rules that describe them, and
-//! deliberately not with the crate's own code.
+//! deliberately not with the crate's own code (nor its YAML reader).
 //!
 //! For each risk file, in file-name order: every update that exists before
 //! removals, into a release whose version is `to` (or whose version without
@@ -38,7 +38,7 @@ pub fn conditional_groups(graph_data: &Path, graph_before_removals: &Graph) -> G
     let mut risks_of: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for path in paths {
         let document: HashMap<String, serde_json::Value> =
-            serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            serde_norway::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let Some(name) = document.get("name").and_then(|name| name.as_str()) else {
             continue; // no risk: an unconditional block
         };

@@ -1,19 +1,18 @@
 //! One fetch of the upstream graph: conditional (`If-None-Match`), gzip,
-//! bounded in time (a total timeout) and size (a body limit, checked while
-//! reading so a huge answer is cut off, not buffered).
+//! bounded in time and size and traced, through `http-fetch` (the fetch
+//! path every outgoing request takes); what the answer means is read here.
 
+use std::path::Path;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use reqwest::header::{ACCEPT, ETAG, IF_NONE_MATCH};
-use reqwest::{StatusCode, Url};
+use bytes::Bytes;
+use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
 use service_kit::accept::APPLICATION_JSON;
-use service_kit::telemetry;
 
 /// Fetches the upstream's `/graph`.
 #[derive(Debug, Clone)]
 pub struct UpstreamClient {
-    http: reqwest::Client,
+    http: HttpClient,
     url: Url,
     max_body_bytes: usize,
 }
@@ -31,8 +30,9 @@ pub enum Fetched {
 
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
-    #[error("request to {url} failed: {detail}")]
-    Transport { url: Url, detail: String },
+    /// Unreachable, or an answer over `max_body_bytes`.
+    #[error(transparent)]
+    Http(#[from] http_fetch::FetchError),
     #[error("{url} answered {status}: {body}")]
     Status {
         url: Url,
@@ -41,8 +41,6 @@ pub enum FetchError {
         /// The `kind` of a Cincinnati JSON error body, if it was one.
         error_kind: Option<String>,
     },
-    #[error("{url} sent more than {limit} bytes")]
-    TooLarge { url: Url, limit: usize },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,18 +51,25 @@ pub struct InvalidUpstream {
 }
 
 impl UpstreamClient {
-    pub fn new(url: &str, timeout: Duration, max_body_bytes: usize) -> Result<Self, InvalidUpstream> {
+    /// `root_certificate_dir` holds CAs trusted besides the system's.
+    pub fn new(
+        url: &str,
+        timeout: Duration,
+        max_body_bytes: usize,
+        root_certificate_dir: &Path,
+    ) -> Result<Self, InvalidUpstream> {
         let invalid = |reason: String| InvalidUpstream {
             url: url.to_owned(),
             reason,
         };
         let url = Url::parse(url).map_err(|error| invalid(error.to_string()))?;
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .gzip(true)
-            .user_agent(concat!("cincinnati-rs-policy-engine/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|error| invalid(error.to_string()))?;
+        let http = HttpClient::new(ClientSettings {
+            user_agent: concat!("cincinnati-rs-policy-engine/", env!("CARGO_PKG_VERSION")).to_owned(),
+            timeout,
+            roots: ExtraRoots::from_dir(root_certificate_dir),
+            gzip: true,
+        })
+        .map_err(|error| invalid(error.to_string()))?;
         Ok(Self {
             http,
             url,
@@ -76,32 +81,9 @@ impl UpstreamClient {
         &self.url
     }
 
-    /// GETs the upstream URL with `parameters` added to its query, in a
-    /// client span whose context the upstream receives.
-    #[tracing::instrument(
-        name = "GET upstream",
-        skip_all,
-        fields(
-            otel.kind = "client",
-            http.request.method = "GET",
-            server.address = self.url.host_str(),
-            server.port = self.url.port_or_known_default(),
-            http.response.status_code = tracing::field::Empty,
-        )
-    )]
+    /// GETs the upstream URL with `parameters` added to its query (as the
+    /// client span `GET upstream`, whose context the upstream receives).
     pub async fn fetch(
-        &self,
-        parameters: &[(String, String)],
-        etag: Option<&str>,
-    ) -> Result<Fetched, FetchError> {
-        let fetched = self.exchange(parameters, etag).await;
-        if let Err(error) = &fetched {
-            telemetry::mark_failed(error);
-        }
-        fetched
-    }
-
-    async fn exchange(
         &self,
         parameters: &[(String, String)],
         etag: Option<&str>,
@@ -110,56 +92,19 @@ impl UpstreamClient {
         if !parameters.is_empty() {
             url.query_pairs_mut().extend_pairs(parameters);
         }
-        let mut request = self.http.get(url.clone()).header(ACCEPT, APPLICATION_JSON);
-        if let Some(etag) = etag {
-            request = request.header(IF_NONE_MATCH, etag);
-        }
-        for (name, value) in telemetry::context_headers() {
-            request = request.header(name, value);
-        }
-        // Errors end up in logs, traces and `/status`: they name the URL
-        // without the credentials it may carry.
-        let url = without_credentials(url);
-        let transport = |url: &Url, error: reqwest::Error| FetchError::Transport {
-            url: url.clone(),
-            detail: error_chain(&error.without_url()),
-        };
-        let mut response = request.send().await.map_err(|error| transport(&url, error))?;
-        let status = response.status();
-        tracing::Span::current().record("http.response.status_code", status.as_u16());
-        if status == StatusCode::NOT_MODIFIED {
+        let request = Get::new("upstream", &url, self.max_body_bytes)
+            .accept(APPLICATION_JSON)
+            .if_none_match(etag);
+        let response = self.http.get(request).await?;
+        if response.status == StatusCode::NOT_MODIFIED {
             return Ok(Fetched::NotModified);
         }
-        let etag = response
-            .headers()
-            .get(ETAG)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        if response
-            .content_length()
-            .is_some_and(|length| length > self.max_body_bytes as u64)
-        {
-            return Err(FetchError::TooLarge {
-                url,
-                limit: self.max_body_bytes,
-            });
-        }
-        let mut body = BytesMut::new();
-        while let Some(chunk) = response.chunk().await.map_err(|error| transport(&url, error))? {
-            if body.len() + chunk.len() > self.max_body_bytes {
-                return Err(FetchError::TooLarge {
-                    url,
-                    limit: self.max_body_bytes,
-                });
-            }
-            body.extend_from_slice(&chunk);
-        }
-        if !status.is_success() {
-            return Err(status_error(url, status, &body));
+        if !response.status.is_success() {
+            return Err(status_error(response.url, response.status, &response.body));
         }
         Ok(Fetched::Body {
-            body: body.freeze(),
-            etag,
+            body: response.body,
+            etag: response.etag,
         })
     }
 }
@@ -179,24 +124,4 @@ fn status_error(url: Url, status: StatusCode, body: &[u8]) -> FetchError {
             .map(|error| error.kind),
         body: text,
     }
-}
-
-fn without_credentials(mut url: Url) -> Url {
-    // Fails only for URLs that cannot carry credentials anyway.
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url
-}
-
-/// An error with its sources, which hold what actually went wrong
-/// ("connection refused") behind reqwest's generic message.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

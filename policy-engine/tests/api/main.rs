@@ -5,6 +5,7 @@ mod support;
 
 mod caching;
 mod chain;
+mod connections;
 mod cors;
 mod errors;
 mod freshness;
@@ -13,3 +14,4 @@ mod openapi;
 mod parameters;
 mod resilience;
 mod status;
+mod tls;

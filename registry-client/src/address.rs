@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use oci_client::client::ClientProtocol;
+
 /// The transport a registry is reached over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
@@ -55,6 +57,14 @@ impl RegistryAddress {
         })
     }
 
+    /// How oci-client is to reach the registry.
+    pub fn protocol(&self) -> ClientProtocol {
+        match self.scheme {
+            Scheme::Https => ClientProtocol::Https,
+            Scheme::Http => ClientProtocol::Http,
+        }
+    }
+
     /// The pull spec of an image by digest: `<host>/<repository>@<digest>`.
     /// The scheme is left out, so the payload is a valid image reference.
     pub fn payload(&self, repository: &str, digest: &str) -> String {
@@ -98,6 +108,21 @@ mod tests {
     fn refuses_what_is_not_a_registry() {
         for input in ["", "http://", "ftp://quay.io", "quay.io/openshift-release-dev"] {
             assert!(RegistryAddress::parse(input).is_err(), "{input}");
+        }
+    }
+
+    #[test]
+    fn the_scheme_selects_the_protocol_and_tls_is_the_default() {
+        for (input, protocol) in [
+            ("http://127.0.0.1:5000", ClientProtocol::Http),
+            ("https://127.0.0.1:5000", ClientProtocol::Https),
+            ("quay.io", ClientProtocol::Https),
+        ] {
+            assert_eq!(
+                RegistryAddress::parse(input).unwrap().protocol(),
+                protocol,
+                "{input}"
+            );
         }
     }
 

@@ -1,12 +1,4 @@
-//! A registry client for one repository, on oci-client: tag listing with
-//! paging, manifests of every format, blobs as bounded reads or streams,
-//! retries, timeouts, authentication, extra CAs — and request counts.
-
-pub mod address;
-pub mod certificates;
-pub mod credentials;
-pub mod manifest;
-pub mod retry;
+//! [`RegistryClient`]: one repository of one registry, on oci-client.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -14,18 +6,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
-use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
+use http_fetch::ExtraRoots;
+use oci_client::client::{Certificate, CertificateEncoding, ClientConfig};
 use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 use tokio::sync::OnceCell;
 
-pub use self::address::{RegistryAddress, Scheme};
-use self::certificates::PemCertificate;
-pub use self::credentials::Credentials;
-use self::manifest::{Manifest, ManifestError};
-pub use self::retry::RetryPolicy;
-use self::retry::Transient;
+use crate::address::RegistryAddress;
+use crate::credentials::Credentials;
+use crate::manifest::{self, Manifest, ManifestError};
+use crate::retry::{RetryPolicy, Transient};
 
 /// The bearer token sent to a registry that asks for no authentication.
 const ANONYMOUS_PLACEHOLDER: &str = "anonymous";
@@ -40,8 +31,11 @@ pub struct RegistrySettings {
     pub address: RegistryAddress,
     pub repository: String,
     pub credentials: Option<Credentials>,
-    pub extra_root_certificates: Vec<PemCertificate>,
+    /// CAs trusted besides the system's (from `root_certificate_dir`).
+    pub roots: ExtraRoots,
     pub retry: RetryPolicy,
+    /// e.g. `cincinnati-rs-graph-builder/0.1.0`: registries log it.
+    pub user_agent: &'static str,
 }
 
 /// A failed registry operation, naming what was asked for.
@@ -142,14 +136,11 @@ impl RegistryClient {
     }
 
     fn oci_client(settings: &RegistrySettings) -> Result<Client, RegistryError> {
-        let protocol = match settings.address.scheme {
-            Scheme::Https => ClientProtocol::Https,
-            Scheme::Http => ClientProtocol::Http,
-        };
         let config = ClientConfig {
-            protocol,
+            protocol: settings.address.protocol(),
             extra_root_certificates: settings
-                .extra_root_certificates
+                .roots
+                .certificates()
                 .iter()
                 .map(|certificate| Certificate {
                     encoding: CertificateEncoding::Pem,
@@ -158,7 +149,7 @@ impl RegistryClient {
                 .collect(),
             connect_timeout: Some(Duration::from_secs(10)),
             read_timeout: Some(settings.retry.attempt_timeout),
-            user_agent: concat!("cincinnati-rs-graph-builder/", env!("CARGO_PKG_VERSION")),
+            user_agent: settings.user_agent,
             platform_resolver: None,
             ..ClientConfig::default()
         };

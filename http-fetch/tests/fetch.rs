@@ -1,0 +1,166 @@
+//! The fetch path against real servers on 127.0.0.1: plain HTTP, and HTTPS
+//! with a private CA.
+
+use std::time::Duration;
+
+use http_fetch::{ClientSettings, ExtraRoots, FetchError, Get, HttpClient, StatusCode, Url};
+use registry_testkit::{Body, CertificateShape, FileServer};
+
+const LIMIT: usize = 64 * 1024;
+
+fn client(roots: ExtraRoots) -> HttpClient {
+    HttpClient::new(ClientSettings {
+        user_agent: "http-fetch-test/1".to_owned(),
+        timeout: Duration::from_secs(30),
+        roots,
+        gzip: false,
+    })
+    .unwrap()
+}
+
+fn url(server: &FileServer, path: &str) -> Url {
+    Url::parse(&format!("{}{path}", server.url())).unwrap()
+}
+
+#[tokio::test]
+async fn a_body_up_to_the_limit_is_read_whole() {
+    let server = FileServer::start().unwrap();
+    server.serve("/exact", Body::Bytes(vec![7; LIMIT]));
+    let response = client(ExtraRoots::default())
+        .get(Get::new("test", &url(&server, "/exact"), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(response.status, StatusCode::OK);
+    assert_eq!(response.body.len(), LIMIT);
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_refused_naming_the_limit() {
+    let server = FileServer::start().unwrap();
+    // One announced by its Content-Length, one found out while reading.
+    server.serve("/declared", Body::Bytes(vec![7; LIMIT + 1]));
+    server.serve("/streamed", Body::Streamed(64 * LIMIT as u64));
+    for path in ["/declared", "/streamed"] {
+        let error = client(ExtraRoots::default())
+            .get(Get::new("test", &url(&server, path), LIMIT))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, FetchError::TooLarge { limit: LIMIT, .. }),
+            "{path}: {error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("more than the {LIMIT} bytes allowed")),
+            "{error}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn other_statuses_are_answers_not_errors() {
+    let server = FileServer::start().unwrap();
+    let response = client(ExtraRoots::default())
+        .get(Get::new("test", &url(&server, "/missing"), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(response.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn sends_the_headers_asked_for() {
+    let server = FileServer::start().unwrap();
+    server.serve("/graph", Body::Bytes(b"{}".to_vec()));
+    let target = url(&server, "/graph");
+    client(ExtraRoots::default())
+        .get(
+            Get::new("test", &target, LIMIT)
+                .accept("application/json")
+                .if_none_match(Some("\"abc\"")),
+        )
+        .await
+        .unwrap();
+    let request = &server.requests()[0];
+    assert_eq!(request.headers["accept"], "application/json");
+    assert_eq!(request.headers["if-none-match"], "\"abc\"");
+    assert_eq!(request.headers["user-agent"], "http-fetch-test/1");
+}
+
+/// A `root_certificate_dir` holding `pem`, as operators configure it.
+fn certificate_dir(pem: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("pem")).unwrap();
+    std::fs::write(dir.path().join("pem/private-ca.crt"), pem).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn a_private_ca_is_trusted_only_through_extra_roots() {
+    for shape in [CertificateShape::CaSignedServer, CertificateShape::SelfSignedCa] {
+        let server = FileServer::start_tls(shape).unwrap();
+        server.serve("/file", Body::Bytes(b"trusted".to_vec()));
+        let target = url(&server, "/file");
+
+        let refused = client(ExtraRoots::default())
+            .get(Get::new("test", &target, LIMIT))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(refused, FetchError::Transport { .. }) && refused.to_string().contains("certificate"),
+            "{shape:?}: {refused}"
+        );
+
+        let dir = certificate_dir(server.ca_pem().unwrap());
+        let response = client(ExtraRoots::from_dir(dir.path()))
+            .get(Get::new("test", &target, LIMIT))
+            .await
+            .unwrap_or_else(|error| panic!("{shape:?}: {error}"));
+        assert_eq!(&response.body[..], b"trusted", "{shape:?}");
+    }
+}
+
+#[tokio::test]
+async fn errors_do_not_show_credentials_in_the_url() {
+    let server = FileServer::start().unwrap();
+    let address = server.url().trim_start_matches("http://").to_owned();
+    drop(server);
+    let target = Url::parse(&format!("http://user:s3cret@{address}/graph")).unwrap();
+    let error = client(ExtraRoots::default())
+        .get(Get::new("test", &target, LIMIT))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!error.contains("s3cret") && error.contains(&address), "{error}");
+}
+
+#[tokio::test]
+async fn the_server_receives_the_trace_context_of_the_client_span() {
+    use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+    use tracing::Instrument as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let server = FileServer::start().unwrap();
+    let target = url(&server, "/traced");
+    let caller = tracing::info_span!("caller");
+    let trace_id = caller.context().span().span_context().trace_id();
+    client(ExtraRoots::default())
+        .get(Get::new("test", &target, LIMIT))
+        .instrument(caller)
+        .await
+        .unwrap();
+    let traceparent = server.requests()[0].headers["traceparent"].clone();
+    assert!(
+        traceparent.contains(&trace_id.to_string()),
+        "{traceparent} does not continue trace {trace_id}"
+    );
+}
