@@ -67,9 +67,15 @@ pub struct Chain {
 impl Chain {
     /// Starts the chain in `workdir` with the graph-data in `graph_data`.
     pub async fn start(workdir: &Path, graph_data: &Path) -> anyhow::Result<Self> {
+        Self::start_with(workdir, graph_data, &[]).await
+    }
+
+    /// [`Chain::start`], with more command-line flags for engine B.
+    pub async fn start_with(workdir: &Path, graph_data: &Path, b_flags: &[&str]) -> anyhow::Result<Self> {
         let graph_builder = graph_builder(workdir, graph_data).await?;
         let engine_a = policy_engine::start(workdir, "a", &policy_engine::graph_url(&graph_builder)).await?;
-        let engine_b = policy_engine::start(workdir, "b", &policy_engine::graph_url(&engine_a)).await?;
+        let engine_b =
+            policy_engine::start_with(workdir, "b", &policy_engine::graph_url(&engine_a), b_flags).await?;
         Ok(Self {
             graph_builder,
             engine_a,

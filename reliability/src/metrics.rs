@@ -1,4 +1,18 @@
-//! One sample from a Prometheus text page.
+//! One sample from a Prometheus text page, and from a service's `/metrics`.
+
+use anyhow::Context as _;
+use e2e::process::ServiceProcess;
+
+/// The value of `name` on `service`'s `/metrics` page (its status port).
+pub async fn read(http: &reqwest::Client, service: &ServiceProcess, name: &str) -> anyhow::Result<f64> {
+    let page = http
+        .get(service.status_url("/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
+    sample(&page, name).with_context(|| format!("no {name} in {}'s metrics", service.name()))
+}
 
 /// The value of `sample` (`name` or `name{labels}`), if the page has it.
 pub fn sample(page: &str, sample: &str) -> Option<f64> {

@@ -15,8 +15,9 @@ pub struct IdleConnection {
 }
 
 /// Connects to `address`, GETs `path_and_query` as a cluster does (gzip,
-/// keep-alive), reads the whole answer, and keeps the connection.
-pub async fn fetch_and_idle(address: SocketAddr, path_and_query: &str) -> anyhow::Result<IdleConnection> {
+/// keep-alive) and reads the whole answer: returns the connection, kept open
+/// (unless the server closed it after answering), and the answer's status.
+pub async fn fetch(address: SocketAddr, path_and_query: &str) -> anyhow::Result<(IdleConnection, u16)> {
     let mut stream = BufReader::new(TcpStream::connect(address).await.context("connecting")?);
     let request = format!(
         "GET {path_and_query} HTTP/1.1\r\nHost: {address}\r\nAccept: application/json\r\n\
@@ -24,8 +25,7 @@ pub async fn fetch_and_idle(address: SocketAddr, path_and_query: &str) -> anyhow
     );
     stream.get_mut().write_all(request.as_bytes()).await?;
     let status = read_answer(&mut stream).await?;
-    ensure!(status == 200, "answered {status}");
-    Ok(IdleConnection { _stream: stream })
+    Ok((IdleConnection { _stream: stream }, status))
 }
 
 /// Reads one HTTP/1.1 answer with a `Content-Length` body; returns its status.

@@ -21,7 +21,7 @@ use e2e::process::ServiceProcess;
 use reliability::demo;
 use reliability::faulty_upstream::{Behaviour, FaultyUpstream};
 use reliability::load::count_nodes;
-use reliability::metrics::sample;
+use reliability::metrics;
 use reliability::report::{Enforce, Report};
 use reliability::status;
 use reliability::tls_upstream::{Certificate, TlsUpstream};
@@ -239,14 +239,7 @@ impl<'a> Watched<'a> {
     }
 
     async fn metric(&self, name: &str) -> anyhow::Result<f64> {
-        let page = self
-            .http
-            .get(self.engine.status_url("/metrics"))
-            .send()
-            .await?
-            .text()
-            .await?;
-        sample(&page, name).with_context(|| format!("no {name} in the metrics"))
+        metrics::read(&self.http, &self.engine, name).await
     }
 }
 

@@ -2,8 +2,10 @@
 //! demo data (graph-builder → engine A → engine B):
 //!
 //! 1. idle connections (10,000 by default) that each fetched an answer and
-//!    stay open, plus 64 active connections under load: p99, refusals, and
-//!    B's RSS before, during, and a while after they close;
+//!    stay open, plus 64 active connections under load: p99, and B's RSS
+//!    before, during, and a while after they close. B admits exactly that
+//!    many connections (`max_open_connections`); more connections opened
+//!    beside them (1,000) must be refused with 503, and counted;
 //! 2. slowloris connections (1,000) that never finish their request head,
 //!    while 64 connections load B: are others served, are they cut off;
 //! 3. a flood of distinct made-up channel names (100,000, or as many as
@@ -23,7 +25,8 @@ use e2e::process::ServiceProcess;
 use reliability::demo;
 use reliability::load::{Load, LoadResult};
 use reliability::memory::rss_mib;
-use reliability::raw_client::{IdleConnection, Slowloris, fetch_and_idle};
+use reliability::metrics;
+use reliability::raw_client::{self, IdleConnection, Slowloris};
 use reliability::report::{Enforce, Report};
 
 #[derive(Parser)]
@@ -31,6 +34,10 @@ struct Args {
     /// Idle keep-alive connections of the storm.
     #[arg(long, default_value_t = 10_000)]
     idle: usize,
+    /// Connections opened beyond B's connection limit, which the idle and
+    /// active connections fill.
+    #[arg(long, default_value_t = 1_000)]
+    beyond: usize,
     /// Slowloris connections.
     #[arg(long, default_value_t = 1_000)]
     slowloris: usize,
@@ -61,18 +68,31 @@ const IDLE_TARGET_MIB_PER_10K: f64 = 40.0;
 const RETURN_TARGET: f64 = 0.10;
 /// The channel flood may grow an engine by at most this much.
 const FLOOD_TARGET_MIB: f64 = 64.0;
+/// Requests an engine refused because too many connections were open…
+const REFUSED_METRIC: &str = "cincinnati_pe_connections_refused_total";
+/// …and the connections it counts as open.
+const OPEN_METRIC: &str = "cincinnati_pe_open_connections";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<ExitCode> {
     let args = Args::parse();
     let workdir = tempfile::tempdir()?;
-    let chain = demo::Chain::start(workdir.path(), &demo::testdata().join("graph-data")).await?;
+    // B admits the idle connections and the active load beside them, and no more.
+    let limit = args.idle + ACTIVE as usize;
+    let chain = demo::Chain::start_with(
+        workdir.path(),
+        &demo::testdata().join("graph-data"),
+        &["--service.max_open_connections", &limit.to_string()],
+    )
+    .await?;
     let (engine_a, engine_b) = (&chain.engine_a, &chain.engine_b);
     let url = demo::answer_url(engine_b, demo::CHANNEL);
     let address: SocketAddr = engine_b.api_url("").trim_start_matches("http://").parse()?;
     let path = format!("{PATH_PREFIX}/graph?channel={}&arch=amd64", demo::CHANNEL);
     let b = engine_b.pid().context("B runs")?;
     let mut report = Report::new("storm", args.strict);
+    let http = reqwest::Client::new();
+    report.figure("B's connection limit (max_open_connections)", limit);
 
     // Warm: the answer exists before anything is measured.
     Load::json(&url, ACTIVE, Duration::from_secs(2)).run().await?;
@@ -81,17 +101,23 @@ async fn main() -> anyhow::Result<ExitCode> {
 
     // 1. Idle connections plus active load.
     let started = Instant::now();
-    let (idle, refused) = open_idle(address, &path, args.idle).await;
+    let idle = open_connections(address, &path, args.idle).await;
     report.figure(
         "idle connections opened",
         format!(
             "{} of {} in {:.1} s",
-            idle.len(),
+            idle.open.len(),
             args.idle,
             started.elapsed().as_secs_f64()
         ),
     );
-    report.figure("idle connections refused or failed", refused);
+    report.check(
+        "idle connections refused or failed",
+        idle.refused + idle.failed,
+        "0 (within the limit)",
+        idle.refused + idle.failed == 0,
+        Enforce::Always,
+    );
     let with_idle = rss_mib(b)?;
     let added = with_idle - before;
     let allowed = IDLE_TARGET_MIB_PER_10K * args.idle as f64 / 10_000.0;
@@ -111,6 +137,16 @@ async fn main() -> anyhow::Result<ExitCode> {
         "B's RSS with idle connections after the load (MiB)",
         format!("{during:.1}"),
     );
+    refused_beyond_the_limit(
+        &mut report,
+        &http,
+        engine_b,
+        idle.open.len(),
+        (address, &path),
+        args.beyond,
+    )
+    .await?;
+    report.figure("B's RSS after the refusals (MiB)", format!("{:.1}", rss_mib(b)?));
     drop(idle);
     tokio::time::sleep(Duration::from_secs(args.settle)).await;
     let after = rss_mib(b)?;
@@ -149,7 +185,13 @@ async fn main() -> anyhow::Result<ExitCode> {
     // 3. Channel flood.
     let a = engine_a.pid().context("A runs")?;
     let (a_before, b_before) = (rss_mib(a)?, rss_mib(b)?);
-    let flood = flood_channels(engine_b, args.channels, Duration::from_secs(args.flood_seconds)).await?;
+    let flood = flood_channels(
+        &http,
+        engine_b,
+        args.channels,
+        Duration::from_secs(args.flood_seconds),
+    )
+    .await?;
     report.figure(
         "made-up channels asked",
         format!(
@@ -179,35 +221,98 @@ async fn main() -> anyhow::Result<ExitCode> {
     Ok(report.exit_code())
 }
 
-/// Opens `count` idle connections, [`OPENING_CONCURRENCY`] at a time; returns
-/// those open and how many failed.
-async fn open_idle(address: SocketAddr, path: &str, count: usize) -> (Vec<IdleConnection>, usize) {
-    let mut open = Vec::with_capacity(count);
-    let mut failed = 0;
+/// Opens `count` more connections beside the idle ones, the limit full but
+/// for the active load's slots: each past those must be answered 503, none
+/// reset, and each refusal counted in B's metrics.
+async fn refused_beyond_the_limit(
+    report: &mut Report,
+    http: &reqwest::Client,
+    engine: &ServiceProcess,
+    idle: usize,
+    (address, path): (SocketAddr, &str),
+    count: usize,
+) -> anyhow::Result<()> {
+    // The active load's last requests, still buffered on connections its
+    // client closed, would otherwise be refused too and counted.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while metrics::read(http, engine, OPEN_METRIC).await? > idle as f64 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let counted_before = metrics::read(http, engine, REFUSED_METRIC).await?;
+    let beyond = open_connections(address, path, count).await;
+    let counted = metrics::read(http, engine, REFUSED_METRIC).await? - counted_before;
+    report.figure(
+        "connections beyond the limit",
+        format!(
+            "{count}: {} served while a slot was free, {} refused with 503",
+            beyond.open.len(),
+            beyond.refused
+        ),
+    );
+    // The active load's slots are free again; every connection past them is refused.
+    let past_the_free_slots = count.saturating_sub(ACTIVE as usize);
+    report.check(
+        "connections beyond the limit refused",
+        beyond.refused,
+        format!("≥ {past_the_free_slots}"),
+        beyond.refused >= past_the_free_slots,
+        Enforce::Always,
+    );
+    report.check(
+        "connections beyond the limit failed (reset, other status)",
+        beyond.failed,
+        "0",
+        beyond.failed == 0,
+        Enforce::Always,
+    );
+    report.check(
+        format!("{REFUSED_METRIC} growth"),
+        counted,
+        format!("{} (the refusals)", beyond.refused),
+        counted == beyond.refused as f64,
+        Enforce::Always,
+    );
+    Ok(())
+}
+
+/// Connections that asked B for an answer, by how B took them.
+#[derive(Default)]
+struct Opened {
+    /// Answered 200, and kept open, idle.
+    open: Vec<IdleConnection>,
+    /// Answered 503: too many connections.
+    refused: usize,
+    /// Reset, cut, or answered anything else.
+    failed: usize,
+}
+
+/// Opens `count` connections that each GET `path` and then idle,
+/// [`OPENING_CONCURRENCY`] at a time.
+async fn open_connections(address: SocketAddr, path: &str, count: usize) -> Opened {
+    let mut opened = Opened::default();
     let mut pending = tokio::task::JoinSet::new();
     for _ in 0..count {
         if pending.len() >= OPENING_CONCURRENCY
             && let Some(done) = pending.join_next().await
         {
-            tally(done, &mut open, &mut failed);
+            opened.tally(done);
         }
         let path = path.to_owned();
-        pending.spawn(async move { fetch_and_idle(address, &path).await });
+        pending.spawn(async move { raw_client::fetch(address, &path).await });
     }
     while let Some(done) = pending.join_next().await {
-        tally(done, &mut open, &mut failed);
+        opened.tally(done);
     }
-    (open, failed)
+    opened
 }
 
-fn tally(
-    done: Result<anyhow::Result<IdleConnection>, tokio::task::JoinError>,
-    open: &mut Vec<IdleConnection>,
-    failed: &mut usize,
-) {
-    match done {
-        Ok(Ok(connection)) => open.push(connection),
-        _ => *failed += 1,
+impl Opened {
+    fn tally(&mut self, done: Result<anyhow::Result<(IdleConnection, u16)>, tokio::task::JoinError>) {
+        match done {
+            Ok(Ok((connection, 200))) => self.open.push(connection),
+            Ok(Ok((_closed, 503))) => self.refused += 1,
+            _ => self.failed += 1,
+        }
     }
 }
 
@@ -261,8 +366,12 @@ struct Flood {
 
 /// Asks B for `count` distinct channels nobody publishes, 64 at a time,
 /// until `limit` has passed.
-async fn flood_channels(engine: &ServiceProcess, count: usize, limit: Duration) -> anyhow::Result<Flood> {
-    let http = reqwest::Client::new();
+async fn flood_channels(
+    http: &reqwest::Client,
+    engine: &ServiceProcess,
+    count: usize,
+    limit: Duration,
+) -> anyhow::Result<Flood> {
     let started = Instant::now();
     let mut ok = 0;
     let mut asked = 0;
