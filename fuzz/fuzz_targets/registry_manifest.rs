@@ -2,7 +2,7 @@
 //! image config, as any registry the graph-builder scrapes may answer.
 #![no_main]
 
-use graph_builder::registry::manifest::{ImageConfig, Manifest};
+use registry_client::manifest::{ImageConfig, Manifest};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|json: &[u8]| {
