@@ -53,7 +53,7 @@ struct Args {
     /// Seconds to wait after the storm before measuring RSS again.
     #[arg(long, default_value_t = 60)]
     settle: u64,
-    /// Enforce the memory targets too (issue 13).
+    /// Enforce the idle-connection memory targets too (issue 13).
     #[arg(long)]
     strict: bool,
 }
@@ -66,8 +66,13 @@ const OPENING_CONCURRENCY: usize = 256;
 const IDLE_TARGET_MIB_PER_10K: f64 = 40.0;
 /// …and RSS returns within 10% of the pre-storm figure a minute after.
 const RETURN_TARGET: f64 = 0.10;
-/// The channel flood may grow an engine by at most this much.
+/// The channel flood may grow an engine by at most this much (enforced: the
+/// engine computes at most one answer per CPU at once).
 const FLOOD_TARGET_MIB: f64 = 64.0;
+/// The engine cuts off a request head unfinished after `client_timeout` (5 s
+/// by default): slowloris clients trickle at least this long, so that the
+/// run tells whether they were cut off, however short its load.
+const SLOWLORIS_AT_LEAST: Duration = Duration::from_secs(8);
 /// Requests an engine refused because too many connections were open…
 const REFUSED_METRIC: &str = "cincinnati_pe_connections_refused_total";
 /// …and the connections it counts as open.
@@ -170,15 +175,16 @@ async fn main() -> anyhow::Result<ExitCode> {
         format!("{} of {}", slow.len(), args.slowloris),
     );
     let load = Load::json(&url, ACTIVE, Duration::from_secs(args.seconds)).start()?;
-    let trickling = trickle_while(&mut slow, Duration::from_secs(args.seconds)).await;
+    let window = Duration::from_secs(args.seconds).max(SLOWLORIS_AT_LEAST);
+    let trickling = trickle_while(&mut slow, window).await;
     let active = load.finish().await?;
     served_well(&mut report, "beside slowloris clients", &active);
     report.check(
-        format!("slowloris connections still open after {} s", args.seconds),
+        format!("slowloris connections still open after {} s", window.as_secs()),
         trickling,
         "0 (cut off after the request-head timeout)",
         trickling == 0,
-        Enforce::Report,
+        Enforce::Always,
     );
     drop(slow);
 
@@ -206,7 +212,7 @@ async fn main() -> anyhow::Result<ExitCode> {
             format!("{grown:.1}"),
             format!("< {FLOOD_TARGET_MIB}"),
             grown < FLOOD_TARGET_MIB,
-            Enforce::Strict,
+            Enforce::Always,
         );
     }
     let healthy = engine_b.status().await.is_ok() && engine_a.status().await.is_ok();
