@@ -239,7 +239,7 @@ impl<'a> Watched<'a> {
     }
 
     async fn metric(&self, name: &str) -> anyhow::Result<f64> {
-        metrics::read(&self.http, &self.engine, name).await
+        metrics::read(&self.http, self.engine, name).await
     }
 }
 
