@@ -68,8 +68,29 @@ pub async fn start_with_config(workdir: &Path, config: &Path) -> anyhow::Result<
     .await
 }
 
-/// The configuration file. Ports are 0 here and set by flags, so the same
-/// file serves the first start (free ports) and restarts (the same ports).
+/// The start of a harness's graph-builder configuration: verbose logs, and
+/// every listener on loopback, refreshing every `pause_secs`. Ports are 0
+/// here and set by flags, so the same file serves the first start (free
+/// ports) and restarts (the same ports).
+pub fn loopback_settings(pause_secs: u64) -> String {
+    format!(
+        r#"verbosity = "v"
+
+[service]
+address = "127.0.0.1"
+port = 0
+public_port = 0
+path_prefix = "{PATH_PREFIX}"
+pause_secs = {pause_secs}
+
+[status]
+address = "127.0.0.1"
+port = 0
+"#
+    )
+}
+
+/// The configuration file: [`loopback_settings`] and the e2e registry's sources.
 fn config_toml(workdir: &Path, registry_url: &str, options: &GraphBuilderOptions) -> String {
     let cache = if options.scrape_cache {
         format!(
@@ -80,19 +101,7 @@ fn config_toml(workdir: &Path, registry_url: &str, options: &GraphBuilderOptions
         String::new()
     };
     format!(
-        r#"verbosity = "v"
-
-[service]
-address = "127.0.0.1"
-port = 0
-public_port = 0
-path_prefix = "{PATH_PREFIX}"
-pause_secs = {REFRESH_INTERVAL_SECS}
-
-[status]
-address = "127.0.0.1"
-port = 0
-
+        r#"{listeners}
 [[plugin_settings]]
 name = "release-scrape-dockerv2"
 registry = "{registry_url}"
@@ -114,6 +123,7 @@ data_directory = {output:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
+        listeners = loopback_settings(REFRESH_INTERVAL_SECS),
         concurrency = options.fetch_concurrency,
         output = workdir.join("graph-data-unpacked").display().to_string(),
     )

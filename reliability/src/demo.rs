@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use e2e::graph_builder::PATH_PREFIX;
 use e2e::policy_engine;
 use e2e::process::ServiceProcess;
 
@@ -25,19 +24,7 @@ pub async fn graph_builder(workdir: &Path, graph_data: &Path) -> anyhow::Result<
     let releases = testdata().join("demo/releases.json.gz");
     let config = workdir.join("graph-builder.toml");
     let toml = format!(
-        r#"verbosity = "v"
-
-[service]
-address = "127.0.0.1"
-port = 0
-public_port = 0
-path_prefix = "{PATH_PREFIX}"
-pause_secs = 1
-
-[status]
-address = "127.0.0.1"
-port = 0
-
+        r#"{listeners}
 [[plugin_settings]]
 name = "release-graph-file"
 path = {releases:?}
@@ -49,6 +36,7 @@ data_directory = {graph_data:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
+        listeners = e2e::graph_builder::loopback_settings(1),
         releases = releases.display().to_string(),
         graph_data = graph_data.display().to_string(),
     );
