@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cincinnati_core::stage::Pipeline;
-use openshift_graph_data::{GraphData, Loaded, Strictness};
+use openshift_graph_data::{GraphData, Loaded, Refused, Strictness, write_tar_gz};
 use service_kit::telemetry;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -235,19 +235,25 @@ pub async fn fetch_graph_data(
         return None;
     }
     let strictness = Arc::clone(strictness);
-    let loaded = tokio::task::spawn_blocking(move || GraphData::load(fetched.files, &strictness))
-        .await
-        .expect("loading graph-data does not panic");
+    let files = fetched.files;
+    let loaded = tokio::task::spawn_blocking(move || {
+        let loaded = GraphData::load(&files, &strictness)?;
+        // Graph-data to be served is published; then its files (signatures,
+        // megabytes of them, included) are dropped: the tarball holds them once.
+        Ok::<_, Refused>((loaded, write_tar_gz(&files), files.signatures().count()))
+    })
+    .await
+    .expect("loading graph-data does not panic");
     match loaded {
-        Ok(Loaded { graph_data, warnings }) => {
+        Ok((Loaded { graph_data, warnings }, tarball, signatures)) => {
             let revision = graph_data.revision().to_string();
-            tracing::info!(%revision, image = ?fetched.image_digest, warnings = warnings.len(), "graph-data loaded");
-            let tarball = graph_data.tarball();
+            tracing::info!(%revision, image = ?fetched.image_digest, warnings = warnings.len(), signatures, "graph-data loaded");
             shared.state.graph_data.store(Some(Arc::new(PublishedGraphData {
                 tarball: tarball.bytes.into(),
                 revision: tarball.digest,
                 content_revision: revision.clone(),
                 image_digest: fetched.image_digest.clone(),
+                signatures,
             })));
             metrics.graph_data_revision.reset();
             let image = fetched.image_digest.unwrap_or_default();

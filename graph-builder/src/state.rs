@@ -35,6 +35,8 @@ pub struct PublishedGraphData {
     pub content_revision: String,
     /// The image it came from, when it came from an image.
     pub image_digest: Option<String>,
+    /// How many release signatures (`signatures/`) the tarball holds.
+    pub signatures: usize,
 }
 
 /// How one source is doing.
@@ -144,6 +146,7 @@ impl State {
                 "revision": published.content_revision,
                 "image_digest": published.image_digest,
                 "tarball_digest": published.revision,
+                "signatures": published.signatures,
             })
         });
         serde_json::json!({
