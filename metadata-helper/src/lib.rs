@@ -1,0 +1,34 @@
+//! The signatures service, upstream's `metadata-helper`: it serves release
+//! signatures as `{prefix}/signatures/<algo>=<digest>/signature-<N>`, so a
+//! disconnected cluster's CVO verifies updates from the update service
+//! alone. This is its library: what the service binary wraps.
+//!
+//! ```text
+//! registry ─► graph-builder ─► {prefix}/graph-data tarball ─► TarballSource ─┐
+//!                     (signatures/ of the graph-data)                         ├─► Signatures ─► lookups
+//! a directory (upstream's `[signatures] dir`) ────────► DirectorySource ─────┘
+//! ```
+//!
+//! - [`request`]: a request's path checked before any file is touched
+//!   (`invalid_params` or `does_not_exist`, as upstream answers).
+//! - [`SignatureSet`]: one revision of the signature tree on disk, looked
+//!   up by [`SignatureName`](image_signature::layout::SignatureName): the
+//!   file's bytes and a strong ETag; nothing leaves the tree.
+//! - [`Signatures`]: the set in service, swapped whole, and the status of
+//!   its source ([`SourceStatus`]: revision, counts, age, last error).
+//! - [`directory`]: a directory read on demand, scanned for status only.
+//! - [`tarball`]: the graph-builder's tarball followed with conditional GETs,
+//!   each new revision unpacked (signatures only) and swapped in; the last
+//!   good set stays when a fetch or a tarball fails.
+//!
+//! Start reading at [`tarball::TarballSource::refresh`].
+
+pub mod directory;
+pub mod request;
+mod set;
+mod status;
+pub mod tarball;
+mod unpack;
+
+pub use set::{LookupError, Signature, SignatureSet};
+pub use status::{Signatures, SourceStatus};
