@@ -9,10 +9,17 @@
 # upstream; a release build of the policy-engine filters it; wrk loads
 # {prefix}/graph?channel=$CHANNEL&arch=amd64 with 64 keep-alive connections,
 # without and with gzip, then loads nginx serving the engine's own answer
-# bytes for comparison. Installs wrk and nginx (Debian) if missing.
+# bytes for comparison. Then it asks for every (channel, arch) once and
+# reports the engine's memory, and runs a connection storm (STORM clients
+# that each fetch the answer with gzip and keep the connection) against the
+# engine and nginx: memory before, with the connections idle, and a minute
+# after they closed. Installs wrk and nginx (Debian) if missing.
 #
 # Environment: CHANNEL (stable-4.18), DURATION (20s), CONNECTIONS (64),
-# THREADS (2), WORKERS (engine and nginx workers, 2), PREFIX (/api/upgrades_info).
+# THREADS (2), WORKERS (engine and nginx workers, 2), PREFIX (/api/upgrades_info),
+# STORM (connections of the storm, 10000; 0 skips it), SETTLE (seconds after
+# the storm at which memory is measured again, 60), ENGINE (a policy-engine
+# binary to measure instead of building this tree's, e.g. an older commit's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,13 +29,21 @@ CONNECTIONS=${CONNECTIONS:-64}
 THREADS=${THREADS:-2}
 WORKERS=${WORKERS:-2}
 PREFIX=${PREFIX:-/api/upgrades_info}
+STORM=${STORM:-10000}
+SETTLE=${SETTLE:-60}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-pe}
 UPSTREAM_PORT=18180 ENGINE_PORT=18181 STATUS_PORT=19181 NGINX_ANSWER_PORT=18182
 
 if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk nginx-light >/dev/null
 fi
-cargo build --release -q -p policy-engine --bin policy-engine --example synthetic-graph
+graph=${1:-}
+[ -n "$graph" ] || cargo build --release -q -p policy-engine --example synthetic-graph
+[ -n "${ENGINE:-}" ] || cargo build --release -q -p policy-engine --bin policy-engine
+ENGINE=${ENGINE:-$CARGO_TARGET_DIR/release/policy-engine}
+cargo build --release -q -p benchmarks --bin connection-storm
+# The storm's connections, for the engine, nginx and the storm itself.
+ulimit -n $((STORM + 4096))
 
 work=$(mktemp -d)
 chmod 755 "$work" # nginx workers run unprivileged
@@ -39,7 +54,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-graph=${1:-}
 if [ -z "$graph" ]; then
     graph=$work/synthetic.json
     "$CARGO_TARGET_DIR/release/examples/synthetic-graph" "$graph"
@@ -55,7 +69,8 @@ worker_processes $WORKERS;
 pid $work/nginx.pid;
 error_log $work/nginx-error.log;
 daemon off;
-events { worker_connections 4096; }
+worker_rlimit_nofile $((STORM + 4096));
+events { worker_connections $((STORM + 4096)); }
 http {
     access_log off;
     keepalive_requests 1000000;
@@ -75,7 +90,8 @@ CONF
 nginx -c "$work/nginx.conf" &
 pids+=($!)
 
-"$CARGO_TARGET_DIR/release/policy-engine" \
+# As the image runs it (deploy/images/policy-engine.Dockerfile).
+MIMALLOC_PURGE_DELAY=0 "$ENGINE" \
     --service.port $ENGINE_PORT --status.port $STATUS_PORT \
     --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
     --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" &
@@ -93,7 +109,7 @@ computed=$(curl -sf -H 'Accept: application/json' "$url" -o "$work/answer/answer
 cached=$(curl -sf -H 'Accept: application/json' "$url" -o /dev/null -w '%{time_total}')
 echo "first answer (filtered, serialised, gzipped): ${computed}s; second (cached): ${cached}s"
 gzip -9 -k -c "$work/answer/answer.json" >"$work/answer/answer.json.gz"
-python3 - "$work/answer/answer.json" "$graph" <<'PY'
+python3 - "$work/answer/answer.json" "$graph" "$work/pairs" <<'PY'
 import json, os, sys
 g = json.load(open(sys.argv[1]))
 print("answer: %d nodes, %d edges, %d conditional edges, %d bytes" % (
@@ -104,6 +120,8 @@ keys = {(c, m.get("io.openshift.upgrades.graph.release.arch"))
         for n in full["nodes"] for m in [n.get("metadata", {})]
         for c in m.get("io.openshift.upgrades.graph.release.channels", "").split(",") if c}
 print("upstream: %d releases; %d (channel, arch) pairs exist" % (len(full["nodes"]), len(keys)))
+with open(sys.argv[3], "w") as pairs:
+    pairs.writelines("channel=%s&arch=%s\n" % key for key in sorted(keys))
 PY
 
 load() { # name url [extra wrk args]
@@ -118,4 +136,22 @@ load "policy-engine, identity" "$url"
 load "policy-engine, gzip" "$url" -H 'Accept-Encoding: gzip'
 load "nginx, same bytes, identity" "http://127.0.0.1:$NGINX_ANSWER_PORT/graph"
 load "nginx, same bytes, gzip" "http://127.0.0.1:$NGINX_ANSWER_PORT/graph" -H 'Accept-Encoding: gzip'
-echo "== policy-engine peak RSS: $(grep VmHWM /proc/$engine/status | awk '{print $2, $3}')"
+rss() { grep VmRSS "/proc/$1/status" | awk '{printf "%.1f MiB", $2 / 1024}'; }
+echo "== policy-engine peak RSS: $(grep VmHWM /proc/$engine/status | awk '{printf "%.1f MiB", $2 / 1024}'), now $(rss $engine)"
+
+echo "== every (channel, arch) asked once, with gzip as the cluster-version operator asks"
+sed "s|^|http://127.0.0.1:$ENGINE_PORT$PREFIX/graph?|" "$work/pairs" \
+    | xargs -P 2 -n 1 curl -s -o /dev/null --compressed -H 'Accept: application/json'
+echo "policy-engine RSS with every answer computed: $(rss $engine); 10 s later: $(sleep 10; rss $engine)"
+
+if [ "$STORM" -gt 0 ]; then
+    storm() { # name url pid...
+        local name=$1 target=$2
+        shift 2
+        echo "== connection storm: $STORM clients of $name, each fetching the answer with gzip and keeping the connection"
+        "$CARGO_TARGET_DIR/release/connection-storm" --url "$target" --connections "$STORM" --gzip \
+            --settle-secs "$SETTLE" $(printf -- '--pid %s ' "$@")
+    }
+    storm policy-engine "$url" "$engine"
+    storm nginx "http://127.0.0.1:$NGINX_ANSWER_PORT/graph" $(pgrep -P "$(cat "$work/nginx.pid")")
+fi

@@ -41,14 +41,24 @@ impl Service {
     }
 
     fn memory_mib(&self, field: &str) -> anyhow::Result<f64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
-        let kib: f64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix(field))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .with_context(|| format!("no {field} in /proc/<pid>/status"))?;
-        Ok(kib / 1024.0)
+        process_memory_mib(self.child.id(), field)
     }
+}
+
+/// The resident set size of process `pid` now, in MiB (`VmRSS`).
+pub fn rss_mib(pid: u32) -> anyhow::Result<f64> {
+    process_memory_mib(pid, "VmRSS:")
+}
+
+fn process_memory_mib(pid: u32, field: &str) -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .with_context(|| format!("reading /proc/{pid}/status"))?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .with_context(|| format!("no {field} in /proc/{pid}/status"))?;
+    Ok(kib / 1024.0)
 }
 
 impl Drop for Service {

@@ -9,8 +9,8 @@ use actix_web::dev::{Server, ServerHandle};
 use anyhow::Context as _;
 use service_kit::errors::ResponseErrors;
 pub use service_kit::shutdown::StopHandle;
+use service_kit::supervisor::{Backoff, Liveness, Supervisor};
 use service_kit::{CachePolicy, StatusServer};
-use tokio::task::JoinSet;
 
 use crate::build::build;
 use crate::metrics::Metrics;
@@ -27,7 +27,7 @@ pub struct Application {
     pub status_address: SocketAddr,
     state: Arc<State>,
     servers: Vec<(ServerHandle, Server)>,
-    tasks: JoinSet<()>,
+    tasks: Supervisor,
     stop: StopHandle,
 }
 
@@ -62,7 +62,9 @@ impl Application {
         let (public, public_address) =
             server::bind_public(settings.public_address(), prefix, context, errors)
                 .with_context(|| format!("binding {}", settings.public_address()))?;
-        let status = status_server(&state, &metrics)
+        let mut tasks =
+            Supervisor::new(&metrics.registry, Backoff::default()).context("registering metrics")?;
+        let status = status_server(&state, &metrics, tasks.liveness())
             .bind(settings.status_address())
             .with_context(|| format!("binding {}", settings.status_address()))?;
 
@@ -75,13 +77,14 @@ impl Application {
             graph_data: settings.graph_data_pause(),
             scrape_timeout: settings.scrape_timeout(),
         };
-        let tasks = refresh::spawn(
+        refresh::spawn(
             plan.releases,
             plan.graph_data,
             plan.strictness,
             plan.pipeline,
             schedule,
             shared,
+            &mut tasks,
         );
         Ok(Self {
             api_address,
@@ -108,7 +111,7 @@ impl Application {
 
     /// Serves until SIGTERM/SIGINT or [`StopHandle::stop`], then lets
     /// in-flight requests finish.
-    pub async fn run_until_stopped(mut self) -> anyhow::Result<()> {
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let (handles, servers): (Vec<_>, Vec<_>) = self.servers.into_iter().unzip();
         let servers = futures::future::try_join_all(servers.into_iter().map(tokio::spawn));
         self.stop.until_stopped().await.context("listening for signals")?;
@@ -123,11 +126,11 @@ impl Application {
     }
 }
 
-fn status_server(state: &Arc<State>, metrics: &Metrics) -> StatusServer {
+fn status_server(state: &Arc<State>, metrics: &Metrics, liveness: Liveness) -> StatusServer {
     let (ready, status, ages) = (state.clone(), state.clone(), state.clone());
     let graph_age = metrics.graph_age.clone();
     StatusServer::new(metrics.registry.clone())
-        .probe("/liveness", || true)
+        .liveness("/liveness", liveness)
         .probe("/readiness", move || ready.is_ready())
         .before_scrape(move || {
             if let Some(served) = ages.graph.load().as_ref() {

@@ -1,16 +1,19 @@
 //! The refresh tasks: releases and graph-data each on their own schedule, and
 //! a builder that rebuilds the served graph whenever either brings something
 //! new. A failure anywhere leaves the last good graph served and shows in the
-//! logs, the metrics and the status document.
+//! logs, the metrics and the status document. The tasks run under a
+//! [`Supervisor`]: one that panics is started again (the builder rebuilds
+//! from what the sources last published), and a scheduled one that stops
+//! completing rounds makes the process not live.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cincinnati_core::stage::Pipeline;
 use openshift_graph_data::{GraphData, Loaded, Refused, Strictness, write_tar_gz};
+use service_kit::supervisor::{Heartbeat, Supervisor};
 use service_kit::telemetry;
-use tokio::sync::watch;
-use tokio::task::JoinSet;
+use tokio::sync::{Mutex as AsyncMutex, watch};
 use tracing::Instrument as _;
 
 use crate::build::{BuildContext, build};
@@ -27,6 +30,22 @@ pub struct Schedule {
     pub scrape_timeout: Option<Duration>,
 }
 
+/// Rounds of a source's schedule that may pass without one completing
+/// before the process is not live.
+const STALLED_ROUNDS: u32 = 3;
+
+/// What one round may take beyond its pause when scrapes have no timeout: a
+/// cold scrape of a large registry takes minutes, not hours.
+const ROUND_ALLOWANCE: Duration = Duration::from_secs(3600);
+
+impl Schedule {
+    /// How long a source refreshed every `pause` may go without completing
+    /// a round before the process is not live.
+    fn stalls_after(&self, pause: Duration) -> Duration {
+        STALLED_ROUNDS * pause + self.scrape_timeout.unwrap_or(ROUND_ALLOWANCE)
+    }
+}
+
 /// Everything the tasks share.
 #[derive(Clone)]
 pub struct Shared {
@@ -34,7 +53,7 @@ pub struct Shared {
     pub metrics: Metrics,
 }
 
-/// Starts the tasks; they run until the returned set is dropped.
+/// Starts the tasks under `supervisor`.
 pub fn spawn(
     releases: ReleaseSource,
     graph_data: Option<GraphDataSource>,
@@ -42,38 +61,64 @@ pub fn spawn(
     pipeline: Pipeline<BuildContext>,
     schedule: Schedule,
     shared: Shared,
-) -> JoinSet<()> {
+    supervisor: &mut Supervisor,
+) {
     let (releases_tx, releases_rx) = watch::channel(None);
     let (graph_data_tx, graph_data_rx) = watch::channel(None);
     let needs_graph_data = graph_data.is_some();
-    let mut tasks = JoinSet::new();
-    tasks.spawn(refresh_releases(releases, schedule, shared.clone(), releases_tx));
+    // Sources keep state between rounds (the scrape cache): a restarted task
+    // takes over the same source.
+    let releases = Arc::new(AsyncMutex::new(releases));
+    let stall = Some(schedule.stalls_after(schedule.releases));
+    let task_shared = shared.clone();
+    supervisor.spawn("releases", stall, move |heartbeat| {
+        refresh_releases(
+            releases.clone(),
+            schedule,
+            task_shared.clone(),
+            releases_tx.clone(),
+            heartbeat,
+        )
+    });
     if let Some(source) = graph_data {
-        tasks.spawn(refresh_graph_data(
-            source,
-            strictness,
-            schedule.graph_data,
-            shared.clone(),
-            graph_data_tx,
-        ));
+        let source = Arc::new(AsyncMutex::new(source));
+        let strictness = Arc::new(strictness);
+        let stall = Some(schedule.stalls_after(schedule.graph_data));
+        let task_shared = shared.clone();
+        supervisor.spawn("graph-data", stall, move |heartbeat| {
+            refresh_graph_data(
+                source.clone(),
+                strictness.clone(),
+                schedule.graph_data,
+                task_shared.clone(),
+                graph_data_tx.clone(),
+                heartbeat,
+            )
+        });
     }
-    tasks.spawn(rebuild_on_change(
-        Arc::new(pipeline),
-        needs_graph_data,
-        shared,
-        releases_rx,
-        graph_data_rx,
-    ));
-    tasks
+    let pipeline = Arc::new(pipeline);
+    // Waits for changes, so it has no schedule to miss.
+    supervisor.spawn("graph build", None, move |_| {
+        rebuild_on_change(
+            pipeline.clone(),
+            needs_graph_data,
+            shared.clone(),
+            releases_rx.clone(),
+            graph_data_rx.clone(),
+        )
+    });
 }
 
 async fn refresh_releases(
-    mut source: ReleaseSource,
+    source: Arc<AsyncMutex<ReleaseSource>>,
     schedule: Schedule,
     shared: Shared,
     publish: watch::Sender<Option<Arc<ReleaseSnapshot>>>,
+    heartbeat: Heartbeat,
 ) {
-    let mut first = true;
+    let mut source = source.lock().await;
+    // A task that died mid-scrape may have left its source half-updated.
+    source.forget_previous();
     loop {
         let started = Instant::now();
         if let Some(snapshot) = fetch_releases(&mut source, schedule.scrape_timeout, &shared).await {
@@ -88,10 +133,10 @@ async fn refresh_releases(
         }
         let elapsed = started.elapsed().as_secs_f64();
         shared.metrics.scrape_duration.observe(elapsed);
-        if first {
+        if shared.metrics.scrape_duration.get_sample_count() == 1 {
             shared.metrics.initial_scrape_duration.set(elapsed);
-            first = false;
         }
+        heartbeat.beat();
         tokio::time::sleep(schedule.releases).await;
     }
 }
@@ -173,13 +218,14 @@ pub async fn fetch_releases(
 }
 
 async fn refresh_graph_data(
-    mut source: GraphDataSource,
-    strictness: Strictness,
+    source: Arc<AsyncMutex<GraphDataSource>>,
+    strictness: Arc<Strictness>,
     pause: Duration,
     shared: Shared,
     publish: watch::Sender<Option<Arc<GraphData>>>,
+    heartbeat: Heartbeat,
 ) {
-    let strictness = Arc::new(strictness);
+    let mut source = source.lock().await;
     let mut refusal = None;
     loop {
         let current = publish.borrow().as_ref().map(|data| data.revision().clone());
@@ -188,6 +234,7 @@ async fn refresh_graph_data(
         if let Some(data) = fetched {
             publish.send_replace(Some(data));
         }
+        heartbeat.beat();
         tokio::time::sleep(pause).await;
     }
 }
@@ -290,6 +337,8 @@ async fn rebuild_on_change(
     mut releases: watch::Receiver<Option<Arc<ReleaseSnapshot>>>,
     mut graph_data: watch::Receiver<Option<Arc<GraphData>>>,
 ) {
+    // Started again after a death: build from what the sources last published.
+    releases.mark_changed();
     loop {
         tokio::select! {
             changed = releases.changed() => if changed.is_err() { return },

@@ -22,10 +22,11 @@ const SERVICE: &str = "graph-builder";
 const METRIC_PREFIX: &str = "cincinnati_gb_";
 /// The sources that register this service's metrics (the graph-builder
 /// registers service-kit's `graph_response_errors_total` in app.rs).
-const METRIC_SOURCES: [&str; 3] = [
+const METRIC_SOURCES: [&str; 4] = [
     include_str!("../src/metrics.rs"),
     include_str!("../../service-kit/src/metrics.rs"),
     include_str!("../../service-kit/src/errors.rs"),
+    include_str!("../../service-kit/src/supervisor.rs"),
 ];
 /// Flags that are not settings, documented in prose.
 const NOT_SETTINGS: [&str; 5] = ["config", "once", "check_config", "help", "version"];

@@ -53,10 +53,14 @@ pub struct Cli {
     service_backlog: Option<u32>,
     #[arg(long = "service.max_connections")]
     service_max_connections: Option<usize>,
+    #[arg(long = "service.max_open_connections")]
+    service_max_open_connections: Option<usize>,
     #[arg(long = "service.max_connection_rate")]
     service_max_connection_rate: Option<usize>,
     #[arg(long = "service.cache_max_age_secs")]
     service_cache_max_age_secs: Option<u64>,
+    #[arg(long = "service.identity_cache_bytes")]
+    service_identity_cache_bytes: Option<usize>,
     #[arg(long = "service.tracing_endpoint")]
     service_tracing_endpoint: Option<String>,
     #[arg(long = "status.address")]
@@ -104,8 +108,10 @@ impl Cli {
         .set_some("service.client_timeout", self.service_client_timeout)
         .set_some("service.backlog", self.service_backlog)
         .set_some("service.max_connections", self.service_max_connections)
+        .set_some("service.max_open_connections", self.service_max_open_connections)
         .set_some("service.max_connection_rate", self.service_max_connection_rate)
         .set_some("service.cache_max_age_secs", self.service_cache_max_age_secs)
+        .set_some("service.identity_cache_bytes", self.service_identity_cache_bytes)
         .set_some(
             "service.tracing_endpoint",
             self.service_tracing_endpoint.as_deref(),

@@ -6,10 +6,10 @@
 //! forwarded parameter set, created by the first request that needs it and
 //! dropped when no request used it for a while.
 //!
-//! A request whose answer is not computed yet revalidates its feed first (a
-//! conditional GET, shared with concurrent requests, waited for briefly), so
-//! a new answer comes from a fetch that finished after the request arrived,
-//! not from the last interval tick.
+//! A request whose answer is not computed yet (or whose feed has no graph:
+//! its last fetch failed) revalidates its feed first (a conditional GET,
+//! shared with concurrent requests, waited for briefly), so a new answer
+//! comes from a fetch that finished after the request arrived.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -17,8 +17,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind};
-use service_kit::PreparedBody;
-use tokio_util::sync::CancellationToken;
+use service_kit::supervisor::Heartbeat;
+use service_kit::{IdentityCache, PreparedBody};
 use tracing::Instrument as _;
 
 use crate::filters::PolicyRequest;
@@ -37,6 +37,11 @@ use crate::upstream::{UpstreamKind, UpstreamParameters};
 /// fetch goes on without the request and still updates the feed.
 const REVALIDATION_WAIT: Duration = Duration::from_secs(2);
 
+/// What an engine asks an engine upstream to learn whether it can answer: a
+/// valid channel no release lists, so a ready upstream answers an empty graph
+/// (upstream's own readiness check asked its handler the same way).
+const READINESS_PROBE: [(&str, &str); 1] = [("channel", "readiness-probe")];
+
 /// Limits on the work and memory one upstream revision may take.
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -48,6 +53,8 @@ pub struct Limits {
     pub max_feeds: usize,
     /// An engine-upstream feed no request used for this long is dropped.
     pub idle_feed_after: Duration,
+    /// Bytes of identity answers kept for clients without gzip.
+    pub identity_cache_bytes: usize,
 }
 
 pub struct Engine {
@@ -59,6 +66,12 @@ pub struct Engine {
     /// upstream's kind is detected.
     root: Arc<Feed>,
     feeds: Mutex<HashMap<UpstreamParameters, Arc<Feed>>>,
+    /// Set once an engine upstream answered the readiness probe: until then
+    /// it may have no graph itself, and would answer clients 503.
+    engine_upstream_answers: OnceLock<()>,
+    /// Identity bytes of the answers most recently asked for without gzip
+    /// (answers are kept compressed only).
+    identities: IdentityCache,
     limits: Limits,
     metrics: EngineMetrics,
     /// The runtime fetches run on, whichever thread a request arrives on.
@@ -81,6 +94,8 @@ impl Engine {
             kind: fixed_kind.map(OnceLock::from).unwrap_or_default(),
             root: Arc::new(Feed::new(Vec::new(), limits.max_answers)),
             feeds: Mutex::default(),
+            engine_upstream_answers: OnceLock::new(),
+            identities: IdentityCache::new(limits.identity_cache_bytes),
             limits,
             metrics,
             runtime: tokio::runtime::Handle::current(),
@@ -95,16 +110,21 @@ impl Engine {
         &self.metrics
     }
 
+    pub fn identities(&self) -> &IdentityCache {
+        &self.identities
+    }
+
     pub fn upstream_kind(&self) -> Option<UpstreamKind> {
         self.kind.get().copied()
     }
 
-    /// Ready once the upstream's kind is known and, for a graph-builder
-    /// upstream, its graph has arrived.
+    /// Ready once a client's request would be answered: the upstream's kind
+    /// is known and its graph has arrived (a graph-builder upstream) or it
+    /// answered a request with a channel (an engine upstream).
     pub fn is_ready(&self) -> bool {
         match self.upstream_kind() {
             Some(UpstreamKind::GraphBuilder) => self.root.revision().is_some(),
-            Some(UpstreamKind::PolicyEngine) => true,
+            Some(UpstreamKind::PolicyEngine) => self.engine_upstream_answers.get().is_some(),
             None => false,
         }
     }
@@ -124,11 +144,15 @@ impl Engine {
             UpstreamKind::GraphBuilder => self.root.clone(),
             UpstreamKind::PolicyEngine => self.engine_feed(query.upstream_parameters()).await,
         };
-        let mut revision = self.served_revision(&feed)?;
-        if !revision.is_answered(&query) {
-            self.revalidate(&feed, arrived).await;
-            revision = self.served_revision(&feed)?;
-        }
+        let revision = match feed.revision() {
+            Some(revision) if revision.is_answered(&query) => revision,
+            // Not computed yet, or no graph yet (the last fetch failed): ask
+            // the upstream first.
+            _ => {
+                self.revalidate(&feed, arrived).await;
+                self.served_revision(&feed)?
+            }
+        };
         let (answer, lookup) = revision
             .answer(PolicyRequest { query, source }, &self.pipeline)
             .await;
@@ -230,7 +254,8 @@ impl Engine {
     }
 
     /// One round of background fetches: the root feed until the upstream is
-    /// known to be an engine, then every engine feed still in use.
+    /// known to be an engine, then a readiness probe until it answers, then
+    /// every engine feed still in use.
     pub async fn refresh_all(&self) {
         if self.upstream_kind() != Some(UpstreamKind::PolicyEngine) {
             let turn = self.root.refresh_turn().await;
@@ -251,6 +276,9 @@ impl Engine {
             }
             return;
         }
+        if !self.is_ready() {
+            self.probe_engine_upstream().await;
+        }
         let feeds: Vec<Arc<Feed>> = {
             let mut feeds = self.feeds.lock().expect("feeds lock poisoned");
             let idle_after = self.limits.idle_feed_after;
@@ -260,21 +288,48 @@ impl Engine {
         futures::future::join_all(feeds.iter().map(|feed| self.refresh_feed(feed))).await;
     }
 
-    /// Refreshes on the interval until `stop`; while no graph has arrived,
-    /// retries sooner so the engine becomes ready soon after its upstream.
-    pub async fn run_refresher(self: Arc<Self>, stop: CancellationToken) {
+    /// Asks an engine upstream for an answer, as a client's request would be
+    /// forwarded. An answer, or an error about parameters (an upstream that
+    /// requires more than it is sent answers every client so), means client
+    /// requests will be answered; a 503 or no answer means not yet.
+    async fn probe_engine_upstream(&self) {
+        let probe: UpstreamParameters = READINESS_PROBE
+            .iter()
+            .map(|&(name, value)| (name.to_owned(), value.to_owned()))
+            .collect();
+        self.metrics.upstream_requests.inc();
+        let answers = match self.client.fetch(&probe, None).await {
+            Ok(_) => true,
+            Err(FetchError::Status {
+                error_kind: Some(kind),
+                ..
+            }) if is_parameter_error(&kind) => true,
+            Err(error) => {
+                self.metrics.upstream_errors.inc();
+                tracing::info!("the upstream engine cannot answer yet: {error}");
+                false
+            }
+        };
+        if answers {
+            tracing::info!(url = %self.client.url(), "the upstream engine answers; ready");
+            self.engine_upstream_answers.set(()).ok();
+        }
+    }
+
+    /// Refreshes on the interval, with a heartbeat after each round, until
+    /// the supervisor stops it; while not ready, retries sooner so the engine
+    /// becomes ready soon after its upstream.
+    pub async fn run_refresher(self: Arc<Self>, heartbeat: Heartbeat) {
         const RETRY_BEFORE_READY: Duration = Duration::from_secs(1);
         loop {
             self.refresh_all().await;
+            heartbeat.beat();
             let pause = if self.is_ready() {
                 self.limits.interval
             } else {
                 self.limits.interval.min(RETRY_BEFORE_READY)
             };
-            tokio::select! {
-                () = tokio::time::sleep(pause) => {}
-                () = stop.cancelled() => return,
-            }
+            tokio::time::sleep(pause).await;
         }
     }
 
@@ -311,6 +366,9 @@ impl Engine {
             .upstream_last_error_timestamp
             .set(last_error.map_or(0.0, unix_seconds));
         self.metrics.update_cache_ratio();
+        self.metrics
+            .identity_cache_bytes
+            .set(self.identities.held_bytes() as i64);
     }
 
     /// The `/status` document.
@@ -336,11 +394,14 @@ fn detect_kind(refresh: &Refresh) -> Option<UpstreamKind> {
         Refresh::Failed(RefreshError::Fetch(FetchError::Status {
             error_kind: Some(kind),
             ..
-        })) if kind == ErrorKind::MissingParams.as_str() || kind == ErrorKind::InvalidParams.as_str() => {
-            Some(UpstreamKind::PolicyEngine)
-        }
+        })) if is_parameter_error(kind) => Some(UpstreamKind::PolicyEngine),
         Refresh::Unchanged | Refresh::Failed(_) => None,
     }
+}
+
+/// An engine's answer to parameters it refuses.
+fn is_parameter_error(kind: &str) -> bool {
+    kind == ErrorKind::MissingParams.as_str() || kind == ErrorKind::InvalidParams.as_str()
 }
 
 fn unix_seconds(time: SystemTime) -> f64 {

@@ -3,6 +3,12 @@ use clap::Parser as _;
 use policy_engine::Application;
 use policy_engine::cli::Cli;
 
+/// mimalloc returns pages freed by closed connections and finished answer
+/// computations to the system; glibc's malloc kept them in per-thread arenas
+/// (RSS stayed 2.5 times its resting size after a connection storm).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     service_kit::build_info::record_git_commit(service_kit::source_commit!());

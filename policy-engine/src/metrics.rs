@@ -23,6 +23,7 @@ pub struct EngineMetrics {
     pub cache_hits: IntCounter,
     pub cache_misses: IntCounter,
     pub cache_hit_ratio: Gauge,
+    pub identity_cache_bytes: IntGauge,
 }
 
 impl EngineMetrics {
@@ -58,6 +59,11 @@ impl EngineMetrics {
             "1 while the most recent upstream fetch of a served graph failed",
         )?;
         registry.register(Box::new(upstream_stale.clone()))?;
+        let identity_cache_bytes = IntGauge::new(
+            "identity_cache_bytes",
+            "Bytes of identity answers kept for clients without gzip (answers are kept compressed)",
+        )?;
+        registry.register(Box::new(identity_cache_bytes.clone()))?;
         Ok(Self {
             response_errors: ResponseErrors::register(&registry)?,
             upstream_requests: counter("http_upstream_requests_total", "Upstream graph fetches")?,
@@ -86,6 +92,7 @@ impl EngineMetrics {
             incoming_requests,
             serve_duration,
             upstream_stale,
+            identity_cache_bytes,
             registry,
         })
     }

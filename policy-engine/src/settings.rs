@@ -63,10 +63,14 @@ pub struct ServiceSettings {
     pub backlog: u32,
     /// Concurrent connections per worker.
     pub max_connections: usize,
+    /// Open connections across workers beyond which requests are refused.
+    pub max_open_connections: usize,
     /// Concurrent TLS handshakes per worker (upstream's knob; no TLS here).
     pub max_connection_rate: usize,
     /// `Cache-Control: max-age` of graph answers; 0 means revalidate always.
     pub cache_max_age_secs: u64,
+    /// Bytes of identity (not gzip) answers kept for clients without gzip.
+    pub identity_cache_bytes: usize,
     /// Upstream's Jaeger endpoint. Accepted so existing configurations load,
     /// and ignored with a warning: spans go over OTLP, configured by the
     /// standard `OTEL_EXPORTER_OTLP_*` environment variables.
@@ -119,8 +123,10 @@ impl Default for ServiceSettings {
             client_timeout: 5,
             backlog: 2048,
             max_connections: 25_000,
+            max_open_connections: 10_000,
             max_connection_rate: 256,
             cache_max_age_secs: 60,
+            identity_cache_bytes: 8 * 1024 * 1024,
             tracing_endpoint: None,
         }
     }
@@ -252,6 +258,7 @@ impl Settings {
             max_answers: upstream.max_answers,
             max_feeds: upstream.max_feeds,
             idle_feed_after: (interval * 10).max(Duration::from_secs(600)),
+            identity_cache_bytes: self.service.identity_cache_bytes,
         }
     }
 }

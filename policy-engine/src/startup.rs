@@ -10,8 +10,10 @@ use actix_web::dev::{Server, ServerHandle};
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context as _;
+use service_kit::connections::{ConnectionLimit, refuse_beyond_limit};
 use service_kit::errors::{count_errors, not_found};
 use service_kit::shutdown::StopHandle;
+use service_kit::supervisor::{Backoff, Liveness, Supervisor};
 use service_kit::telemetry::trace_requests;
 use service_kit::{BoundServer, CachePolicy, StatusServer};
 
@@ -21,12 +23,19 @@ use crate::routes::{self, openapi::OpenApiDocument};
 use crate::settings::Settings;
 use crate::upstream::client::UpstreamClient;
 
+/// Refresh rounds (each an interval and an upstream timeout) that may pass
+/// without one completing before the engine is not live.
+const STALLED_ROUNDS: u32 = 3;
+
 /// A bound, not yet running policy-engine.
 pub struct Application {
     address: SocketAddr,
     status_address: SocketAddr,
     engine: Arc<Engine>,
     servers: Vec<(ServerHandle, Server)>,
+    supervisor: Supervisor,
+    /// A refresh round may take one upstream timeout beyond its interval.
+    refresh_stalls_after: Duration,
     stop: StopHandle,
 }
 
@@ -36,6 +45,7 @@ impl Application {
     pub fn build(settings: &Settings) -> anyhow::Result<Self> {
         warn_about_ignored_settings(settings);
         let resolved = settings.resolve()?;
+        let refresh_stalls_after = STALLED_ROUNDS * (resolved.limits.interval + resolved.upstream_timeout);
         let metrics =
             EngineMetrics::new(service_kit::build_info::git_commit()).context("registering metrics")?;
         let openapi = OpenApiDocument::served(&settings.service.path_prefix, &resolved.rules.required);
@@ -53,13 +63,17 @@ impl Application {
             resolved.limits,
             metrics.clone(),
         ));
+        let supervisor =
+            Supervisor::new(&engine.metrics().registry, Backoff::default()).context("registering metrics")?;
         let (api, address) = api_server(settings, &engine, openapi)?;
-        let status = status_server(settings, &engine)?;
+        let status = status_server(settings, &engine, supervisor.liveness())?;
         Ok(Self {
             address,
             status_address: status.address,
-            engine,
             servers: vec![(api.handle(), api), (status.server.handle(), status.server)],
+            supervisor,
+            refresh_stalls_after,
+            engine,
             stop: StopHandle::default(),
         })
     }
@@ -78,15 +92,20 @@ impl Application {
 
     /// Serves until SIGTERM/SIGINT or [`StopHandle::stop`], then lets
     /// in-flight requests finish.
-    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        let refresher = tokio::spawn(self.engine.clone().run_refresher(self.stop.token()));
+    pub async fn run_until_stopped(mut self) -> anyhow::Result<()> {
+        let engine = self.engine.clone();
+        self.supervisor.spawn(
+            "upstream refresh",
+            Some(self.refresh_stalls_after),
+            move |heartbeat| engine.clone().run_refresher(heartbeat),
+        );
         let (handles, servers): (Vec<_>, Vec<_>) = self.servers.into_iter().unzip();
         let servers = futures::future::try_join_all(servers.into_iter().map(tokio::spawn));
         self.stop.until_stopped().await.context("listening for signals")?;
         for handle in &handles {
             handle.stop(true).await;
         }
-        refresher.await.context("the refresher panicked")?;
+        self.supervisor.shutdown().await;
         for result in servers.await.context("a server task panicked")? {
             result.context("a server failed")?;
         }
@@ -104,13 +123,18 @@ fn warn_about_ignored_settings(settings: &Settings) {
 }
 
 /// The client API server: routes under the prefix, CORS, error counting,
-/// and connection settings that never turn load into refusals.
+/// and connection settings that queue load rather than refuse it, up to
+/// `max_open_connections`.
 fn api_server(
     settings: &Settings,
     engine: &Arc<Engine>,
     openapi: OpenApiDocument,
 ) -> anyhow::Result<(Server, SocketAddr)> {
     let service = &settings.service;
+    let connections = ConnectionLimit::new(service.max_open_connections, &engine.metrics().registry)
+        .context("registering metrics")?;
+    let on_connect = connections.on_connect();
+    let connections = web::Data::new(connections);
     let engine = web::Data::from(engine.clone());
     let openapi = web::Data::new(openapi);
     let caching = web::Data::new(CachePolicy::revalidate_after(Duration::from_secs(
@@ -124,6 +148,8 @@ fn api_server(
             .app_data(caching.clone())
             .app_data(openapi.clone())
             .app_data(response_errors.clone())
+            .app_data(connections.clone())
+            .wrap(from_fn(refuse_beyond_limit))
             .wrap(from_fn(count_errors))
             .wrap(
                 Cors::default()
@@ -134,6 +160,7 @@ fn api_server(
             .configure(routes::configure(&prefix))
             .default_service(web::to(not_found))
     })
+    .on_connect(on_connect)
     .keep_alive(Duration::from_secs(service.keep_alive))
     .client_request_timeout(Duration::from_secs(service.client_timeout))
     .backlog(service.backlog)
@@ -151,10 +178,14 @@ fn api_server(
 }
 
 /// Probes, metrics and `/status` on their own port.
-fn status_server(settings: &Settings, engine: &Arc<Engine>) -> anyhow::Result<BoundServer> {
+fn status_server(
+    settings: &Settings,
+    engine: &Arc<Engine>,
+    liveness: Liveness,
+) -> anyhow::Result<BoundServer> {
     let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());
     StatusServer::new(engine.metrics().registry.clone())
-        .probe("/livez", || true)
+        .liveness("/livez", liveness)
         .probe("/readyz", move || ready.is_ready())
         .before_scrape(move || gauges.update_gauges())
         .status_document(move || status.status())

@@ -19,10 +19,12 @@ const DOC: &str = include_str!("../../docs/operations.md");
 const SERVICE: &str = "policy-engine";
 const METRIC_PREFIX: &str = "cincinnati_pe_";
 /// The sources that register this service's metrics.
-const METRIC_SOURCES: [&str; 3] = [
+const METRIC_SOURCES: [&str; 5] = [
     include_str!("../src/metrics.rs"),
     include_str!("../../service-kit/src/metrics.rs"),
     include_str!("../../service-kit/src/errors.rs"),
+    include_str!("../../service-kit/src/supervisor.rs"),
+    include_str!("../../service-kit/src/connections.rs"),
 ];
 /// Flags that are not settings, documented in prose.
 const NOT_SETTINGS: [&str; 4] = ["config", "check_config", "help", "version"];

@@ -1,6 +1,14 @@
 //! Answers computed once and served many times: the bytes, their gzip form
 //! and a strong ETag, answered with conditional requests (304), gzip and
 //! cache headers.
+//!
+//! Bodies go to the connection in [`SLICE`]-sized pieces of the shared
+//! bytes. actix copies each piece into the connection's write buffer and
+//! keeps that buffer for the next answer while it stays under 128 KiB;
+//! beyond that, it frees the buffer after each answer. A 176 KiB identity
+//! answer in one piece made the buffer be allocated, faulted in, filled and
+//! freed on every request (0.64 times nginx's throughput on the same bytes);
+//! in pieces, the buffer is allocated once per connection and reused.
 
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Read as _, Write};
@@ -18,6 +26,12 @@ use flate2::write::GzEncoder;
 use sha2::{Digest, Sha256};
 
 use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
+use crate::identity_cache::IdentityCache;
+
+/// The size of the pieces a body is sent in: with the head and actix's
+/// default 32 KiB fill threshold, the write buffer stays under its 128 KiB
+/// retention limit.
+pub const SLICE: usize = 64 * 1024;
 
 /// A response body prepared once: its gzip bytes, usually its identity bytes
 /// too (shared, cloning is a reference count), and a digest of the identity
@@ -110,6 +124,29 @@ impl PreparedBody {
         content_type: &'static str,
         caching: &CachePolicy,
     ) -> HttpResponse {
+        self.respond_with(request, content_type, caching, None)
+    }
+
+    /// [`PreparedBody::respond`], taking a compressed-only body's identity
+    /// bytes from `identities` (inflated once into it, if they fit) rather
+    /// than inflating them for every request.
+    pub fn respond_cached(
+        &self,
+        request: &HttpRequest,
+        content_type: &'static str,
+        caching: &CachePolicy,
+        identities: &IdentityCache,
+    ) -> HttpResponse {
+        self.respond_with(request, content_type, caching, Some(identities))
+    }
+
+    fn respond_with(
+        &self,
+        request: &HttpRequest,
+        content_type: &'static str,
+        caching: &CachePolicy,
+        identities: Option<&IdentityCache>,
+    ) -> HttpResponse {
         let gzip = accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING));
         let etag = self.entity_tag(content_type, gzip);
         let not_modified = matches_if_none_match(&header_values(request, &header::IF_NONE_MATCH), &etag);
@@ -127,17 +164,54 @@ impl PreparedBody {
         }
         response.content_type(content_type);
         if gzip {
-            response
+            return response
                 .insert_header((header::CONTENT_ENCODING, "gzip"))
-                .body(self.gzip.clone())
-        } else {
-            match &self.identity {
-                Some(identity) => response.body(identity.clone()),
-                // actix reads a HEAD answer's body to throw it away: announce the length only.
-                None if request.method() == Method::HEAD => response.body(LengthOnly(self.identity_len)),
-                None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
-            }
+                .body(Slices(self.gzip.clone()));
         }
+        // actix reads a HEAD answer's body to throw it away: announce the length only.
+        if request.method() == Method::HEAD {
+            return response.body(LengthOnly(self.identity_len));
+        }
+        let identity = self
+            .identity
+            .clone()
+            .or_else(|| identities.and_then(|cache| cache.get_or_inflate(self)));
+        match identity {
+            Some(identity) => response.body(Slices(identity)),
+            None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
+        }
+    }
+
+    /// The identity bytes, inflated.
+    pub(crate) fn inflate(&self) -> io::Result<Bytes> {
+        let mut identity = Vec::with_capacity(usize::try_from(self.identity_len).unwrap_or_default());
+        self.write_identity(&mut identity)?;
+        Ok(identity.into())
+    }
+
+    /// A digest of the identity bytes, naming the content.
+    pub(crate) fn digest(&self) -> &str {
+        &self.digest
+    }
+}
+
+/// Shared bytes sent [`SLICE`] by [`SLICE`] (each a reference-counted view,
+/// not a copy).
+struct Slices(Bytes);
+
+impl MessageBody for Slices {
+    type Error = io::Error;
+
+    fn size(&self) -> BodySize {
+        BodySize::Sized(self.0.len() as u64)
+    }
+
+    fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<io::Result<Bytes>>> {
+        let rest = &mut self.get_mut().0;
+        if rest.is_empty() {
+            return Poll::Ready(None);
+        }
+        Poll::Ready(Some(Ok(rest.split_to(SLICE.min(rest.len())))))
     }
 }
 
@@ -186,7 +260,7 @@ struct Inflating {
 }
 
 impl Inflating {
-    const CHUNK: u64 = 64 * 1024;
+    const CHUNK: u64 = SLICE as u64;
 
     fn new(gzip: Bytes, len: u64) -> Self {
         Self {
@@ -323,6 +397,59 @@ mod tests {
             .to_http_request();
         let response = compressed.respond(&gzip_request, APPLICATION_JSON, &caching());
         assert_eq!(to_bytes(response.into_body()).await.unwrap(), compressed.gzip());
+    }
+
+    #[actix_web::test]
+    async fn bodies_go_out_in_slices_of_the_shared_bytes() {
+        let body = large_body();
+        let kept = PreparedBody::new(body.clone());
+        let compressed = PreparedBody::compressed(|out| out.write_all(body.as_bytes())).unwrap();
+        let gzip_request = TestRequest::get()
+            .insert_header((header::ACCEPT_ENCODING, "gzip"))
+            .to_http_request();
+        let identity_request = TestRequest::get().to_http_request();
+        let cases = [
+            (&kept, &identity_request, body.as_bytes()),
+            (&kept, &gzip_request, &kept.gzip()[..]),
+            (&compressed, &identity_request, body.as_bytes()),
+        ];
+        for (prepared, request, expected) in cases {
+            let mut served = prepared
+                .respond(request, APPLICATION_JSON, &caching())
+                .into_body();
+            assert_eq!(served.size(), BodySize::Sized(expected.len() as u64));
+            let mut pieces = Vec::new();
+            while let Some(piece) = std::future::poll_fn(|cx| Pin::new(&mut served).poll_next(cx)).await {
+                pieces.push(piece.unwrap());
+            }
+            assert_eq!(pieces.len(), expected.len().div_ceil(SLICE));
+            assert!(pieces.iter().all(|piece| piece.len() <= SLICE));
+            assert_eq!(pieces.concat(), expected);
+        }
+    }
+
+    #[actix_web::test]
+    async fn a_compressed_body_takes_its_identity_bytes_from_the_cache() {
+        let body = large_body();
+        let compressed = PreparedBody::compressed(|out| out.write_all(body.as_bytes())).unwrap();
+        let identities = IdentityCache::new(1 << 20);
+        let request = TestRequest::get().to_http_request();
+        for _ in 0..2 {
+            let response = compressed.respond_cached(&request, APPLICATION_JSON, &caching(), &identities);
+            assert_eq!(to_bytes(response.into_body()).await.unwrap(), body.as_bytes());
+            assert_eq!(identities.held_bytes(), body.len());
+        }
+        let gzip_request = TestRequest::get()
+            .insert_header((header::ACCEPT_ENCODING, "gzip"))
+            .to_http_request();
+        let cold = PreparedBody::compressed(|out| out.write_all(b"{}")).unwrap();
+        let response = cold.respond_cached(&gzip_request, APPLICATION_JSON, &caching(), &identities);
+        assert_eq!(to_bytes(response.into_body()).await.unwrap(), cold.gzip());
+        assert_eq!(
+            identities.held_bytes(),
+            body.len(),
+            "gzip clients need no identity bytes"
+        );
     }
 
     #[test]

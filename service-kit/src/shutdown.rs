@@ -12,11 +12,6 @@ impl StopHandle {
         self.0.cancel();
     }
 
-    /// A token cancelled on stop, for background tasks that must end too.
-    pub fn token(&self) -> CancellationToken {
-        self.0.clone()
-    }
-
     /// Resolves on SIGTERM (what Kubernetes sends), SIGINT (Ctrl-C) or
     /// [`StopHandle::stop`]; every clone of the handle is stopped then.
     pub async fn until_stopped(&self) -> std::io::Result<()> {

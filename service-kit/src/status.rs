@@ -14,6 +14,7 @@ use prometheus::Registry;
 use crate::errors::not_found;
 use crate::metrics;
 use crate::routes::get_or_head;
+use crate::supervisor::Liveness;
 
 type Check = Arc<dyn Fn() -> bool + Send + Sync>;
 type Refresh = Arc<dyn Fn() + Send + Sync>;
@@ -26,6 +27,7 @@ pub struct StatusServer {
     registry: Registry,
     before_scrape: Refresh,
     status: Document,
+    tasks: Option<Liveness>,
 }
 
 /// A server bound to its port, not yet running: await (or spawn) `server`.
@@ -41,6 +43,7 @@ impl StatusServer {
             registry,
             before_scrape: Arc::new(|| {}),
             status: Arc::new(|| serde_json::Value::Null),
+            tasks: None,
         }
     }
 
@@ -48,6 +51,13 @@ impl StatusServer {
     pub fn probe(mut self, path: &str, check: impl Fn() -> bool + Send + Sync + 'static) -> Self {
         self.probes.push((path.to_owned(), Arc::new(check)));
         self
+    }
+
+    /// Answers `path` with 200 while every supervised task is making
+    /// progress, and lists the tasks under `tasks` in `/status`.
+    pub fn liveness(mut self, path: &str, liveness: Liveness) -> Self {
+        self.tasks = Some(liveness.clone());
+        self.probe(path, move || liveness.is_live())
     }
 
     /// Runs before each `/metrics` answer, to update gauges computed from
@@ -86,7 +96,7 @@ impl StatusServer {
                 }));
             }
             let (registry, before_scrape) = (self.registry.clone(), self.before_scrape.clone());
-            let status = self.status.clone();
+            let (status, tasks) = (self.status.clone(), self.tasks.clone());
             app.service(get_or_head("/metrics", move || {
                 before_scrape();
                 let text = metrics::encode(&registry);
@@ -97,7 +107,10 @@ impl StatusServer {
                 }
             }))
             .service(get_or_head("/status", move || {
-                let document = status();
+                let mut document = status();
+                if let (Some(tasks), Some(fields)) = (&tasks, document.as_object_mut()) {
+                    fields.insert("tasks".to_owned(), serde_json::json!(tasks.tasks()));
+                }
                 async move { HttpResponse::Ok().json(document) }
             }))
         })

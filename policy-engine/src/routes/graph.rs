@@ -32,5 +32,5 @@ pub async fn graph(
         arch = query.arch.as_ref().map(Arch::as_str),
     );
     let body = engine.answer(query, arrived).instrument(span).await?;
-    Ok(body.respond(&request, content_type, &caching))
+    Ok(body.respond_cached(&request, content_type, &caching, engine.identities()))
 }

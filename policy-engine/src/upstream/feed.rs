@@ -88,6 +88,9 @@ pub struct FeedStatus {
     pub fetched_at: Option<SystemTime>,
     #[serde(serialize_with = "optional_unix_seconds")]
     pub last_success: Option<SystemTime>,
+    /// Seconds since the upstream last confirmed the graph (as the
+    /// `graph_age_seconds` metric counts).
+    pub age_seconds: Option<f64>,
     pub last_error: Option<Failure>,
     /// The most recent fetch failed: the graph served is the last good one.
     pub stale: bool,
@@ -231,6 +234,12 @@ impl Feed {
             releases: state.revision.as_ref().map(|revision| revision.release_count()),
             fetched_at: state.revision.as_ref().map(|revision| revision.fetched_at()),
             last_success: state.last_success,
+            age_seconds: state.last_success.map(|success| {
+                SystemTime::now()
+                    .duration_since(success)
+                    .unwrap_or_default()
+                    .as_secs_f64()
+            }),
             last_error: state.last_error.clone(),
             stale: state.last_error.is_some(),
         }

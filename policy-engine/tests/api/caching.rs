@@ -122,3 +122,42 @@ async fn answers_are_computed_once_per_revision() {
     assert_eq!(app.metric("cincinnati_pe_graph_cache_hits_total").await, 8.0);
     assert!(app.metric("cincinnati_pe_graph_cache_hit_ratio").await > 0.85);
 }
+
+#[tokio::test]
+async fn answers_are_kept_compressed_with_identity_bytes_only_for_clients_without_gzip() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let app = spawn_ready(settings(&upstream.url())).await;
+    let held = || app.metric("cincinnati_pe_identity_cache_bytes");
+    for channel in ["stable-4.6", "fast-4.6", "candidate-4.7", "stable-4.7"] {
+        let answer = app
+            .get_with(
+                &format!("/graph?channel={channel}"),
+                &[("accept-encoding", "gzip")],
+            )
+            .await;
+        assert_eq!(answer.status, 200);
+    }
+    assert_eq!(held().await, 0.0, "every answer is held compressed only");
+
+    let identity = app.get_with(QUERY, &[("accept", "application/json")]).await;
+    assert_eq!(identity.status, 200);
+    assert_eq!(held().await, identity.body.len() as f64);
+    let again = app.get_with(QUERY, &[("accept", "application/json")]).await;
+    assert_eq!(again.body, identity.body);
+    assert_eq!(held().await, identity.body.len() as f64);
+}
+
+#[tokio::test]
+async fn identity_answers_beyond_the_budget_are_inflated_as_they_are_sent() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let mut small = settings(&upstream.url());
+    small.service.identity_cache_bytes = 1_000;
+    let app = spawn_ready(small).await;
+    let identity = app.get_with(QUERY, &[("accept", "application/json")]).await;
+    let gzip = app.get_with(QUERY, &[("accept-encoding", "gzip")]).await;
+    let mut inflated = Vec::new();
+    GzDecoder::new(&gzip.body[..]).read_to_end(&mut inflated).unwrap();
+    assert!(identity.body.len() > 1_000);
+    assert_eq!(identity.body, inflated);
+    assert_eq!(app.metric("cincinnati_pe_identity_cache_bytes").await, 0.0);
+}

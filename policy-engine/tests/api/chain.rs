@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::app::{TestApp, settings, spawn_ready};
+use crate::support::app::{TestApp, settings, spawn, spawn_ready};
 use crate::support::upstream::{Behaviour, FakeUpstream};
 use crate::support::{eventually, fixture};
 
@@ -81,11 +81,12 @@ async fn the_front_engine_fetches_once_per_parameter_set() {
     let feeds = b.status_document().await["feeds"].as_array().unwrap().clone();
     let parameters: Vec<_> = feeds.iter().map(|feed| feed["parameters"].clone()).collect();
     assert_eq!(parameters.len(), 2, "{parameters:?}");
-    // B asked A once to learn its kind, then once per parameter set.
+    // B asked A once to learn its kind, once to learn it answers, then once
+    // per parameter set.
     let incoming = a
         .metric("cincinnati_pe_graph_incoming_requests_total{uri_path=\"/graph\"}")
         .await;
-    assert_eq!(incoming, 3.0, "B forwarded client traffic");
+    assert_eq!(incoming, 4.0, "B forwarded client traffic");
 }
 
 #[tokio::test]
@@ -130,4 +131,32 @@ async fn configured_parameters_are_forwarded_and_split_the_cache() {
             r#"[["channel","stable-4.6"],["version","4.6.2"]]"#
         ]
     );
+}
+
+#[tokio::test]
+async fn the_front_engine_is_ready_only_once_the_middle_one_can_answer() {
+    // A's upstream has no graph yet: A knows nothing to answer with.
+    let upstream = FakeUpstream::start(Behaviour::Status(503)).await;
+    let a = spawn(settings(&upstream.url())).await;
+    let b = spawn(settings(&a.url("/graph"))).await;
+    eventually(
+        "B learned its upstream is an engine",
+        Duration::from_secs(10),
+        || async { b.status_document().await["upstream"]["kind"] == "policy-engine" },
+    )
+    .await;
+    // Several refresh rounds: B keeps asking, A keeps having nothing.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(b.status_get("/readyz").await.status, 503);
+    assert_eq!(b.status_document().await["ready"], false);
+    b.get("/graph?channel=stable-4.6")
+        .await
+        .assert_error(503, "service_unavailable");
+
+    upstream.set(Behaviour::Graph(fixture()));
+    b.wait_ready().await;
+    // Ready means a client's request is answered, right away.
+    let answer = b.get("/graph?channel=stable-4.6").await;
+    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    assert_eq!(answer.body, a.get("/graph?channel=stable-4.6").await.body);
 }

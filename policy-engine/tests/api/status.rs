@@ -48,6 +48,11 @@ async fn the_status_document_describes_the_upstream() {
     );
     assert_eq!(status["feeds"][0]["releases"], 1085);
     assert_eq!(status["feeds"][0]["stale"], false);
+    assert!(status["feeds"][0]["age_seconds"].as_f64().unwrap() >= 0.0);
+    let refresher = &status["tasks"][0];
+    assert_eq!(refresher["name"], "upstream refresh");
+    assert_eq!(refresher["live"], true);
+    assert_eq!(refresher["restarts"], 0);
     assert_eq!(app.status_get("/livez").await.status, 200);
 }
 

@@ -1,0 +1,108 @@
+//! A bound on open client connections. Every connection costs memory for as
+//! long as it is open, idle keep-alive ones included, so a reconnect storm
+//! could otherwise grow a service past its memory limit and get it killed.
+//! Connections are counted as they open and close (`open_connections`);
+//! beyond the limit a request is answered 503 `service_unavailable` and its
+//! connection closed (`connections_refused_total`), so clients hear a clear
+//! refusal and retry while those already connected keep being served.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{Extensions, ServiceRequest, ServiceResponse};
+use actix_web::http::ConnectionType;
+use actix_web::middleware::Next;
+use actix_web::rt::net::TcpStream;
+use actix_web::{HttpResponse, web};
+use cincinnati_core::{ApiError, ErrorKind};
+use prometheus::{IntCounter, IntGauge, Registry};
+
+use crate::HttpError;
+
+/// The open connections of one server and their limit; cheap to clone.
+#[derive(Clone)]
+pub struct ConnectionLimit {
+    open: Arc<AtomicUsize>,
+    limit: usize,
+    open_gauge: IntGauge,
+    refused: IntCounter,
+}
+
+/// Held by a connection's extensions: counts the connection while it is open.
+struct OpenConnection(ConnectionLimit);
+
+impl ConnectionLimit {
+    /// Registers `open_connections` and `connections_refused_total`.
+    pub fn new(limit: usize, registry: &Registry) -> prometheus::Result<Self> {
+        let open_gauge = IntGauge::new("open_connections", "Client connections open now")?;
+        let refused = IntCounter::new(
+            "connections_refused_total",
+            "Requests refused with 503 because too many connections were open",
+        )?;
+        registry.register(Box::new(open_gauge.clone()))?;
+        registry.register(Box::new(refused.clone()))?;
+        Ok(Self {
+            open: Arc::default(),
+            limit,
+            open_gauge,
+            refused,
+        })
+    }
+
+    /// For `HttpServer::on_connect`: counts the new connection until it
+    /// closes, and sends its segments without delay: prepared bodies go out
+    /// in several writes (see [`crate::prepared`]), and with Nagle's
+    /// algorithm the last, partial segment of an answer would wait for the
+    /// client to acknowledge the previous ones (up to its 40 ms delayed ACK).
+    pub fn on_connect(&self) -> impl Fn(&dyn Any, &mut Extensions) + Send + Sync + Clone + 'static {
+        let limit = self.clone();
+        move |connection, extensions| {
+            if let Some(stream) = connection.downcast_ref::<TcpStream>()
+                && let Err(error) = stream.set_nodelay(true)
+            {
+                tracing::debug!("cannot set TCP_NODELAY: {error}");
+            }
+            limit.open.fetch_add(1, Ordering::SeqCst);
+            limit.open_gauge.inc();
+            extensions.insert(OpenConnection(limit.clone()));
+        }
+    }
+
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+        self.0.open_gauge.dec();
+    }
+}
+
+/// Middleware: answers 503 and closes the connection while more
+/// connections are open than the [`ConnectionLimit`] (app data) allows.
+pub async fn refuse_beyond_limit(
+    request: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let over = request
+        .app_data::<web::Data<ConnectionLimit>>()
+        .filter(|limit| limit.open() > limit.limit)
+        .map(|limit| (limit.open(), limit.limit, limit.refused.clone()));
+    let Some((open, limit, refused)) = over else {
+        return next.call(request).await.map(ServiceResponse::map_into_left_body);
+    };
+    refused.inc();
+    let error = ApiError::new(
+        ErrorKind::ServiceUnavailable,
+        format_args!("{open} connections are open and the limit is {limit}; try again later"),
+    );
+    let mut response = HttpResponse::from_error(HttpError(error));
+    response.head_mut().set_connection_type(ConnectionType::Close);
+    // Not `into_response`, which would drop the error that `count_errors` reads.
+    let (request, _) = request.into_parts();
+    Ok(ServiceResponse::new(request, response).map_into_right_body())
+}

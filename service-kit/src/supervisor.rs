@@ -1,0 +1,342 @@
+//! Long-running tasks, supervised: a task that panics or ends is logged,
+//! counted and started again after a pause that doubles with each death (see
+//! [`Backoff`]), so a refresh loop never dies silently. A task run on
+//! a schedule promises a [`Heartbeat`] after every round; [`Liveness`] turns
+//! false when one has not come for the task's `stall_after`, so a loop that
+//! hangs, or dies on every round, makes the process unhealthy and the
+//! orchestrator restarts it.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use prometheus::{IntCounterVec, Opts, Registry};
+use serde::Serialize;
+use tokio::task::{JoinError, JoinSet};
+
+/// Runs tasks until [`Supervisor::shutdown`] (or until dropped).
+pub struct Supervisor {
+    tasks: JoinSet<()>,
+    liveness: Liveness,
+    restarts: IntCounterVec,
+    backoff: Backoff,
+}
+
+/// The pauses before restarts: `initial`, doubling with each death up to
+/// `max`; a task that ran `max` or longer before it died starts again from
+/// `initial`.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    pub initial: Duration,
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(300),
+        }
+    }
+}
+
+impl Backoff {
+    /// The pause after a death, given the previous pause (none: the first
+    /// death) and how long the task ran.
+    pub fn next(&self, previous: Option<Duration>, ran_for: Duration) -> Duration {
+        match previous {
+            Some(previous) if ran_for < self.max => (previous * 2).min(self.max),
+            _ => self.initial,
+        }
+    }
+}
+
+/// Whether every supervised task is making progress; cheap to clone.
+#[derive(Clone, Default)]
+pub struct Liveness {
+    watched: Arc<Mutex<Vec<Arc<Watched>>>>,
+}
+
+/// What a task reports after each round it completes.
+#[derive(Clone)]
+pub struct Heartbeat(Arc<Watched>);
+
+#[derive(Debug)]
+struct Watched {
+    name: &'static str,
+    stall_after: Option<Duration>,
+    state: Mutex<WatchedState>,
+}
+
+#[derive(Debug)]
+struct WatchedState {
+    /// The last round completed, or when the task was first started.
+    last_beat: Instant,
+    last_round: Option<SystemTime>,
+    restarts: u64,
+    last_death: Option<String>,
+}
+
+/// One task as the status document shows it.
+#[derive(Debug, Serialize)]
+pub struct TaskStatus {
+    pub name: &'static str,
+    /// Seconds since the task last completed a round (or started).
+    pub seconds_since_beat: f64,
+    /// Seconds without a round after which the process is not live.
+    pub stall_after_seconds: Option<f64>,
+    pub last_round_unix: Option<f64>,
+    pub restarts: u64,
+    pub last_death: Option<String>,
+    pub live: bool,
+}
+
+impl Supervisor {
+    /// Registers `task_restarts_total{task}` in `registry`.
+    pub fn new(registry: &Registry, backoff: Backoff) -> prometheus::Result<Self> {
+        let restarts = IntCounterVec::new(
+            Opts::new(
+                "task_restarts_total",
+                "Background tasks started again after they panicked or ended",
+            ),
+            &["task"],
+        )?;
+        registry.register(Box::new(restarts.clone()))?;
+        Ok(Self {
+            tasks: JoinSet::new(),
+            liveness: Liveness::default(),
+            restarts,
+            backoff,
+        })
+    }
+
+    pub fn liveness(&self) -> Liveness {
+        self.liveness.clone()
+    }
+
+    /// Runs the future `start` makes, and makes and runs a new one whenever
+    /// it panics or ends. With `stall_after`, the task must call
+    /// [`Heartbeat::beat`] at least that often, or the process is not live.
+    pub fn spawn<F, Fut>(&mut self, name: &'static str, stall_after: Option<Duration>, mut start: F)
+    where
+        F: FnMut(Heartbeat) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let watched = Arc::new(Watched {
+            name,
+            stall_after,
+            state: Mutex::new(WatchedState {
+                last_beat: Instant::now(),
+                last_round: None,
+                restarts: 0,
+                last_death: None,
+            }),
+        });
+        self.liveness.lock().push(watched.clone());
+        let restarts = self.restarts.with_label_values(&[name]);
+        let backoff = self.backoff;
+        self.tasks.spawn(async move {
+            let mut pause = None;
+            loop {
+                // A task of its own, so a panic ends that task, not this loop;
+                // dropping the set (at shutdown) aborts it.
+                let mut run = JoinSet::new();
+                let started = Instant::now();
+                run.spawn(start(Heartbeat(watched.clone())));
+                let death = match run.join_next().await.expect("one task was spawned") {
+                    Ok(()) => "ended".to_owned(),
+                    Err(error) => describe(error),
+                };
+                let next = backoff.next(pause, started.elapsed());
+                tracing::error!(task = name, %death, "background task died; starting it again in {next:?}");
+                restarts.inc();
+                {
+                    let mut state = watched.lock();
+                    state.restarts += 1;
+                    state.last_death = Some(death);
+                }
+                tokio::time::sleep(next).await;
+                pause = Some(next);
+            }
+        });
+    }
+
+    /// Stops every task.
+    pub async fn shutdown(mut self) {
+        self.tasks.shutdown().await;
+    }
+}
+
+fn describe(error: JoinError) -> String {
+    if !error.is_panic() {
+        return error.to_string();
+    }
+    let panic = error.into_panic();
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    format!("panicked: {message}")
+}
+
+impl Heartbeat {
+    /// Records that the task completed a round.
+    pub fn beat(&self) {
+        let mut state = self.0.lock();
+        state.last_beat = Instant::now();
+        state.last_round = Some(SystemTime::now());
+    }
+}
+
+impl Watched {
+    fn lock(&self) -> std::sync::MutexGuard<'_, WatchedState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn status(&self) -> TaskStatus {
+        let state = self.lock();
+        let since_beat = state.last_beat.elapsed();
+        TaskStatus {
+            name: self.name,
+            seconds_since_beat: since_beat.as_secs_f64(),
+            stall_after_seconds: self.stall_after.map(|limit| limit.as_secs_f64()),
+            last_round_unix: state
+                .last_round
+                .and_then(|time| time.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map(|since| since.as_secs_f64()),
+            restarts: state.restarts,
+            last_death: state.last_death.clone(),
+            live: self.stall_after.is_none_or(|limit| since_beat <= limit),
+        }
+    }
+}
+
+impl Liveness {
+    /// True while every task with a heartbeat had one within its limit.
+    pub fn is_live(&self) -> bool {
+        self.tasks().iter().all(|task| task.live)
+    }
+
+    /// Every supervised task, for the status document.
+    pub fn tasks(&self) -> Vec<TaskStatus> {
+        self.lock().iter().map(|watched| watched.status()).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Watched>>> {
+        self.watched
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    use super::*;
+
+    const QUICK: Backoff = Backoff {
+        initial: Duration::from_millis(10),
+        max: Duration::from_millis(40),
+    };
+
+    fn supervisor() -> (Supervisor, Registry) {
+        let registry = Registry::new();
+        (Supervisor::new(&registry, QUICK).unwrap(), registry)
+    }
+
+    async fn eventually(what: &str, check: impl Fn() -> bool) {
+        for _ in 0..1000 {
+            if check() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("timed out waiting until {what}");
+    }
+
+    #[tokio::test]
+    async fn a_task_that_panics_is_started_again() {
+        let (mut supervisor, registry) = supervisor();
+        let starts = Arc::new(AtomicUsize::new(0));
+        let counted = starts.clone();
+        supervisor.spawn("refresh", None, move |_| {
+            let start = counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if start < 3 {
+                    panic!("refresh {start} failed");
+                }
+                std::future::pending::<()>().await;
+            }
+        });
+        eventually("the fourth start", || starts.load(Ordering::SeqCst) == 4).await;
+        let status = &supervisor.liveness().tasks()[0];
+        assert_eq!(status.restarts, 3);
+        assert_eq!(status.last_death.as_deref(), Some("panicked: refresh 2 failed"));
+        assert!(supervisor.liveness().is_live(), "no heartbeat promised");
+        let restarts = registry.gather()[0].get_metric()[0].get_counter().get_value();
+        assert_eq!(restarts, 3.0);
+        supervisor.shutdown().await;
+    }
+
+    #[test]
+    fn pauses_double_up_to_the_limit_and_reset_after_a_long_run() {
+        let backoff = Backoff::default();
+        let short = Duration::from_secs(1);
+        let mut pause = None;
+        let pauses: Vec<u64> = (0..11)
+            .map(|_| {
+                let next = backoff.next(pause, short);
+                pause = Some(next);
+                next.as_secs()
+            })
+            .collect();
+        assert_eq!(pauses, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300]);
+        assert_eq!(backoff.next(pause, backoff.max), backoff.initial);
+    }
+
+    #[tokio::test]
+    async fn liveness_turns_false_when_rounds_stop() {
+        let (mut supervisor, _registry) = supervisor();
+        let beating = Arc::new(AtomicBool::new(true));
+        let keeps_beating = beating.clone();
+        supervisor.spawn("scheduled", Some(Duration::from_millis(500)), move |heartbeat| {
+            let keeps_beating = keeps_beating.clone();
+            async move {
+                while keeps_beating.load(Ordering::SeqCst) {
+                    heartbeat.beat();
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                // Hangs, as a deadlocked refresh would.
+                std::future::pending::<()>().await;
+            }
+        });
+        let liveness = supervisor.liveness();
+        eventually("a round completed", || {
+            liveness.tasks()[0].last_round_unix.is_some()
+        })
+        .await;
+        beating.store(false, Ordering::SeqCst);
+        eventually("liveness fails", || !liveness.is_live()).await;
+        assert!(!liveness.tasks()[0].live);
+        assert_eq!(liveness.tasks()[0].restarts, 0, "a hung task is not restarted");
+        supervisor.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn shutdown_stops_the_running_task() {
+        let (mut supervisor, _registry) = supervisor();
+        let (sender, mut receiver) = tokio::sync::mpsc::channel::<()>(1);
+        supervisor.spawn("holds a sender", None, move |_| {
+            let sender = sender.clone();
+            async move {
+                sender.send(()).await.unwrap();
+                std::future::pending::<()>().await;
+            }
+        });
+        assert_eq!(receiver.recv().await, Some(()), "the task runs");
+        supervisor.shutdown().await;
+        let closed = tokio::time::timeout(Duration::from_secs(10), receiver.recv()).await;
+        assert_eq!(closed, Ok(None), "every sender was dropped");
+    }
+}
