@@ -9,6 +9,8 @@
 //! a directory (upstream's `[signatures] dir`) ────────► DirectorySource ─────┘
 //! ```
 //!
+//! - [`serve`]: the route: bytes, strong ETag, 304, immutable caching,
+//!   errors as JSON; [`metrics`]: what it counts and what status shows.
 //! - [`request`]: a request's path checked before any file is touched
 //!   (`invalid_params` or `does_not_exist`, as upstream answers).
 //! - [`SignatureSet`]: one revision of the signature tree on disk, looked
@@ -24,7 +26,9 @@
 //! Start reading at [`tarball::TarballSource::refresh`].
 
 pub mod directory;
+pub mod metrics;
 pub mod request;
+pub mod serve;
 mod set;
 mod status;
 pub mod tarball;
