@@ -1,7 +1,9 @@
 //! The helper's metrics, registered in a registry prefixed `cincinnati_mh`.
 //!
 //! Upstream's two serving metrics keep their names after the prefix
-//! (`signatures_incoming_requests_total`, `signatures_serve_duration_seconds`);
+//! (`signatures_incoming_requests_total{uri_path}`,
+//! `signatures_serve_duration_seconds`). `uri_path` is the route's pattern,
+//! not the request's path: one series per digest would be unbounded;
 //! upstream's own prefix has a character Prometheus refuses, so ours is
 //! `cincinnati_mh_` like `cincinnati_pe_` and `cincinnati_gb_`. The source
 //! gauges are ours: they say which set is served and whether its source is
@@ -9,7 +11,7 @@
 
 use std::time::Instant;
 
-use prometheus::{Gauge, Histogram, HistogramOpts, IntCounter, IntGauge, IntGaugeVec, Opts, Registry};
+use prometheus::{Gauge, Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
 use crate::status::Signatures;
 
@@ -22,15 +24,18 @@ const SERVE_BUCKETS: [f64; 12] = [
 /// What the signature route counts and times.
 #[derive(Clone)]
 pub struct ServeMetrics {
-    requests: IntCounter,
+    requests: IntCounterVec,
     duration: Histogram,
 }
 
 impl ServeMetrics {
     pub fn register(registry: &Registry) -> prometheus::Result<Self> {
-        let requests = IntCounter::new(
-            "signatures_incoming_requests_total",
-            "Requests to the signature route, answered or refused",
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "signatures_incoming_requests_total",
+                "Requests to the signature route, answered or refused, by route pattern",
+            ),
+            &["uri_path"],
         )?;
         let duration = Histogram::with_opts(
             HistogramOpts::new(
@@ -44,17 +49,19 @@ impl ServeMetrics {
         Ok(Self { requests, duration })
     }
 
-    /// Counts a request; the returned guard times it until it is dropped.
-    pub fn start(&self) -> ServeTimer<'_> {
-        self.requests.inc();
+    /// Counts a request to the route `pattern`; the returned guard times it
+    /// until it is dropped.
+    pub fn start(&self, pattern: &str) -> ServeTimer<'_> {
+        self.requests.with_label_values(&[pattern]).inc();
         ServeTimer {
             histogram: &self.duration,
             started: Instant::now(),
         }
     }
 
-    pub fn requests(&self) -> u64 {
-        self.requests.get()
+    /// Requests counted for the route `pattern`.
+    pub fn requests(&self, pattern: &str) -> u64 {
+        self.requests.with_label_values(&[pattern]).get()
     }
 }
 

@@ -49,10 +49,14 @@ impl SignatureRoute {
         }
     }
 
+    /// The route's pattern under `prefix` (also its metrics' `uri_path`).
+    pub fn pattern(prefix: &PathPrefix) -> String {
+        prefix.join("/signatures/{algo_digest}/{signature}")
+    }
+
     /// The route under `prefix`, answered from `self` (moved into app data).
     pub fn resource(self, prefix: &PathPrefix) -> Resource {
-        get_or_head(&prefix.join("/signatures/{algo_digest}/{signature}"), serve)
-            .app_data(web::Data::new(self))
+        get_or_head(&Self::pattern(prefix), serve).app_data(web::Data::new(self))
     }
 
     /// The answer to `request` for the segments of the route.
@@ -100,7 +104,8 @@ impl SignatureRoute {
 }
 
 async fn serve(request: HttpRequest, route: web::Data<SignatureRoute>) -> Result<HttpResponse, HttpError> {
-    let _timer = route.metrics.start();
+    let pattern = request.match_pattern().unwrap_or_default();
+    let _timer = route.metrics.start(&pattern);
     let segment = |name| request.match_info().get(name).unwrap_or_default();
     Ok(route.answer(&request, segment("algo_digest"), segment("signature"))?)
 }

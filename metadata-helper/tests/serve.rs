@@ -156,7 +156,8 @@ async fn a_signature_is_served_as_the_cvo_fetches_it() {
         .unwrap();
     assert_eq!(error_kind(post).await, (405, "method_not_allowed".to_owned()));
     // Every GET and HEAD is counted; the refused method never reached the route.
-    assert_eq!(helper.metrics.requests(), 6);
+    let pattern = SignatureRoute::pattern(&PathPrefix::parse(PREFIX));
+    assert_eq!(helper.metrics.requests(&pattern), 6);
     helper.handle.stop(false).await;
 }
 
