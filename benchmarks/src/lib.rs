@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context as _;
 
@@ -82,18 +82,11 @@ pub fn metric(text: &str, sample: &str) -> f64 {
 /// is taken from the registry and the graph-builder being measured.
 pub async fn poll(url: &str, limit: Duration, done: impl Fn(&str) -> bool) -> anyhow::Result<String> {
     static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(reqwest::Client::new);
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Ok(response) = CLIENT.get(url).send().await
-            && let Ok(body) = response.text().await
-            && done(&body)
-        {
-            return Ok(body);
-        }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "{url} did not get there within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (body, _) = registry_testkit::poll::until(url, limit, || async {
+        let body = CLIENT.get(url).send().await?.text().await?;
+        anyhow::ensure!(done(&body), "not there yet");
+        Ok(body)
+    })
+    .await?;
+    Ok(body)
 }

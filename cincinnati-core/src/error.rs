@@ -24,77 +24,131 @@ pub enum ErrorKind {
     ServiceUnavailable,
 }
 
-impl ErrorKind {
-    pub const ALL: [ErrorKind; 13] = [
+/// What clients and dashboards know of each kind, in declaration order:
+/// the `kind` string on the wire, the HTTP status, and the prefix upstream
+/// puts before the detail in `value`.
+const FACTS: [(ErrorKind, &str, u16, &str); 13] = [
+    (
         ErrorKind::FailedJsonIn,
+        "failed_json_in",
+        500,
+        "failed to deserialize JSON",
+    ),
+    (
         ErrorKind::FailedJsonOut,
+        "failed_json_out",
+        500,
+        "failed to serialize JSON",
+    ),
+    (
         ErrorKind::FailedUpstreamFetch,
+        "failed_upstream_fetch",
+        500,
+        "failed to fetch upstream graph",
+    ),
+    (
         ErrorKind::FailedPluginExecution,
+        "failed_plugin_execution",
+        500,
+        "failed to execute plugins",
+    ),
+    (
         ErrorKind::FailedUpstreamRequest,
+        "failed_upstream_request",
+        500,
+        "failed to assemble upstream request",
+    ),
+    (
         ErrorKind::InvalidContentType,
+        "invalid_content_type",
+        406,
+        "invalid Content-Type requested",
+    ),
+    (
         ErrorKind::MissingParams,
+        "missing_params",
+        400,
+        "mandatory client parameters missing",
+    ),
+    (
         ErrorKind::InvalidParams,
+        "invalid_params",
+        400,
+        "invalid client parameters",
+    ),
+    (
         ErrorKind::ArchVersionError,
+        "arch_version_error",
+        500,
+        "failed to process version",
+    ),
+    (
         ErrorKind::FileOpenError,
-        ErrorKind::DoesNotExist,
+        "file_open_err",
+        500,
+        "failed to open file",
+    ),
+    (ErrorKind::DoesNotExist, "does_not_exist", 404, "does not exist"),
+    (
         ErrorKind::MethodNotAllowed,
+        "method_not_allowed",
+        405,
+        "method not allowed",
+    ),
+    (
         ErrorKind::ServiceUnavailable,
-    ];
+        "service_unavailable",
+        503,
+        "service unavailable",
+    ),
+];
+
+impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 13] = {
+        let mut all = [ErrorKind::FailedJsonIn; 13];
+        let mut position = 0;
+        while position < FACTS.len() {
+            all[position] = FACTS[position].0;
+            position += 1;
+        }
+        all
+    };
+
+    fn facts(self) -> &'static (ErrorKind, &'static str, u16, &'static str) {
+        &FACTS[self as usize]
+    }
 
     /// The `kind` string on the wire.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::FailedJsonIn => "failed_json_in",
-            ErrorKind::FailedJsonOut => "failed_json_out",
-            ErrorKind::FailedUpstreamFetch => "failed_upstream_fetch",
-            ErrorKind::FailedPluginExecution => "failed_plugin_execution",
-            ErrorKind::FailedUpstreamRequest => "failed_upstream_request",
-            ErrorKind::InvalidContentType => "invalid_content_type",
-            ErrorKind::MissingParams => "missing_params",
-            ErrorKind::InvalidParams => "invalid_params",
-            ErrorKind::ArchVersionError => "arch_version_error",
-            ErrorKind::FileOpenError => "file_open_err",
-            ErrorKind::DoesNotExist => "does_not_exist",
-            ErrorKind::MethodNotAllowed => "method_not_allowed",
-            ErrorKind::ServiceUnavailable => "service_unavailable",
-        }
+        self.facts().1
     }
 
     /// The HTTP status code answered with this kind.
     pub fn status_code(self) -> u16 {
-        match self {
-            ErrorKind::InvalidContentType => 406,
-            ErrorKind::MissingParams | ErrorKind::InvalidParams => 400,
-            ErrorKind::DoesNotExist => 404,
-            ErrorKind::MethodNotAllowed => 405,
-            ErrorKind::ServiceUnavailable => 503,
-            ErrorKind::FailedJsonIn
-            | ErrorKind::FailedJsonOut
-            | ErrorKind::FailedUpstreamFetch
-            | ErrorKind::FailedPluginExecution
-            | ErrorKind::FailedUpstreamRequest
-            | ErrorKind::ArchVersionError
-            | ErrorKind::FileOpenError => 500,
-        }
+        self.facts().2
     }
 
     /// The prefix upstream puts before the detail in `value`.
     fn value_prefix(self) -> &'static str {
-        match self {
-            ErrorKind::FailedJsonIn => "failed to deserialize JSON",
-            ErrorKind::FailedJsonOut => "failed to serialize JSON",
-            ErrorKind::FailedUpstreamFetch => "failed to fetch upstream graph",
-            ErrorKind::FailedPluginExecution => "failed to execute plugins",
-            ErrorKind::FailedUpstreamRequest => "failed to assemble upstream request",
-            ErrorKind::InvalidContentType => "invalid Content-Type requested",
-            ErrorKind::MissingParams => "mandatory client parameters missing",
-            ErrorKind::InvalidParams => "invalid client parameters",
-            ErrorKind::ArchVersionError => "failed to process version",
-            ErrorKind::FileOpenError => "failed to open file",
-            ErrorKind::DoesNotExist => "does not exist",
-            ErrorKind::MethodNotAllowed => "method not allowed",
-            ErrorKind::ServiceUnavailable => "service unavailable",
-        }
+        self.facts().3
+    }
+}
+
+/// A `kind` string no kind has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown error kind {0:?}")]
+pub struct UnknownErrorKind(pub String);
+
+impl std::str::FromStr for ErrorKind {
+    type Err = UnknownErrorKind;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        FACTS
+            .iter()
+            .find(|(_, name, ..)| *name == text)
+            .map(|(kind, ..)| *kind)
+            .ok_or_else(|| UnknownErrorKind(text.to_owned()))
     }
 }
 
@@ -189,6 +243,18 @@ mod tests {
                 .unwrap_or_else(|| panic!("kind {name} is missing"));
             assert_eq!(kind.status_code(), status, "{name}");
         }
+    }
+
+    #[test]
+    fn the_table_is_in_declaration_order_and_names_parse_back() {
+        for (position, (kind, name, ..)) in FACTS.iter().enumerate() {
+            assert_eq!(*kind as usize, position, "{name}");
+            assert_eq!(name.parse::<ErrorKind>(), Ok(*kind));
+        }
+        assert_eq!(
+            "no_such_kind".parse::<ErrorKind>(),
+            Err(UnknownErrorKind("no_such_kind".to_owned()))
+        );
     }
 
     #[test]

@@ -185,15 +185,6 @@ impl Graph {
         self.dag.node_weight_mut(id).map(|release| &mut release.metadata)
     }
 
-    pub fn set_payload(&mut self, id: ReleaseId, payload: Option<String>) -> Result<(), GraphError> {
-        let release = self
-            .dag
-            .node_weight_mut(id)
-            .ok_or(GraphError::UnknownRelease(id))?;
-        release.payload = payload;
-        Ok(())
-    }
-
     /// Renames a release, e.g. to strip its `+arch` build metadata.
     pub fn set_version(&mut self, id: ReleaseId, version: Version) -> Result<(), GraphError> {
         if self.by_version.get(&version).is_some_and(|&other| other != id) {

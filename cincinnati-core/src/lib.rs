@@ -20,7 +20,7 @@ pub mod stage;
 pub mod wire;
 
 pub use conditional::{ConditionalEdge, EdgeEndpoints, MatchingRule, Risk};
-pub use error::{ApiError, ErrorKind};
+pub use error::{ApiError, ErrorKind, UnknownErrorKind};
 pub use graph::{CycleError, Graph, GraphError, ReleaseId};
 pub use release::{Metadata, Release};
 pub use semver::Version;

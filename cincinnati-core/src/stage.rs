@@ -124,6 +124,11 @@ impl<C> Catalog<C> {
         self.builders.contains_key(name)
     }
 
+    /// The names of the stages known, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.builders.keys().copied()
+    }
+
     /// Builds one stage from its table (`name` plus settings).
     pub fn build(&self, position: usize, table: &toml::Table) -> Result<Box<dyn Stage<C>>, ConfigError> {
         let Some(toml::Value::String(name)) = table.get("name") else {
@@ -134,7 +139,7 @@ impl<C> Catalog<C> {
             .get(name.as_str())
             .ok_or_else(|| ConfigError::UnknownStage {
                 name: name.clone(),
-                known: self.builders.keys().copied().collect::<Vec<_>>().join(", "),
+                known: self.names().collect::<Vec<_>>().join(", "),
             })?;
         let mut settings = table.clone();
         settings.remove("name");

@@ -10,8 +10,8 @@ For each rendered overlay:
 2. the binaries accept what the manifests give them: each container runs
    `<binary> --check-config` with its args, its environment and its ConfigMap
    files materialised where the args point;
-3. the objects fit together, using the effective settings printed by
-   --check-config: listen addresses and ports against container ports,
+3. the objects fit together, using the effective settings and plan printed
+   by `--check-config -o json`: listen addresses and ports against container ports,
    probes against the services' probe paths, Services, ServiceMonitor,
    NetworkPolicies, autoscaler and disruption budget against the workloads,
    in-cluster upstream URLs against the Service and path prefix they name,
@@ -26,7 +26,6 @@ import argparse
 import copy
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -63,7 +62,6 @@ SERVICES = {
         "api_port": "http",
     },
 }
-UPSTREAM_KINDS = {"GraphBuilder": "graph-builder", "PolicyEngine": "policy-engine"}
 
 
 class Checker:
@@ -157,7 +155,7 @@ class Checker:
             mounts = self.materialise_config_maps(deployment, container, root)
             args = [rewrite_path(arg, mounts) for arg in container.get("args", [])]
             result = subprocess.run(
-                [binary, "--check-config", *args],
+                [binary, "--check-config", "-o", "json", *args],
                 env={"PATH": os.environ.get("PATH", ""), "HOME": root, **env},
                 capture_output=True,
                 text=True,
@@ -170,7 +168,7 @@ class Checker:
                 return
             if self.verbose and not self.breaking:
                 print(f"{self.overlay}: {deployment['metadata']['name']}: {service} accepted its configuration")
-            settings = parse_debug_settings(result.stdout)
+            settings = json.loads(result.stdout)
             config_file = config_file_of(args)
             toml_text = ""
             if config_file:
@@ -216,14 +214,14 @@ class Checker:
         if set(ports) != set(expected):
             self.error(deployment, f"container ports are named {sorted(ports)}, expected {sorted(expected)}")
         for name, (section, key) in expected.items():
-            value = settings.get(section, {}).get(key)
+            value = setting(settings, f"{section}.{key}")
             if value is None:
                 self.error(deployment, f"{service} --check-config printed no {section}.{key}")
                 continue
             if name in ports and str(ports[name]) != value:
                 self.error(deployment, f"container port {name} is {ports[name]} but {service} listens on {section}.{key} = {value}")
         for section in ("service", "status"):
-            address = settings.get(section, {}).get("address")
+            address = setting(settings, f"{section}.address")
             if address not in ("0.0.0.0", "::"):
                 self.error(deployment, f"{service} listens on {section}.address = {address}: unreachable from outside the pod")
 
@@ -376,7 +374,7 @@ class Checker:
         for deployment, _, service, settings in self.containers:
             if service != "policy-engine":
                 continue
-            url = settings.get("effective", {}).get("upstream")
+            url = settings.get("plan", {}).get("upstream")
             if not url:
                 self.error(deployment, "policy-engine --check-config printed no effective upstream")
                 continue
@@ -401,11 +399,12 @@ class Checker:
             _, upstream_container, upstream_service, upstream_settings = upstream
             if port.get("targetPort") != SERVICES[upstream_service]["api_port"]:
                 self.error(deployment, f"upstream {url}: port {port_number} of {name} is not the {upstream_service}'s Graph API")
-            prefix = upstream_settings.get("service", {}).get("path_prefix", "")
+            prefix = setting(upstream_settings, "service.path_prefix") or ""
             if parsed.path not in (f"{prefix}/graph", f"{prefix}/v1/graph"):
                 self.error(deployment, f"upstream {url}: the {upstream_service} serves {prefix}/graph")
-            kind = settings.get("upstream.cincinnati", {}).get("kind")
-            if UPSTREAM_KINDS.get(kind, upstream_service) != upstream_service:
+            kind = setting(settings, "upstream.cincinnati.kind")
+            # The kinds are spelled as the services are named; `auto` fits any.
+            if kind in SERVICES and kind != upstream_service:
                 self.error(deployment, f"upstream kind {kind}, but {name} is a {upstream_service}")
 
     # -- lookups -------------------------------------------------------------
@@ -534,34 +533,15 @@ def in_cluster_service(host, namespace):
     return host if host and "." not in host else None
 
 
-def parse_debug_settings(text):
-    """The scalar settings of a `{settings:#?}` dump (what --check-config
-    prints): {dotted section: {key: value}}, e.g. {"service": {"port":
-    "8080"}}, plus the policy-engine's `effective upstream:` line. Values are
-    Debug text without wrappers: `8080`, `0.0.0.0`, `/api/upgrades_info`."""
-    sections = {}
-    stack = []
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        effective = re.match(r"^effective upstream: (\S+)", line)
-        if effective:
-            sections.setdefault("effective", {})["upstream"] = effective.group(1)
-            continue
-        opened = re.match(r"^( *)(\w+): \w+ \{$", line)
-        if opened:
-            depth = len(opened.group(1)) // 4
-            stack = stack[: depth - 1] + [opened.group(2)]
-            continue
-        field = re.match(r"^( *)(\w+): (.*?),?$", line)
-        if not (field and stack and len(field.group(1)) // 4 == len(stack) + 1):
-            continue
-        value = field.group(3)
-        # Pretty Debug puts a tuple's content on the next line:
-        # `path_prefix: PathPrefix(` / `"/api",` / `),`.
-        if value.endswith("(") and index + 1 < len(lines):
-            value = lines[index + 1].strip().rstrip(",")
-        sections.setdefault(".".join(stack), {})[field.group(2)] = value.strip('"')
-    return sections
+def setting(printed, dotted):
+    """The value of setting `dotted` (`service.port`) in what `--check-config
+    -o json` printed, as text (`8080`, `0.0.0.0`), or None when unset."""
+    value = printed.get("settings", {})
+    for part in dotted.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return None if value is None else str(value)
 
 
 # -- self-test -------------------------------------------------------------------

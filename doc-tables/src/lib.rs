@@ -5,9 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
+use service_kit::metrics::Described;
+use service_kit::schema::Schema;
 
-/// The rows (cells, trimmed) of the table after `<!-- {marker} -->`.
 /// The rows (cells trimmed, header and rule skipped) of the Markdown table
 /// that follows `<!-- marker -->` in `doc`.
 pub fn table(doc: &str, marker: &str) -> Vec<Vec<String>> {
@@ -40,6 +42,22 @@ pub fn plugin_markers(doc: &str, service: &str) -> Vec<String> {
         .collect()
 }
 
+/// The plugin tables of `service` name exactly the plugins the code knows;
+/// returns their names, in the doc's order.
+pub fn documented_plugins<'a>(
+    doc: &str,
+    service: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let documented = plugin_markers(doc, service);
+    assert_eq!(
+        documented.iter().map(String::as_str).collect::<BTreeSet<_>>(),
+        known.into_iter().collect::<BTreeSet<_>>(),
+        "plugin tables of {service} in docs/operations.md vs the plugins it knows"
+    );
+    documented
+}
+
 /// The `code` spans of a cell.
 pub fn code(cell: &str) -> Vec<String> {
     cell.split('`').skip(1).step_by(2).map(str::to_owned).collect()
@@ -62,49 +80,69 @@ pub fn toml_literal(cell: &str) -> Option<String> {
         .then(|| span.clone())
 }
 
-/// The fields serde expected where `__probe__` was refused: its
-/// deny_unknown_fields message lists them all.
-pub fn expected_fields(message: &str) -> Option<BTreeSet<String>> {
-    let line = message
-        .lines()
-        .find(|line| line.contains("unknown field `__probe__`"))?;
-    let (_, expected) = line.split_once("expected")?;
-    Some(code(expected).into_iter().collect())
+/// The fields a struct with `#[derive(Deserialize)]` declares, as serde
+/// hands them to the deserializer: read from the type, without deserialising
+/// anything.
+pub fn fields_of<T: DeserializeOwned>() -> BTreeSet<String> {
+    let mut fields = None;
+    let _ = T::deserialize(FieldRecorder(&mut fields));
+    fields
+        .unwrap_or_else(|| panic!("{} is not a struct", std::any::type_name::<T>()))
+        .iter()
+        .map(|field| (*field).to_owned())
+        .collect()
 }
 
-/// Every leaf key (dotted) the settings type accepts, found by asking it
-/// about a `__probe__` key at each level: a level that answers with a list
-/// of fields is a table, any other answer means a value.
-pub fn settings_keys<T: DeserializeOwned>() -> BTreeSet<String> {
-    fn probe<T: DeserializeOwned>(path: &[String]) -> Option<BTreeSet<String>> {
-        let header = if path.is_empty() {
-            String::new()
-        } else {
-            format!("[{}]\n", path.join("."))
-        };
-        let error = toml::from_str::<T>(&format!("{header}__probe__ = 1\n")).err()?;
-        expected_fields(&error.to_string())
+/// A deserializer that records the fields of the struct asked of it.
+struct FieldRecorder<'a>(&'a mut Option<&'static [&'static str]>);
+
+#[derive(Debug)]
+struct Recorded;
+
+impl std::fmt::Display for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("fields recorded")
     }
-    let mut keys = BTreeSet::new();
-    let mut pending = vec![Vec::new()];
-    while let Some(path) = pending.pop() {
-        let fields = probe::<T>(&path).unwrap_or_else(|| panic!("no field list for [{}]", path.join(".")));
-        for field in fields {
-            let mut child = path.clone();
-            child.push(field);
-            if probe::<T>(&child).is_some() {
-                pending.push(child);
-            } else {
-                keys.insert(child.join("."));
-            }
-        }
+}
+
+impl std::error::Error for Recorded {}
+
+impl serde::de::Error for Recorded {
+    fn custom<M: std::fmt::Display>(_: M) -> Self {
+        Recorded
     }
-    keys
+}
+
+impl<'de> serde::Deserializer<'de> for FieldRecorder<'_> {
+    type Error = Recorded;
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Recorded> {
+        *self.0 = Some(fields);
+        Err(Recorded)
+    }
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Recorded> {
+        Err(Recorded)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+        unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+    }
 }
 
 /// A documented default must give the settings the defaults give: setting
 /// the key to it changes nothing.
-pub fn check_default<T: DeserializeOwned + Debug + Default>(key: &str, cell: &str, keys: &BTreeSet<String>) {
+pub fn check_default<T: DeserializeOwned + Serialize + Default>(
+    key: &str,
+    cell: &str,
+    keys: &BTreeSet<String>,
+) {
     let Some(literal) = toml_literal(cell) else {
         let spans = code(cell);
         assert!(
@@ -124,16 +162,17 @@ pub fn check_default<T: DeserializeOwned + Debug + Default>(key: &str, cell: &st
     let set: T = toml::from_str(&format!("{header}{leaf} = {literal}\n"))
         .unwrap_or_else(|error| panic!("{key} = {literal}: {error}"));
     assert_eq!(
-        format!("{set:?}"),
-        format!("{:?}", T::default()),
+        serde_json::to_value(&set).unwrap(),
+        serde_json::to_value(T::default()).unwrap(),
         "the documented default of {key} ({literal}) is not the default"
     );
 }
 
-/// The `<!-- settings: SERVICE -->` table has one row per setting key of `T`,
-/// names in its flag column exactly the service's `flags`, and documents
-/// each default as `T` has it.
-pub fn check_settings_table<T: DeserializeOwned + Debug + Default>(
+/// The `<!-- settings: SERVICE -->` table has one row per setting key of `T`
+/// (as the service skeleton knows them: [`Schema`]), names in its flag
+/// column exactly the service's `flags`, and documents each default as `T`
+/// has it.
+pub fn check_settings_table<T: DeserializeOwned + Serialize + Default>(
     doc: &str,
     service: &str,
     flags: &BTreeSet<String>,
@@ -142,7 +181,7 @@ pub fn check_settings_table<T: DeserializeOwned + Debug + Default>(
     let documented: BTreeSet<String> = rows.iter().map(|row| single_code(&row[0])).collect();
     assert_eq!(
         documented,
-        settings_keys::<T>(),
+        Schema::of::<T>().keys(),
         "setting keys in docs/operations.md vs the settings of {service}"
     );
 
@@ -166,19 +205,6 @@ pub fn check_settings_table<T: DeserializeOwned + Debug + Default>(
     for row in &rows {
         check_default::<T>(&single_code(&row[0]), &row[2], &documented);
     }
-}
-
-/// The names a catalogue lists in its refusal of an unknown name
-/// (`... (known: a, b, c)`).
-pub fn known_names(refusal: &str) -> BTreeSet<String> {
-    let (_, known) = refusal
-        .split_once("(known: ")
-        .unwrap_or_else(|| panic!("unexpected answer to an unknown name: {refusal}"));
-    known
-        .trim_end_matches(')')
-        .split(", ")
-        .map(str::to_owned)
-        .collect()
 }
 
 pub fn debug_of<T: DeserializeOwned + Debug>(text: &str) -> String {
@@ -206,69 +232,26 @@ pub fn flags_of(command: &clap::Command, not_settings: &[&str]) -> BTreeSet<Stri
     flags
 }
 
-/// Metric names registered in `source` (outside its tests): the string
-/// literal opening the argument list of `…::new(`, `counter(` or `gauge(`.
-pub fn metric_names(source: &str) -> BTreeSet<String> {
-    let source = source.split("#[cfg(test)]").next().unwrap_or(source);
-    let mut names = BTreeSet::new();
-    for (at, _) in source.match_indices('(') {
-        let before = source[..at].trim_end();
-        if !["new", "counter", "gauge"].iter().any(|call| {
-            before.ends_with(call)
-                && !before[..before.len() - call.len()].ends_with(|c: char| c.is_alphanumeric() || c == '_')
-        }) {
-            continue;
-        }
-        let rest = source[at + 1..].trim_start();
-        if let Some(literal) = rest.strip_prefix('"') {
-            let name = &literal[..literal.find('"').expect("an unterminated string")];
-            if !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-            {
-                names.insert(name.to_owned());
-            }
-        }
-    }
-    names
-}
-
 /// The `<!-- metrics: SERVICE -->` table names exactly the metrics the
-/// `sources` register (prefixed), each with the type `registry` reports.
-pub fn check_metric_table(
-    doc: &str,
-    service: &str,
-    prefix: &str,
-    sources: &[&str],
-    registry: &prometheus::Registry,
-) {
+/// service registered, each with its type and labels.
+pub fn check_metric_table(doc: &str, service: &str, registered: &[Described]) {
     let rows = table(doc, &format!("metrics: {service}"));
-    let documented: BTreeMap<String, String> = rows
+    let documented: BTreeMap<String, (String, Vec<String>)> = rows
         .iter()
-        .map(|row| (single_code(&row[0]), row[1].trim().to_owned()))
+        .map(|row| (single_code(&row[0]), (row[1].trim().to_owned(), code(&row[2]))))
         .collect();
-    let registered: BTreeSet<String> = sources
+    let registered: BTreeMap<String, (String, Vec<String>)> = registered
         .iter()
-        .flat_map(|source| metric_names(source))
-        .map(|name| format!("{prefix}{name}"))
+        .map(|metric| {
+            let kind = serde_json::to_value(metric.kind).unwrap();
+            (
+                metric.name.clone(),
+                (kind.as_str().unwrap().to_owned(), metric.labels.clone()),
+            )
+        })
         .collect();
     assert_eq!(
-        documented.keys().cloned().collect::<BTreeSet<_>>(),
-        registered,
-        "metrics in docs/operations.md vs the names registered in the source"
+        documented, registered,
+        "metrics in docs/operations.md (name: type, labels) vs the metrics {service} registers"
     );
-    // Labelled metrics appear only once they have a child; the others must
-    // all be found by the source scan above, with the documented type.
-    let families = registry.gather();
-    assert!(families.len() > 5, "too few metric families gathered");
-    for family in families {
-        let kind = format!("{:?}", family.get_field_type()).to_lowercase();
-        assert_eq!(
-            documented.get(family.name()),
-            Some(&kind),
-            "{} is registered as a {kind}",
-            family.name()
-        );
-    }
 }

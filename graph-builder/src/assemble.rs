@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use cincinnati_core::release::{keys, with_arch};
 use cincinnati_core::{Graph, GraphError, Release, Version};
 
-use crate::scraped::{DropReason, Dropped, ScrapedRelease};
+use crate::found::{DropReason, Dropped, FoundRelease};
 
 /// The graph and what had to be left out of it.
 #[derive(Debug, Default)]
@@ -21,37 +21,44 @@ pub struct Assembled {
 
 /// Builds the graph from releases in any order; the result does not depend
 /// on the order.
-pub fn assemble(releases: impl IntoIterator<Item = ScrapedRelease>) -> Assembled {
+pub fn assemble(releases: impl IntoIterator<Item = FoundRelease>) -> Assembled {
     let mut dropped = Vec::new();
-    let mut by_version = unique_versions(releases, &mut dropped);
+    let by_version = unique_versions(releases, &mut dropped);
 
     let mut graph = Graph::new();
     // Versions in ascending order: update edges mostly point forward, which
     // keeps the DAG's topological order cheap to maintain. Metadata and
     // payload move into the graph: thousands of them, and only `previous`
     // and `next` are read after.
-    for (version, release) in &mut by_version {
-        let mut metadata = std::mem::take(&mut release.document.metadata);
-        metadata.insert(keys::MANIFESTREF.to_owned(), release.digest.clone());
-        metadata.insert(keys::ARCH.to_owned(), release.arch.clone());
+    let mut links = Vec::with_capacity(by_version.len());
+    for (version, release) in by_version {
+        let FoundRelease {
+            document,
+            arch,
+            payload,
+        } = release;
+        let mut metadata = document.metadata;
+        metadata.insert(keys::MANIFESTREF.to_owned(), payload.digest().to_owned());
+        metadata.insert(keys::ARCH.to_owned(), arch.to_string());
         graph
             .add_release(Release::concrete(
                 version.clone(),
-                std::mem::take(&mut release.payload),
+                payload.into_string(),
                 metadata,
             ))
             .expect("versions are unique");
+        links.push((version, arch, document.previous, document.next));
     }
-    for (version, release) in by_version {
+    for (version, arch, previous, next) in links {
         let neighbours = |list: &[Version]| -> Vec<Version> {
             list.iter()
-                .filter_map(|other| with_arch(other, &release.arch).ok())
+                .filter_map(|other| with_arch(other, arch.as_str()).ok())
                 .collect()
         };
-        for previous in neighbours(&release.document.previous) {
+        for previous in neighbours(&previous) {
             add_edge(&mut graph, &previous, &version, &mut dropped);
         }
-        for next in neighbours(&release.document.next) {
+        for next in neighbours(&next) {
             add_edge(&mut graph, &version, &next, &mut dropped);
         }
     }
@@ -63,36 +70,36 @@ pub fn assemble(releases: impl IntoIterator<Item = ScrapedRelease>) -> Assembled
 /// out; two different images claiming one version are both left out, since
 /// which one is right cannot be known.
 fn unique_versions(
-    releases: impl IntoIterator<Item = ScrapedRelease>,
+    releases: impl IntoIterator<Item = FoundRelease>,
     dropped: &mut Vec<Dropped>,
-) -> BTreeMap<Version, ScrapedRelease> {
-    let mut by_version: BTreeMap<Version, Vec<ScrapedRelease>> = BTreeMap::new();
+) -> BTreeMap<Version, FoundRelease> {
+    let mut by_version: BTreeMap<Version, Vec<FoundRelease>> = BTreeMap::new();
     for release in releases {
         let claims_multi = release
             .document
             .metadata
             .get(keys::RELEASE_ARCHITECTURE)
             .is_some_and(|arch| arch == "multi");
-        if claims_multi && release.arch != "multi" {
+        if claims_multi && !release.arch.is_multi() {
             dropped.push(Dropped {
-                subject: release.payload,
+                subject: release.payload.into_string(),
                 reason: DropReason::MultiArchShard,
             });
             continue;
         }
-        match with_arch(&release.document.version, &release.arch) {
+        match with_arch(&release.document.version, release.arch.as_str()) {
             Ok(version) => by_version.entry(version).or_default().push(release),
             Err(error) => dropped.push(Dropped {
-                subject: release.payload,
-                reason: DropReason::UnknownArchitecture(format!("{:?}: {error}", release.arch)),
+                subject: release.payload.to_string(),
+                reason: DropReason::UnknownArchitecture(format!("{:?}: {error}", release.arch.as_str())),
             }),
         }
     }
     by_version
         .into_iter()
         .filter_map(|(version, mut claims)| {
-            claims.sort_by(|a, b| a.digest.cmp(&b.digest));
-            claims.dedup_by(|a, b| a.digest == b.digest);
+            claims.sort_by(|a, b| a.payload.digest().cmp(b.payload.digest()));
+            claims.dedup_by(|a, b| a.payload.digest() == b.payload.digest());
             if claims.len() == 1 {
                 return claims.pop().map(|release| (version, release));
             }
@@ -101,7 +108,7 @@ fn unique_versions(
                 dropped.push(Dropped {
                     subject: format!("{version} ({})", claim.payload),
                     reason: DropReason::DuplicateVersion {
-                        other_digest: other.digest.clone(),
+                        other_digest: other.payload.digest().to_owned(),
                     },
                 });
             }
@@ -138,23 +145,22 @@ mod tests {
     use cincinnati_core::{Metadata, wire};
 
     use super::*;
+    use crate::found::{Arch, Payload};
 
     fn v(text: &str) -> Version {
         Version::parse(text).unwrap()
     }
 
-    fn release(version: &str, arch: &str, previous: &[&str], next: &[&str]) -> ScrapedRelease {
-        let digest = format!("sha256:{version}-{arch}");
-        ScrapedRelease {
+    fn release(version: &str, arch: &str, previous: &[&str], next: &[&str]) -> FoundRelease {
+        FoundRelease {
             document: ReleaseMetadataDocument {
                 version: v(version),
                 previous: previous.iter().map(|p| v(p)).collect(),
                 next: next.iter().map(|n| v(n)).collect(),
                 metadata: Metadata::new(),
             },
-            arch: arch.to_owned(),
-            payload: format!("quay.io/ocp/release@{digest}"),
-            digest,
+            arch: Arch::new(arch),
+            payload: Payload::of("quay.io/ocp/release", &format!("sha256:{version}-{arch}")),
         }
     }
 
@@ -220,8 +226,7 @@ mod tests {
     #[test]
     fn one_version_with_two_digests_is_left_out_and_the_rest_kept() {
         let mut twin = release("4.1.1", "amd64", &["4.1.0"], &[]);
-        twin.digest = "sha256:other".into();
-        twin.payload = "quay.io/ocp/release@sha256:other".into();
+        twin.payload = Payload::of("quay.io/ocp/release", "sha256:other");
         let assembled = assemble([
             release("4.1.0", "amd64", &[], &[]),
             release("4.1.1", "amd64", &["4.1.0"], &[]),

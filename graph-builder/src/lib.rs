@@ -1,27 +1,35 @@
 //! The graph-builder: discovers releases (a registry scrape, or offline
 //! files), applies OpenShift graph-data, and serves the update graph.
 //!
-//! Start reading at [`app::Application::build`]: it turns settings into a
-//! [`plan::Plan`] (sources and stages), starts the [`refresh`] tasks, and
-//! binds the [`server`]s.
+//! Start reading at [`service`]: what the graph-builder declares to the
+//! service skeleton. It turns settings into a [`plan::Plan`] (sources,
+//! stages, schedule), starts the [`refresh`] tasks, and serves the
+//! [`server`] routes.
+//!
+//! The modules are public for the integration tests, `e2e` and
+//! `benchmarks`, which drive single parts against real servers; the ones
+//! nothing outside uses are private.
 
-pub mod app;
 pub mod assemble;
-pub mod build;
-pub mod cli;
+pub mod found;
 pub mod metrics;
-pub mod packed;
+mod packed;
+pub mod pipeline;
 pub mod plan;
+pub mod plugins;
 pub mod refresh;
 pub mod scrape;
-pub mod scraped;
-pub mod secret;
-pub mod server;
+mod server;
+pub mod service;
 pub mod settings;
 pub mod sources;
 pub mod state;
 
-pub use app::Application;
+pub use service::GraphBuilder;
+pub use service_kit::shutdown::StopHandle;
+
+/// A bound, not yet running graph-builder.
+pub type Application = service_kit::Application<GraphBuilder>;
 
 /// What the graph-builder's requests say they are (registries log it).
 pub const USER_AGENT: &str = concat!("cincinnati-rs-graph-builder/", env!("CARGO_PKG_VERSION"));

@@ -1,37 +1,30 @@
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use clap::Parser as _;
-use graph_builder::Application;
-use graph_builder::cli::Cli;
+use graph_builder::GraphBuilder;
+use graph_builder::service::{ONCE, build_once};
+use service_kit::Service as _;
+use service_kit::cli::Invocation;
+use service_kit::service;
+use service_kit::settings::ServiceSettings as _;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     service_kit::build_info::record_git_commit(service_kit::source_commit!());
-    let cli = Cli::parse();
-    let settings = cli.settings()?;
-    let _telemetry = service_kit::logging::init("graph-builder", settings.verbosity, settings.log_format)?;
-    if cli.check_config {
-        settings.validate()?;
-        graph_builder::plan::Plan::from_settings(&settings)?;
-        println!("{}", settings.printable());
-        return Ok(());
-    }
-    if cli.once {
-        let graph = graph_builder::app::build_once(&settings).await?;
-        let mut stdout = std::io::stdout().lock();
-        graph
-            .write_identity(&mut stdout)
-            .and_then(|()| stdout.write_all(b"\n"))
-            .context("writing the graph")?;
-        return Ok(());
-    }
-    let application = Application::build(&settings).context("starting the graph-builder")?;
-    tracing::info!(
-        api = %application.api_address,
-        public = %application.public_address,
-        status = %application.status_address,
-        "graph-builder listening"
+    let invocation = Invocation::parse(
+        service::command::<GraphBuilder>(),
+        GraphBuilder::DECLARATION.env_prefix,
     );
-    application.run_until_stopped().await
+    if !invocation.flag(ONCE) {
+        return service::run::<GraphBuilder>(&invocation).await;
+    }
+    let settings = service::settings::<GraphBuilder>(&invocation)?;
+    let logging = settings.logging();
+    let _telemetry = service_kit::logging::init("graph-builder", logging.verbosity, logging.log_format)?;
+    let graph = build_once(&settings).await?;
+    let mut stdout = std::io::stdout().lock();
+    graph
+        .write_identity(&mut stdout)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .context("writing the graph")
 }

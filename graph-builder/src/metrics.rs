@@ -1,21 +1,19 @@
 //! The graph-builder's metrics: upstream's names (`cincinnati_gb_…`), which
 //! dashboards and alerts query, plus what operators lacked: the graph's age,
 //! releases dropped by reason, graph-data revision, cache hits, registry
-//! requests, per-route latency.
+//! requests, per-route latency. The skeleton registers the ones every
+//! service has (`build_info`, error answers, task restarts).
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use prometheus::{
     Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry,
 };
-
 use registry_client::RequestCounts;
+use service_kit::metrics::{MetricRegistry, ServiceMetrics};
 
 #[derive(Clone)]
 pub struct Metrics {
-    pub registry: Registry,
     /// Upstream's names.
     pub final_releases: IntGauge,
     pub last_successful_refresh: Gauge,
@@ -36,26 +34,30 @@ pub struct Metrics {
     pub build_errors: IntCounter,
     pub cache_hits: IntCounter,
     pub cache_misses: IntCounter,
-    pub registry_requests: IntGaugeVec,
+    pub registry_requests: IntCounterVec,
     pub request_duration: HistogramVec,
 }
 
-impl Metrics {
-    pub fn new(git_commit: &str) -> prometheus::Result<Self> {
-        let registry = service_kit::metrics::registry("cincinnati_gb")?;
-        service_kit::metrics::register_build_info(&registry, git_commit)?;
-        let metrics = Self {
-            final_releases: IntGauge::new("graph_final_releases", "Releases in the served graph")?,
-            last_successful_refresh: Gauge::new(
+impl ServiceMetrics for Metrics {
+    fn register(registry: &MetricRegistry) -> prometheus::Result<Self> {
+        Ok(Self {
+            final_releases: registry.add(IntGauge::new(
+                "graph_final_releases",
+                "Releases in the served graph",
+            )?)?,
+            last_successful_refresh: registry.add(Gauge::new(
                 "graph_last_successful_refresh_timestamp",
                 "Unix time of the last graph built successfully",
-            )?,
-            upstream_errors: IntCounter::new(
+            )?)?,
+            upstream_errors: registry.add(IntCounter::new(
                 "graph_upstream_errors_total",
                 "Failed refreshes of any source",
-            )?,
-            upstream_scrapes: IntCounter::new("graph_upstream_scrapes_total", "Registry scrapes started")?,
-            scrape_duration: Histogram::with_opts(
+            )?)?,
+            upstream_scrapes: registry.add(IntCounter::new(
+                "graph_upstream_scrapes_total",
+                "Registry scrapes started",
+            )?)?,
+            scrape_duration: registry.add(Histogram::with_opts(
                 HistogramOpts::new(
                     "graph_upstream_scrapes_duration",
                     "Registry scrape duration in seconds",
@@ -63,61 +65,67 @@ impl Metrics {
                 .buckets(vec![
                     0.5, 1.0, 2.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0, 30.0, 60.0,
                 ]),
-            )?,
-            initial_scrape_duration: Gauge::new(
+            )?)?,
+            initial_scrape_duration: registry.add(Gauge::new(
                 "graph_initial_upstream_scrape_duration",
                 "Duration of the first registry scrape in seconds",
-            )?,
-            raw_releases: IntGauge::new(
+            )?)?,
+            raw_releases: registry.add(IntGauge::new(
                 "graph_upstream_raw_releases",
                 "Release images seen by the last scrape",
-            )?,
-            incoming_requests: IntCounterVec::new(
+            )?)?,
+            incoming_requests: registry.add(IntCounterVec::new(
                 Opts::new("graph_incoming_requests_total", "Graph requests by path"),
                 &["uri_path"],
-            )?,
-            graph_age: Gauge::new("graph_age_seconds", "Seconds since the served graph was built")?,
-            final_edges: IntGauge::new("graph_final_edges", "Edges in the served graph")?,
-            final_conditional_edges: IntGauge::new(
+            )?)?,
+            graph_age: registry.add(Gauge::new(
+                "graph_age_seconds",
+                "Seconds since the served graph was built",
+            )?)?,
+            final_edges: registry.add(IntGauge::new("graph_final_edges", "Edges in the served graph")?)?,
+            final_conditional_edges: registry.add(IntGauge::new(
                 "graph_final_conditional_edges",
                 "Conditional edges in the served graph",
-            )?,
-            dropped: IntGaugeVec::new(
+            )?)?,
+            dropped: registry.add(IntGaugeVec::new(
                 Opts::new(
                     "graph_releases_dropped",
                     "Images or edges left out of the graph, by reason",
                 ),
                 &["reason"],
-            )?,
-            source_up: IntGaugeVec::new(
+            )?)?,
+            source_up: registry.add(IntGaugeVec::new(
                 Opts::new("graph_source_up", "1 when the source's last refresh succeeded"),
                 &["source"],
-            )?,
-            graph_data_revision: IntGaugeVec::new(
+            )?)?,
+            graph_data_revision: registry.add(IntGaugeVec::new(
                 Opts::new("graph_data_revision_info", "The graph-data in use (value 1)"),
                 &["revision", "image_digest"],
-            )?,
-            graph_data_errors: IntCounter::new(
+            )?)?,
+            graph_data_errors: registry.add(IntCounter::new(
                 "graph_data_errors_total",
                 "Refused or failed graph-data refreshes",
-            )?,
-            build_errors: IntCounter::new("graph_build_errors_total", "Graphs that could not be built")?,
-            cache_hits: IntCounter::new(
+            )?)?,
+            build_errors: registry.add(IntCounter::new(
+                "graph_build_errors_total",
+                "Graphs that could not be built",
+            )?)?,
+            cache_hits: registry.add(IntCounter::new(
                 "graph_scrape_cache_hits_total",
                 "Release images answered from the cache",
-            )?,
-            cache_misses: IntCounter::new(
+            )?)?,
+            cache_misses: registry.add(IntCounter::new(
                 "graph_scrape_cache_misses_total",
                 "Release images that had to be downloaded",
-            )?,
-            registry_requests: IntGaugeVec::new(
+            )?)?,
+            registry_requests: registry.add(IntCounterVec::new(
                 Opts::new(
                     "registry_requests",
                     "Requests sent to the registry since start, by kind",
                 ),
                 &["kind"],
-            )?,
-            request_duration: HistogramVec::new(
+            )?)?,
+            request_duration: registry.add(HistogramVec::new(
                 HistogramOpts::new(
                     "http_request_duration_seconds",
                     "Time to answer a request, by route",
@@ -126,53 +134,24 @@ impl Metrics {
                     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
                 ]),
                 &["route"],
-            )?,
-            registry,
-        };
-        metrics.register_all()?;
-        Ok(metrics)
+            )?)?,
+        })
     }
+}
 
-    fn register_all(&self) -> prometheus::Result<()> {
-        let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
-            Box::new(self.final_releases.clone()),
-            Box::new(self.last_successful_refresh.clone()),
-            Box::new(self.upstream_errors.clone()),
-            Box::new(self.upstream_scrapes.clone()),
-            Box::new(self.scrape_duration.clone()),
-            Box::new(self.initial_scrape_duration.clone()),
-            Box::new(self.raw_releases.clone()),
-            Box::new(self.incoming_requests.clone()),
-            Box::new(self.graph_age.clone()),
-            Box::new(self.final_edges.clone()),
-            Box::new(self.final_conditional_edges.clone()),
-            Box::new(self.dropped.clone()),
-            Box::new(self.source_up.clone()),
-            Box::new(self.graph_data_revision.clone()),
-            Box::new(self.graph_data_errors.clone()),
-            Box::new(self.build_errors.clone()),
-            Box::new(self.cache_hits.clone()),
-            Box::new(self.cache_misses.clone()),
-            Box::new(self.registry_requests.clone()),
-            Box::new(self.request_duration.clone()),
-        ];
-        for collector in collectors {
-            self.registry.register(collector)?;
-        }
-        Ok(())
-    }
-
-    /// Copies the registry client's counters into their gauges.
-    pub fn observe_registry_requests(&self, counts: &Arc<RequestCounts>) {
+impl Metrics {
+    /// Brings the registry request counters up to the registry client's
+    /// counts (which count from the client's start, as these do).
+    pub fn observe_registry_requests(&self, counts: &RequestCounts) {
         for (kind, counter) in [
             ("tag_list", &counts.tag_pages),
             ("manifest", &counts.manifests),
             ("manifest_head", &counts.manifest_heads),
             ("blob", &counts.blobs),
         ] {
-            self.registry_requests
-                .with_label_values(&[kind])
-                .set(counter.load(Ordering::Relaxed) as i64);
+            let metric = self.registry_requests.with_label_values(&[kind]);
+            let sent = counter.load(Ordering::Relaxed);
+            metric.inc_by(sent.saturating_sub(metric.get()));
         }
     }
 }

@@ -1,33 +1,27 @@
-//! Turns `[[plugin_settings]]` into what the graph-builder runs: one release
-//! source, at most one graph-data source, and the ordered stages that apply
-//! graph-data to the releases.
+//! Turns the settings into what the graph-builder runs: one release source,
+//! at most one graph-data source, the ordered stages that apply graph-data
+//! to the releases, and the schedule. Built once, without binding a port or
+//! contacting anything: `--check-config` builds it too.
 //!
 //! Sources run on their own schedules; stages run, in configured order, each
 //! time either source brings something new.
 
-use std::collections::BTreeSet;
+use std::time::Duration;
 
 use cincinnati_core::stage::{Catalog, Pipeline};
 use openshift_graph_data::{
     EdgeAddRemoveSettings, NodeRemoveSettings, SecondaryMetadataParseSettings, Strictness,
 };
-use serde::de::DeserializeOwned;
 
-use crate::build::BuildContext;
+use crate::pipeline::BuildContext;
+use crate::plugins::{
+    EDGE_ADD_REMOVE, GRAPH_DATA_PARSE, PluginError, PluginTable, RELEASE_GRAPH_FILE,
+    RELEASE_METADATA_DIRECTORY, RELEASE_SCRAPE, invalid, typed,
+};
+use crate::refresh::Schedule;
 use crate::settings::{RegistryDefaults, Settings};
-use crate::sources::graph_data::{GraphDataSource, ImageSettings, TarballSettings};
-use crate::sources::releases::{PathSettings, RegistryScrapeSettings, ReleaseSource};
-
-const RELEASE_SCRAPE: &str = "release-scrape-dockerv2";
-const RELEASE_GRAPH_FILE: &str = "release-graph-file";
-const RELEASE_METADATA_DIRECTORY: &str = "release-metadata-directory";
-const GRAPH_DATA_IMAGE: &str = "dkrv2-secondary-metadata-scrape";
-const GRAPH_DATA_TARBALL: &str = "graph-data-tarball";
-const GRAPH_DATA_GITHUB: &str = "github-secondary-metadata-scrape";
-const QUAY_METADATA: &str = "quay-metadata";
-const GRAPH_DATA_PARSE: &str = "openshift-secondary-metadata-parse";
-const EDGE_ADD_REMOVE: &str = "edge-add-remove";
-const NODE_REMOVE: &str = "node-remove";
+use crate::sources::graph_data::GraphDataSource;
+use crate::sources::releases::{RegistryScrapeSettings, ReleaseSource};
 
 /// What the configuration asks the graph-builder to run.
 pub struct Plan {
@@ -36,16 +30,17 @@ pub struct Plan {
     /// How new graph-data is judged (from `openshift-secondary-metadata-parse`).
     pub strictness: Strictness,
     pub pipeline: Pipeline<BuildContext>,
+    pub schedule: Schedule,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("plugin_settings[{position}] has no `name`")]
-    MissingName { position: usize },
-    #[error("plugin '{name}': {message}")]
-    Invalid { name: String, message: String },
-    #[error("unknown plugin '{name}' (known: {known})")]
-    Unknown { name: String, known: String },
+    #[error("service.pause_secs must be positive")]
+    ZeroPause,
+    #[error("service.graph_data_pause_secs must be positive")]
+    ZeroGraphDataPause,
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
     #[error(
         "no release source: configure one of {RELEASE_SCRAPE}, {RELEASE_GRAPH_FILE}, {RELEASE_METADATA_DIRECTORY}"
     )]
@@ -60,7 +55,8 @@ pub enum PlanError {
     Stage(#[from] cincinnati_core::stage::ConfigError),
 }
 
-fn catalog() -> Catalog<BuildContext> {
+/// The stages a `[[plugin_settings]]` table can name.
+pub fn catalog() -> Catalog<BuildContext> {
     Catalog::new()
         .register::<SecondaryMetadataParseSettings>()
         .register::<EdgeAddRemoveSettings>()
@@ -69,66 +65,54 @@ fn catalog() -> Catalog<BuildContext> {
 
 impl Plan {
     pub fn from_settings(settings: &Settings) -> Result<Self, PlanError> {
+        let schedule = schedule(settings)?;
         if settings.plugin_settings.is_empty() {
-            return Self::default_plan(&settings.upstream.registry);
+            return Self::default_plan(&settings.upstream.registry, schedule);
         }
-        let catalog = catalog();
-        let mut releases: Option<(String, ReleaseSource)> = None;
-        let mut graph_data: Option<(String, GraphDataSource)> = None;
+        let mut releases: Option<(&str, ReleaseSource)> = None;
+        let mut graph_data: Option<(&str, GraphDataSource)> = None;
         let mut data_directory = None;
         let mut strictness = Strictness::default();
         let mut stage_tables = Vec::new();
-        for (position, table) in settings.plugin_settings.iter().enumerate() {
-            let Some(toml::Value::String(name)) = table.get("name") else {
-                return Err(PlanError::MissingName { position });
-            };
-            match name.as_str() {
-                RELEASE_SCRAPE | RELEASE_GRAPH_FILE | RELEASE_METADATA_DIRECTORY => {
-                    let source = release_source(name, table)?;
-                    set_once(&mut releases, "release", name, source)?;
-                }
-                GRAPH_DATA_IMAGE | GRAPH_DATA_TARBALL => {
-                    let source = graph_data_source(name, table)?;
-                    set_once(&mut graph_data, "graph-data", name, source)?;
-                }
-                GRAPH_DATA_GITHUB => {
-                    return Err(invalid(
+        for table in &settings.plugin_settings {
+            let name = table.name();
+            match table {
+                PluginTable::ReleaseScrape(scrape) => {
+                    set_once(
+                        &mut releases,
+                        "release",
                         name,
-                        "GitHub is not supported; serve graph-data as an image \
-                         (dkrv2-secondary-metadata-scrape), a tarball (graph-data-tarball) \
-                         or a directory (openshift-secondary-metadata-parse data_directory)",
-                    ));
+                        ReleaseSource::registry(scrape).map_err(|message| invalid(name, message))?,
+                    )?;
                 }
-                QUAY_METADATA => {
-                    return Err(invalid(
+                PluginTable::ReleaseGraphFile(path) => {
+                    set_once(
+                        &mut releases,
+                        "release",
                         name,
-                        "Quay label metadata is not supported; use graph-data",
-                    ));
+                        ReleaseSource::GraphFile(path.path.clone()),
+                    )?;
                 }
-                _ if catalog.knows(name) => {
+                PluginTable::ReleaseMetadataDirectory(path) => {
+                    let directory = ReleaseSource::MetadataDirectory(path.path.clone());
+                    set_once(&mut releases, "release", name, directory)?;
+                }
+                PluginTable::GraphDataImage(image) => {
+                    let image = GraphDataSource::image(image).map_err(|message| invalid(name, message))?;
+                    set_once(&mut graph_data, "graph-data", name, image)?;
+                }
+                PluginTable::GraphDataTarball(tarball) => {
+                    let tarball =
+                        GraphDataSource::tarball(tarball).map_err(|message| invalid(name, message))?;
+                    set_once(&mut graph_data, "graph-data", name, tarball)?;
+                }
+                PluginTable::Stage(table) => {
                     if name == GRAPH_DATA_PARSE {
-                        let parse: SecondaryMetadataParseSettings = typed(name, table)?;
+                        let parse: SecondaryMetadataParseSettings = typed(name, table.clone())?;
                         strictness = parse.strictness();
                         data_directory = parse.data_directory.clone();
                     }
                     stage_tables.push(table.clone());
-                }
-                _ => {
-                    let known: BTreeSet<&str> = [
-                        RELEASE_SCRAPE,
-                        RELEASE_GRAPH_FILE,
-                        RELEASE_METADATA_DIRECTORY,
-                        GRAPH_DATA_IMAGE,
-                        GRAPH_DATA_TARBALL,
-                        GRAPH_DATA_PARSE,
-                        EDGE_ADD_REMOVE,
-                        NODE_REMOVE,
-                    ]
-                    .into();
-                    return Err(PlanError::Unknown {
-                        name: name.clone(),
-                        known: known.into_iter().collect::<Vec<_>>().join(", "),
-                    });
                 }
             }
         }
@@ -142,13 +126,14 @@ impl Plan {
             releases,
             graph_data,
             strictness,
-            pipeline: catalog.pipeline(&stage_tables)?,
+            pipeline: catalog().pipeline(&stage_tables)?,
+            schedule,
         })
     }
 
     /// Upstream's default chain without its GitHub graph-data: scrape the
     /// `[upstream.registry]` repository and apply edge instructions.
-    fn default_plan(registry: &RegistryDefaults) -> Result<Self, PlanError> {
+    fn default_plan(registry: &RegistryDefaults, schedule: Schedule) -> Result<Self, PlanError> {
         let mut table = toml::Table::new();
         table.insert("registry".into(), registry.url.clone().into());
         table.insert("repository".into(), registry.repository.clone().into());
@@ -162,7 +147,9 @@ impl Plan {
         if let Some(key) = &registry.manifestref_key {
             table.insert("manifestref_key".into(), key.clone().into());
         }
-        let releases = release_source(RELEASE_SCRAPE, &table)?;
+        let scrape: RegistryScrapeSettings = typed(RELEASE_SCRAPE, table)?;
+        let releases =
+            ReleaseSource::registry(&scrape).map_err(|message| invalid(RELEASE_SCRAPE, message))?;
         let mut edge_add_remove = toml::Table::new();
         edge_add_remove.insert("name".into(), EDGE_ADD_REMOVE.into());
         Ok(Self {
@@ -170,58 +157,49 @@ impl Plan {
             graph_data: None,
             strictness: Strictness::default(),
             pipeline: catalog().pipeline(&[edge_add_remove])?,
+            schedule,
+        })
+    }
+
+    /// What `--check-config` prints about the plan.
+    pub fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "releases": self.releases.describe(),
+            "graph_data": self.graph_data.as_ref().map(GraphDataSource::describe),
+            "stages": self.pipeline.stage_names().collect::<Vec<_>>(),
         })
     }
 }
 
-fn invalid(name: &str, message: impl Into<String>) -> PlanError {
-    PlanError::Invalid {
-        name: name.to_owned(),
-        message: message.into(),
+/// The refresh schedule, refusing pauses of zero.
+fn schedule(settings: &Settings) -> Result<Schedule, PlanError> {
+    let service = &settings.service;
+    if service.pause_secs == 0 {
+        return Err(PlanError::ZeroPause);
     }
+    if service.graph_data_pause_secs == Some(0) {
+        return Err(PlanError::ZeroGraphDataPause);
+    }
+    Ok(Schedule {
+        releases: Duration::from_secs(service.pause_secs),
+        graph_data: Duration::from_secs(service.graph_data_pause_secs.unwrap_or(service.pause_secs)),
+        scrape_timeout: service.scrape_timeout_secs.map(Duration::from_secs),
+    })
 }
 
-fn set_once<T>(
-    slot: &mut Option<(String, T)>,
+fn set_once<'a, T>(
+    slot: &mut Option<(&'a str, T)>,
     kind: &'static str,
-    name: &str,
+    name: &'a str,
     value: T,
 ) -> Result<(), PlanError> {
     if let Some((first, _)) = slot {
         return Err(PlanError::TwoSources {
             kind,
-            first: first.clone(),
+            first: (*first).to_owned(),
             second: name.to_owned(),
         });
     }
-    *slot = Some((name.to_owned(), value));
+    *slot = Some((name, value));
     Ok(())
-}
-
-/// The table's settings, `name` aside, refusing unknown keys.
-fn typed<T: DeserializeOwned>(name: &str, table: &toml::Table) -> Result<T, PlanError> {
-    let mut settings = table.clone();
-    settings.remove("name");
-    toml::Value::Table(settings)
-        .try_into()
-        .map_err(|error: toml::de::Error| invalid(name, error.to_string()))
-}
-
-fn release_source(name: &str, table: &toml::Table) -> Result<ReleaseSource, PlanError> {
-    match name {
-        RELEASE_SCRAPE => ReleaseSource::registry(&typed::<RegistryScrapeSettings>(name, table)?)
-            .map_err(|message| invalid(name, message)),
-        RELEASE_GRAPH_FILE => Ok(ReleaseSource::GraphFile(typed::<PathSettings>(name, table)?.path)),
-        _ => Ok(ReleaseSource::MetadataDirectory(
-            typed::<PathSettings>(name, table)?.path,
-        )),
-    }
-}
-
-fn graph_data_source(name: &str, table: &toml::Table) -> Result<GraphDataSource, PlanError> {
-    let source = match name {
-        GRAPH_DATA_IMAGE => GraphDataSource::image(&typed::<ImageSettings>(name, table)?),
-        _ => GraphDataSource::tarball(&typed::<TarballSettings>(name, table)?),
-    };
-    source.map_err(|message| invalid(name, message))
 }

@@ -10,16 +10,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cincinnati_core::stage::Pipeline;
-use openshift_graph_data::{GraphData, Loaded, Refused, Strictness, write_tar_gz};
+use openshift_graph_data::{
+    Diagnostic, GraphData, Loaded, Refused, Revision, Strictness, Tarball, write_tar_gz,
+};
 use service_kit::supervisor::{Heartbeat, Supervisor};
 use service_kit::telemetry;
 use tokio::sync::{Mutex as AsyncMutex, watch};
 use tracing::Instrument as _;
 
-use crate::build::{BuildContext, build};
+use crate::found::DropReason;
 use crate::metrics::Metrics;
-use crate::sources::graph_data::GraphDataSource;
-use crate::sources::releases::{Fetched, ReleaseSnapshot, ReleaseSource};
+use crate::pipeline::{BuildContext, build};
+use crate::plan::Plan;
+use crate::sources::graph_data::{GraphDataSource, GraphDataSourceError};
+use crate::sources::releases::{Fetched, ReleaseSnapshot, ReleaseSource, SourceError};
 use crate::state::{DroppedEntry, PublishedGraphData, State, unix_now};
 
 /// How often each source is refreshed.
@@ -53,16 +57,15 @@ pub struct Shared {
     pub metrics: Metrics,
 }
 
-/// Starts the tasks under `supervisor`.
-pub fn spawn(
-    releases: ReleaseSource,
-    graph_data: Option<GraphDataSource>,
-    strictness: Strictness,
-    pipeline: Pipeline<BuildContext>,
-    schedule: Schedule,
-    shared: Shared,
-    supervisor: &mut Supervisor,
-) {
+/// Starts the tasks of `plan` under `supervisor`.
+pub fn spawn(plan: Plan, shared: Shared, supervisor: &mut Supervisor) {
+    let Plan {
+        releases,
+        graph_data,
+        strictness,
+        pipeline,
+        schedule,
+    } = plan;
     let (releases_tx, releases_rx) = watch::channel(None);
     let (graph_data_tx, graph_data_rx) = watch::channel(None);
     let needs_graph_data = graph_data.is_some();
@@ -121,7 +124,22 @@ async fn refresh_releases(
     source.forget_previous();
     loop {
         let started = Instant::now();
-        if let Some(snapshot) = fetch_releases(&mut source, schedule.scrape_timeout, &shared).await {
+        // Each scrape is a trace of its own.
+        let scrape = async {
+            shared.metrics.upstream_scrapes.inc();
+            let fetched = fetch_releases(&mut source, schedule.scrape_timeout).await;
+            if let Some(counts) = source.request_counts() {
+                shared.metrics.observe_registry_requests(&counts);
+            }
+            shared.record_releases(fetched)
+        };
+        let new = scrape
+            .instrument(tracing::info_span!(
+                "release scrape",
+                releases = tracing::field::Empty
+            ))
+            .await;
+        if let Some(snapshot) = new {
             // Rebuild only for new releases, not for every scrape.
             let changed = publish
                 .borrow()
@@ -141,79 +159,84 @@ async fn refresh_releases(
     }
 }
 
-/// One release refresh: `None` when it failed (logged and recorded) or
-/// brought nothing new. Each is a trace of its own.
-#[tracing::instrument(name = "release scrape", skip_all, fields(releases = tracing::field::Empty))]
+/// One release refresh, abandoned (and its requests cancelled) after
+/// `timeout`. After a failure, the source's next fetch reports every
+/// release again: a scrape that timed out may have found releases it never
+/// delivered.
 pub async fn fetch_releases(
     source: &mut ReleaseSource,
     timeout: Option<Duration>,
-    shared: &Shared,
-) -> Option<ReleaseSnapshot> {
-    let metrics = &shared.metrics;
-    metrics.upstream_scrapes.inc();
+) -> Result<Fetched, SourceError> {
     let fetched = match timeout {
         // Dropping the scrape future on timeout cancels its requests.
         Some(limit) => tokio::time::timeout(limit, source.fetch())
             .await
-            .unwrap_or_else(|_| Err(crate::sources::releases::SourceError::TimedOut(limit))),
+            .unwrap_or(Err(SourceError::TimedOut(limit))),
         None => source.fetch().await,
     };
-    if let Some(counts) = source.request_counts() {
-        metrics.observe_registry_requests(&counts);
+    if fetched.is_err() {
+        source.forget_previous();
     }
-    match fetched {
-        Ok(Fetched::Unchanged { raw_releases }) => {
-            tracing::Span::current().record("releases", raw_releases);
-            metrics.raw_releases.set(raw_releases as i64);
-            metrics.cache_hits.inc_by(raw_releases as u64);
-            metrics.source_up.with_label_values(&["releases"]).set(1);
-            shared.state.health().releases.succeeded();
-            None
-        }
-        Ok(Fetched::New(snapshot)) => {
-            tracing::Span::current().record("releases", snapshot.raw_releases);
-            metrics.raw_releases.set(snapshot.raw_releases as i64);
-            metrics.cache_misses.inc_by(snapshot.downloaded as u64);
-            metrics
-                .cache_hits
-                .inc_by(snapshot.raw_releases.saturating_sub(snapshot.downloaded) as u64);
-            metrics.dropped.reset();
-            for dropped in &snapshot.dropped {
-                metrics.dropped.with_label_values(&[dropped.reason.label()]).inc();
+    fetched
+}
+
+impl Shared {
+    /// Shows a release refresh in metrics, logs and status; the releases,
+    /// when new.
+    fn record_releases(&self, fetched: Result<Fetched, SourceError>) -> Option<ReleaseSnapshot> {
+        let metrics = &self.metrics;
+        let span = tracing::Span::current();
+        let snapshot = match fetched {
+            Ok(Fetched::Unchanged { raw_releases }) => {
+                span.record("releases", raw_releases);
+                metrics.raw_releases.set(raw_releases as i64);
+                metrics.cache_hits.inc_by(raw_releases as u64);
+                metrics.source_up.with_label_values(&["releases"]).set(1);
+                self.state.health().releases.succeeded();
+                return None;
             }
-            metrics.source_up.with_label_values(&["releases"]).set(1);
-            let unavailable = snapshot
-                .dropped
-                .iter()
-                .filter(|dropped| matches!(dropped.reason, crate::scraped::DropReason::Unavailable(_)))
-                .count();
-            let mut health = shared.state.health();
-            if unavailable == 0 {
-                health.releases.succeeded();
-            } else {
-                // Served, but incomplete: say so until a scrape gets them all.
-                health.releases.failed(format_args!(
-                    "{unavailable} release image(s) could not be fetched; see `dropped`"
-                ));
+            Ok(Fetched::New(snapshot)) => *snapshot,
+            Err(error) => {
+                tracing::warn!(%error, "release refresh failed; serving the last good graph");
+                telemetry::mark_failed(&error);
+                metrics.upstream_errors.inc();
+                metrics.source_up.with_label_values(&["releases"]).set(0);
+                self.state.health().releases.failed(&error);
+                return None;
             }
-            let dropped: Vec<DroppedEntry> = snapshot.dropped.iter().map(DroppedEntry::from).collect();
-            // Each problem is logged when it first appears, not on every scrape.
-            for entry in dropped.iter().filter(|entry| !health.dropped.contains(entry)) {
-                tracing::warn!(subject = %entry.subject, reason = entry.reason, detail = %entry.detail, "left out of the graph");
-            }
-            health.dropped = dropped;
-            Some(*snapshot)
+        };
+        span.record("releases", snapshot.raw_releases);
+        metrics.raw_releases.set(snapshot.raw_releases as i64);
+        metrics.cache_misses.inc_by(snapshot.downloaded as u64);
+        metrics
+            .cache_hits
+            .inc_by(snapshot.raw_releases.saturating_sub(snapshot.downloaded) as u64);
+        metrics.dropped.reset();
+        for dropped in &snapshot.dropped {
+            metrics.dropped.with_label_values(&[dropped.reason.label()]).inc();
         }
-        Err(error) => {
-            // A scrape that timed out may have found releases it never delivered.
-            source.forget_previous();
-            tracing::warn!(%error, "release refresh failed; serving the last good graph");
-            telemetry::mark_failed(&error);
-            metrics.upstream_errors.inc();
-            metrics.source_up.with_label_values(&["releases"]).set(0);
-            shared.state.health().releases.failed(&error);
-            None
+        metrics.source_up.with_label_values(&["releases"]).set(1);
+        let unavailable = snapshot
+            .dropped
+            .iter()
+            .filter(|dropped| matches!(dropped.reason, DropReason::Unavailable(_)))
+            .count();
+        let mut health = self.state.health();
+        if unavailable == 0 {
+            health.releases.succeeded();
+        } else {
+            // Served, but incomplete: say so until a scrape gets them all.
+            health.releases.failed(format_args!(
+                "{unavailable} release image(s) could not be fetched; see `dropped`"
+            ));
         }
+        let dropped: Vec<DroppedEntry> = snapshot.dropped.iter().map(DroppedEntry::from).collect();
+        // Each problem is logged when it first appears, not on every scrape.
+        for entry in dropped.iter().filter(|entry| !health.dropped.contains(entry)) {
+            tracing::warn!(subject = %entry.subject, reason = entry.reason, detail = %entry.detail, "left out of the graph");
+        }
+        health.dropped = dropped;
+        Some(snapshot)
     }
 }
 
@@ -226,107 +249,149 @@ async fn refresh_graph_data(
     heartbeat: Heartbeat,
 ) {
     let mut source = source.lock().await;
-    let mut refusal = None;
+    // While the source keeps offering content that was refused, it stays
+    // reported as failing.
+    let mut refused = false;
     loop {
         let current = publish.borrow().as_ref().map(|data| data.revision().clone());
-        let fetched =
-            fetch_graph_data(&mut source, &strictness, current.as_ref(), &mut refusal, &shared).await;
-        if let Some(data) = fetched {
-            publish.send_replace(Some(data));
-        }
+        // Each load is a trace of its own.
+        let load = async {
+            match fetch_graph_data(&mut source, &strictness, current.as_ref()).await {
+                Ok(GraphDataUpdate::Unchanged) => {
+                    if !refused {
+                        shared.graph_data_up();
+                    }
+                }
+                Ok(GraphDataUpdate::InUse) => {
+                    refused = false;
+                    shared.graph_data_up();
+                }
+                Ok(GraphDataUpdate::New(update)) => {
+                    refused = false;
+                    publish.send_replace(Some(shared.publish_graph_data(*update)));
+                }
+                Err(error) => {
+                    refused = matches!(error, GraphDataError::Refused(_));
+                    shared.graph_data_failed(&error);
+                }
+            }
+        };
+        load.instrument(tracing::info_span!("graph-data load")).await;
         heartbeat.beat();
         tokio::time::sleep(pause).await;
     }
 }
 
-/// One graph-data refresh: `Some` with new graph-data that passed
-/// validation; `None` when unchanged, or refused (recorded, last good kept).
-/// `refusal` remembers why the source's current content was refused, so it
-/// stays reported while the source keeps offering it unchanged.
-/// Each is a trace of its own.
-#[tracing::instrument(name = "graph-data load", skip_all)]
+/// What a graph-data refresh brought.
+pub enum GraphDataUpdate {
+    /// The source sent nothing new.
+    Unchanged,
+    /// The source offers the revision in use (again, after a refused one).
+    InUse,
+    New(Box<NewGraphData>),
+}
+
+/// Graph-data that passed validation.
+pub struct NewGraphData {
+    pub graph_data: GraphData,
+    /// Problems that did not refuse it.
+    pub warnings: Vec<Diagnostic>,
+    /// The image it came from, when it came from an image.
+    pub image_digest: Option<String>,
+    /// Its files as `{prefix}/graph-data` publishes them.
+    pub tarball: Tarball,
+    /// How many release signatures (`signatures/`) it holds.
+    pub signatures: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GraphDataError {
+    #[error(transparent)]
+    Source(#[from] GraphDataSourceError),
+    #[error(transparent)]
+    Refused(#[from] Refused),
+}
+
+/// One graph-data refresh: new graph-data that passed validation, or what
+/// the source said instead (`current`: the revision in use).
 pub async fn fetch_graph_data(
     source: &mut GraphDataSource,
     strictness: &Arc<Strictness>,
-    current: Option<&openshift_graph_data::Revision>,
-    refusal: &mut Option<String>,
-    shared: &Shared,
-) -> Option<Arc<GraphData>> {
-    let metrics = &shared.metrics;
-    let failed = |error: String| {
-        tracing::warn!(%error, "graph-data refresh failed; keeping the graph-data in use");
-        telemetry::mark_failed(&error);
-        metrics.graph_data_errors.inc();
-        metrics.upstream_errors.inc();
-        metrics.source_up.with_label_values(&["graph_data"]).set(0);
-        if let Some(health) = shared.state.health().graph_data.as_mut() {
-            health.failed(&error);
-        }
-    };
-    let fetched = match source.fetch().await {
-        Ok(Some(fetched)) => fetched,
-        Ok(None) => {
-            if refusal.is_none() {
-                mark_graph_data_up(shared);
-            }
-            return None;
-        }
-        Err(error) => {
-            failed(error.to_string());
-            return None;
-        }
+    current: Option<&Revision>,
+) -> Result<GraphDataUpdate, GraphDataError> {
+    let Some(fetched) = source.fetch().await? else {
+        return Ok(GraphDataUpdate::Unchanged);
     };
     if current == Some(&fetched.files.revision()) {
-        *refusal = None;
-        mark_graph_data_up(shared);
-        return None;
+        return Ok(GraphDataUpdate::InUse);
     }
     let strictness = Arc::clone(strictness);
     let files = fetched.files;
-    let loaded = tokio::task::spawn_blocking(move || {
+    let (Loaded { graph_data, warnings }, tarball, signatures) = tokio::task::spawn_blocking(move || {
         let loaded = GraphData::load(&files, &strictness)?;
         // Graph-data to be served is published; then its files (signatures,
         // megabytes of them, included) are dropped: the tarball holds them once.
         Ok::<_, Refused>((loaded, write_tar_gz(&files), files.signatures().count()))
     })
     .await
-    .expect("loading graph-data does not panic");
-    match loaded {
-        Ok((Loaded { graph_data, warnings }, tarball, signatures)) => {
-            let revision = graph_data.revision().to_string();
-            tracing::info!(%revision, image = ?fetched.image_digest, warnings = warnings.len(), signatures, "graph-data loaded");
-            shared.state.graph_data.store(Some(Arc::new(PublishedGraphData {
-                tarball: tarball.bytes.into(),
-                revision: tarball.digest,
-                content_revision: revision.clone(),
-                image_digest: fetched.image_digest.clone(),
-                signatures,
-            })));
-            metrics.graph_data_revision.reset();
-            let image = fetched.image_digest.unwrap_or_default();
-            metrics
-                .graph_data_revision
-                .with_label_values(&[&revision, &image])
-                .set(1);
-            *refusal = None;
-            mark_graph_data_up(shared);
-            let mut health = shared.state.health();
-            health.graph_data_warnings = warnings.iter().map(ToString::to_string).collect();
-            Some(Arc::new(graph_data))
-        }
-        Err(refused) => {
-            let error = refused.to_string();
-            failed(error.clone());
-            *refusal = Some(error);
-            None
-        }
-    }
+    .expect("loading graph-data does not panic")?;
+    Ok(GraphDataUpdate::New(Box::new(NewGraphData {
+        graph_data,
+        warnings,
+        image_digest: fetched.image_digest,
+        tarball,
+        signatures,
+    })))
 }
 
-fn mark_graph_data_up(shared: &Shared) {
-    shared.metrics.source_up.with_label_values(&["graph_data"]).set(1);
-    if let Some(health) = shared.state.health().graph_data.as_mut() {
-        health.succeeded();
+impl Shared {
+    /// Publishes new graph-data at `{prefix}/graph-data` and in metrics and
+    /// status; the graph-data, for the builder.
+    fn publish_graph_data(&self, update: NewGraphData) -> Arc<GraphData> {
+        let NewGraphData {
+            graph_data,
+            warnings,
+            image_digest,
+            tarball,
+            signatures,
+        } = update;
+        let revision = graph_data.revision().to_string();
+        tracing::info!(%revision, image = ?image_digest, warnings = warnings.len(), signatures, "graph-data loaded");
+        self.state.graph_data.store(Some(Arc::new(PublishedGraphData {
+            tarball: tarball.bytes.into(),
+            tarball_digest: tarball.digest,
+            revision: revision.clone(),
+            image_digest: image_digest.clone(),
+            signatures,
+        })));
+        let metrics = &self.metrics;
+        metrics.graph_data_revision.reset();
+        metrics
+            .graph_data_revision
+            .with_label_values(&[&revision, &image_digest.unwrap_or_default()])
+            .set(1);
+        self.graph_data_up();
+        self.state.health().graph_data_warnings = warnings.iter().map(ToString::to_string).collect();
+        Arc::new(graph_data)
+    }
+
+    fn graph_data_up(&self) {
+        self.metrics.source_up.with_label_values(&["graph_data"]).set(1);
+        if let Some(health) = self.state.health().graph_data.as_mut() {
+            health.succeeded();
+        }
+    }
+
+    fn graph_data_failed(&self, error: &GraphDataError) {
+        tracing::warn!(%error, "graph-data refresh failed; keeping the graph-data in use");
+        telemetry::mark_failed(error);
+        let metrics = &self.metrics;
+        metrics.graph_data_errors.inc();
+        metrics.upstream_errors.inc();
+        metrics.source_up.with_label_values(&["graph_data"]).set(0);
+        if let Some(health) = self.state.health().graph_data.as_mut() {
+            health.failed(error);
+        }
     }
 }
 
@@ -368,7 +433,7 @@ async fn rebuild_on_change(
 
 /// Swaps in a built graph, or records why it could not be built.
 pub fn publish_built(
-    built: Result<crate::build::Built, cincinnati_core::stage::PipelineError>,
+    built: Result<crate::pipeline::Built, cincinnati_core::stage::PipelineError>,
     shared: &Shared,
 ) {
     let metrics = &shared.metrics;

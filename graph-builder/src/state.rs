@@ -9,10 +9,11 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwapOption;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use service_kit::PreparedBody;
+use service_kit::supervisor::TaskStatus;
 
-use crate::scraped::Dropped;
+use crate::found::Dropped;
 
 /// One built graph, serialised once for every request.
 #[derive(Debug)]
@@ -30,9 +31,9 @@ pub struct ServedGraph {
 pub struct PublishedGraphData {
     pub tarball: bytes::Bytes,
     /// The digest of the tarball (its ETag).
-    pub revision: String,
+    pub tarball_digest: String,
     /// The content revision of the graph-data (as in metrics).
-    pub content_revision: String,
+    pub revision: String,
     /// The image it came from, when it came from an image.
     pub image_digest: Option<String>,
     /// How many release signatures (`signatures/`) the tarball holds.
@@ -40,7 +41,8 @@ pub struct PublishedGraphData {
 }
 
 /// How one source is doing.
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SourceHealth {
     pub description: String,
     pub last_success_unix: Option<u64>,
@@ -68,7 +70,8 @@ impl SourceHealth {
 }
 
 /// What the status route reports besides the graph.
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Health {
     pub releases: SourceHealth,
     pub graph_data: Option<SourceHealth>,
@@ -81,10 +84,12 @@ pub struct Health {
     pub dropped: Vec<DroppedEntry>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DroppedEntry {
     pub subject: String,
-    pub reason: &'static str,
+    /// The `reason` label of `graph_releases_dropped`.
+    pub reason: String,
     pub detail: String,
 }
 
@@ -92,7 +97,7 @@ impl From<&Dropped> for DroppedEntry {
     fn from(dropped: &Dropped) -> Self {
         Self {
             subject: dropped.subject.clone(),
-            reason: dropped.reason.label(),
+            reason: dropped.reason.label().to_owned(),
             detail: dropped.reason.to_string(),
         }
     }
@@ -126,36 +131,70 @@ impl State {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The JSON status document.
-    pub fn status_document(&self) -> serde_json::Value {
+    /// The `/status` document.
+    pub fn status(&self, tasks: Vec<TaskStatus>) -> Status {
         let graph = self.graph.load();
-        let graph_json = graph.as_ref().map(|served| {
-            serde_json::json!({
-                "etag": served.body.entity_tag(service_kit::accept::APPLICATION_JSON, false),
-                "built_unix": unix(served.built_at),
-                "age_seconds": age_seconds(served.built_at),
-                "releases": served.releases,
-                "edges": served.edges,
-                "conditional_edges": served.conditional_edges,
-                "graph_data_revision": served.graph_data_revision,
-            })
-        });
         let graph_data = self.graph_data.load();
-        let graph_data_json = graph_data.as_ref().map(|published| {
-            serde_json::json!({
-                "revision": published.content_revision,
-                "image_digest": published.image_digest,
-                "tarball_digest": published.revision,
-                "signatures": published.signatures,
-            })
-        });
-        serde_json::json!({
-            "ready": graph.is_some(),
-            "graph": graph_json,
-            "graph_data": graph_data_json,
-            "sources": &*self.health(),
-        })
+        Status {
+            ready: graph.is_some(),
+            graph: graph.as_ref().map(|served| GraphStatus {
+                etag: served
+                    .body
+                    .entity_tag(service_kit::accept::APPLICATION_JSON, false),
+                built_unix: unix(served.built_at),
+                age_seconds: age_seconds(served.built_at),
+                releases: served.releases,
+                edges: served.edges,
+                conditional_edges: served.conditional_edges,
+                graph_data_revision: served.graph_data_revision.clone(),
+            }),
+            graph_data: graph_data.as_ref().map(|published| GraphDataStatus {
+                revision: published.revision.clone(),
+                image_digest: published.image_digest.clone(),
+                tarball_digest: published.tarball_digest.clone(),
+                signatures: published.signatures,
+            }),
+            sources: self.health().clone(),
+            tasks,
+        }
     }
+}
+
+/// The `/status` document.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Status {
+    pub ready: bool,
+    pub graph: Option<GraphStatus>,
+    pub graph_data: Option<GraphDataStatus>,
+    pub sources: Health,
+    pub tasks: Vec<TaskStatus>,
+}
+
+/// The graph served.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphStatus {
+    pub etag: String,
+    pub built_unix: u64,
+    pub age_seconds: f64,
+    pub releases: usize,
+    pub edges: usize,
+    pub conditional_edges: usize,
+    pub graph_data_revision: Option<String>,
+}
+
+/// The graph-data in use.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphDataStatus {
+    /// Its content revision.
+    pub revision: String,
+    pub image_digest: Option<String>,
+    /// The ETag of `{prefix}/graph-data`.
+    pub tarball_digest: String,
+    /// Release signatures (`signatures/`) in the tarball.
+    pub signatures: usize,
 }
 
 pub fn unix_now() -> u64 {

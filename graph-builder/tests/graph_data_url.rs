@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::Running;
+use common::{Running, StatusExt as _};
 use graph_builder::sources::graph_data::MAX_TARBALL_BYTES;
 use openshift_graph_data::GraphDataFiles;
 use registry_testkit::{Body, CertificateShape, FileServer};
@@ -38,10 +38,6 @@ async fn spawn(url: &str, root_certificate_dir: &Path) -> Running {
     common::spawn(&toml::from_str(&text).unwrap(), "").await
 }
 
-fn graph_data_error(status: &serde_json::Value) -> Option<&str> {
-    status["sources"]["graph_data"]["last_error"].as_str()
-}
-
 #[tokio::test]
 async fn an_oversized_tarball_is_refused_naming_the_limit_and_the_last_good_graph_data_stays() {
     let server = FileServer::start().unwrap();
@@ -64,16 +60,20 @@ async fn an_oversized_tarball_is_refused_naming_the_limit_and_the_last_good_grap
         Body::Streamed(MAX_TARBALL_BYTES as u64 + 1024 * 1024),
     );
     let status = app
-        .wait_for("the size error", |status| graph_data_error(status).is_some())
+        .wait_for("the size error", |status| status.graph_data_error().is_some())
         .await;
-    let error = graph_data_error(&status).unwrap();
+    let error = status.graph_data_error().unwrap();
     assert!(
         error.contains(&format!("sent more than the {MAX_TARBALL_BYTES} bytes allowed")),
         "{error}"
     );
-    assert_eq!(status["graph_data"]["revision"], ready["graph_data"]["revision"]);
     assert_eq!(
-        status["graph"]["etag"], ready["graph"]["etag"],
+        status.graph_data.as_ref().unwrap().revision,
+        ready.graph_data.as_ref().unwrap().revision
+    );
+    assert_eq!(
+        status.graph().etag,
+        ready.graph().etag,
         "the last good graph is served"
     );
     assert_eq!(app.get(&format!("{}/graph", app.api)).await.status(), 200);
@@ -90,11 +90,11 @@ async fn a_tarball_url_with_a_private_ca_is_trusted_only_through_root_certificat
     let no_extra_cas = tempfile::tempdir().unwrap();
     let untrusting = spawn(&url, no_extra_cas.path()).await;
     let status = untrusting
-        .wait_for("the TLS error", |status| graph_data_error(status).is_some())
+        .wait_for("the TLS error", |status| status.graph_data_error().is_some())
         .await;
-    let error = graph_data_error(&status).unwrap();
+    let error = status.graph_data_error().unwrap();
     assert!(error.contains("certificate"), "{error}");
-    assert_eq!(status["ready"], false, "no graph without its graph-data");
+    assert!(!status.ready, "no graph without its graph-data");
 
     let certificates = tempfile::tempdir().unwrap();
     std::fs::create_dir(certificates.path().join("pem")).unwrap();
@@ -105,5 +105,5 @@ async fn a_tarball_url_with_a_private_ca_is_trusted_only_through_root_certificat
     .unwrap();
     let trusting = spawn(&url, certificates.path()).await;
     let status = trusting.wait_until_ready().await;
-    assert!(graph_data_error(&status).is_none(), "{status:#}");
+    assert!(status.graph_data_error().is_none(), "{status:#?}");
 }

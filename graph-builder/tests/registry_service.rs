@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::Running;
+use common::{Running, StatusExt as _};
 use graph_builder::Application;
 use graph_builder::plan::Plan;
 use graph_builder::settings::Settings;
@@ -101,11 +101,17 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
 
     let app = spawn(&settings(&registry)).await;
     let status = app.wait_until_ready().await;
-    let image_digest = status["graph_data"]["image_digest"].as_str().unwrap();
-    assert!(image_digest.starts_with("sha256:"), "{status:#}");
+    let image_digest = status
+        .graph_data
+        .as_ref()
+        .unwrap()
+        .image_digest
+        .as_deref()
+        .unwrap();
+    assert!(image_digest.starts_with("sha256:"), "{status:#?}");
     assert_eq!(
-        status["graph_data"]["revision"],
-        status["graph"]["graph_data_revision"]
+        Some(&status.graph_data.as_ref().unwrap().revision),
+        status.graph().graph_data_revision.as_ref()
     );
     let graph = served_graph(&app).await;
     let nodes = graph["nodes"].as_array().unwrap();
@@ -127,23 +133,23 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
 
     // A new release reaches clients within a refresh.
     push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2", "4.1.3"]).await;
-    app.wait_for("the new release", |status| status["graph"]["releases"] == 4)
-        .await;
+    app.wait_for("the new release", |status| {
+        status.graph.as_ref().is_some_and(|graph| graph.releases == 4)
+    })
+    .await;
 
     registry.stop().unwrap();
     let status = app
         .wait_for("the registry error", |status| {
-            status["sources"]["releases"]["last_error"].is_string()
+            status.sources.releases.last_error.is_some()
         })
         .await;
-    assert_eq!(status["graph"]["releases"], 4, "the last good graph is kept");
+    assert_eq!(status.graph().releases, 4, "the last good graph is kept");
     assert_eq!(served_graph(&app).await["nodes"].as_array().unwrap().len(), 4);
 
     registry.restart().await.unwrap();
-    app.wait_for("recovery", |status| {
-        status["sources"]["releases"]["last_error"].is_null()
-    })
-    .await;
+    app.wait_for("recovery", |status| status.sources.releases.last_error.is_none())
+        .await;
 }
 
 #[tokio::test]
@@ -162,9 +168,7 @@ async fn one_graph_builder_feeds_another_its_graph_data() {
         url = registry.url()
     );
     let second = spawn(&toml::from_str(&text).unwrap()).await;
-    second
-        .wait_for("the second graph", |status| status["ready"] == true)
-        .await;
+    second.wait_for("the second graph", |status| status.ready).await;
     assert_eq!(served_graph(&first).await, served_graph(&second).await);
 }
 
@@ -262,24 +266,24 @@ async fn a_graph_data_image_is_used_only_with_a_signature_by_a_trusted_key() {
     let refused = spawn(&verifying(&registry, keys.path(), &trusted, &untrusted_url)).await;
     let status = refused
         .wait_for("the graph-data refused", |status| {
-            status["sources"]["graph_data"]["last_error"].is_string()
+            status.graph_data_error().is_some()
         })
         .await;
-    let error = status["sources"]["graph_data"]["last_error"].as_str().unwrap();
+    let error = status.graph_data_error().unwrap();
     assert!(
         error.contains(&digest) && error.contains("not signed by a trusted key"),
         "{error}"
     );
-    assert_eq!(status["ready"], false, "no graph without its graph-data");
+    assert!(!status.ready, "no graph without its graph-data");
 
     let (_trusted_store, trusted_url) = signed_by(&trusted);
     let accepted = spawn(&verifying(&registry, keys.path(), &trusted, &trusted_url)).await;
     let status = accepted.wait_until_ready().await;
-    assert_eq!(status["graph_data"]["image_digest"], digest.as_str());
-    assert!(
-        status["sources"]["graph_data"]["last_error"].is_null(),
-        "{status:#}"
+    assert_eq!(
+        status.graph_data.as_ref().unwrap().image_digest.as_deref(),
+        Some(digest.as_str())
     );
+    assert!(status.graph_data_error().is_none(), "{status:#?}");
 }
 
 #[tokio::test]
@@ -291,7 +295,10 @@ async fn an_oversized_signature_is_refused_naming_the_limit_and_the_last_good_gr
     let (store, base_url) = signature_store(&digest, Body::Bytes(key.sign(&reference, &digest)));
     let app = spawn(&verifying(&registry, keys.path(), &key, &base_url)).await;
     let ready = app.wait_until_ready().await;
-    assert_eq!(ready["graph_data"]["image_digest"], digest.as_str());
+    assert_eq!(
+        ready.graph_data.as_ref().unwrap().image_digest.as_deref(),
+        Some(digest.as_str())
+    );
 
     // New graph-data, whose signature is far too large.
     let graph_data = tempfile::tempdir().unwrap();
@@ -312,19 +319,19 @@ async fn an_oversized_signature_is_refused_naming_the_limit_and_the_last_good_gr
     );
     let status = app
         .wait_for("the signature error", |status| {
-            status["sources"]["graph_data"]["last_error"].is_string()
+            status.graph_data_error().is_some()
         })
         .await;
-    let error = status["sources"]["graph_data"]["last_error"].as_str().unwrap();
+    let error = status.graph_data_error().unwrap();
     assert!(
         error.contains(&new_digest)
             && error.contains(&format!("sent more than the {MAX_SIGNATURE_BYTES} bytes allowed")),
         "{error}"
     );
     assert_eq!(
-        status["graph_data"]["image_digest"],
-        digest.as_str(),
+        status.graph_data.as_ref().unwrap().image_digest.as_deref(),
+        Some(digest.as_str()),
         "the last good graph-data stays"
     );
-    assert_eq!(status["graph"]["etag"], ready["graph"]["etag"]);
+    assert_eq!(status.graph().etag, ready.graph().etag);
 }

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use graph_builder::assemble::assemble;
+use graph_builder::found::DropReason;
 use graph_builder::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
-use graph_builder::scraped::DropReason;
 use http_fetch::ExtraRoots;
 use registry_client::{RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy};
+use registry_testkit::poll::eventually;
 use registry_testkit::{LocalRegistry, RequestKind};
 use release_images::{
     Image, ImageList, Layer, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata,
@@ -76,14 +77,11 @@ fn versions(report: &ScrapeReport) -> Vec<String> {
 
 /// Waits until the registry has logged `expected` requests of `kind`.
 async fn settle(registry: &LocalRegistry, kind: RequestKind, expected: usize) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while count(registry, kind).await < expected {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the registry never logged {expected} {kind:?} requests"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let what = format!("the registry to log {expected} {kind:?} requests");
+    eventually(&what, Duration::from_secs(10), || async {
+        count(registry, kind).await >= expected
+    })
+    .await;
 }
 
 /// The graph-builder's requests the registry logged (pushes are the test's own).

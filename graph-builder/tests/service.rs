@@ -6,10 +6,11 @@ mod common;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::Running;
+use common::{Running, StatusExt as _};
 use graph_builder::settings::Settings;
+use registry_testkit::poll;
 use serde_json::Value;
 
 const FIXTURE: &str = "../testdata/fixtures/secondary-metadata/20211124.083150";
@@ -50,7 +51,7 @@ async fn serves_the_graph_with_caching_headers_and_graph_data() {
     )))
     .await;
     let status = app.wait_until_ready().await;
-    assert_eq!(status["graph"]["releases"], 1085);
+    assert_eq!(status.graph().releases, 1085);
 
     let response = app.get(&format!("{}/graph", app.api)).await;
     assert_eq!(response.status(), 200);
@@ -152,8 +153,8 @@ async fn release_signatures_in_graph_data_are_published_and_followed() {
     )))
     .await;
     let status = app.wait_until_ready().await;
-    assert_eq!(status["graph_data"]["signatures"], 2);
-    let warnings = status["sources"]["graph_data_warnings"].to_string();
+    assert_eq!(status.graph_data.as_ref().map(|data| data.signatures), Some(2));
+    let warnings = status.sources.graph_data_warnings.join("\n");
     assert!(warnings.contains("signatures/README"), "{warnings}");
 
     let tarball_url = format!("{}/graph-data", app.public);
@@ -181,7 +182,10 @@ async fn release_signatures_in_graph_data_are_published_and_followed() {
 
     write_signature(graph_data.path(), &second, 1, b"second");
     app.wait_for("the new signature", |status| {
-        status["graph_data"]["signatures"] == 3
+        status
+            .graph_data
+            .as_ref()
+            .is_some_and(|data| data.signatures == 3)
     })
     .await;
     let conditional = |etag: String| app.http.get(&tarball_url).header("if-none-match", etag).send();
@@ -200,7 +204,7 @@ async fn errors_are_json_with_upstream_kinds() {
         &fixture("graph-gb-raw.json"),
         &fixture("cincinnati-graph-data"),
     ));
-    settings.service.mandatory_client_parameters = vec!["channel".into()];
+    settings.service.requests.mandatory_client_parameters = vec!["channel".into()];
     let app = spawn(settings).await;
     app.wait_until_ready().await;
 
@@ -262,7 +266,7 @@ async fn bad_graph_data_is_refused_and_the_last_good_graph_kept() {
     )))
     .await;
     let first = app.wait_until_ready().await;
-    let etag = first["graph"]["etag"].clone();
+    let etag = first.graph().etag.clone();
 
     std::fs::write(
         graph_data.path().join("channels/broken.yaml"),
@@ -271,23 +275,18 @@ async fn bad_graph_data_is_refused_and_the_last_good_graph_kept() {
     .unwrap();
     let status = app
         .wait_for("the graph-data error", |status| {
-            status["sources"]["graph_data"]["last_error"].is_string()
+            status.graph_data_error().is_some()
         })
         .await;
-    let error = status["sources"]["graph_data"]["last_error"].as_str().unwrap();
+    let error = status.graph_data_error().unwrap();
     assert!(error.contains("channels/broken.yaml"), "{error}");
-    assert_eq!(
-        status["graph"]["etag"], etag,
-        "the last good graph is still served"
-    );
+    assert_eq!(status.graph().etag, etag, "the last good graph is still served");
     let response = app.get(&format!("{}/graph", app.api)).await;
     assert_eq!(response.status(), 200);
 
     std::fs::remove_file(graph_data.path().join("channels/broken.yaml")).unwrap();
-    app.wait_for("recovery", |status| {
-        status["sources"]["graph_data"]["last_error"].is_null()
-    })
-    .await;
+    app.wait_for("recovery", |status| status.graph_data_error().is_none())
+        .await;
 }
 
 #[tokio::test]
@@ -299,10 +298,10 @@ async fn a_missing_release_source_keeps_the_service_up_but_not_ready() {
     .await;
     let status = app
         .wait_for("the release error", |status| {
-            status["sources"]["releases"]["last_error"].is_string()
+            status.sources.releases.last_error.is_some()
         })
         .await;
-    assert_eq!(status["ready"], false);
+    assert!(!status.ready);
     let response = app.get(&format!("{}/graph", app.api)).await;
     assert_eq!(response.status(), 503);
     let body: Value = response.json().await.unwrap();
@@ -413,13 +412,10 @@ async fn sigterm_stops_the_service_cleanly() {
         .status()
         .unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            break exit;
-        }
-        assert!(Instant::now() < deadline, "still running 30 s after SIGTERM");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let (exit, _) = poll::until("the exit after SIGTERM", Duration::from_secs(30), async || {
+        child.try_wait()?.ok_or_else(|| anyhow::anyhow!("still running"))
+    })
+    .await
+    .unwrap();
     assert!(exit.success(), "exit status after SIGTERM: {exit}");
 }

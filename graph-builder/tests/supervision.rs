@@ -6,16 +6,19 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cincinnati_core::stage::{Pipeline, Stage};
 use cincinnati_core::{ApiError, Graph};
-use graph_builder::build::BuildContext;
 use graph_builder::metrics::Metrics;
+use graph_builder::pipeline::BuildContext;
+use graph_builder::plan::Plan;
 use graph_builder::refresh::{self, Schedule, Shared};
 use graph_builder::sources::releases::ReleaseSource;
 use graph_builder::state::{Health, State};
 use openshift_graph_data::Strictness;
+use registry_testkit::poll::eventually;
+use service_kit::metrics::{MetricRegistry, ServiceMetrics as _};
 use service_kit::supervisor::{Backoff, Supervisor};
 
 /// Panics the first time it is applied, as a bug would on some input.
@@ -37,13 +40,14 @@ impl Stage<BuildContext> for PanicsOnce {
 
 #[tokio::test]
 async fn a_build_that_panics_is_started_again_and_the_graph_is_served() {
-    let metrics = Metrics::new("test").unwrap();
+    let registry = MetricRegistry::new("cincinnati_gb").unwrap();
+    let metrics = Metrics::register(&registry).unwrap();
     let state = State::new(Health::default());
     let backoff = Backoff {
         initial: Duration::from_millis(10),
         max: Duration::from_millis(100),
     };
-    let mut supervisor = Supervisor::new(&metrics.registry, backoff).unwrap();
+    let mut supervisor = Supervisor::new(&registry, backoff).unwrap();
     let graph = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../testdata/fixtures/secondary-metadata/20200319.204124/graph-gb-with-quay-metadata.json");
     let schedule = Schedule {
@@ -55,21 +59,21 @@ async fn a_build_that_panics_is_started_again_and_the_graph_is_served() {
         state: state.clone(),
         metrics: metrics.clone(),
     };
-    refresh::spawn(
-        ReleaseSource::GraphFile(graph),
-        None,
-        Strictness::default(),
-        Pipeline::new(vec![Box::new(PanicsOnce::default())]),
+    let plan = Plan {
+        releases: ReleaseSource::GraphFile(graph),
+        graph_data: None,
+        strictness: Strictness::default(),
+        pipeline: Pipeline::new(vec![Box::new(PanicsOnce::default())]),
         schedule,
-        shared,
-        &mut supervisor,
-    );
+    };
+    refresh::spawn(plan, shared, &mut supervisor);
 
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !state.is_ready() {
-        assert!(Instant::now() < deadline, "no graph after the build panicked");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "a graph after the build panicked",
+        Duration::from_secs(60),
+        || async { state.is_ready() },
+    )
+    .await;
     let tasks = supervisor.liveness().tasks();
     let build = tasks.iter().find(|task| task.name == "graph build").unwrap();
     assert_eq!(build.restarts, 1, "{tasks:?}");
@@ -79,8 +83,7 @@ async fn a_build_that_panics_is_started_again_and_the_graph_is_served() {
     assert_eq!(releases.restarts, 0);
     assert!(releases.last_round_unix.is_some(), "{tasks:?}");
     assert!(supervisor.liveness().is_live());
-    let text = service_kit::metrics::encode(&metrics.registry);
-    let text = String::from_utf8(text).unwrap();
+    let text = String::from_utf8(registry.encode()).unwrap();
     assert!(
         text.contains("cincinnati_gb_task_restarts_total{task=\"graph build\"} 1"),
         "{text}"

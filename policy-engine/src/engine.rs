@@ -17,7 +17,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind};
-use service_kit::supervisor::Heartbeat;
+use serde::{Deserialize, Serialize};
+use service_kit::supervisor::{Heartbeat, TaskStatus};
 use service_kit::{IdentityCache, PreparedBody};
 use tracing::Instrument as _;
 
@@ -25,7 +26,7 @@ use crate::filters::PolicyRequest;
 use crate::metrics::EngineMetrics;
 use crate::query::{ClientQuery, QueryRules};
 use crate::upstream::client::{FetchError, UpstreamClient};
-use crate::upstream::feed::{Feed, Refresh, RefreshError, RefreshTurn};
+use crate::upstream::feed::{Feed, FeedStatus, Refresh, RefreshError, RefreshTurn, unix_seconds};
 use crate::upstream::revision::{Lookup, Revision};
 use crate::upstream::{UpstreamKind, UpstreamParameters};
 
@@ -92,7 +93,7 @@ impl Engine {
             pipeline: Arc::new(pipeline),
             rules,
             kind: fixed_kind.map(OnceLock::from).unwrap_or_default(),
-            root: Arc::new(Feed::new(Vec::new(), limits.max_answers)),
+            root: Arc::new(Feed::new(UpstreamParameters::default(), limits.max_answers)),
             feeds: Mutex::default(),
             engine_upstream_answers: OnceLock::new(),
             identities: IdentityCache::new(limits.identity_cache_bytes),
@@ -293,17 +294,18 @@ impl Engine {
     /// requires more than it is sent answers every client so), means client
     /// requests will be answered; a 503 or no answer means not yet.
     async fn probe_engine_upstream(&self) {
-        let probe: UpstreamParameters = READINESS_PROBE
-            .iter()
-            .map(|&(name, value)| (name.to_owned(), value.to_owned()))
-            .collect();
+        let probe = UpstreamParameters::new(
+            READINESS_PROBE
+                .iter()
+                .map(|&(name, value)| (name.to_owned(), value.to_owned())),
+        );
         self.metrics.upstream_requests.inc();
         let answers = match self.client.fetch(&probe, None).await {
             Ok(_) => true,
             Err(FetchError::Status {
                 error_kind: Some(kind),
                 ..
-            }) if is_parameter_error(&kind) => true,
+            }) if is_parameter_error(kind) => true,
             Err(error) => {
                 self.metrics.upstream_errors.inc();
                 tracing::info!("the upstream engine cannot answer yet: {error}");
@@ -348,8 +350,8 @@ impl Engine {
 
     /// Updates the gauges derived from feed state; called before a scrape.
     pub fn update_gauges(&self) {
-        let statuses: Vec<_> = self.served_feeds().iter().map(|feed| feed.status()).collect();
-        let oldest_success = statuses.iter().filter_map(|status| status.last_success).min();
+        let times: Vec<_> = self.served_feeds().iter().map(|feed| feed.times()).collect();
+        let oldest_success = times.iter().filter_map(|feed| feed.last_success).min();
         if let Some(oldest) = oldest_success {
             let age = SystemTime::now().duration_since(oldest).unwrap_or_default();
             self.metrics.graph_age_seconds.set(age.as_secs_f64());
@@ -357,11 +359,8 @@ impl Engine {
         }
         self.metrics
             .upstream_stale
-            .set(i64::from(statuses.iter().any(|status| status.stale)));
-        let last_error = statuses
-            .iter()
-            .filter_map(|status| status.last_error.as_ref().map(|failure| failure.at))
-            .max();
+            .set(i64::from(times.iter().any(|feed| feed.last_error.is_some())));
+        let last_error = times.iter().filter_map(|feed| feed.last_error).max();
         self.metrics
             .upstream_last_error_timestamp
             .set(last_error.map_or(0.0, unix_seconds));
@@ -372,18 +371,41 @@ impl Engine {
     }
 
     /// The `/status` document.
-    pub fn status(&self) -> serde_json::Value {
-        let feeds: Vec<_> = self.served_feeds().iter().map(|feed| feed.status()).collect();
-        serde_json::json!({
-            "ready": self.is_ready(),
-            "upstream": {
-                "url": self.client.url().as_str(),
-                "kind": self.upstream_kind(),
+    pub fn status(&self, tasks: Vec<TaskStatus>) -> EngineStatus {
+        EngineStatus {
+            ready: self.is_ready(),
+            upstream: UpstreamStatus {
+                url: self.client.url().to_string(),
+                kind: self.upstream_kind(),
             },
-            "pipeline": self.pipeline.stage_names().collect::<Vec<_>>(),
-            "feeds": feeds,
-        })
+            pipeline: self.pipeline.stage_names().map(str::to_owned).collect(),
+            feeds: self.served_feeds().iter().map(|feed| feed.status()).collect(),
+            tasks,
+        }
     }
+}
+
+/// The `/status` document.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineStatus {
+    pub ready: bool,
+    pub upstream: UpstreamStatus,
+    /// The filters, in order.
+    pub pipeline: Vec<String>,
+    /// The root feed (a graph-builder upstream), or one per forwarded
+    /// parameter set (an engine upstream).
+    pub feeds: Vec<FeedStatus>,
+    pub tasks: Vec<TaskStatus>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamStatus {
+    /// Its password redacted.
+    pub url: String,
+    /// Until detected: none.
+    pub kind: Option<UpstreamKind>,
 }
 
 /// The upstream's kind from its answer to a request without parameters.
@@ -394,17 +416,12 @@ fn detect_kind(refresh: &Refresh) -> Option<UpstreamKind> {
         Refresh::Failed(RefreshError::Fetch(FetchError::Status {
             error_kind: Some(kind),
             ..
-        })) if is_parameter_error(kind) => Some(UpstreamKind::PolicyEngine),
+        })) if is_parameter_error(*kind) => Some(UpstreamKind::PolicyEngine),
         Refresh::Unchanged | Refresh::Failed(_) => None,
     }
 }
 
 /// An engine's answer to parameters it refuses.
-fn is_parameter_error(kind: &str) -> bool {
-    kind == ErrorKind::MissingParams.as_str() || kind == ErrorKind::InvalidParams.as_str()
-}
-
-fn unix_seconds(time: SystemTime) -> f64 {
-    time.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0.0, |since| since.as_secs_f64())
+fn is_parameter_error(kind: ErrorKind) -> bool {
+    matches!(kind, ErrorKind::MissingParams | ErrorKind::InvalidParams)
 }

@@ -4,9 +4,11 @@
 //! filtered one from an upstream policy-engine, fetched in the background
 //! and revalidated before an answer not computed yet.
 //! What comes out: per (channel, arch), the filtered graph as prepared
-//! bytes. Start reading at [`startup`], then [`engine`].
+//! bytes. Start reading at [`service`] (what the engine declares to the
+//! service skeleton), then [`engine`].
 //!
-//! - [`settings`], [`cli`]: configuration (upstream's names and layout).
+//! - [`settings`]: configuration (upstream's names and layout; the flags
+//!   are derived from it by the skeleton).
 //! - [`query`]: the client's parameters, validated.
 //! - [`filters`]: `channel-filter` and `arch-filter` as stages.
 //! - [`upstream`]: fetching, keeping the last good graph, answer caches.
@@ -16,16 +18,18 @@
 //! Deliberately not here: HTTP plumbing shared with the graph-builder
 //! (`service-kit`), the graph and its JSON (`cincinnati-core`).
 
-pub mod cli;
 pub mod engine;
 pub mod filters;
 pub mod metrics;
 pub mod query;
 pub mod routes;
+pub mod service;
 pub mod settings;
-pub mod startup;
 pub mod upstream;
 
+pub use service::PolicyEngine;
 pub use service_kit::shutdown::StopHandle;
 pub use settings::Settings;
-pub use startup::Application;
+
+/// A bound, not yet running policy-engine.
+pub type Application = service_kit::Application<PolicyEngine>;

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use cincinnati_core::ApiError;
+use service_kit::query::{QueryParameters, RequiredParameters};
 
 use crate::upstream::UpstreamParameters;
 
@@ -83,7 +84,7 @@ pub struct ClientQuery {
 #[derive(Debug, Clone, Default)]
 pub struct QueryRules {
     /// Configured mandatory parameters plus those the filters require.
-    pub required: BTreeSet<String>,
+    pub required: RequiredParameters,
     /// Parameters forwarded to an engine upstream besides `channel` and `arch`.
     pub forwarded: BTreeSet<String>,
 }
@@ -93,33 +94,20 @@ impl ClientQuery {
     /// as upstream. Errors: `missing_params` naming every missing required
     /// parameter, then `invalid_params` for the first invalid value.
     pub fn parse(query_string: &str, rules: &QueryRules) -> Result<Self, ApiError> {
-        let parameters: BTreeMap<String, String> = form_urlencoded::parse(query_string.as_bytes())
-            .into_owned()
-            .collect();
-        let missing: Vec<&str> = rules
-            .required
-            .iter()
-            .filter(|name| !parameters.contains_key(*name))
-            .map(String::as_str)
-            .collect();
-        if !missing.is_empty() {
-            return Err(ApiError::missing_params(&missing));
-        }
-        let channel = parameters
-            .get("channel")
-            .map(|raw| Channel::parse(raw))
-            .transpose()?;
-        let arch = parameters.get("arch").map(|raw| Arch::parse(raw)).transpose()?;
+        let parameters = QueryParameters::parse(query_string);
+        rules.required.check(&parameters)?;
+        let channel = parameters.get("channel").map(Channel::parse).transpose()?;
+        let arch = parameters.get("arch").map(Arch::parse).transpose()?;
         let forwarded = rules
             .forwarded
             .iter()
-            .filter_map(|name| Some((name.clone(), parameters.get(name)?.clone())))
+            .filter_map(|name| Some((name.clone(), parameters.get(name)?.to_owned())))
             .collect();
         Ok(Self {
             channel,
             arch,
-            version: parameters.get("version").cloned(),
-            id: parameters.get("id").cloned(),
+            version: parameters.get("version").map(str::to_owned),
+            id: parameters.get("id").map(str::to_owned),
             forwarded,
         })
     }
@@ -128,16 +116,13 @@ impl ClientQuery {
     /// configured extra parameters, in a stable order so equal queries share
     /// one cached upstream answer.
     pub fn upstream_parameters(&self) -> UpstreamParameters {
-        let mut parameters: UpstreamParameters = self
-            .channel
-            .iter()
-            .map(|channel| ("channel".to_owned(), channel.to_string()))
-            .chain(self.arch.iter().map(|arch| ("arch".to_owned(), arch.to_string())))
-            .chain(self.forwarded.clone())
-            .collect();
-        parameters.sort();
-        parameters.dedup_by(|a, b| a.0 == b.0);
-        parameters
+        UpstreamParameters::new(
+            self.channel
+                .iter()
+                .map(|channel| ("channel".to_owned(), channel.to_string()))
+                .chain(self.arch.iter().map(|arch| ("arch".to_owned(), arch.to_string())))
+                .chain(self.forwarded.clone()),
+        )
     }
 }
 
@@ -149,7 +134,7 @@ mod tests {
 
     fn rules(required: &[&str], forwarded: &[&str]) -> QueryRules {
         QueryRules {
-            required: required.iter().map(|name| name.to_string()).collect(),
+            required: RequiredParameters::new(required.iter().map(|name| name.to_string())),
             forwarded: forwarded.iter().map(|name| name.to_string()).collect(),
         }
     }
@@ -226,7 +211,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            query.upstream_parameters(),
+            query.upstream_parameters().pairs(),
             [
                 ("arch".to_owned(), "arm64".to_owned()),
                 ("channel".to_owned(), "fast-4.1".to_owned()),

@@ -1,5 +1,7 @@
 //! The policy-engine's settings: upstream's TOML layout and flag names, with
-//! defaults that do not turn load into refusals.
+//! defaults that do not turn load into refusals. The sections every service
+//! shares (logging, the API and status listeners, connection tuning, the
+//! rules of graph requests) come from service-kit.
 //!
 //! ```toml
 //! verbosity = "vv"
@@ -16,86 +18,62 @@
 //! name = "channel-filter"
 //! ```
 
-use std::collections::BTreeSet;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use cincinnati_core::stage::Pipeline;
-use serde::Deserialize;
-use service_kit::PathPrefix;
-use service_kit::config::string_list;
-use service_kit::logging::{LogFormat, Verbosity};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use service_kit::secret::RedactedUrl;
+use service_kit::settings::{
+    ApiSettings, ConnectionSettings, Logging, Named, RequestSettings, ServiceSettings as Skeleton,
+    StatusSettings,
+};
 
 use crate::engine::Limits;
 use crate::filters::{self, PolicyRequest};
 use crate::query::QueryRules;
+use crate::service::PolicyEngineDefaults;
 use crate::upstream::KindSetting;
+use crate::upstream::client::{InvalidUpstream, UpstreamClient};
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Settings {
-    pub verbosity: Verbosity,
-    pub log_format: LogFormat,
+    #[serde(flatten)]
+    pub logging: Logging,
     pub service: ServiceSettings,
-    pub status: StatusSettings,
+    pub status: StatusSettings<PolicyEngineDefaults>,
     pub upstream: UpstreamSettings,
     /// Filter tables, in order; none means channel-filter then arch-filter.
-    pub policy: Vec<toml::Table>,
+    pub policy: Vec<PolicyTable>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ServiceSettings {
-    pub address: IpAddr,
-    pub port: u16,
-    pub path_prefix: PathPrefix,
-    /// Parameters every graph request must carry (presence only).
-    #[serde(deserialize_with = "string_list")]
-    pub mandatory_client_parameters: Vec<String>,
-    /// HTTP worker threads; 0 means one per CPU core.
-    pub workers: usize,
-    /// Seconds an idle keep-alive connection stays open.
-    pub keep_alive: u64,
-    /// Seconds a client has to send its request head.
-    pub client_timeout: u64,
-    /// Pending connections the kernel queues.
-    pub backlog: u32,
-    /// Concurrent connections per worker.
-    pub max_connections: usize,
-    /// Open connections across workers beyond which requests are refused.
-    pub max_open_connections: usize,
-    /// Concurrent TLS handshakes per worker (upstream's knob; no TLS here).
-    pub max_connection_rate: usize,
-    /// `Cache-Control: max-age` of graph answers; 0 means revalidate always.
-    pub cache_max_age_secs: u64,
+    #[serde(flatten)]
+    pub api: ApiSettings<PolicyEngineDefaults>,
+    #[serde(flatten)]
+    pub requests: RequestSettings<PolicyEngineDefaults>,
+    #[serde(flatten)]
+    pub connections: ConnectionSettings,
     /// Bytes of identity (not gzip) answers kept for clients without gzip.
     pub identity_cache_bytes: usize,
-    /// Upstream's Jaeger endpoint. Accepted so existing configurations load,
-    /// and ignored with a warning: spans go over OTLP, configured by the
-    /// standard `OTEL_EXPORTER_OTLP_*` environment variables.
-    pub tracing_endpoint: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct StatusSettings {
-    pub address: IpAddr,
-    pub port: u16,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct UpstreamSettings {
     /// Upstream's deprecated `[upstream] method`; accepted and ignored.
     pub method: Option<String>,
     pub cincinnati: CincinnatiUpstream,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CincinnatiUpstream {
-    pub url: String,
+    pub url: RedactedUrl,
     pub kind: KindSetting,
     pub interval_secs: u64,
     pub timeout_secs: u64,
@@ -103,7 +81,7 @@ pub struct CincinnatiUpstream {
     /// CAs trusted besides the system's, for an HTTPS upstream.
     pub root_certificate_dir: PathBuf,
     /// Parameters forwarded to an engine upstream besides channel and arch.
-    #[serde(deserialize_with = "string_list")]
+    #[serde(deserialize_with = "service_kit::config::string_list")]
     pub forward_parameters: Vec<String>,
     /// Parameter sets kept (each with its graph) for an engine upstream.
     pub max_feeds: usize,
@@ -114,29 +92,10 @@ pub struct CincinnatiUpstream {
 impl Default for ServiceSettings {
     fn default() -> Self {
         Self {
-            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            port: 8081,
-            path_prefix: PathPrefix::default(),
-            mandatory_client_parameters: Vec::new(),
-            workers: 0,
-            keep_alive: 75,
-            client_timeout: 5,
-            backlog: 2048,
-            max_connections: 25_000,
-            max_open_connections: 10_000,
-            max_connection_rate: 256,
-            cache_max_age_secs: 60,
+            api: ApiSettings::default(),
+            requests: RequestSettings::default(),
+            connections: ConnectionSettings::default(),
             identity_cache_bytes: 8 * 1024 * 1024,
-            tracing_endpoint: None,
-        }
-    }
-}
-
-impl Default for StatusSettings {
-    fn default() -> Self {
-        Self {
-            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            port: 9081,
         }
     }
 }
@@ -144,7 +103,9 @@ impl Default for StatusSettings {
 impl Default for CincinnatiUpstream {
     fn default() -> Self {
         Self {
-            url: "http://localhost:8080/graph".to_owned(),
+            url: "http://localhost:8080/graph"
+                .parse()
+                .expect("the default URL is valid"),
             kind: KindSetting::Auto,
             interval_secs: 30,
             timeout_secs: 30,
@@ -157,86 +118,132 @@ impl Default for CincinnatiUpstream {
     }
 }
 
-/// `[[policy]] name = "cincinnati-graph-fetch"`: upstream's way to set the
-/// upstream URL and timeout; it configures the fetcher, not a filter.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GraphFetchSettings {
-    upstream: Option<String>,
-    timeout: Option<u64>,
+impl Skeleton for Settings {
+    fn logging(&self) -> &Logging {
+        &self.logging
+    }
+
+    fn status_address(&self) -> SocketAddr {
+        self.status.socket_address()
+    }
+
+    fn api_addresses(&self) -> Vec<SocketAddr> {
+        vec![self.service.api.socket_address()]
+    }
 }
 
-const GRAPH_FETCH: &str = "cincinnati-graph-fetch";
+pub const GRAPH_FETCH: &str = "cincinnati-graph-fetch";
+
+/// Every `name` a `[[policy]]` table may have: the filter catalogue's, and
+/// `cincinnati-graph-fetch`.
+pub fn known_policies() -> std::collections::BTreeSet<&'static str> {
+    filters::catalog().names().chain([GRAPH_FETCH]).collect()
+}
+
+/// One `[[policy]]` table: upstream's way to set the upstream
+/// (`cincinnati-graph-fetch`, typed where it is read, its URL a secret-aware
+/// URL), or a filter, handed to the filter catalogue as given.
+#[derive(Debug, Clone)]
+pub enum PolicyTable {
+    GraphFetch(GraphFetchSettings),
+    Filter(toml::Table),
+}
+
+/// `[[policy]] name = "cincinnati-graph-fetch"`: it configures the fetcher,
+/// not a filter; its values win over `[upstream.cincinnati]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphFetchSettings {
+    pub upstream: Option<RedactedUrl>,
+    pub timeout: Option<u64>,
+}
+
+impl<'de> Deserialize<'de> for PolicyTable {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut table = toml::Table::deserialize(deserializer)?;
+        if table.get("name").and_then(toml::Value::as_str) != Some(GRAPH_FETCH) {
+            return Ok(Self::Filter(table));
+        }
+        table.remove("name");
+        toml::Value::Table(table)
+            .try_into()
+            .map(Self::GraphFetch)
+            .map_err(|error| serde::de::Error::custom(format_args!("[[policy]] {GRAPH_FETCH}: {error}")))
+    }
+}
+
+impl Serialize for PolicyTable {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Filter(table) => table.serialize(serializer),
+            Self::GraphFetch(settings) => Named(GRAPH_FETCH, settings).serialize(serializer),
+        }
+    }
+}
 
 /// Settings that do not fit together.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
-    #[error("service and status both listen on {0}")]
-    SamePort(SocketAddr),
-    #[error("[[policy]] {GRAPH_FETCH}: {0}")]
-    GraphFetch(#[from] toml::de::Error),
     #[error("[[policy]]: {0}")]
     Policy(#[from] cincinnati_core::stage::ConfigError),
+    #[error(transparent)]
+    Upstream(#[from] InvalidUpstream),
 }
 
-/// What the settings resolve to once `[[policy]]` is read.
+/// What the settings resolve to once `[[policy]]` is read: everything the
+/// engine needs, built without contacting anything.
 #[derive(Debug)]
 pub struct Resolved {
     pub pipeline: Pipeline<PolicyRequest>,
-    pub upstream_url: String,
+    pub upstream_url: RedactedUrl,
     pub upstream_timeout: Duration,
+    pub client: UpstreamClient,
     pub rules: QueryRules,
     pub limits: Limits,
 }
 
 impl Settings {
-    pub fn service_address(&self) -> SocketAddr {
-        SocketAddr::new(self.service.address, self.service.port)
-    }
-
-    pub fn status_address(&self) -> SocketAddr {
-        SocketAddr::new(self.status.address, self.status.port)
-    }
-
-    /// Checks the settings and builds the filter pipeline.
+    /// Checks the settings, builds the filter pipeline and the upstream client.
     pub fn resolve(&self) -> Result<Resolved, SettingsError> {
-        if self.service.port != 0 && self.service_address() == self.status_address() {
-            return Err(SettingsError::SamePort(self.service_address()));
-        }
-        let mut upstream_url = self.upstream.cincinnati.url.clone();
-        let mut upstream_timeout = Duration::from_secs(self.upstream.cincinnati.timeout_secs);
+        let upstream = &self.upstream.cincinnati;
+        let mut upstream_url = upstream.url.clone();
+        let mut upstream_timeout = Duration::from_secs(upstream.timeout_secs);
         let mut filter_tables = Vec::new();
         for table in &self.policy {
-            if table.get("name").and_then(toml::Value::as_str) == Some(GRAPH_FETCH) {
-                let mut settings = table.clone();
-                settings.remove("name");
-                let fetch: GraphFetchSettings = toml::Value::Table(settings).try_into()?;
-                upstream_url = fetch.upstream.unwrap_or(upstream_url);
-                upstream_timeout = fetch.timeout.map_or(upstream_timeout, Duration::from_secs);
-            } else {
-                filter_tables.push(table.clone());
+            match table {
+                PolicyTable::GraphFetch(fetch) => {
+                    upstream_url = fetch.upstream.clone().unwrap_or(upstream_url);
+                    upstream_timeout = fetch.timeout.map_or(upstream_timeout, Duration::from_secs);
+                }
+                PolicyTable::Filter(table) => filter_tables.push(table.clone()),
             }
         }
         if filter_tables.is_empty() {
             filter_tables = filters::default_tables();
         }
         let pipeline = filters::catalog().pipeline(&filter_tables)?;
+        let client = UpstreamClient::new(
+            &upstream_url,
+            upstream_timeout,
+            upstream.max_body_bytes,
+            &upstream.root_certificate_dir,
+        )?;
         Ok(Resolved {
             rules: self.query_rules(&pipeline),
             limits: self.limits(),
             pipeline,
             upstream_url,
             upstream_timeout,
+            client,
         })
     }
 
     /// The configured mandatory parameters, plus `channel` when the channel
     /// filter runs, so every missing parameter is named in one answer.
     fn query_rules(&self, pipeline: &Pipeline<PolicyRequest>) -> QueryRules {
-        let mut required: BTreeSet<String> =
-            self.service.mandatory_client_parameters.iter().cloned().collect();
+        let mut required = self.service.requests.required();
         if pipeline.stage_names().any(|name| name == filters::channel::NAME) {
-            required.insert("channel".to_owned());
+            required = required.and("channel");
         }
         QueryRules {
             required,
@@ -278,7 +285,7 @@ mod tests {
             resolved.pipeline.stage_names().collect::<Vec<_>>(),
             ["channel-filter", "arch-filter"]
         );
-        assert_eq!(resolved.upstream_url, "http://localhost:8080/graph");
+        assert_eq!(resolved.upstream_url.to_string(), "http://localhost:8080/graph");
     }
 
     #[test]
@@ -293,7 +300,7 @@ mod tests {
             resolved.pipeline.stage_names().collect::<Vec<_>>(),
             ["arch-filter"]
         );
-        assert_eq!(resolved.upstream_url, "http://gb:8080/g");
+        assert_eq!(resolved.upstream_url.to_string(), "http://gb:8080/g");
         assert_eq!(resolved.upstream_timeout, Duration::from_secs(7));
     }
 
@@ -312,16 +319,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("default_arch"), "{error}");
+        let error =
+            toml::from_str::<Settings>("[[policy]]\nname = \"cincinnati-graph-fetch\"\nupstrem = \"x\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            error.contains("cincinnati-graph-fetch") && error.contains("upstrem"),
+            "{error}"
+        );
     }
 
     #[test]
     fn service_and_status_must_not_share_a_port() {
-        let error = settings("[service]\nport = 9000\n[status]\nport = 9000\n")
-            .resolve()
-            .unwrap_err();
+        let error = service_kit::settings::distinct_addresses(&settings(
+            "[service]\nport = 9000\n[status]\nport = 9000\n",
+        ))
+        .unwrap_err();
         assert_eq!(
             error.to_string(),
-            "service and status both listen on 127.0.0.1:9000"
+            "two servers would listen on 127.0.0.1:9000: give each its own port"
         );
     }
 }

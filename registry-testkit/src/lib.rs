@@ -12,6 +12,9 @@
 //! [`FileServer`] is the rest of what the services fetch over HTTP(S) in
 //! tests: fixed bodies by path (signature stores, graph-data tarballs), plain
 //! or with TLS, with its own request log.
+//!
+//! [`poll`] is how every test waits for a state: until a probe succeeds or a
+//! generous deadline passes.
 
 mod access_log;
 mod config;
@@ -19,6 +22,7 @@ mod error;
 mod file_server;
 mod htpasswd;
 mod options;
+pub mod poll;
 mod process;
 mod registry;
 mod setup;

@@ -19,7 +19,7 @@ use anyhow::Context;
 use cincinnati_core::metadata_document::ReleaseMetadataDocument;
 use cincinnati_core::release::keys;
 use cincinnati_core::{Graph, Metadata, Version};
-use graph_builder::scraped::ScrapedRelease;
+use graph_builder::found::{Arch, FoundRelease, Payload};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -85,7 +85,7 @@ pub fn channel_versions(graph_data: &Path) -> anyhow::Result<BTreeSet<Version>> 
 }
 
 /// The releases of every architecture for `versions`.
-pub fn generate(versions: &BTreeSet<Version>, settings: &Settings) -> Vec<ScrapedRelease> {
+pub fn generate(versions: &BTreeSet<Version>, settings: &Settings) -> Vec<FoundRelease> {
     ARCHITECTURES
         .iter()
         .flat_map(|&(arch, first_minor)| {
@@ -110,7 +110,7 @@ pub fn present_day_graph(settings: &Settings) -> anyhow::Result<Graph> {
     Ok(assembled.graph)
 }
 
-fn releases_of(arch: &str, shipped: &[&Version], settings: &Settings) -> Vec<ScrapedRelease> {
+fn releases_of(arch: &str, shipped: &[&Version], settings: &Settings) -> Vec<FoundRelease> {
     let mut by_minor: BTreeMap<(u64, u64), Vec<&Version>> = BTreeMap::new();
     for &version in shipped {
         by_minor
@@ -164,7 +164,7 @@ fn previous_count(version: &Version, arch: &str, settings: &Settings) -> usize {
     (settings.previous_per_release + jitter).saturating_sub(3)
 }
 
-fn release(version: &Version, arch: &str, previous: Vec<Version>, settings: &Settings) -> ScrapedRelease {
+fn release(version: &Version, arch: &str, previous: Vec<Version>, settings: &Settings) -> FoundRelease {
     let fingerprint = fingerprint(version, arch, settings);
     let digest = format!("sha256:{}", hex::encode(fingerprint));
     let errata = u16::from_be_bytes([fingerprint[1], fingerprint[2]]);
@@ -179,16 +179,15 @@ fn release(version: &Version, arch: &str, previous: Vec<Version>, settings: &Set
     if arch == "multi" {
         metadata.insert(keys::RELEASE_ARCHITECTURE.to_owned(), "multi".to_owned());
     }
-    ScrapedRelease {
+    FoundRelease {
         document: ReleaseMetadataDocument {
             version: version.clone(),
             previous,
             next: Vec::new(),
             metadata,
         },
-        arch: arch.to_owned(),
-        payload: format!("{REPOSITORY}@{digest}"),
-        digest,
+        arch: Arch::new(arch),
+        payload: Payload::of(REPOSITORY, &digest),
     }
 }
 
@@ -214,7 +213,9 @@ mod tests {
         let releases = generate(&set, &settings);
         let amd64_491 = releases
             .iter()
-            .find(|release| release.arch == "amd64" && release.document.version == Version::new(4, 9, 1))
+            .find(|release| {
+                release.arch.as_str() == "amd64" && release.document.version == Version::new(4, 9, 1)
+            })
             .unwrap();
         let previous: Vec<String> = amd64_491
             .document
@@ -229,7 +230,12 @@ mod tests {
     fn architectures_start_at_their_first_minor() {
         let set = versions(&["4.1.0", "4.2.0", "4.9.0", "4.11.0"]);
         let releases = generate(&set, &Settings::default());
-        let count = |arch: &str| releases.iter().filter(|release| release.arch == arch).count();
+        let count = |arch: &str| {
+            releases
+                .iter()
+                .filter(|release| release.arch.as_str() == arch)
+                .count()
+        };
         assert_eq!(
             [
                 count("amd64"),
@@ -240,14 +246,15 @@ mod tests {
             ],
             [3, 3, 3, 2, 1]
         );
-        let multi = releases.iter().find(|release| release.arch == "multi").unwrap();
+        let multi = releases.iter().find(|release| release.arch.is_multi()).unwrap();
         assert_eq!(multi.document.metadata[keys::RELEASE_ARCHITECTURE], "multi");
         assert!(
             multi
                 .payload
+                .as_str()
                 .starts_with("quay.io/openshift-release-dev/ocp-release@sha256:")
         );
-        assert_eq!(multi.digest.len(), "sha256:".len() + 64);
+        assert_eq!(multi.payload.digest().len(), "sha256:".len() + 64);
     }
 
     #[test]
@@ -262,7 +269,7 @@ mod tests {
             },
         );
         assert_eq!(a.len(), b.len());
-        assert_ne!(a[0].digest, b[0].digest);
+        assert_ne!(a[0].payload.digest(), b[0].payload.digest());
         assert_eq!(a, generate(&set, &Settings::default()));
     }
 }

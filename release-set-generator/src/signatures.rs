@@ -13,7 +13,7 @@
 use std::io;
 use std::path::Path;
 
-use graph_builder::scraped::ScrapedRelease;
+use graph_builder::found::FoundRelease;
 use image_signature::Document;
 use image_signature::layout::{Algorithm, SignatureName};
 use release_images::signature::SigningKey;
@@ -39,7 +39,7 @@ pub const DEMO_MOST_SIGNATURES: u32 = 2;
 
 /// The demo signatures of `releases`: from [`DEMO_SIGNED_FROM`] on, one to
 /// [`DEMO_MOST_SIGNATURES`] each.
-pub fn demo_signatures(releases: &[ScrapedRelease], key: &SigningKey) -> Vec<SignatureFile> {
+pub fn demo_signatures(releases: &[FoundRelease], key: &SigningKey) -> Vec<SignatureFile> {
     releases
         .iter()
         .filter(|release| demo_signs(release))
@@ -48,16 +48,16 @@ pub fn demo_signatures(releases: &[ScrapedRelease], key: &SigningKey) -> Vec<Sig
 }
 
 /// Whether the demo data signs `release`.
-pub fn demo_signs(release: &ScrapedRelease) -> bool {
+pub fn demo_signs(release: &FoundRelease) -> bool {
     let version = &release.document.version;
     (version.major, version.minor) >= DEMO_SIGNED_FROM
 }
 
 /// Signatures of `release`, `signature-1` first: one to `most` of them (as
 /// many as its digest says), each the same claim with its own creator.
-pub fn sign_release(release: &ScrapedRelease, key: &SigningKey, most: u32) -> Vec<SignatureFile> {
-    let (_, hex) = release
-        .digest
+pub fn sign_release(release: &FoundRelease, key: &SigningKey, most: u32) -> Vec<SignatureFile> {
+    let digest = release.payload.digest();
+    let (_, hex) = digest
         .split_once(':')
         .expect("a generated digest is <algorithm>:<hex>");
     let reference = docker_reference(release);
@@ -65,7 +65,7 @@ pub fn sign_release(release: &ScrapedRelease, key: &SigningKey, most: u32) -> Ve
         .map(|index| {
             let name =
                 SignatureName::new(Algorithm::Sha256, hex, index).expect("a generated digest is SHA-256");
-            let document = Document::new(&reference, &release.digest)
+            let document = Document::new(&reference, digest)
                 .with_creator(&format!("release-set-generator, signature {index}"));
             (name, key.sign_document(&document))
         })
@@ -74,7 +74,7 @@ pub fn sign_release(release: &ScrapedRelease, key: &SigningKey, most: u32) -> Ve
 
 /// Where release tooling published the release: `<repository>:<version>-<arch>`,
 /// with the architecture as release tags spell it.
-pub fn docker_reference(release: &ScrapedRelease) -> String {
+pub fn docker_reference(release: &FoundRelease) -> String {
     let arch = match release.arch.as_str() {
         "amd64" => "x86_64",
         "arm64" => "aarch64",

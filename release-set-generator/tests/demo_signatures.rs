@@ -41,7 +41,7 @@ fn the_committed_demo_signatures_are_the_generated_ones_and_verify() {
     let signed_digests: BTreeSet<String> = releases
         .iter()
         .filter(|release| demo_signs(release))
-        .map(|release| release.digest.clone())
+        .map(|release| release.payload.digest().to_owned())
         .collect();
     let committed_digests: BTreeSet<String> = committed
         .keys()
@@ -60,7 +60,7 @@ fn the_committed_demo_signatures_are_the_generated_ones_and_verify() {
         .filter(|release| demo_signs(release))
         .step_by(SAMPLE_EVERY);
     for release in sample {
-        let digest = Digest::parse(&release.digest).expect("a generated digest");
+        let digest = Digest::parse(release.payload.digest()).expect("a generated digest");
         let generated = sign_release(release, &key, DEMO_MOST_SIGNATURES);
         let next = SignatureName::of(&digest, generated.len() as u32 + 1).expect("a SHA-256 name");
         assert!(!committed.contains_key(&next), "{stale}");

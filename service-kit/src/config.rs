@@ -1,25 +1,28 @@
 //! Layered configuration: struct defaults < TOML file < environment < CLI.
 //!
 //! Settings types are plain serde structs with `#[serde(default)]` for their
-//! defaults and `#[serde(deny_unknown_fields)]` so a typo fails start-up,
-//! naming the key and where it came from, e.g.
-//! ``unknown field: found `prot`, expected `address` or `port` for key
-//! "default.service.prot" in /etc/pe.toml TOML file``.
+//! defaults. A key the settings type does not have fails start-up, naming
+//! the key and where it came from, e.g. ``unknown setting `service.prot`
+//! (TOML file /etc/pe.toml)``: [`Layers::extract_known`] checks every key
+//! given against the keys of the type ([`Schema`]).
 //!
 //! Environment variables are `{PREFIX}{KEY}` with `__` between nesting levels:
 //! `CINCINNATI_PE_SERVICE__PATH_PREFIX=/api` sets `service.path_prefix`.
 //! Every variable with the prefix must name a known key.
 //!
-//! CLI flags use upstream's dotted long options (`--service.address`); the
-//! binary hands each flag the user gave to [`Layers::set`].
+//! CLI flags use upstream's dotted long options (`--service.address`); see
+//! [`crate::cli`].
 
 use std::fmt;
 use std::path::Path;
 
-use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
+use figment::value::{Dict, Value};
+use figment::{Figment, Metadata, Profile, Provider as _};
 use serde::Serialize;
 use serde::de::{self, DeserializeOwned, Deserializer, SeqAccess, Visitor};
+
+use crate::schema::Schema;
 
 /// Configuration sources, later ones overriding earlier ones key by key.
 #[derive(Debug, Default)]
@@ -34,6 +37,13 @@ pub enum ConfigError {
     MissingFile(String),
     #[error("invalid configuration: {0}")]
     Invalid(#[from] Box<figment::Error>),
+    #[error("unknown setting `{key}` ({origin}); known in {table}: {known}")]
+    UnknownKey {
+        key: String,
+        origin: String,
+        table: String,
+        known: String,
+    },
 }
 
 impl Layers {
@@ -58,7 +68,7 @@ impl Layers {
     /// for every Service of the namespace, and a Service named like
     /// upstream's `cincinnati-gb-public` would otherwise be taken for an
     /// unknown setting and stop the service from starting.
-    pub fn env(self, prefix: &str, top_level: &'static [&'static str]) -> Self {
+    pub fn env(self, prefix: &str, top_level: Vec<String>) -> Self {
         let settings = Env::prefixed(prefix).split("__").filter(move |key| {
             let key = key.as_str();
             key.contains('.') || top_level.iter().any(|name| key.eq_ignore_ascii_case(name))
@@ -66,24 +76,6 @@ impl Layers {
         Self {
             figment: self.figment.merge(settings),
         }
-    }
-
-    /// What every service's settings start from: its TOML file (if given),
-    /// its environment variables, and the logging flags (`-v` count, format).
-    pub fn for_service(
-        file: Option<&Path>,
-        env_prefix: &str,
-        verbosity: u8,
-        log_format: Option<&str>,
-    ) -> Result<Self, ConfigError> {
-        let layers = match file {
-            Some(path) => Self::new().file(path)?,
-            None => Self::new(),
-        };
-        Ok(layers
-            .env(env_prefix, &["verbosity", "log_format"])
-            .set_some("verbosity", (verbosity > 0).then_some(verbosity))
-            .set_some("log_format", log_format))
     }
 
     /// One value at a dotted key (`service.port`), e.g. from a CLI flag.
@@ -106,6 +98,77 @@ impl Layers {
         self.figment
             .extract()
             .map_err(|error| ConfigError::Invalid(Box::new(error)))
+    }
+
+    /// The merged settings, once every key given is one `schema` knows.
+    pub fn extract_known<T: DeserializeOwned>(&self, schema: &Schema) -> Result<T, ConfigError> {
+        let data = self
+            .figment
+            .data()
+            .map_err(|error| ConfigError::Invalid(Box::new(error)))?;
+        if let Some(given) = data.get(&Profile::Default)
+            && let Some(key) = first_unknown(given, "", schema)
+        {
+            let table = key.rsplit_once('.').map_or("", |(table, _)| table);
+            let known: Vec<&String> = schema
+                .default_at(table)
+                .and_then(serde_json::Value::as_object)
+                .map(|fields| fields.keys().collect())
+                .unwrap_or_default();
+            return Err(ConfigError::UnknownKey {
+                origin: self
+                    .figment
+                    .find_metadata(&key)
+                    .map(|metadata| origin(metadata, &key))
+                    .unwrap_or_else(|| "given".to_owned()),
+                table: if table.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    format!("[{table}]")
+                },
+                known: known
+                    .into_iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                key,
+            });
+        }
+        self.extract()
+    }
+}
+
+/// The first key in `given` (under `prefix`) that `schema` does not know.
+/// What is inside a value setting (a list of plugin tables) is not judged
+/// here.
+fn first_unknown(given: &Dict, prefix: &str, schema: &Schema) -> Option<String> {
+    given.iter().find_map(|(name, value)| {
+        let key = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        match (schema.default_at(&key), value) {
+            (None, _) => Some(key),
+            (Some(default), Value::Dict(_, inner)) if default.is_object() => {
+                first_unknown(inner, &key, schema)
+            }
+            (Some(_), _) => None,
+        }
+    })
+}
+
+/// Where a key came from: `TOML file /etc/pe.toml`, or the environment
+/// variable's name.
+fn origin(metadata: &Metadata, key: &str) -> String {
+    let parts: Vec<&str> = key.split('.').collect();
+    match &metadata.source {
+        Some(source) => format!("{} {source}", metadata.name),
+        None => format!(
+            "{} {}",
+            metadata.name,
+            metadata.interpolate(&Profile::Default, &parts)
+        ),
     }
 }
 
@@ -151,14 +214,14 @@ mod tests {
 
     use super::*;
 
-    #[derive(Debug, Default, Deserialize, PartialEq)]
-    #[serde(default, deny_unknown_fields)]
+    #[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
+    #[serde(default)]
     struct Settings {
         service: Service,
     }
 
-    #[derive(Debug, Deserialize, PartialEq)]
-    #[serde(default, deny_unknown_fields)]
+    #[derive(Debug, Deserialize, Serialize, PartialEq)]
+    #[serde(default)]
     struct Service {
         address: String,
         port: u16,
@@ -214,7 +277,10 @@ mod tests {
             jail.set_env("SKTEST_SERVICE__PORT", "9");
             // What Kubernetes injects for a Service named `sktest-public`.
             jail.set_env("SKTEST_PUBLIC_PORT", "tcp://10.0.0.1:8090");
-            let settings: Settings = Layers::new().env("SKTEST_", &[]).extract().unwrap();
+            let settings: Settings = Layers::new()
+                .env("SKTEST_", Vec::new())
+                .extract_known(&Schema::of::<Settings>())
+                .unwrap();
             assert_eq!(settings.service.port, 9);
             Ok(())
         });
@@ -226,11 +292,12 @@ mod tests {
         let error = Layers::new()
             .file(file.path())
             .unwrap()
-            .extract::<Settings>()
+            .extract_known::<Settings>(&Schema::of::<Settings>())
             .unwrap_err()
             .to_string();
-        assert!(error.contains("prot"), "{error}");
+        assert!(error.contains("service.prot"), "{error}");
         assert!(error.contains(&file.path().display().to_string()), "{error}");
+        assert!(error.contains("address, parameters, port"), "{error}");
     }
 
     #[test]

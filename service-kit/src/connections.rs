@@ -17,9 +17,10 @@ use actix_web::middleware::Next;
 use actix_web::rt::net::TcpStream;
 use actix_web::{HttpResponse, web};
 use cincinnati_core::{ApiError, ErrorKind};
-use prometheus::{IntCounter, IntGauge, Registry};
+use prometheus::{IntCounter, IntGauge};
 
 use crate::HttpError;
+use crate::metrics::MetricRegistry;
 
 /// The open connections of one server and their limit; cheap to clone.
 #[derive(Clone)]
@@ -35,14 +36,12 @@ struct OpenConnection(ConnectionLimit);
 
 impl ConnectionLimit {
     /// Registers `open_connections` and `connections_refused_total`.
-    pub fn new(limit: usize, registry: &Registry) -> prometheus::Result<Self> {
-        let open_gauge = IntGauge::new("open_connections", "Client connections open now")?;
-        let refused = IntCounter::new(
+    pub fn new(limit: usize, registry: &MetricRegistry) -> prometheus::Result<Self> {
+        let open_gauge = registry.add(IntGauge::new("open_connections", "Client connections open now")?)?;
+        let refused = registry.add(IntCounter::new(
             "connections_refused_total",
             "Requests refused with 503 because too many connections were open",
-        )?;
-        registry.register(Box::new(open_gauge.clone()))?;
-        registry.register(Box::new(refused.clone()))?;
+        )?)?;
         Ok(Self {
             open: Arc::default(),
             limit,

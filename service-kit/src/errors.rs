@@ -9,7 +9,9 @@ use actix_web::http::header;
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use cincinnati_core::{ApiError, ErrorKind};
-use prometheus::{IntCounterVec, Opts, Registry};
+use prometheus::{IntCounterVec, Opts};
+
+use crate::metrics::MetricRegistry;
 
 /// An [`ApiError`] answered over HTTP. A newtype because neither the error
 /// nor actix's `ResponseError` trait belongs to this crate.
@@ -58,15 +60,14 @@ pub async fn method_not_allowed(request: HttpRequest) -> Result<HttpResponse, Ht
 pub struct ResponseErrors(IntCounterVec);
 
 impl ResponseErrors {
-    pub fn register(registry: &Registry) -> prometheus::Result<Self> {
-        let counter = IntCounterVec::new(
+    pub fn register(registry: &MetricRegistry) -> prometheus::Result<Self> {
+        let counter = registry.add(IntCounterVec::new(
             Opts::new(
                 "graph_response_errors_total",
                 "Error responses by HTTP status and kind",
             ),
             &["code", "kind"],
-        )?;
-        registry.register(Box::new(counter.clone()))?;
+        )?)?;
         Ok(Self(counter))
     }
 
@@ -120,7 +121,7 @@ mod tests {
 
     #[actix_web::test]
     async fn errors_answer_json_with_their_status_and_are_counted() {
-        let registry = Registry::new();
+        let registry = MetricRegistry::new("test").unwrap();
         let errors = ResponseErrors::register(&registry).unwrap();
         let app = test::init_service(
             App::new()

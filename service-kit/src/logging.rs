@@ -8,8 +8,8 @@
 
 use std::fmt;
 
-use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
@@ -28,6 +28,13 @@ impl Verbosity {
             2 => "debug",
             _ => "trace",
         }
+    }
+}
+
+/// Written as the number.
+impl Serialize for Verbosity {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u8(self.0)
     }
 }
 
@@ -76,7 +83,7 @@ impl<'de> Deserialize<'de> for Verbosity {
 }
 
 /// The shape of log lines.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     #[default]

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A path prefix with exactly one leading slash and no trailing slash, or
 /// empty for "no prefix": `a/b/` and `//a/b//` both become `/a/b`, as upstream
@@ -33,6 +33,12 @@ impl PathPrefix {
 impl fmt::Display for PathPrefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl Serialize for PathPrefix {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
     }
 }
 

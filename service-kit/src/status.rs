@@ -9,25 +9,24 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::http::header;
 use actix_web::{App, HttpResponse, HttpServer, web};
-use prometheus::Registry;
 
 use crate::errors::not_found;
-use crate::metrics;
+use crate::metrics::{MetricRegistry, TEXT_FORMAT};
 use crate::routes::get_or_head;
-use crate::supervisor::Liveness;
+use crate::supervisor::{Liveness, TaskStatus};
 
 type Check = Arc<dyn Fn() -> bool + Send + Sync>;
 type Refresh = Arc<dyn Fn() + Send + Sync>;
-type Document = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
+type Document = Arc<dyn Fn(Vec<TaskStatus>) -> serde_json::Value + Send + Sync>;
 
 /// What the status server answers; see the module documentation.
 #[derive(Clone)]
 pub struct StatusServer {
     probes: Vec<(String, Check)>,
-    registry: Registry,
+    registry: MetricRegistry,
     before_scrape: Refresh,
     status: Document,
-    tasks: Option<Liveness>,
+    tasks: Liveness,
 }
 
 /// A server bound to its port, not yet running: await (or spawn) `server`.
@@ -37,13 +36,13 @@ pub struct BoundServer {
 }
 
 impl StatusServer {
-    pub fn new(registry: Registry) -> Self {
+    pub fn new(registry: MetricRegistry) -> Self {
         Self {
             probes: Vec::new(),
             registry,
             before_scrape: Arc::new(|| {}),
-            status: Arc::new(|| serde_json::Value::Null),
-            tasks: None,
+            status: Arc::new(|tasks| serde_json::json!({ "tasks": tasks })),
+            tasks: Liveness::default(),
         }
     }
 
@@ -54,9 +53,9 @@ impl StatusServer {
     }
 
     /// Answers `path` with 200 while every supervised task is making
-    /// progress, and lists the tasks under `tasks` in `/status`.
+    /// progress; the tasks are handed to the status document.
     pub fn liveness(mut self, path: &str, liveness: Liveness) -> Self {
-        self.tasks = Some(liveness.clone());
+        self.tasks = liveness.clone();
         self.probe(path, move || liveness.is_live())
     }
 
@@ -67,10 +66,10 @@ impl StatusServer {
         self
     }
 
-    /// The JSON document answered on `/status`.
+    /// The JSON document answered on `/status`, given the supervised tasks.
     pub fn status_document(
         mut self,
-        document: impl Fn() -> serde_json::Value + Send + Sync + 'static,
+        document: impl Fn(Vec<TaskStatus>) -> serde_json::Value + Send + Sync + 'static,
     ) -> Self {
         self.status = Arc::new(document);
         self
@@ -99,18 +98,15 @@ impl StatusServer {
             let (status, tasks) = (self.status.clone(), self.tasks.clone());
             app.service(get_or_head("/metrics", move || {
                 before_scrape();
-                let text = metrics::encode(&registry);
+                let text = registry.encode();
                 async move {
                     HttpResponse::Ok()
-                        .insert_header((header::CONTENT_TYPE, metrics::TEXT_FORMAT))
+                        .insert_header((header::CONTENT_TYPE, TEXT_FORMAT))
                         .body(text)
                 }
             }))
             .service(get_or_head("/status", move || {
-                let mut document = status();
-                if let (Some(tasks), Some(fields)) = (&tasks, document.as_object_mut()) {
-                    fields.insert("tasks".to_owned(), serde_json::json!(tasks.tasks()));
-                }
+                let document = status(tasks.tasks());
                 async move { HttpResponse::Ok().json(document) }
             }))
         })
@@ -133,8 +129,8 @@ mod tests {
 
     #[actix_web::test]
     async fn probes_metrics_and_status_answer_on_their_own_port() {
-        let registry = metrics::registry("cincinnati_test").unwrap();
-        metrics::register_build_info(&registry, "abc").unwrap();
+        let registry = MetricRegistry::new("cincinnati_test").unwrap();
+        registry.add_build_info("abc").unwrap();
         let ready = Arc::new(AtomicBool::new(false));
         let bound = StatusServer::new(registry)
             .probe("/livez", || true)
@@ -142,7 +138,7 @@ mod tests {
                 let ready = ready.clone();
                 move || ready.load(Ordering::SeqCst)
             })
-            .status_document(|| serde_json::json!({"graph": "none"}))
+            .status_document(|tasks| serde_json::json!({"graph": "none", "tasks": tasks}))
             .bind("127.0.0.1:0".parse().unwrap())
             .unwrap();
         let handle = bound.server.handle();
@@ -163,6 +159,7 @@ mod tests {
         let status: serde_json::Value =
             serde_json::from_str(&get("/status").await.unwrap().text().await.unwrap()).unwrap();
         assert_eq!(status["graph"], "none");
+        assert_eq!(status["tasks"], serde_json::json!([]));
 
         let missing = get("/nope").await.unwrap();
         assert_eq!(missing.status(), 404);

@@ -9,9 +9,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use prometheus::{IntCounterVec, Opts, Registry};
-use serde::Serialize;
+use prometheus::{IntCounterVec, Opts};
+use serde::{Deserialize, Serialize};
 use tokio::task::{JoinError, JoinSet};
+
+use crate::metrics::MetricRegistry;
 
 /// Runs tasks until [`Supervisor::shutdown`] (or until dropped).
 pub struct Supervisor {
@@ -77,9 +79,10 @@ struct WatchedState {
 }
 
 /// One task as the status document shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TaskStatus {
-    pub name: &'static str,
+    pub name: String,
     /// Seconds since the task last completed a round (or started).
     pub seconds_since_beat: f64,
     /// Seconds without a round after which the process is not live.
@@ -92,15 +95,14 @@ pub struct TaskStatus {
 
 impl Supervisor {
     /// Registers `task_restarts_total{task}` in `registry`.
-    pub fn new(registry: &Registry, backoff: Backoff) -> prometheus::Result<Self> {
-        let restarts = IntCounterVec::new(
+    pub fn new(registry: &MetricRegistry, backoff: Backoff) -> prometheus::Result<Self> {
+        let restarts = registry.add(IntCounterVec::new(
             Opts::new(
                 "task_restarts_total",
                 "Background tasks started again after they panicked or ended",
             ),
             &["task"],
-        )?;
-        registry.register(Box::new(restarts.clone()))?;
+        )?)?;
         Ok(Self {
             tasks: JoinSet::new(),
             liveness: Liveness::default(),
@@ -197,7 +199,7 @@ impl Watched {
         let state = self.lock();
         let since_beat = state.last_beat.elapsed();
         TaskStatus {
-            name: self.name,
+            name: self.name.to_owned(),
             seconds_since_beat: since_beat.as_secs_f64(),
             stall_after_seconds: self.stall_after.map(|limit| limit.as_secs_f64()),
             last_round_unix: state
@@ -240,8 +242,8 @@ mod tests {
         max: Duration::from_millis(40),
     };
 
-    fn supervisor() -> (Supervisor, Registry) {
-        let registry = Registry::new();
+    fn supervisor() -> (Supervisor, MetricRegistry) {
+        let registry = MetricRegistry::new("test").unwrap();
         (Supervisor::new(&registry, QUICK).unwrap(), registry)
     }
 
@@ -274,7 +276,9 @@ mod tests {
         assert_eq!(status.restarts, 3);
         assert_eq!(status.last_death.as_deref(), Some("panicked: refresh 2 failed"));
         assert!(supervisor.liveness().is_live(), "no heartbeat promised");
-        let restarts = registry.gather()[0].get_metric()[0].get_counter().get_value();
+        let restarts = registry.prometheus().gather()[0].get_metric()[0]
+            .get_counter()
+            .get_value();
         assert_eq!(restarts, 3.0);
         supervisor.shutdown().await;
     }

@@ -63,10 +63,10 @@ async fn main() -> anyhow::Result<()> {
             for (key, value) in &document.metadata {
                 metadata = metadata.metadata(key, value);
             }
-            let image: Pushable = if release.arch == "multi" {
+            let image: Pushable = if release.arch.is_multi() {
                 ImageList::multi_release(&metadata, ARCHITECTURES, ManifestFormat::Docker).into()
             } else {
-                Image::release(&metadata, &release.arch).into()
+                Image::release(&metadata, release.arch.as_str()).into()
             };
             (format!("{}-{}", document.version, release.arch), image)
         })

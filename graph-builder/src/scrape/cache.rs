@@ -17,7 +17,7 @@ use std::sync::Arc;
 use cincinnati_core::metadata_document::{MetadataDocumentError, ReleaseMetadataDocument};
 use serde::{Deserialize, Serialize};
 
-use crate::scraped::DropReason;
+use crate::found::DropReason;
 
 /// What an image digest turned out to be. Transient failures are not cached.
 #[derive(Debug, Clone, PartialEq, Eq)]

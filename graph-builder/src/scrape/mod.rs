@@ -24,7 +24,7 @@ use tokio_util::io::{StreamReader, SyncIoBridge};
 
 use self::cache::{CachedImage, ScrapeCache};
 use self::release_metadata::find_release_metadata;
-use crate::scraped::{DropReason, Dropped, ScrapedRelease};
+use crate::found::{Arch, DropReason, Dropped, FoundRelease, Payload};
 
 /// An image config is a few KiB; anything near this is not one.
 const CONFIG_SIZE_LIMIT: usize = 4 * 1024 * 1024;
@@ -65,7 +65,7 @@ pub enum Scrape {
 /// Every release a scrape found, and what it left out.
 #[derive(Debug, Default)]
 pub struct ScrapeReport {
-    pub releases: Vec<ScrapedRelease>,
+    pub releases: Vec<FoundRelease>,
     pub dropped: Vec<Dropped>,
     pub tags: usize,
     /// Digests whose content had to be downloaded this time.
@@ -229,7 +229,7 @@ impl Scraper {
     /// whichever tags point at it.
     fn report(&self, outcomes: Vec<TagOutcome>) -> ScrapeReport {
         let mut report = ScrapeReport::default();
-        let mut by_digest: BTreeMap<String, ScrapedRelease> = BTreeMap::new();
+        let mut by_digest: BTreeMap<String, FoundRelease> = BTreeMap::new();
         for outcome in outcomes {
             let subject = || format!("{}:{}", self.client.repository(), outcome.tag);
             let image = match &outcome.image {
@@ -247,15 +247,20 @@ impl Scraper {
                 CachedImage::Release { .. } if by_digest.contains_key(digest) => continue,
                 CachedImage::Release { metadata, arch } => match cache::document(metadata) {
                     Ok(document) => {
-                        let payload = self.client.address().payload(self.client.repository(), digest);
-                        let release = ScrapedRelease {
-                            document,
-                            arch: arch.clone(),
-                            payload,
-                            digest: digest.clone(),
-                        };
-                        by_digest.insert(digest.clone(), release);
-                        continue;
+                        let pull_spec = self.client.address().payload(self.client.repository(), digest);
+                        match Payload::parse(pull_spec) {
+                            Ok(payload) => {
+                                let arch = Arch::new(arch.as_str());
+                                let release = FoundRelease {
+                                    document,
+                                    arch,
+                                    payload,
+                                };
+                                by_digest.insert(digest.clone(), release);
+                                continue;
+                            }
+                            Err(reason) => reason,
+                        }
                     }
                     Err(error) => DropReason::InvalidReleaseMetadata(error.to_string()),
                 },

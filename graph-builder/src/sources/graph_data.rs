@@ -19,11 +19,11 @@ use image_signature::store::SignatureStore;
 use openshift_graph_data::GraphDataFiles;
 use openshift_graph_data::signature::verify_image;
 use registry_client::manifest::Manifest;
-use registry_client::{Access, RegistryClient, RetryPolicy};
-use serde::Deserialize;
+use registry_client::{RegistryClient, RetryPolicy};
+use serde::{Deserialize, Serialize};
+use service_kit::secret::{RedactedUrl, Secret};
 
 use super::default_root_certificate_dir;
-use crate::secret::Secret;
 
 /// A graph-data tarball (an image layer is one) is a few MiB; this bounds a
 /// hostile or broken source, whether a URL or an image.
@@ -55,13 +55,13 @@ pub enum GraphDataSourceError {
 }
 
 /// `graph-data-tarball`: exactly one of `path` and `url`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TarballSettings {
     #[serde(default)]
     pub path: Option<PathBuf>,
     #[serde(default)]
-    pub url: Option<String>,
+    pub url: Option<RedactedUrl>,
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
     /// CAs trusted besides the system's, for an HTTPS `url`.
@@ -74,7 +74,7 @@ fn default_timeout_secs() -> u64 {
 }
 
 /// `dkrv2-secondary-metadata-scrape`, with upstream's keys.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImageSettings {
     pub registry: String,
@@ -103,7 +103,7 @@ pub struct ImageSettings {
     #[serde(default)]
     pub verify_signature: bool,
     #[serde(default = "default_signature_baseurl")]
-    pub signature_baseurl: String,
+    pub signature_baseurl: RedactedUrl,
     #[serde(default)]
     pub public_keys_path: Option<PathBuf>,
 }
@@ -111,8 +111,10 @@ pub struct ImageSettings {
 fn default_tag() -> String {
     "latest".to_owned()
 }
-fn default_signature_baseurl() -> String {
-    SignatureStore::DEFAULT_BASE_URL.to_owned()
+fn default_signature_baseurl() -> RedactedUrl {
+    SignatureStore::DEFAULT_BASE_URL
+        .parse()
+        .expect("the default signature store URL is valid")
 }
 
 pub enum GraphDataSource {
@@ -148,7 +150,7 @@ impl GraphDataSource {
         match (&settings.path, &settings.url) {
             (Some(path), None) => Ok(Self::TarballFile(path.clone())),
             (None, Some(url)) => {
-                let url = Url::parse(url).map_err(|error| format!("url {url:?}: {error}"))?;
+                let url = url.expose();
                 let client = HttpClient::new(ClientSettings {
                     user_agent: crate::USER_AGENT.to_owned(),
                     timeout: Duration::from_secs(settings.timeout_secs.max(1)),
@@ -177,21 +179,18 @@ impl GraphDataSource {
                 .as_ref()
                 .ok_or("verify_signature needs public_keys_path")?;
             let keys = TrustedKeys::from_dir(keys_dir).map_err(|error| error.to_string())?;
-            let store = SignatureStore::new(&settings.signature_baseurl, roots.clone(), crate::USER_AGENT)
-                .map_err(|error| error.to_string())?;
+            let store = SignatureStore::new(
+                settings.signature_baseurl.expose().as_str(),
+                roots.clone(),
+                crate::USER_AGENT,
+            )
+            .map_err(|error| error.to_string())?;
             Some(SignatureCheck { store, keys })
         } else {
             None
         };
-        let access = Access {
-            registry: &settings.registry,
-            repository: &settings.repository,
-            username: settings.username.as_deref(),
-            password: settings.password.as_ref().map(Secret::expose),
-            credentials_path: settings.credentials_path.as_deref(),
-            roots: &roots,
-        };
-        let client = access
+        let client = settings
+            .access(&roots)
             .client(RetryPolicy::default(), crate::USER_AGENT)
             .map_err(|error| error.to_string())?;
         Ok(Self::Image(Box::new(ImageSource {

@@ -14,17 +14,17 @@ use std::time::Duration;
 
 use cincinnati_core::metadata_document::ReleaseMetadataDocument;
 use cincinnati_core::wire;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use service_kit::secret::Secret;
 
 use http_fetch::ExtraRoots;
-use registry_client::{Access, RequestCounts, RetryPolicy};
+use registry_client::{RequestCounts, RetryPolicy};
 
 use super::default_root_certificate_dir;
 use crate::assemble::assemble;
+use crate::found::{Arch, DropReason, Dropped, FoundRelease, Payload};
 use crate::packed::PackedGraph;
 use crate::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
-use crate::scraped::{DropReason, Dropped, ScrapedRelease};
-use crate::secret::Secret;
 
 /// What a release source delivered: the graph of releases, before graph-data.
 #[derive(Debug)]
@@ -49,6 +49,16 @@ pub enum Fetched {
     New(Box<ReleaseSnapshot>),
 }
 
+impl Fetched {
+    /// The releases, if the fetch brought them.
+    pub fn into_new(self) -> Option<ReleaseSnapshot> {
+        match self {
+            Self::New(snapshot) => Some(*snapshot),
+            Self::Unchanged { .. } => None,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error(transparent)]
@@ -62,7 +72,7 @@ pub enum SourceError {
 }
 
 /// `release-scrape-dockerv2`, with upstream's keys and defaults.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegistryScrapeSettings {
     #[serde(default = "default_registry")]
@@ -111,7 +121,7 @@ fn default_request_timeout_secs() -> u64 {
 }
 
 /// `release-graph-file` and `release-metadata-directory`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathSettings {
     pub path: PathBuf,
@@ -136,19 +146,13 @@ impl ReleaseSource {
                 "manifestref_key {key:?} is not supported; leave it unset"
             ));
         }
-        let access = Access {
-            registry: &settings.registry,
-            repository: &settings.repository,
-            username: settings.username.as_deref(),
-            password: settings.password.as_ref().map(Secret::expose),
-            credentials_path: settings.credentials_path.as_deref(),
-            roots: &ExtraRoots::from_dir(&settings.root_certificate_dir),
-        };
+        let roots = ExtraRoots::from_dir(&settings.root_certificate_dir);
         let retry = RetryPolicy {
             attempt_timeout: Duration::from_secs(settings.request_timeout_secs.max(1)),
             ..RetryPolicy::default()
         };
-        let client = access
+        let client = settings
+            .access(&roots)
             .client(retry, crate::USER_AGENT)
             .map_err(|error| error.to_string())?;
         let scraper = Scraper::new(
@@ -312,22 +316,16 @@ fn read_metadata_directory(dir: &Path) -> Result<ReleaseSnapshot, SourceError> {
     })
 }
 
-fn read_release_file(path: &Path) -> Result<ScrapedRelease, DropReason> {
+fn read_release_file(path: &Path) -> Result<FoundRelease, DropReason> {
     let invalid = |why: String| DropReason::InvalidReleaseMetadata(why);
     let bytes = std::fs::read(path).map_err(|error| DropReason::Unavailable(error.to_string()))?;
     let file: ReleaseFile = serde_json::from_slice(&bytes).map_err(|error| invalid(error.to_string()))?;
     let document = ReleaseMetadataDocument::parse(file.release_metadata.to_string().as_bytes())
         .map_err(|error| invalid(error.to_string()))?;
-    let digest = file
-        .payload
-        .rsplit_once('@')
-        .map(|(_, digest)| digest.to_owned())
-        .ok_or_else(|| invalid(format!("payload {:?} has no @digest", file.payload)))?;
-    Ok(ScrapedRelease {
+    Ok(FoundRelease {
         document,
-        arch: file.arch,
-        digest,
-        payload: file.payload,
+        arch: Arch::new(file.arch),
+        payload: Payload::parse(file.payload)?,
     })
 }
 

@@ -1,12 +1,14 @@
 //! A graph-builder running in the test process on free ports, and polling
 //! its `/status` with a deadline. Shared by the service test binaries.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use graph_builder::Application;
-use graph_builder::app::StopHandle;
+use anyhow::anyhow;
+
 use graph_builder::settings::Settings;
-use serde_json::Value;
+use graph_builder::state::{GraphStatus, Status};
+use graph_builder::{Application, StopHandle};
+use registry_testkit::poll;
 
 /// A running graph-builder; stopped when dropped.
 pub struct Running {
@@ -29,9 +31,9 @@ impl Drop for Running {
 pub async fn spawn(settings: &Settings, prefix: &str) -> Running {
     let application = Application::build(settings).unwrap();
     let running = Running {
-        api: format!("http://{}{prefix}", application.api_address),
-        public: format!("http://{}{prefix}", application.public_address),
-        status: format!("http://{}", application.status_address),
+        api: format!("http://{}{prefix}", application.address("api")),
+        public: format!("http://{}{prefix}", application.address("public")),
+        status: format!("http://{}", application.address("status")),
         http: reqwest::Client::new(),
         stop: application.stop_handle(),
     };
@@ -44,7 +46,8 @@ impl Running {
         self.http.get(url).send().await.unwrap()
     }
 
-    pub async fn status_document(&self) -> Value {
+    /// `/status`, typed: a field renamed or gone fails the test.
+    pub async fn status_document(&self) -> Status {
         self.get(&format!("{}/status", self.status))
             .await
             .json()
@@ -53,23 +56,42 @@ impl Running {
     }
 
     /// Polls `/status` until `done` holds, failing after a deadline.
-    pub async fn wait_for(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+    pub async fn wait_for(&self, what: &str, done: impl Fn(&Status) -> bool) -> Status {
+        let waited = poll::until(what, Duration::from_secs(60), || async {
             let status = self.status_document().await;
             if done(&status) {
-                return status;
+                Ok(status)
+            } else {
+                Err(anyhow!("{status:#?}"))
             }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}: {status:#}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
+        waited.unwrap_or_else(|error| panic!("{error}")).0
     }
 
-    pub async fn wait_until_ready(&self) -> Value {
-        self.wait_for("the first graph", |status| status["ready"] == true)
-            .await
+    pub async fn wait_until_ready(&self) -> Status {
+        self.wait_for("the first graph", |status| status.ready).await
+    }
+}
+
+/// What the tests read of a status document.
+pub trait StatusExt {
+    /// The graph served; the test expects one.
+    fn graph(&self) -> &GraphStatus;
+    fn graph_data_error(&self) -> Option<&str>;
+}
+
+impl StatusExt for Status {
+    fn graph(&self) -> &GraphStatus {
+        self.graph.as_ref().expect("a graph is served")
+    }
+
+    fn graph_data_error(&self) -> Option<&str> {
+        let source = self
+            .sources
+            .graph_data
+            .as_ref()
+            .expect("a graph-data source is configured");
+        source.last_error.as_deref()
     }
 }

@@ -4,13 +4,31 @@
 pub mod graph;
 pub mod openapi;
 
-use actix_web::web;
-use service_kit::PathPrefix;
-use service_kit::routes::get_or_head;
+use std::sync::Arc;
 
-/// The API routes under `prefix`, as [`openapi`] documents them.
-pub fn configure(prefix: &PathPrefix) -> impl FnOnce(&mut web::ServiceConfig) + '_ {
+use actix_web::web;
+use service_kit::routes::get_or_head;
+use service_kit::{CachePolicy, PathPrefix};
+
+use crate::engine::Engine;
+use openapi::OpenApiDocument;
+
+/// The API routes under `prefix`, as [`openapi`] documents them, with what
+/// their handlers read.
+pub fn configure(
+    prefix: PathPrefix,
+    engine: Arc<Engine>,
+    openapi: OpenApiDocument,
+    caching: CachePolicy,
+) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+    let engine = web::Data::from(engine);
+    let openapi = web::Data::new(openapi);
+    let caching = web::Data::new(caching);
     move |config| {
+        config
+            .app_data(engine.clone())
+            .app_data(openapi.clone())
+            .app_data(caching.clone());
         for path in ["/graph", "/v1/graph"] {
             config.service(get_or_head(&prefix.join(path), graph::graph));
         }

@@ -6,14 +6,18 @@ use std::path::Path;
 use std::time::Duration;
 
 use bytes::Bytes;
+use cincinnati_core::ErrorKind;
 use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
 use service_kit::accept::APPLICATION_JSON;
+use service_kit::secret::RedactedUrl;
+
+use super::UpstreamParameters;
 
 /// Fetches the upstream's `/graph`.
 #[derive(Debug, Clone)]
 pub struct UpstreamClient {
     http: HttpClient,
-    url: Url,
+    url: RedactedUrl,
     max_body_bytes: usize,
 }
 
@@ -39,7 +43,7 @@ pub enum FetchError {
         status: StatusCode,
         body: String,
         /// The `kind` of a Cincinnati JSON error body, if it was one.
-        error_kind: Option<String>,
+        error_kind: Option<ErrorKind>,
     },
 }
 
@@ -53,16 +57,15 @@ pub struct InvalidUpstream {
 impl UpstreamClient {
     /// `root_certificate_dir` holds CAs trusted besides the system's.
     pub fn new(
-        url: &str,
+        url: &RedactedUrl,
         timeout: Duration,
         max_body_bytes: usize,
         root_certificate_dir: &Path,
     ) -> Result<Self, InvalidUpstream> {
         let invalid = |reason: String| InvalidUpstream {
-            url: url.to_owned(),
+            url: url.to_string(),
             reason,
         };
-        let url = Url::parse(url).map_err(|error| invalid(error.to_string()))?;
         let http = HttpClient::new(ClientSettings {
             user_agent: concat!("cincinnati-rs-policy-engine/", env!("CARGO_PKG_VERSION")).to_owned(),
             timeout,
@@ -72,12 +75,13 @@ impl UpstreamClient {
         .map_err(|error| invalid(error.to_string()))?;
         Ok(Self {
             http,
-            url,
+            url: url.clone(),
             max_body_bytes,
         })
     }
 
-    pub fn url(&self) -> &Url {
+    /// The upstream URL as shown (its password redacted).
+    pub fn url(&self) -> &RedactedUrl {
         &self.url
     }
 
@@ -85,12 +89,12 @@ impl UpstreamClient {
     /// client span `GET upstream`, whose context the upstream receives).
     pub async fn fetch(
         &self,
-        parameters: &[(String, String)],
+        parameters: &UpstreamParameters,
         etag: Option<&str>,
     ) -> Result<Fetched, FetchError> {
-        let mut url = self.url.clone();
-        if !parameters.is_empty() {
-            url.query_pairs_mut().extend_pairs(parameters);
+        let mut url = self.url.expose();
+        if !parameters.pairs().is_empty() {
+            url.query_pairs_mut().extend_pairs(parameters.pairs());
         }
         let request = Get::new("upstream", &url, self.max_body_bytes)
             .accept(APPLICATION_JSON)
@@ -100,7 +104,10 @@ impl UpstreamClient {
             return Ok(Fetched::NotModified);
         }
         if !response.status.is_success() {
-            return Err(status_error(response.url, response.status, &response.body));
+            let mut url = response.url;
+            // Errors are logged and shown in /status: no password in them.
+            let _ = url.set_password(None);
+            return Err(status_error(url, response.status, &response.body));
         }
         Ok(Fetched::Body {
             body: response.body,
@@ -121,7 +128,7 @@ fn status_error(url: Url, status: StatusCode, body: &[u8]) -> FetchError {
         status,
         error_kind: serde_json::from_slice::<ErrorBody>(body)
             .ok()
-            .map(|error| error.kind),
+            .and_then(|error| error.kind.parse().ok()),
         body: text,
     }
 }

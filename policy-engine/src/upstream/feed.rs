@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Instant, SystemTime};
 
 use cincinnati_core::wire::{self, WireError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use service_kit::telemetry;
 use tokio::sync::{Mutex as AsyncMutex, OnceCell, OwnedMutexGuard};
 
@@ -53,10 +53,18 @@ struct FeedState {
 pub struct RefreshTurn(OwnedMutexGuard<()>);
 
 /// The last failed fetch.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Failure {
-    #[serde(serialize_with = "unix_seconds")]
     pub at: SystemTime,
+    pub message: String,
+}
+
+/// A failed fetch as `/status` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureStatus {
+    /// Unix seconds.
+    pub at: f64,
     pub message: String,
 }
 
@@ -79,21 +87,27 @@ pub enum RefreshError {
     Parse(#[from] WireError),
 }
 
-/// A feed as `/status` shows it.
-#[derive(Debug, Serialize)]
+/// A feed as `/status` shows it (times in Unix seconds).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FeedStatus {
     pub parameters: UpstreamParameters,
     pub releases: Option<usize>,
-    #[serde(serialize_with = "optional_unix_seconds")]
-    pub fetched_at: Option<SystemTime>,
-    #[serde(serialize_with = "optional_unix_seconds")]
-    pub last_success: Option<SystemTime>,
+    pub fetched_at: Option<f64>,
+    pub last_success: Option<f64>,
     /// Seconds since the upstream last confirmed the graph (as the
     /// `graph_age_seconds` metric counts).
     pub age_seconds: Option<f64>,
-    pub last_error: Option<Failure>,
+    pub last_error: Option<FailureStatus>,
     /// The most recent fetch failed: the graph served is the last good one.
     pub stale: bool,
+}
+
+/// What the engine's gauges read of a feed.
+#[derive(Debug, Clone, Copy)]
+pub struct FeedTimes {
+    pub last_success: Option<SystemTime>,
+    pub last_error: Option<SystemTime>,
 }
 
 impl Feed {
@@ -109,7 +123,7 @@ impl Feed {
     }
 
     /// The query this feed sends upstream.
-    pub fn parameters(&self) -> &[(String, String)] {
+    pub fn parameters(&self) -> &UpstreamParameters {
         &self.parameters
     }
 
@@ -221,10 +235,7 @@ impl Feed {
     }
 
     fn parameter(&self, name: &str) -> Option<&str> {
-        self.parameters
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
+        self.parameters.get(name)
     }
 
     pub fn status(&self) -> FeedStatus {
@@ -232,16 +243,30 @@ impl Feed {
         FeedStatus {
             parameters: self.parameters.clone(),
             releases: state.revision.as_ref().map(|revision| revision.release_count()),
-            fetched_at: state.revision.as_ref().map(|revision| revision.fetched_at()),
-            last_success: state.last_success,
+            fetched_at: state
+                .revision
+                .as_ref()
+                .map(|revision| unix_seconds(revision.fetched_at())),
+            last_success: state.last_success.map(unix_seconds),
             age_seconds: state.last_success.map(|success| {
                 SystemTime::now()
                     .duration_since(success)
                     .unwrap_or_default()
                     .as_secs_f64()
             }),
-            last_error: state.last_error.clone(),
+            last_error: state.last_error.as_ref().map(|failure| FailureStatus {
+                at: unix_seconds(failure.at),
+                message: failure.message.clone(),
+            }),
             stale: state.last_error.is_some(),
+        }
+    }
+
+    pub fn times(&self) -> FeedTimes {
+        let state = self.read();
+        FeedTimes {
+            last_success: state.last_success,
+            last_error: state.last_error.as_ref().map(|failure| failure.at),
         }
     }
 
@@ -257,19 +282,7 @@ fn digest(body: &[u8]) -> u64 {
     hasher.finish()
 }
 
-fn unix_seconds<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
-    let seconds = time
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0.0, |since| since.as_secs_f64());
-    serializer.serialize_f64(seconds)
-}
-
-fn optional_unix_seconds<S: serde::Serializer>(
-    time: &Option<SystemTime>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match time {
-        Some(time) => unix_seconds(time, serializer),
-        None => serializer.serialize_none(),
-    }
+pub fn unix_seconds(time: SystemTime) -> f64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64())
 }

@@ -11,9 +11,33 @@ pub mod revision;
 
 use serde::{Deserialize, Serialize};
 
-/// The query string an engine upstream gets, as sorted name-value pairs
-/// (empty for a graph-builder).
-pub type UpstreamParameters = Vec<(String, String)>;
+/// The query string an engine upstream gets: name-value pairs sorted by
+/// name, each name once, so equal queries are equal keys of one cached
+/// upstream answer (empty for a graph-builder).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct UpstreamParameters(Vec<(String, String)>);
+
+impl UpstreamParameters {
+    /// Sorted, and of pairs with one name, the one sorting first.
+    pub fn new(pairs: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut pairs: Vec<(String, String)> = pairs.into_iter().collect();
+        pairs.sort();
+        pairs.dedup_by(|later, earlier| later.0 == earlier.0);
+        Self(pairs)
+    }
+
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.0
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
 
 /// What serves the graph this engine filters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,7 +52,7 @@ pub enum UpstreamKind {
 }
 
 /// How the engine learns the upstream's kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KindSetting {
     /// From what the upstream serves to a request without parameters: a

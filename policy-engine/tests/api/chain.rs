@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use policy_engine::upstream::UpstreamKind;
+
 use crate::support::app::{TestApp, settings, spawn, spawn_ready};
 use crate::support::upstream::{Behaviour, FakeUpstream};
 use crate::support::{eventually, fixture};
@@ -17,7 +19,10 @@ async fn chain() -> (FakeUpstream, TestApp, TestApp) {
 #[tokio::test]
 async fn an_engine_in_front_of_an_engine_answers_the_same_bytes() {
     let (_upstream, a, b) = chain().await;
-    assert_eq!(b.status_document().await["upstream"]["kind"], "policy-engine");
+    assert_eq!(
+        b.status_document().await.upstream.kind,
+        Some(UpstreamKind::PolicyEngine)
+    );
     let queries = [
         "channel=stable-4.6",
         "channel=stable-4.6&arch=amd64",
@@ -78,8 +83,8 @@ async fn the_front_engine_fetches_once_per_parameter_set() {
         b.get("/graph?channel=stable-4.6&arch=amd64&id=cluster").await;
     }
     b.get("/graph?channel=fast-4.6").await;
-    let feeds = b.status_document().await["feeds"].as_array().unwrap().clone();
-    let parameters: Vec<_> = feeds.iter().map(|feed| feed["parameters"].clone()).collect();
+    let feeds = b.status_document().await.feeds;
+    let parameters: Vec<_> = feeds.iter().map(|feed| feed.parameters.clone()).collect();
     assert_eq!(parameters.len(), 2, "{parameters:?}");
     // B asked A once to learn its kind, once to learn it answers, then once
     // per parameter set.
@@ -95,7 +100,11 @@ async fn the_front_engine_serves_its_last_graph_when_the_middle_one_stops() {
     let before = b.get("/graph?channel=stable-4.6").await;
     drop(a);
     eventually("B notices A is gone", Duration::from_secs(10), || async {
-        b.status_document().await["feeds"][0]["stale"] == true
+        b.status_document()
+            .await
+            .feeds
+            .first()
+            .is_some_and(|feed| feed.stale)
     })
     .await;
     let after = b.get("/graph?channel=stable-4.6").await;
@@ -116,12 +125,10 @@ async fn configured_parameters_are_forwarded_and_split_the_cache() {
             .await;
         assert_eq!(answer.status, 200);
     }
-    let feeds = b.status_document().await["feeds"].clone();
+    let feeds = b.status_document().await.feeds;
     let mut parameters: Vec<String> = feeds
-        .as_array()
-        .unwrap()
         .iter()
-        .map(|feed| feed["parameters"].to_string())
+        .map(|feed| serde_json::to_string(&feed.parameters).unwrap())
         .collect();
     parameters.sort();
     assert_eq!(
@@ -142,13 +149,13 @@ async fn the_front_engine_is_ready_only_once_the_middle_one_can_answer() {
     eventually(
         "B learned its upstream is an engine",
         Duration::from_secs(10),
-        || async { b.status_document().await["upstream"]["kind"] == "policy-engine" },
+        || async { b.status_document().await.upstream.kind == Some(UpstreamKind::PolicyEngine) },
     )
     .await;
     // Several refresh rounds: B keeps asking, A keeps having nothing.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(b.status_get("/readyz").await.status, 503);
-    assert_eq!(b.status_document().await["ready"], false);
+    assert!(!b.status_document().await.ready);
     b.get("/graph?channel=stable-4.6")
         .await
         .assert_error(503, "service_unavailable");

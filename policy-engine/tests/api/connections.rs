@@ -75,7 +75,7 @@ const QUERY: &str = "/graph?channel=stable-4.6";
 async fn connections_beyond_the_limit_are_refused_clearly() {
     let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
     let mut limited = settings(&upstream.url());
-    limited.service.max_open_connections = 2;
+    limited.service.connections.max_open_connections = 2;
     let app = spawn_ready(limited).await;
 
     let mut held = [Connection::open(&app).await, Connection::open(&app).await];

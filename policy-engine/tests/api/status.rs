@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use policy_engine::upstream::UpstreamKind;
+
 use crate::support::app::{settings, spawn_ready};
 use crate::support::fixture;
 use crate::support::upstream::{Behaviour, FakeUpstream};
@@ -39,20 +41,17 @@ async fn the_status_document_describes_the_upstream() {
     let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
     let app = spawn_ready(settings(&upstream.url())).await;
     let status = app.status_document().await;
-    assert_eq!(status["ready"], true);
-    assert_eq!(status["upstream"]["kind"], "graph-builder");
-    assert_eq!(status["upstream"]["url"], upstream.url());
-    assert_eq!(
-        status["pipeline"],
-        serde_json::json!(["channel-filter", "arch-filter"])
-    );
-    assert_eq!(status["feeds"][0]["releases"], 1085);
-    assert_eq!(status["feeds"][0]["stale"], false);
-    assert!(status["feeds"][0]["age_seconds"].as_f64().unwrap() >= 0.0);
-    let refresher = &status["tasks"][0];
-    assert_eq!(refresher["name"], "upstream refresh");
-    assert_eq!(refresher["live"], true);
-    assert_eq!(refresher["restarts"], 0);
+    assert!(status.ready);
+    assert_eq!(status.upstream.kind, Some(UpstreamKind::GraphBuilder));
+    assert_eq!(status.upstream.url, upstream.url());
+    assert_eq!(status.pipeline, ["channel-filter", "arch-filter"]);
+    assert_eq!(status.feeds[0].releases, Some(1085));
+    assert!(!status.feeds[0].stale);
+    assert!(status.feeds[0].age_seconds.unwrap() >= 0.0);
+    let refresher = &status.tasks[0];
+    assert_eq!(refresher.name, "upstream refresh");
+    assert!(refresher.live);
+    assert_eq!(refresher.restarts, 0);
     assert_eq!(app.status_get("/livez").await.status, 200);
 }
 
@@ -96,7 +95,7 @@ async fn an_unchanged_graph_without_etag_keeps_its_revision_and_answers() {
     let upstream = FakeUpstream::start(Behaviour::Untagged(fixture())).await;
     let app = spawn_ready(settings(&upstream.url())).await;
     app.get("/graph?channel=stable-4.6").await;
-    let first = app.status_document().await["feeds"][0]["fetched_at"].clone();
+    let first = app.status_document().await.feeds[0].fetched_at;
     crate::support::eventually("two more fetches", Duration::from_secs(5), || async {
         upstream
             .requests()
@@ -106,7 +105,7 @@ async fn an_unchanged_graph_without_etag_keeps_its_revision_and_answers() {
             >= 3
     })
     .await;
-    assert_eq!(app.status_document().await["feeds"][0]["fetched_at"], first);
+    assert_eq!(app.status_document().await.feeds[0].fetched_at, first);
     app.get("/graph?channel=stable-4.6").await;
     assert_eq!(app.metric("cincinnati_pe_graph_cache_misses_total").await, 1.0);
 }

@@ -23,11 +23,16 @@ async fn a_private_ca_is_trusted_only_through_root_certificate_dir() {
     let no_extra_cas = tempfile::tempdir().unwrap();
     let untrusting = spawn(settings_trusting(&server, no_extra_cas.path())).await;
     eventually("the first fetch fails", Duration::from_secs(10), || async {
-        !untrusting.status_document().await["feeds"][0]["last_error"].is_null()
+        untrusting
+            .status_document()
+            .await
+            .feeds
+            .first()
+            .is_some_and(|feed| feed.last_error.is_some())
     })
     .await;
     let status = untrusting.status_document().await;
-    let message = status["feeds"][0]["last_error"]["message"].as_str().unwrap();
+    let message = status.feeds[0].last_error.as_ref().unwrap().message.as_str();
     assert!(message.contains("certificate"), "{message}");
     assert_eq!(untrusting.status_get("/readyz").await.status, 503);
 

@@ -12,7 +12,7 @@ mod receiver;
 mod services;
 
 use std::io::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use receiver::{ReceivedSpan, Receiver};
@@ -195,15 +195,9 @@ fn summary(spans: &[ReceivedSpan]) -> String {
 
 /// Polls `check` until it succeeds; fails with its last complaint after 30 s.
 async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Result<T, String>) -> T {
-    const PATIENCE: Duration = Duration::from_secs(30);
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        match check().await {
-            Ok(value) => return value,
-            Err(complaint) if Instant::now() >= deadline => {
-                panic!("waited {PATIENCE:?} for {what}: {complaint}")
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
+    let waited = registry_testkit::poll::until(what, Duration::from_secs(30), async || {
+        check().await.map_err(|complaint| anyhow::anyhow!(complaint))
+    })
+    .await;
+    waited.unwrap_or_else(|error| panic!("{error}")).0
 }

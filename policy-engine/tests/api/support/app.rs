@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use policy_engine::engine::EngineStatus;
 use policy_engine::{Application, Settings, StopHandle};
 use reqwest::header::HeaderMap;
 
@@ -25,8 +26,17 @@ pub struct Answer {
 
 impl Answer {
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", String::from_utf8_lossy(&self.body)))
+        self.parse()
+    }
+
+    /// The body as a `T`, e.g. a typed status document.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> T {
+        serde_json::from_slice(&self.body).unwrap_or_else(|error| {
+            panic!(
+                "not the JSON expected ({error}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -46,10 +56,10 @@ impl Answer {
 /// Settings for a test engine: ephemeral ports, fast refreshes, `upstream`.
 pub fn settings(upstream: &str) -> Settings {
     let mut settings = Settings::default();
-    settings.service.port = 0;
+    settings.service.api.port = 0;
     settings.status.port = 0;
-    settings.service.workers = 1;
-    settings.upstream.cincinnati.url = upstream.to_owned();
+    settings.service.connections.workers = 1;
+    settings.upstream.cincinnati.url = upstream.parse().unwrap();
     settings.upstream.cincinnati.interval_secs = 1;
     settings.upstream.cincinnati.timeout_secs = 2;
     settings
@@ -66,8 +76,8 @@ pub async fn spawn_ready(settings: Settings) -> TestApp {
 pub async fn spawn(settings: Settings) -> TestApp {
     let application = Application::build(&settings).expect("the test engine starts");
     let app = TestApp {
-        address: application.address(),
-        status_address: application.status_address(),
+        address: application.address("api"),
+        status_address: application.address("status"),
         // Raw bytes: tests check compressed bodies themselves.
         client: reqwest::Client::builder().no_gzip().build().unwrap(),
         stop: application.stop_handle(),
@@ -121,8 +131,9 @@ impl TestApp {
         .await
     }
 
-    pub async fn status_document(&self) -> serde_json::Value {
-        self.status_get("/status").await.json()
+    /// `/status`, typed: a field renamed or gone fails the test.
+    pub async fn status_document(&self) -> EngineStatus {
+        self.status_get("/status").await.parse()
     }
 
     pub async fn metrics(&self) -> String {

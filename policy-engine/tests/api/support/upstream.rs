@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
-use actix_web::http::header;
+use actix_web::http::{KeepAlive, header};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use tokio::sync::watch;
 
@@ -113,6 +113,11 @@ fn serve(state: Arc<State>, address: SocketAddr) -> (ServerHandle, SocketAddr) {
     let data = web::Data::from(state);
     let server = HttpServer::new(move || App::new().app_data(data.clone()).default_service(web::to(answer)))
         .workers(1)
+        // A connection per request: once `stop` returns, every request is
+        // refused. A kept-alive connection could still be answered by a
+        // worker not yet stopped (on a busy machine), and a test that
+        // stopped the upstream would see it answer.
+        .keep_alive(KeepAlive::Disabled)
         .disable_signals()
         .bind(address)
         .expect("binding the fake upstream");

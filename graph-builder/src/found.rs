@@ -1,5 +1,6 @@
-//! What a release source reports: releases it found, and images it had to
-//! leave out, with the reason.
+//! What a release source reports, whether it scraped a registry or read
+//! files: the releases it found, and what it had to leave out, with the
+//! reason.
 
 use std::fmt;
 
@@ -7,15 +8,90 @@ use cincinnati_core::metadata_document::ReleaseMetadataDocument;
 
 /// A release image that was read successfully.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScrapedRelease {
+pub struct FoundRelease {
     /// The `cincinnati-metadata-v0` document found in the image.
     pub document: ReleaseMetadataDocument,
-    /// The architecture the registry says the image is for (`amd64`, `multi`, ...).
-    pub arch: String,
-    /// The image's manifest digest (`sha256:...`).
-    pub digest: String,
-    /// Where clients pull the release from: `<registry>/<repository>@<digest>`.
-    pub payload: String,
+    /// The architecture the registry says the image is for.
+    pub arch: Arch,
+    /// Where clients pull the release from.
+    pub payload: Payload,
+}
+
+/// An architecture as the registry (or a release file) names it: `amd64`,
+/// `arm64`, ... or `multi` for a manifest list.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Arch(String);
+
+impl Arch {
+    pub fn new(name: impl Into<String>) -> Self {
+        Self(name.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A multi-arch release (a manifest list).
+    pub fn is_multi(&self) -> bool {
+        self.0 == "multi"
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A release's pull spec by digest, `<registry>/<repository>@<digest>`: the
+/// digest is the image's manifest digest (`sha256:...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Payload {
+    pull_spec: String,
+    /// Where the digest starts, after the `@`.
+    digest_at: usize,
+}
+
+impl Payload {
+    /// A pull spec as given (in a release file); one without `@digest` is
+    /// refused.
+    pub fn parse(pull_spec: String) -> Result<Self, DropReason> {
+        match pull_spec.rfind('@') {
+            Some(at) if at + 1 < pull_spec.len() => Ok(Self {
+                digest_at: at + 1,
+                pull_spec,
+            }),
+            _ => Err(DropReason::InvalidReleaseMetadata(format!(
+                "payload {pull_spec:?} has no @digest"
+            ))),
+        }
+    }
+
+    /// The pull spec of `digest` in `image` (`<registry>/<repository>`).
+    pub fn of(image: &str, digest: &str) -> Self {
+        Self {
+            pull_spec: format!("{image}@{digest}"),
+            digest_at: image.len() + 1,
+        }
+    }
+
+    pub fn digest(&self) -> &str {
+        &self.pull_spec[self.digest_at..]
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.pull_spec
+    }
+
+    pub fn into_string(self) -> String {
+        self.pull_spec
+    }
+}
+
+impl fmt::Display for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.pull_spec)
+    }
 }
 
 /// Why an image or an edge was left out of the graph.

@@ -1,0 +1,109 @@
+//! The policy-engine as the service skeleton runs it: its declaration, and
+//! what it starts (the client API, the upstream refresher, readiness and
+//! status from the engine).
+
+use std::sync::Arc;
+
+use service_kit::cli::Flags;
+use service_kit::settings::Defaults;
+use service_kit::{Declaration, Ignored, Kit, Service};
+
+use crate::engine::Engine;
+use crate::metrics::EngineMetrics;
+use crate::routes::{self, openapi::OpenApiDocument};
+use crate::settings::{Resolved, Settings};
+
+/// Refresh rounds (each an interval and an upstream timeout) that may pass
+/// without one completing before the engine is not live.
+const STALLED_ROUNDS: u32 = 3;
+
+/// The running policy-engine.
+pub struct PolicyEngine {
+    engine: Arc<Engine>,
+}
+
+/// The policy-engine's ports and caching default.
+#[derive(Debug, Clone)]
+pub enum PolicyEngineDefaults {}
+
+impl Defaults for PolicyEngineDefaults {
+    const API_PORT: u16 = 8081;
+    const STATUS_PORT: u16 = 9081;
+    const CACHE_MAX_AGE_SECS: u64 = 60;
+}
+
+impl Service for PolicyEngine {
+    const DECLARATION: Declaration = Declaration {
+        name: "policy-engine",
+        version: env!("CARGO_PKG_VERSION"),
+        about: "Serves every cluster its view of the Cincinnati update graph",
+        env_prefix: "CINCINNATI_PE_",
+        metric_prefix: "cincinnati_pe",
+        liveness_path: "/livez",
+        readiness_path: "/readyz",
+        flags: Flags {
+            aliases: &[],
+            without: &["policy"],
+        },
+        ignored: &[Ignored {
+            key: "upstream.method",
+            warning: "is deprecated and ignored",
+        }],
+    };
+    type Settings = Settings;
+    type Metrics = EngineMetrics;
+    type Plan = Resolved;
+
+    fn plan(settings: &Settings) -> anyhow::Result<Resolved> {
+        Ok(settings.resolve()?)
+    }
+
+    fn describe(plan: &Resolved) -> serde_json::Value {
+        serde_json::json!({
+            "upstream": plan.upstream_url,
+            "upstream_timeout_secs": plan.upstream_timeout.as_secs(),
+            "filters": plan.pipeline.stage_names().collect::<Vec<_>>(),
+        })
+    }
+
+    fn start(plan: Resolved, settings: &Settings, kit: &mut Kit<EngineMetrics>) -> anyhow::Result<Self> {
+        let service = &settings.service;
+        let refresh_stalls_after = STALLED_ROUNDS * (plan.limits.interval + plan.upstream_timeout);
+        let openapi = OpenApiDocument::served(&service.api.path_prefix, plan.rules.required.names());
+        let engine = Arc::new(Engine::new(
+            plan.client,
+            plan.pipeline,
+            plan.rules,
+            settings.upstream.cincinnati.kind.fixed(),
+            plan.limits,
+            kit.metrics().clone(),
+        ));
+        let routes = routes::configure(
+            service.api.path_prefix.clone(),
+            engine.clone(),
+            openapi,
+            service.requests.caching(),
+        );
+        kit.bounded_api_server(
+            "api",
+            service.api.socket_address(),
+            &service.connections,
+            |server| server.cors().routes(routes),
+        )?;
+        let refresher = engine.clone();
+        kit.spawn("upstream refresh", Some(refresh_stalls_after), move |heartbeat| {
+            refresher.clone().run_refresher(heartbeat)
+        });
+        let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());
+        kit.ready_when(move || ready.is_ready());
+        kit.before_scrape(move || gauges.update_gauges());
+        kit.status(move |tasks| status.status(tasks));
+        Ok(Self { engine })
+    }
+}
+
+impl PolicyEngine {
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+}

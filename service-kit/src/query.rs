@@ -1,0 +1,90 @@
+//! A request's query string, read once, and the parameters a deployment
+//! makes mandatory (`service.mandatory_client_parameters`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cincinnati_core::ApiError;
+
+/// The parameters of a query string by name. With repeated parameters the
+/// last wins, as upstream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryParameters(BTreeMap<String, String>);
+
+impl QueryParameters {
+    pub fn parse(query_string: &str) -> Self {
+        Self(
+            form_urlencoded::parse(query_string.as_bytes())
+                .into_owned()
+                .collect(),
+        )
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+}
+
+/// Parameters every request must carry. Upstream checks presence only,
+/// never the value; so do we, and name every missing one in one answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequiredParameters(BTreeSet<String>);
+
+impl RequiredParameters {
+    pub fn new(names: impl IntoIterator<Item = String>) -> Self {
+        Self(names.into_iter().collect())
+    }
+
+    /// These and `name` (a parameter a filter needs).
+    pub fn and(mut self, name: &str) -> Self {
+        self.0.insert(name.to_owned());
+        self
+    }
+
+    pub fn names(&self) -> &BTreeSet<String> {
+        &self.0
+    }
+
+    /// `missing_params`, naming every required parameter `query` lacks.
+    pub fn check(&self, query: &QueryParameters) -> Result<(), ApiError> {
+        let missing: Vec<&str> = self
+            .0
+            .iter()
+            .filter(|name| !query.contains(name))
+            .map(String::as_str)
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::missing_params(&missing))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_repeated_parameter_wins() {
+        let query = QueryParameters::parse("channel=a&channel=b&arch=fast-4%2B9");
+        assert_eq!(query.get("channel"), Some("b"));
+        assert_eq!(query.get("arch"), Some("fast-4+9"));
+    }
+
+    #[test]
+    fn every_missing_parameter_is_named_and_an_empty_value_is_present() {
+        let required = RequiredParameters::new(["version".to_owned()]).and("channel");
+        assert_eq!(
+            required.check(&QueryParameters::parse("arch=x")),
+            Err(ApiError::missing_params(&["channel", "version"]))
+        );
+        assert_eq!(
+            required.check(&QueryParameters::parse("channel=&version=1")),
+            Ok(())
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! Secrets in settings: readable where they are used, never printed.
+//!
+//! One scheme for every secret the services are configured with: the value
+//! is a [`secrecy::SecretString`] (the registry client keeps its passwords
+//! the same way), whose `Debug` says `[REDACTED]`; serialising it (what
+//! `--check-config` prints) gives [`REDACTED`]. A URL may carry a password
+//! (`https://user:password@host/`): a [`RedactedUrl`] keeps it as a secret
+//! too and shows the rest of the URL.
+
+use std::fmt;
+use std::str::FromStr;
+
+use secrecy::{ExposeSecret as _, SecretString};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use url::Url;
+
+/// What is printed in place of a secret.
+pub const REDACTED: &str = "<redacted>";
+
+/// What is printed in place of a password in a URL (where `<>` would be
+/// percent-encoded).
+pub const REDACTED_IN_URL: &str = "redacted";
+
+/// A secret setting, a password or a token.
+#[derive(Clone)]
+pub struct Secret(SecretString);
+
+impl Secret {
+    pub fn new(value: &str) -> Self {
+        Self(SecretString::from(value))
+    }
+
+    /// The value, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        self.0.expose_secret()
+    }
+
+    pub fn secret_string(&self) -> &SecretString {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|value| Self::new(&value))
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(REDACTED)
+    }
+}
+
+/// A URL setting, parsed where it is read, whose password (if any) is a
+/// [`Secret`]: shown as `https://user:<redacted>@host/path`.
+#[derive(Clone)]
+pub struct RedactedUrl {
+    /// The URL without its password.
+    shown: Url,
+    password: Option<SecretString>,
+}
+
+impl RedactedUrl {
+    /// The URL with its password, for the client that sends it.
+    pub fn expose(&self) -> Url {
+        let mut url = self.shown.clone();
+        if let Some(password) = &self.password {
+            // Cannot fail: the URL had a password, so it has a host.
+            let _ = url.set_password(Some(password.expose_secret()));
+        }
+        url
+    }
+
+    /// The URL as printed: the password replaced.
+    pub fn redacted(&self) -> Url {
+        let mut url = self.shown.clone();
+        if self.password.is_some() {
+            let _ = url.set_password(Some(REDACTED_IN_URL));
+        }
+        url
+    }
+}
+
+impl FromStr for RedactedUrl {
+    type Err = url::ParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let mut shown = Url::parse(text)?;
+        let password = shown.password().map(SecretString::from);
+        if password.is_some() {
+            let _ = shown.set_password(None);
+        }
+        Ok(Self { shown, password })
+    }
+}
+
+impl fmt::Display for RedactedUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.redacted(), f)
+    }
+}
+
+impl fmt::Debug for RedactedUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.redacted().as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RedactedUrl {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse()
+            .map_err(|error| serde::de::Error::custom(format_args!("URL {text:?}: {error}")))
+    }
+}
+
+impl Serialize for RedactedUrl {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.redacted().as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_is_never_shown() {
+        let secret: Secret = serde_json::from_str("\"hunter2\"").unwrap();
+        assert_eq!(secret.expose(), "hunter2");
+        assert!(!format!("{secret:?}").contains("hunter2"));
+        assert_eq!(serde_json::to_string(&secret).unwrap(), "\"<redacted>\"");
+    }
+
+    #[test]
+    fn a_url_shows_everything_but_its_password() {
+        let url: RedactedUrl = serde_json::from_str("\"https://user:hunter2@gb.example/graph\"").unwrap();
+        assert_eq!(url.expose().as_str(), "https://user:hunter2@gb.example/graph");
+        for shown in [
+            url.to_string(),
+            format!("{url:?}"),
+            serde_json::to_string(&url).unwrap(),
+        ] {
+            assert!(
+                shown.contains("https://user:redacted@gb.example/graph"),
+                "{shown}"
+            );
+        }
+        let plain: RedactedUrl = "http://gb:8080/graph".parse().unwrap();
+        assert_eq!(plain.to_string(), "http://gb:8080/graph");
+        assert_eq!(plain.expose(), plain.redacted());
+    }
+
+    #[test]
+    fn an_invalid_url_is_refused_where_it_is_read() {
+        let error = serde_json::from_str::<RedactedUrl>("\"not a url\"").unwrap_err();
+        assert!(error.to_string().contains("not a url"), "{error}");
+    }
+}

@@ -1,0 +1,405 @@
+//! The service skeleton. A service declares its settings, its metrics, how
+//! its settings resolve into a plan, and what it starts (API servers with
+//! their routes, supervised tasks, readiness, a status document); the
+//! skeleton does the rest, the same way for every service:
+//!
+//! - the command line and the settings layers (defaults < TOML < environment
+//!   < flags, unknown keys refused), `--check-config [-o json]`;
+//! - logging and tracing;
+//! - the metrics registry (`build_info`, error answers, task restarts, open
+//!   connections where bounded, then the service's own);
+//! - the API servers with one middleware stack ([`crate::server`]);
+//! - the status server: probes at the service's paths (liveness from the
+//!   supervised tasks' heartbeats, readiness from the service), `/metrics`,
+//!   `/status`;
+//! - graceful shutdown on SIGTERM, SIGINT or a [`StopHandle`].
+//!
+//! See `metadata-helper` (or the graph-builder's and policy-engine's
+//! `service.rs`) for what a declaration looks like.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use actix_web::dev::{Server, ServerHandle};
+use anyhow::Context as _;
+use serde::Serialize;
+
+use crate::cli::{self, Flags, Invocation, Naming, Output};
+use crate::connections::ConnectionLimit;
+use crate::errors::ResponseErrors;
+use crate::metrics::{MetricRegistry, ServiceMetrics};
+use crate::schema::Schema;
+use crate::server::ApiServer;
+use crate::settings::{ConnectionSettings, ServiceSettings, distinct_addresses};
+use crate::shutdown::StopHandle;
+use crate::status::StatusServer;
+use crate::supervisor::{Backoff, Heartbeat, Supervisor, TaskStatus};
+
+/// What a service is called and where things are.
+#[derive(Debug, Clone, Copy)]
+pub struct Declaration {
+    /// The binary and OpenTelemetry `service.name`: `graph-builder`.
+    pub name: &'static str,
+    /// `env!("CARGO_PKG_VERSION")` of the service's crate.
+    pub version: &'static str,
+    /// One line for `--help`.
+    pub about: &'static str,
+    /// Environment variables are `{env_prefix}{SECTION}__{KEY}`.
+    pub env_prefix: &'static str,
+    /// Metric names are `{metric_prefix}_{name}`.
+    pub metric_prefix: &'static str,
+    /// The probe paths on the status port.
+    pub liveness_path: &'static str,
+    pub readiness_path: &'static str,
+    pub flags: Flags,
+    /// Settings accepted so existing configurations load, with what is
+    /// logged when one is set.
+    pub ignored: &'static [Ignored],
+}
+
+/// A setting that is read and ignored, with a warning when set.
+#[derive(Debug, Clone, Copy)]
+pub struct Ignored {
+    pub key: &'static str,
+    pub warning: &'static str,
+}
+
+/// Every service ignores upstream's Jaeger endpoint: spans go over OTLP.
+const TRACING_ENDPOINT: Ignored = Ignored {
+    key: "service.tracing_endpoint",
+    warning: "is ignored; set OTEL_EXPORTER_OTLP_ENDPOINT",
+};
+
+/// A service, as it declares itself to the skeleton.
+pub trait Service: Sized + Send + Sync + 'static {
+    const DECLARATION: Declaration;
+    type Settings: ServiceSettings;
+    type Metrics: ServiceMetrics;
+    /// What the settings resolve to once checked: everything start-up needs
+    /// that can be built without binding a port or contacting anything.
+    type Plan: Send;
+
+    /// Checks the settings and resolves them (what `--check-config` runs).
+    fn plan(settings: &Self::Settings) -> anyhow::Result<Self::Plan>;
+
+    /// What `--check-config` prints about the plan besides the settings.
+    fn describe(plan: &Self::Plan) -> serde_json::Value;
+
+    /// Starts the service on `kit`: its servers, tasks, readiness, status.
+    fn start(
+        plan: Self::Plan,
+        settings: &Self::Settings,
+        kit: &mut Kit<Self::Metrics>,
+    ) -> anyhow::Result<Self>;
+
+    /// Flags of the service's own that are not settings.
+    fn extra_arguments() -> Vec<clap::Arg> {
+        Vec::new()
+    }
+}
+
+type Check = Box<dyn Fn() -> bool + Send + Sync>;
+type Document = Box<dyn Fn(Vec<TaskStatus>) -> serde_json::Value + Send + Sync>;
+
+/// What a starting service builds on.
+pub struct Kit<M> {
+    metrics: M,
+    registry: MetricRegistry,
+    errors: ResponseErrors,
+    supervisor: Supervisor,
+    servers: Vec<(&'static str, SocketAddr, Server)>,
+    readiness: Option<Check>,
+    before_scrape: Option<Box<dyn Fn() + Send + Sync>>,
+    status: Option<Document>,
+}
+
+impl<M: ServiceMetrics> Kit<M> {
+    fn new(prefix: &str) -> anyhow::Result<Self> {
+        let registry = MetricRegistry::new(prefix).context("creating the metrics registry")?;
+        let register = || -> prometheus::Result<_> {
+            registry.add_build_info(crate::build_info::git_commit())?;
+            Ok((
+                ResponseErrors::register(&registry)?,
+                Supervisor::new(&registry, Backoff::default())?,
+                M::register(&registry)?,
+            ))
+        };
+        let (errors, supervisor, metrics) = register().context("registering metrics")?;
+        Ok(Self {
+            metrics,
+            registry,
+            errors,
+            supervisor,
+            servers: Vec::new(),
+            readiness: None,
+            before_scrape: None,
+            status: None,
+        })
+    }
+
+    pub fn metrics(&self) -> &M {
+        &self.metrics
+    }
+
+    pub fn registry(&self) -> &MetricRegistry {
+        &self.registry
+    }
+
+    /// Binds an API server named `name` (`api`; named in the listening
+    /// log line) on `address`, as `configure` describes it.
+    pub fn api_server(
+        &mut self,
+        name: &'static str,
+        address: SocketAddr,
+        configure: impl FnOnce(ApiServer) -> ApiServer,
+    ) -> anyhow::Result<SocketAddr> {
+        let server = configure(ApiServer::new(address, self.errors.clone()));
+        self.bind(name, address, server)
+    }
+
+    /// [`Kit::api_server`] with upstream's connection knobs and a bound on
+    /// open connections (`open_connections`, `connections_refused_total`).
+    pub fn bounded_api_server(
+        &mut self,
+        name: &'static str,
+        address: SocketAddr,
+        connections: &ConnectionSettings,
+        configure: impl FnOnce(ApiServer) -> ApiServer,
+    ) -> anyhow::Result<SocketAddr> {
+        let limit = ConnectionLimit::new(connections.max_open_connections, &self.registry)
+            .context("registering metrics")?;
+        let server = configure(ApiServer::new(address, self.errors.clone())).connections(connections, limit);
+        self.bind(name, address, server)
+    }
+
+    fn bind(
+        &mut self,
+        name: &'static str,
+        address: SocketAddr,
+        server: ApiServer,
+    ) -> anyhow::Result<SocketAddr> {
+        let (server, bound) = server.bind().with_context(|| format!("binding {address}"))?;
+        self.servers.push((name, bound, server));
+        Ok(bound)
+    }
+
+    /// Runs a long-running task under supervision (see
+    /// [`Supervisor::spawn`]): with `stall_after`, liveness fails when it
+    /// completes no round for that long.
+    pub fn spawn<F, Fut>(&mut self, name: &'static str, stall_after: Option<Duration>, start: F)
+    where
+        F: FnMut(Heartbeat) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.supervisor.spawn(name, stall_after, start);
+    }
+
+    /// The supervisor of the service's tasks, for code that spawns several.
+    pub fn supervisor(&mut self) -> &mut Supervisor {
+        &mut self.supervisor
+    }
+
+    /// The readiness probe answers 200 while `check` holds.
+    pub fn ready_when(&mut self, check: impl Fn() -> bool + Send + Sync + 'static) {
+        self.readiness = Some(Box::new(check));
+    }
+
+    /// Runs before each `/metrics` answer, to update gauges computed from
+    /// state (ages, ratios) rather than events.
+    pub fn before_scrape(&mut self, refresh: impl Fn() + Send + Sync + 'static) {
+        self.before_scrape = Some(Box::new(refresh));
+    }
+
+    /// The `/status` document, given the supervised tasks' state.
+    pub fn status<T: Serialize>(&mut self, document: impl Fn(Vec<TaskStatus>) -> T + Send + Sync + 'static) {
+        self.status = Some(Box::new(move |tasks| {
+            serde_json::to_value(document(tasks)).expect("a status document serialises")
+        }));
+    }
+
+    /// The status server: probes at the declared paths, `/metrics`, `/status`.
+    fn status_server(&mut self, declaration: &Declaration) -> StatusServer {
+        let readiness = self.readiness.take().unwrap_or_else(|| Box::new(|| true));
+        let mut status = StatusServer::new(self.registry.clone())
+            .liveness(declaration.liveness_path, self.supervisor.liveness())
+            .probe(declaration.readiness_path, readiness);
+        if let Some(refresh) = self.before_scrape.take() {
+            status = status.before_scrape(refresh);
+        }
+        if let Some(document) = self.status.take() {
+            status = status.status_document(document);
+        }
+        status
+    }
+}
+
+/// A service bound to its ports, its tasks running, not yet serving.
+pub struct Application<S: Service> {
+    service: S,
+    registry: MetricRegistry,
+    servers: Vec<(&'static str, SocketAddr, Server)>,
+    supervisor: Supervisor,
+    stop: StopHandle,
+}
+
+impl<S: Service> Application<S> {
+    /// Checks the settings, binds every port (0 picks free ones) and starts
+    /// the tasks. Must be called inside a tokio runtime.
+    pub fn build(settings: &S::Settings) -> anyhow::Result<Self> {
+        distinct_addresses(settings)?;
+        warn_about_ignored::<S>(settings);
+        let plan = S::plan(settings)?;
+        let declaration = S::DECLARATION;
+        let mut kit = Kit::<S::Metrics>::new(declaration.metric_prefix)?;
+        let service = S::start(plan, settings, &mut kit)?;
+        let status = kit
+            .status_server(&declaration)
+            .bind(settings.status_address())
+            .with_context(|| format!("binding {}", settings.status_address()))?;
+        kit.servers.push(("status", status.address, status.server));
+        Ok(Self {
+            service,
+            registry: kit.registry,
+            servers: kit.servers,
+            supervisor: kit.supervisor,
+            stop: StopHandle::default(),
+        })
+    }
+
+    pub fn service(&self) -> &S {
+        &self.service
+    }
+
+    /// Where the server named `name` (`api`, `status`, ...) listens.
+    pub fn address(&self, name: &str) -> SocketAddr {
+        self.servers
+            .iter()
+            .find(|(server, ..)| *server == name)
+            .map(|(_, address, _)| *address)
+            .unwrap_or_else(|| panic!("{} has no server named {name}", S::DECLARATION.name))
+    }
+
+    pub fn metrics(&self) -> &MetricRegistry {
+        &self.registry
+    }
+
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
+    }
+
+    /// Serves until SIGTERM/SIGINT or [`StopHandle::stop`], then lets
+    /// in-flight requests finish and stops the tasks.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let (handles, servers): (Vec<ServerHandle>, Vec<Server>) = self
+            .servers
+            .into_iter()
+            .map(|(_, _, server)| (server.handle(), server))
+            .unzip();
+        let servers = futures::future::try_join_all(servers.into_iter().map(tokio::spawn));
+        self.stop.until_stopped().await.context("listening for signals")?;
+        for handle in &handles {
+            handle.stop(true).await;
+        }
+        self.supervisor.shutdown().await;
+        for result in servers.await.context("a server task panicked")? {
+            result.context("a server failed")?;
+        }
+        Ok(())
+    }
+
+    /// The `"{name} listening"` log line, naming every server's address.
+    fn log_listening(&self) {
+        let addresses: Vec<String> = self
+            .servers
+            .iter()
+            .map(|(name, address, _)| format!("{name}={address}"))
+            .collect();
+        tracing::info!(
+            api = %self.address("api"),
+            status = %self.address("status"),
+            servers = %addresses.join(" "),
+            "{} listening",
+            S::DECLARATION.name
+        );
+    }
+}
+
+fn warn_about_ignored<S: Service>(settings: &S::Settings) {
+    let set = serde_json::to_value(settings).expect("settings serialise");
+    let schema = Schema::from_value(&set);
+    for ignored in S::DECLARATION.ignored.iter().chain([&TRACING_ENDPOINT]) {
+        if let Some(value) = schema.default_at(ignored.key).filter(|value| !value.is_null()) {
+            tracing::warn!("{} ({value}) {}", ignored.key, ignored.warning);
+        }
+    }
+}
+
+/// The command line of service `S`.
+pub fn command<S: Service>() -> clap::Command {
+    cli::command(&naming::<S>(), &Schema::of::<S::Settings>(), S::extra_arguments())
+}
+
+fn naming<S: Service>() -> Naming {
+    let declaration = S::DECLARATION;
+    Naming {
+        name: declaration.name,
+        version: declaration.version,
+        about: declaration.about,
+        env_prefix: declaration.env_prefix,
+        flags: declaration.flags,
+    }
+}
+
+/// The settings of `S` from every layer of `invocation`.
+pub fn settings<S: Service>(invocation: &Invocation) -> anyhow::Result<S::Settings> {
+    let schema = Schema::of::<S::Settings>();
+    let settings = invocation.layers(&schema)?.extract_known(&schema)?;
+    Ok(settings)
+}
+
+/// `--check-config`: what start-up checks before it binds a port, and on
+/// success the effective settings and plan, for people or (`-o json`) for
+/// scripts. Secrets are redacted by their types.
+pub fn check_config<S: Service>(settings: &S::Settings, output: Output) -> anyhow::Result<String> {
+    distinct_addresses(settings)?;
+    let plan = S::plan(settings)?;
+    let described = S::describe(&plan);
+    Ok(match output {
+        Output::Json => serde_json::to_string_pretty(&serde_json::json!({
+            "settings": settings,
+            "plan": described,
+        }))?,
+        Output::Text => {
+            let mut text = toml::to_string_pretty(settings).context("printing the settings")?;
+            for (key, value) in described.as_object().into_iter().flatten() {
+                text.push_str(&format!("# {key}: {value}\n"));
+            }
+            text
+        }
+    })
+}
+
+/// A whole service process: parses the command line, then checks the
+/// configuration or runs the service until it is stopped. `commit` is
+/// [`crate::source_commit!`] as the binary's `main` expands it.
+pub async fn main<S: Service>(commit: &'static str) -> anyhow::Result<()> {
+    crate::build_info::record_git_commit(commit);
+    let invocation = Invocation::parse(command::<S>(), S::DECLARATION.env_prefix);
+    run::<S>(&invocation).await
+}
+
+/// [`main`] once the command line is parsed (for a binary that handles
+/// flags of its own first).
+pub async fn run<S: Service>(invocation: &Invocation) -> anyhow::Result<()> {
+    let settings = settings::<S>(invocation)?;
+    let logging = settings.logging();
+    let _telemetry = crate::logging::init(S::DECLARATION.name, logging.verbosity, logging.log_format)?;
+    if invocation.check_config() {
+        println!("{}", check_config::<S>(&settings, invocation.output())?);
+        return Ok(());
+    }
+    let application = Application::<S>::build(&settings)
+        .with_context(|| format!("starting the {}", S::DECLARATION.name))?;
+    application.log_listening();
+    application.run_until_stopped().await
+}
