@@ -4,7 +4,8 @@
 //!
 //! Port 0 avoids the race of picking a free port and handing it over: the
 //! service binds, then logs where (`"... listening"` with `api`, `status`
-//! and, for the graph-builder, `public`), and the harness reads it there.
+//! and every server, the graph-builder's `public` one included, in
+//! `servers`), and the harness reads it there.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -103,6 +104,13 @@ impl ServiceProcess {
     /// `http://<api address><path>`.
     pub fn api_url(&self, path: &str) -> String {
         format!("http://{}{path}", self.listening.api)
+    }
+
+    /// `http://<public address><path>`: the graph-builder's graph-data port.
+    pub fn public_url(&self, path: &str) -> Option<String> {
+        self.listening
+            .public
+            .map(|public| format!("http://{public}{path}"))
     }
 
     /// `http://<status address><path>`.
@@ -269,10 +277,17 @@ fn read_listening(log: &Path, offset: u64) -> anyhow::Result<Listening> {
     bail!("no \"listening\" line in the log yet")
 }
 
+/// The addresses of a `"<service> listening"` line: `api` and `status` as
+/// fields, every server (`public` too) in `servers` (`api=… public=…`).
 fn parse_listening(fields: &Value) -> anyhow::Result<Listening> {
+    let servers = fields["servers"].as_str().unwrap_or_default();
     let address = |key: &str| -> anyhow::Result<Option<SocketAddr>> {
+        let listed = servers
+            .split_whitespace()
+            .find_map(|server| server.strip_prefix(key)?.strip_prefix('='));
         fields[key]
             .as_str()
+            .or(listed)
             .map(|text| text.parse().with_context(|| format!("{key} = {text:?}")))
             .transpose()
     };

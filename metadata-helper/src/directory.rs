@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use image_signature::MAX_SIGNATURE_BYTES;
 use image_signature::layout::{self, Found};
@@ -13,6 +14,7 @@ use crate::set::{Counts, SignatureSet};
 use crate::status::Signatures;
 
 /// A directory source, and the [`Signatures`] it keeps in service.
+#[derive(Clone)]
 pub struct DirectorySource {
     root: PathBuf,
     signatures: Signatures,
@@ -39,7 +41,7 @@ impl DirectorySource {
     /// counted. A directory that cannot be read keeps the last scan in
     /// service (lookups still read the directory as it is) and is reported.
     /// Blocking: a walk of every digest directory.
-    pub fn refresh(&mut self) -> Result<(), DirectoryError> {
+    pub fn refresh(&self) -> Result<(), DirectoryError> {
         match scan(&self.root) {
             Ok(counts) => {
                 self.signatures
@@ -55,6 +57,25 @@ impl DirectorySource {
                 self.signatures.failed(&error);
                 Err(error)
             }
+        }
+    }
+}
+
+impl DirectorySource {
+    /// Scans every `interval`, for ever, on a blocking thread, calling
+    /// `round_done` after each scan (a supervisor's heartbeat); failures are
+    /// logged and kept in the status.
+    pub async fn run(self, interval: Duration, round_done: impl Fn()) {
+        loop {
+            let source = self.clone();
+            let scanned = tokio::task::spawn_blocking(move || source.refresh())
+                .await
+                .expect("a scan does not panic");
+            if let Err(error) = scanned {
+                tracing::warn!(%error, "signature scan failed");
+            }
+            round_done();
+            tokio::time::sleep(interval).await;
         }
     }
 }

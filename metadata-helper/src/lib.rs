@@ -1,7 +1,7 @@
 //! The signatures service, upstream's `metadata-helper`: it serves release
 //! signatures as `{prefix}/signatures/<algo>=<digest>/signature-<N>`, so a
 //! disconnected cluster's CVO verifies updates from the update service
-//! alone. This is its library: what the service binary wraps.
+//! alone. The binary is [`MetadataHelper`] run by service-kit's skeleton.
 //!
 //! ```text
 //! registry ─► graph-builder ─► {prefix}/graph-data tarball ─► TarballSource ─┐
@@ -23,16 +23,28 @@
 //!   each new revision unpacked (signatures only) and swapped in; the last
 //!   good set stays when a fetch or a tarball fails.
 //!
+//! - [`MetadataHelper`]: the service on the skeleton ([`settings`]: upstream's
+//!   `mh.toml`, plus the tarball source).
+//!
 //! Start reading at [`tarball::TarballSource::refresh`].
 
 pub mod directory;
 pub mod metrics;
 pub mod request;
 pub mod serve;
+pub mod service;
 mod set;
+pub mod settings;
 mod status;
 pub mod tarball;
 mod unpack;
+
+pub use service::{HelperMetrics, MetadataHelper, MetadataHelperDefaults};
+pub use service_kit::shutdown::StopHandle;
+pub use settings::Settings;
+
+/// A bound, not yet running metadata-helper.
+pub type Application = service_kit::Application<MetadataHelper>;
 
 pub use set::{LookupError, Signature, SignatureSet};
 pub use status::{Signatures, SourceStatus};

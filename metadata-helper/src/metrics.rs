@@ -11,7 +11,8 @@
 
 use std::time::Instant;
 
-use prometheus::{Gauge, Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
+use prometheus::{Gauge, Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts};
+use service_kit::metrics::MetricRegistry;
 
 use crate::status::Signatures;
 
@@ -29,23 +30,21 @@ pub struct ServeMetrics {
 }
 
 impl ServeMetrics {
-    pub fn register(registry: &Registry) -> prometheus::Result<Self> {
-        let requests = IntCounterVec::new(
+    pub fn register(registry: &MetricRegistry) -> prometheus::Result<Self> {
+        let requests = registry.add(IntCounterVec::new(
             Opts::new(
                 "signatures_incoming_requests_total",
                 "Requests to the signature route, answered or refused, by route pattern",
             ),
             &["uri_path"],
-        )?;
-        let duration = Histogram::with_opts(
+        )?)?;
+        let duration = registry.add(Histogram::with_opts(
             HistogramOpts::new(
                 "signatures_serve_duration_seconds",
                 "Time to answer a request to the signature route",
             )
             .buckets(SERVE_BUCKETS.to_vec()),
-        )?;
-        registry.register(Box::new(requests.clone()))?;
-        registry.register(Box::new(duration.clone()))?;
+        )?)?;
         Ok(Self { requests, duration })
     }
 
@@ -90,8 +89,8 @@ pub struct SourceMetrics {
 }
 
 impl SourceMetrics {
-    pub fn register(registry: &Registry) -> prometheus::Result<Self> {
-        let gauge = |name: &str, help: &str| IntGauge::new(name, help);
+    pub fn register(registry: &MetricRegistry) -> prometheus::Result<Self> {
+        let gauge = |name: &str, help: &str| registry.add(IntGauge::new(name, help)?);
         let metrics = Self {
             signatures: gauge("signatures_served", "Signature files in the set in service")?,
             digests: gauge(
@@ -102,32 +101,22 @@ impl SourceMetrics {
                 "signatures_misplaced",
                 "Entries of the signature tree in service that are not served",
             )?,
-            age: Gauge::new(
+            age: registry.add(Gauge::new(
                 "signatures_age_seconds",
                 "Seconds since the set in service was loaded",
-            )?,
+            )?)?,
             failing: gauge(
                 "signatures_refresh_failing",
                 "1 while the last refresh of the source failed (the last good set is served)",
             )?,
-            revision: IntGaugeVec::new(
+            revision: registry.add(IntGaugeVec::new(
                 Opts::new(
                     "signatures_revision_info",
                     "1 for the revision of the set in service (a graph-data tarball's entity tag)",
                 ),
                 &["revision"],
-            )?,
+            )?)?,
         };
-        for collector in [
-            &metrics.signatures,
-            &metrics.digests,
-            &metrics.misplaced,
-            &metrics.failing,
-        ] {
-            registry.register(Box::new(collector.clone()))?;
-        }
-        registry.register(Box::new(metrics.age.clone()))?;
-        registry.register(Box::new(metrics.revision.clone()))?;
         Ok(metrics)
     }
 

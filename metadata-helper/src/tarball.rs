@@ -117,9 +117,10 @@ impl TarballSource {
         refreshed
     }
 
-    /// Refreshes every `interval`, for ever; failures are logged and kept
-    /// in the status.
-    pub async fn run(mut self, interval: Duration) {
+    /// Refreshes every `interval`, for ever, calling `round_done` after each
+    /// refresh (a supervisor's heartbeat); failures are logged and kept in
+    /// the status.
+    pub async fn run(&mut self, interval: Duration, round_done: impl Fn()) {
         loop {
             match self.refresh().await {
                 Ok(Refresh::Unchanged) => {}
@@ -130,6 +131,7 @@ impl TarballSource {
                     tracing::warn!(%error, "signature refresh failed; serving the last good signatures");
                 }
             }
+            round_done();
             tokio::time::sleep(interval).await;
         }
     }

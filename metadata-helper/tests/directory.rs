@@ -34,7 +34,7 @@ fn tree() -> tempfile::TempDir {
 }
 
 fn source(root: &Path) -> DirectorySource {
-    let mut source = DirectorySource::new(root.to_path_buf());
+    let source = DirectorySource::new(root.to_path_buf());
     source.refresh().unwrap();
     source
 }
@@ -48,7 +48,7 @@ fn lookup(source: &DirectorySource, name: &SignatureName) -> Result<Option<Vec<u
 #[test]
 fn files_are_served_on_demand_and_counted_by_a_scan() {
     let root = tree();
-    let mut source = source(root.path());
+    let source = source(root.path());
     let status = source.signatures().status();
     assert_eq!((status.digests, status.signatures, status.misplaced), (2, 3, 1));
     assert!(source.signatures().is_ready() && status.last_error.is_none());
@@ -143,7 +143,7 @@ fn what_is_not_a_small_file_is_not_served() {
 fn a_missing_directory_is_reported_until_it_appears() {
     let parent = tempfile::tempdir().unwrap();
     let root = parent.path().join("signatures");
-    let mut source = DirectorySource::new(root.clone());
+    let source = DirectorySource::new(root.clone());
     let error = source.refresh().unwrap_err();
     assert!(error.to_string().contains(&root.display().to_string()), "{error}");
     let status = source.signatures().status();

@@ -11,9 +11,9 @@ use metadata_helper::Signatures;
 use metadata_helper::directory::DirectorySource;
 use metadata_helper::metrics::ServeMetrics;
 use metadata_helper::serve::SignatureRoute;
-use prometheus::Registry;
 use service_kit::PathPrefix;
 use service_kit::errors::not_found;
+use service_kit::metrics::MetricRegistry;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
@@ -36,7 +36,7 @@ struct Helper {
 
 impl Helper {
     fn start(signatures: Signatures) -> Self {
-        let metrics = ServeMetrics::register(&Registry::new()).unwrap();
+        let metrics = ServeMetrics::register(&MetricRegistry::new("cincinnati_mh").unwrap()).unwrap();
         let route = SignatureRoute::new(signatures, metrics.clone());
         let server = HttpServer::new(move || {
             App::new()
@@ -84,7 +84,7 @@ async fn error_kind(response: reqwest::Response) -> (u16, String) {
 }
 
 fn directory(root: &Path) -> Signatures {
-    let mut source = DirectorySource::new(root.to_path_buf());
+    let source = DirectorySource::new(root.to_path_buf());
     source.refresh().unwrap();
     source.signatures().clone()
 }
