@@ -407,21 +407,11 @@ class Checker:
             if not url:
                 self.error(deployment, "policy-engine --check-config printed no effective upstream")
                 continue
-            parsed = urllib.parse.urlsplit(url)
-            host = parsed.hostname or ""
-            namespace = namespace_of(deployment)
-            name = in_cluster_service(host, namespace)
-            if name is None:
+            target = self.in_cluster_target(deployment, "upstream", url)
+            if target is None:
                 continue
-            target_service = self.find("Service", name, deployment)
-            if target_service is None:
-                self.error(deployment, f"upstream {url}: no Service {name} in the overlay")
-                continue
-            port_number = parsed.port or (443 if parsed.scheme == "https" else 80)
-            port = next((p for p in target_service["spec"]["ports"] if p["port"] == port_number), None)
-            if port is None:
-                self.error(deployment, f"upstream {url}: Service {name} has no port {port_number}")
-                continue
+            parsed, name, target_service, port = target
+            port_number = port["port"]
             upstream = self.container_behind(target_service)
             if upstream is None:
                 continue  # the Service's selector or the container's own check failed, and said so
@@ -445,25 +435,39 @@ class Checker:
             url = settings.get("plan", {}).get("graph_data_url")
             if not url:
                 continue
-            parsed = urllib.parse.urlsplit(url)
-            name = in_cluster_service(parsed.hostname or "", namespace_of(deployment))
-            if name is None:
+            target = self.in_cluster_target(deployment, "graph-data URL", url)
+            if target is None:
                 continue
-            target_service = self.find("Service", name, deployment)
-            if target_service is None:
-                self.error(deployment, f"graph-data URL {url}: no Service {name} in the overlay")
-                continue
-            port_number = parsed.port or (443 if parsed.scheme == "https" else 80)
-            port = next((p for p in target_service["spec"]["ports"] if p["port"] == port_number), None)
+            parsed, name, target_service, port = target
+            port_number = port["port"]
             builder = self.container_behind(target_service)
-            if port is None or builder is None or builder[2] != "graph-builder":
-                self.error(deployment, f"graph-data URL {url}: port {port_number} of {name} is no graph-builder's")
+            if builder is None or builder[2] != "graph-builder":
+                self.error(deployment, f"graph-data URL {url}: port {port_number} of {name} is not a graph-builder's Service")
                 continue
             if port.get("targetPort") != "graph-data":
                 self.error(deployment, f"graph-data URL {url}: port {port_number} of {name} is not the graph-builder's graph-data port")
             prefix = setting(builder[3], "service.path_prefix") or ""
             if parsed.path != f"{prefix}/graph-data":
                 self.error(deployment, f"graph-data URL {url}: the graph-builder serves {prefix}/graph-data")
+
+    def in_cluster_target(self, deployment, what, url):
+        """The (parsed URL, Service name, Service, Service port) `url` names
+        in the overlay, or None for a URL outside the cluster or one that
+        names nothing (reported as `what`)."""
+        parsed = urllib.parse.urlsplit(url)
+        name = in_cluster_service(parsed.hostname or "", namespace_of(deployment))
+        if name is None:
+            return None
+        target_service = self.find("Service", name, deployment)
+        if target_service is None:
+            self.error(deployment, f"{what} {url}: no Service {name} in the overlay")
+            return None
+        port_number = parsed.port or (443 if parsed.scheme == "https" else 80)
+        port = next((p for p in target_service["spec"]["ports"] if p["port"] == port_number), None)
+        if port is None:
+            self.error(deployment, f"{what} {url}: Service {name} has no port {port_number}")
+            return None
+        return parsed, name, target_service, port
 
     # -- lookups -------------------------------------------------------------
 

@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::binaries::service_binary;
 use crate::graph_builder::{PATH_PREFIX, REFRESH_INTERVAL_SECS};
-use crate::process::{Listener, ServiceCommand, ServiceProcess};
+use crate::process::{ServiceCommand, ServiceProcess};
 
 /// Where a helper takes its signatures from.
 #[derive(Debug, Clone)]
@@ -43,22 +42,16 @@ impl SignatureSource {
 /// Writes `metadata-helper-<id>.toml` and starts the helper with it, once
 /// it has a signature set.
 pub async fn start(workdir: &Path, id: &str, source: &SignatureSource) -> anyhow::Result<ServiceProcess> {
-    let config = workdir.join(format!("metadata-helper-{id}.toml"));
     let unpacked = workdir.join(format!("metadata-helper-{id}"));
-    std::fs::write(&config, config_toml(&source.toml(&unpacked)))
-        .with_context(|| format!("writing {}", config.display()))?;
-    ServiceProcess::start(ServiceCommand {
-        name: format!("metadata-helper {id}"),
-        program: service_binary("metadata-helper")?,
-        arguments: vec!["-c".into(), config.into(), "--log_format".into(), "json".into()],
-        port_flags: vec![
-            ("--service.port", Listener::Api),
-            ("--status.port", Listener::Status),
-        ],
-        log: workdir.join(format!("metadata-helper-{id}.log")),
-        readiness_probe: "/readyz",
-    })
-    .await
+    let config = config_toml(&source.toml(&unpacked));
+    let command = ServiceCommand::configured(
+        workdir,
+        "metadata-helper",
+        id,
+        format!("metadata-helper {id}"),
+        &config,
+    )?;
+    ServiceProcess::start(command).await
 }
 
 /// The signature store URL a cluster is configured with.

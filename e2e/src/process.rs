@@ -74,6 +74,38 @@ pub struct ServiceCommand {
     pub readiness_probe: &'static str,
 }
 
+impl ServiceCommand {
+    /// `service` (a policy-engine or a metadata-helper: an API and a status
+    /// port, ready at `/readyz`) as an operator runs it: `config` written to
+    /// `<service>-<id>.toml` in `workdir`, JSON logs to `<service>-<id>.log`.
+    pub fn configured(
+        workdir: &Path,
+        service: &str,
+        id: &str,
+        name: String,
+        config: &str,
+    ) -> anyhow::Result<Self> {
+        let config_file = workdir.join(format!("{service}-{id}.toml"));
+        std::fs::write(&config_file, config).with_context(|| format!("writing {}", config_file.display()))?;
+        Ok(Self {
+            name,
+            program: crate::binaries::service_binary(service)?,
+            arguments: vec![
+                "-c".into(),
+                config_file.into(),
+                "--log_format".into(),
+                "json".into(),
+            ],
+            port_flags: vec![
+                ("--service.port", Listener::Api),
+                ("--status.port", Listener::Status),
+            ],
+            log: workdir.join(format!("{service}-{id}.log")),
+            readiness_probe: "/readyz",
+        })
+    }
+}
+
 /// A service process (or a stopped one that remembers its ports).
 #[derive(Debug)]
 pub struct ServiceProcess {
