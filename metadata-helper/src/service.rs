@@ -129,15 +129,15 @@ impl Service for MetadataHelper {
                 (signatures, private)
             }
         };
-        let route = SignatureRoute::new(signatures.clone(), kit.metrics().serve.clone());
         let prefix = settings.service.api.path_prefix.clone();
+        let route = SignatureRoute::new(signatures.clone(), kit.metrics().serve.clone(), &prefix);
         kit.bounded_api_server(
             "api",
             settings.service.api.socket_address(),
             &settings.service.connections,
             |server| {
                 server.cors().routes(move |config| {
-                    config.service(route.clone().resource(&prefix));
+                    config.service(route.clone().scope(&prefix));
                 })
             },
         )?;

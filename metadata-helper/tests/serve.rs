@@ -37,10 +37,10 @@ struct Helper {
 impl Helper {
     fn start(signatures: Signatures) -> Self {
         let metrics = ServeMetrics::register(&MetricRegistry::new("cincinnati_mh").unwrap()).unwrap();
-        let route = SignatureRoute::new(signatures, metrics.clone());
+        let route = SignatureRoute::new(signatures, metrics.clone(), &PathPrefix::parse(PREFIX));
         let server = HttpServer::new(move || {
             App::new()
-                .service(route.clone().resource(&PathPrefix::parse(PREFIX)))
+                .service(route.clone().scope(&PathPrefix::parse(PREFIX)))
                 .default_service(web::to(not_found))
         })
         .workers(1)
@@ -155,7 +155,7 @@ async fn a_signature_is_served_as_the_cvo_fetches_it() {
         .await
         .unwrap();
     assert_eq!(error_kind(post).await, (405, "method_not_allowed".to_owned()));
-    // Every GET and HEAD is counted; the refused method never reached the route.
+    // Every GET and HEAD is counted; the refused method is not.
     let pattern = SignatureRoute::pattern(&PathPrefix::parse(PREFIX));
     assert_eq!(helper.metrics.requests(&pattern), 6);
     helper.handle.stop(false).await;
@@ -223,6 +223,9 @@ async fn no_request_reads_outside_the_tree() {
         format!("{signatures}/sha256={A}%2F..%2F..%2F..%2F..%2Fversion/signature-1"),
         format!("{signatures}/../version"),
         format!("{signatures}/sha256={A}/signature-1%2F..%2F..%2F..%2F..%2F..%2Fversion"),
+        format!("{signatures}/sha256={A}/signature-1/../../../../version"),
+        format!("{signatures}/sha256={A}"),
+        format!("{signatures}/"),
     ] {
         let (status, body) = helper.raw_get(&path).await;
         assert!(!body.contains("SECRET"), "{path} read outside the tree");
