@@ -2,8 +2,10 @@
 
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
+use arc_swap::ArcSwapOption;
 use bytes::Bytes;
 use image_signature::MAX_SIGNATURE_BYTES;
 use image_signature::layout::SignatureName;
@@ -15,6 +17,10 @@ use tempfile::TempDir;
 #[derive(Debug)]
 pub struct SignatureSet {
     root: PathBuf,
+    /// The root's real path as last resolved: resolving it for every lookup
+    /// took an eighth of the helper's CPU under load (one `readlink` per
+    /// component).
+    real_root: ArcSwapOption<PathBuf>,
     /// A tree unpacked for this set: removed when the set is dropped, that
     /// is, once no reader holds it any more.
     _unpacked: Option<TempDir>,
@@ -67,6 +73,7 @@ impl SignatureSet {
     ) -> Self {
         Self {
             root,
+            real_root: ArcSwapOption::empty(),
             _unpacked: unpacked,
             revision,
             digests: counts.digests,
@@ -83,8 +90,9 @@ impl SignatureSet {
     /// The signature `name`, `None` when the tree has no such file.
     ///
     /// The file's real path (links resolved) must lie under the root's real
-    /// path, resolved again for every lookup so that a root that is a link
-    /// replaced in place (a volume updated by swapping a link) is followed.
+    /// path. That is resolved again whenever a file seems to lie outside it,
+    /// so that a root that is a link replaced in place (a volume updated by
+    /// swapping a link) is followed.
     pub fn lookup(&self, name: &SignatureName) -> Result<Option<Signature>, LookupError> {
         let path = self.root.join(name.path());
         let io_error = |path: &Path| {
@@ -96,9 +104,13 @@ impl SignatureSet {
             Err(error) if is_missing(&error) => return Ok(None),
             Err(error) => return Err(io_error(&path)(error)),
         };
-        let root = std::fs::canonicalize(&self.root).map_err(io_error(&self.root))?;
-        if !real.starts_with(&root) {
-            return Err(LookupError::OutsideTree { path, root });
+        let cached = self.real_root.load_full();
+        if !cached.is_some_and(|root| real.starts_with(&*root)) {
+            let root = std::fs::canonicalize(&self.root).map_err(io_error(&self.root))?;
+            if !real.starts_with(&root) {
+                return Err(LookupError::OutsideTree { path, root });
+            }
+            self.real_root.store(Some(Arc::new(root)));
         }
         let file = match std::fs::File::open(&real) {
             Ok(file) => file,
