@@ -13,6 +13,7 @@ use figment::value::Value as ConfigValue;
 
 use crate::config::{ConfigError, Layers};
 use crate::schema::Schema;
+use crate::service::Declaration;
 
 /// What a service says about its flags besides its settings.
 #[derive(Debug, Clone, Copy)]
@@ -45,23 +46,14 @@ const CHECK_CONFIG: &str = "check_config";
 const OUTPUT: &str = "output";
 const VERBOSITY: &str = "verbosity";
 
-/// What the service is called and how its settings reach it.
-#[derive(Debug, Clone, Copy)]
-pub struct Naming {
-    pub name: &'static str,
-    pub version: &'static str,
-    pub about: &'static str,
-    pub env_prefix: &'static str,
-    pub flags: Flags,
-}
-
-/// The command line of a service with settings `schema`; `extra` are
-/// flags of its own that are not settings (the graph-builder's `--once`).
-pub fn command(naming: &Naming, schema: &Schema, extra: Vec<Arg>) -> Command {
-    let prefix = naming.env_prefix;
-    let mut command = Command::new(naming.name)
-        .version(naming.version)
-        .about(naming.about)
+/// The command line of the service `declaration` describes, with settings
+/// `schema`; `extra` are flags of its own that are not settings (the
+/// graph-builder's `--once`).
+pub fn command(declaration: &Declaration, schema: &Schema, extra: Vec<Arg>) -> Command {
+    let prefix = declaration.env_prefix;
+    let mut command = Command::new(declaration.name)
+        .version(declaration.version)
+        .about(declaration.about)
         .after_help(format!(
             "Settings come from (later wins): defaults, the TOML file (-c), environment \
              variables {prefix}<SECTION>__<KEY> (e.g. {prefix}SERVICE__PORT), and these flags."
@@ -98,7 +90,7 @@ pub fn command(naming: &Naming, schema: &Schema, extra: Vec<Arg>) -> Command {
                 .help("More logging: -v info, -vv debug, -vvv trace (RUST_LOG wins)"),
         );
     for key in schema.keys() {
-        if key == VERBOSITY || naming.flags.without.contains(&key.as_str()) {
+        if key == VERBOSITY || declaration.flags.without.contains(&key.as_str()) {
             continue;
         }
         let default = schema.default_at(&key).map(shown_default).unwrap_or_default();
@@ -106,7 +98,7 @@ pub fn command(naming: &Naming, schema: &Schema, extra: Vec<Arg>) -> Command {
             .long(key.clone())
             .value_name("VALUE")
             .help(format!("Sets {key}{default}"));
-        for (aliased, alias) in naming.flags.aliases {
+        for (aliased, alias) in declaration.flags.aliases {
             if *aliased == key {
                 argument = argument.visible_alias(*alias);
             }
@@ -219,11 +211,15 @@ mod tests {
         timeout_secs: Option<u64>,
     }
 
-    const NAMING: Naming = Naming {
+    const DECLARATION: Declaration = Declaration {
         name: "test-service",
         version: "1",
         about: "a test",
         env_prefix: "SKCLI_",
+        metric_prefix: "skcli",
+        liveness_path: "/livez",
+        readiness_path: "/readyz",
+        ignored: &[],
         flags: Flags {
             aliases: &[
                 ("service.port", "port"),
@@ -235,10 +231,10 @@ mod tests {
 
     fn parse(arguments: &[&str]) -> Result<Settings, String> {
         let schema = Schema::of::<Settings>();
-        let command = command(&NAMING, &schema, Vec::new());
+        let command = command(&DECLARATION, &schema, Vec::new());
         let invocation = Invocation::try_parse_from(
             command,
-            NAMING.env_prefix,
+            DECLARATION.env_prefix,
             [&["test-service"], arguments].concat(),
         )
         .map_err(|error| error.to_string())?;

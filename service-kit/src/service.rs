@@ -24,7 +24,7 @@ use actix_web::dev::{Server, ServerHandle};
 use anyhow::Context as _;
 use serde::Serialize;
 
-use crate::cli::{self, Flags, Invocation, Naming, Output};
+use crate::cli::{self, Flags, Invocation, Output};
 use crate::connections::ConnectionLimit;
 use crate::errors::ResponseErrors;
 use crate::metrics::{MetricRegistry, ServiceMetrics};
@@ -336,18 +336,11 @@ fn warn_about_ignored<S: Service>(settings: &S::Settings) {
 
 /// The command line of service `S`.
 pub fn command<S: Service>() -> clap::Command {
-    cli::command(&naming::<S>(), &Schema::of::<S::Settings>(), S::extra_arguments())
-}
-
-fn naming<S: Service>() -> Naming {
-    let declaration = S::DECLARATION;
-    Naming {
-        name: declaration.name,
-        version: declaration.version,
-        about: declaration.about,
-        env_prefix: declaration.env_prefix,
-        flags: declaration.flags,
-    }
+    cli::command(
+        &S::DECLARATION,
+        &Schema::of::<S::Settings>(),
+        S::extra_arguments(),
+    )
 }
 
 /// The settings of `S` from every layer of `invocation`.

@@ -79,22 +79,21 @@ async fn a_huge_upstream_answer_is_cut_off() {
 #[tokio::test]
 async fn a_slow_upstream_never_blocks_serving() {
     let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
-    let app = spawn_ready(settings(&upstream.url())).await;
+    let mut settings = settings(&upstream.url());
+    // A request held up by the pending fetch would be answered only after
+    // the fetch gave up (and the feed turned stale): this long after.
+    settings.upstream.cincinnati.timeout_secs = 8;
+    let app = spawn_ready(settings).await;
     let good = app.get(QUERY).await;
     upstream.set(Behaviour::Slow(Duration::from_secs(30), fixture()));
     eventually("a fetch is pending", DEADLINE, || async {
         upstream.requests().iter().any(|request| request.status.is_none())
     })
     .await;
-    let start = Instant::now();
     let during = app.get(QUERY).await;
-    assert!(
-        start.elapsed() < Duration::from_millis(500),
-        "served in {:?}",
-        start.elapsed()
-    );
+    assert!(!stale(&app).await, "answered while the fetch was still pending");
     assert_eq!(during.body, good.body);
-    eventually("the fetch times out", DEADLINE, || stale(&app)).await;
+    eventually("the fetch times out", Duration::from_secs(60), || stale(&app)).await;
     let status = app.status_document().await;
     let message = status.feeds[0]
         .last_error
