@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 units() { RUSTC_BOOTSTRAP=1 cargo build --locked --unit-graph -Z unstable-options "$@"; }
-services=(-p graph-builder -p policy-engine)
+services=(-p graph-builder -p policy-engine -p metadata-helper)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -8,6 +8,8 @@
 //! - `conditionalEdges` from its version are updates with risks, and a target
 //!   that is both is conditional.
 
+pub mod signatures;
+
 use std::collections::BTreeMap;
 
 use cincinnati_core::wire;

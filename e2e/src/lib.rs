@@ -15,8 +15,9 @@
 //!   answered, and a cluster's updates from it.
 //! - [`stack`]: starts the registry and the three services, talks to them,
 //!   and keeps the logs of a failed test.
-//! - [`graph_builder`], [`policy_engine`]: each service's configuration
-//!   file, written as an operator would, and its process.
+//! - [`graph_builder`], [`policy_engine`], [`metadata_helper`]: each
+//!   service's configuration file, written as an operator would, and its
+//!   process.
 //! - [`process`]: one service binary as a child process (killed on drop).
 //! - [`poll`]: waiting for a condition with a deadline, never a bare sleep.
 //! - [`static_server`]: a loopback HTTP server answering one fixed body, to
@@ -28,6 +29,7 @@ pub mod expected;
 pub mod graph_builder;
 pub mod graph_data;
 pub mod http;
+pub mod metadata_helper;
 pub mod policy_engine;
 pub mod poll;
 pub mod process;

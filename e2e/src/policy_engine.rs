@@ -7,12 +7,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, ensure};
 
-use crate::binaries::service_binary;
 use crate::client_graph::ClientGraph;
 use crate::graph_builder::{PATH_PREFIX, REFRESH_INTERVAL_SECS};
 use crate::http::{self, Answer};
 use crate::poll;
-use crate::process::{Listener, ServiceCommand, ServiceProcess};
+use crate::process::{ServiceCommand, ServiceProcess};
 
 /// The media type clusters ask for.
 const JSON: &str = "application/json";
@@ -113,23 +112,16 @@ pub async fn start_with(
     upstream_graph_url: &str,
     flags: &[&str],
 ) -> anyhow::Result<ServiceProcess> {
-    let mut arguments: Vec<std::ffi::OsString> = vec!["--log_format".into(), "json".into()];
-    arguments.extend(flags.iter().map(Into::into));
-    let config = workdir.join(format!("policy-engine-{id}.toml"));
-    std::fs::write(&config, config_toml(upstream_graph_url))
-        .with_context(|| format!("writing {}", config.display()))?;
-    ServiceProcess::start(ServiceCommand {
-        name: format!("policy-engine {}", id.to_uppercase()),
-        program: service_binary("policy-engine")?,
-        arguments: [vec!["-c".into(), config.into()], arguments].concat(),
-        port_flags: vec![
-            ("--service.port", Listener::Api),
-            ("--status.port", Listener::Status),
-        ],
-        log: workdir.join(format!("policy-engine-{id}.log")),
-        readiness_probe: "/readyz",
-    })
-    .await
+    let name = format!("policy-engine {}", id.to_uppercase());
+    let mut command = ServiceCommand::configured(
+        workdir,
+        "policy-engine",
+        id,
+        name,
+        &config_toml(upstream_graph_url),
+    )?;
+    command.arguments.extend(flags.iter().map(Into::into));
+    ServiceProcess::start(command).await
 }
 
 fn config_toml(upstream_graph_url: &str) -> String {

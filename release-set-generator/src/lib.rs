@@ -10,6 +10,8 @@
 //! previous minor. Digests are fake but well formed, derived from version,
 //! architecture and seed; nothing depends on time or on file order.
 
+pub mod signatures;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
