@@ -35,7 +35,7 @@ started=$SECONDS
 step() { printf 'check-deploy: %s (%ss)\n' "$*" $((SECONDS - started)); }
 
 # The binaries take longest; build them while the tools install.
-cargo build --quiet -p graph-builder -p policy-engine >"$work/build.log" 2>&1 &
+cargo build --quiet -p graph-builder -p policy-engine -p metadata-helper >"$work/build.log" 2>&1 &
 build_pid=$!
 
 # Debian packages for the commands this machine lacks.
@@ -79,7 +79,7 @@ for kustomization in "${KUSTOMIZATIONS[@]}"; do
     rendered+=("$name=$work/$name.yaml")
 done
 
-step "cargo build -p graph-builder -p policy-engine"
+step "cargo build -p graph-builder -p policy-engine -p metadata-helper"
 if ! wait "$build_pid"; then
     build_pid=
     cat "$work/build.log" >&2

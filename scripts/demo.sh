@@ -3,11 +3,13 @@
 #   graph-builder            :8080 (Graph API), :8090 (graph-data), :9080 (status)
 #   policy-engine "public"   :8081, status :9081, upstream: the graph-builder
 #   policy-engine "cluster"  :8082, status :9082, upstream: the public engine
+#   metadata-helper          :8083, status :9083, signatures: testdata/demo/signatures
+#     (upstream's default ports are 8082/9082, which the cluster engine has here)
 # then prints commands to try. Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release -p graph-builder -p policy-engine -p cincinnati-cli
+cargo build --release -p graph-builder -p policy-engine -p metadata-helper -p cincinnati-cli
 bin=target/release
 prefix=/api/upgrades_info
 pids=()
@@ -25,6 +27,10 @@ pids+=($!)
     --upstream.cincinnati.url "http://127.0.0.1:8081$prefix/graph" &
 pids+=($!)
 
+"$bin/metadata-helper" -v --service.port 8083 --status.port 9083 --service.path_prefix "$prefix" \
+    --signatures.dir testdata/demo/signatures &
+pids+=($!)
+
 wait_ready() {
     for _ in $(seq 1 600); do
         if curl -fs -o /dev/null "$1"; then return 0; fi
@@ -36,6 +42,11 @@ wait_ready() {
 wait_ready http://127.0.0.1:9080/readiness
 wait_ready http://127.0.0.1:9081/readyz
 wait_ready http://127.0.0.1:9082/readyz
+wait_ready http://127.0.0.1:9083/readyz
+
+# A signed release: its digest names its directory in the signature tree.
+signed=$(find testdata/demo/signatures/sha256 -name signature-1 | sort | head -1)
+digest=$(basename "$(dirname "$signed")")
 
 cat <<EOT
 
@@ -55,9 +66,17 @@ The stack is up. Try:
   $bin/cincinnati --url http://127.0.0.1:8082$prefix/graph path --from 4.16.40 --to 4.18.40 --tier fast
   $bin/cincinnati --url http://127.0.0.1:8080$prefix/graph explain --channel stable-4.9 --from 4.9.37 --to 4.9.38 \\
       --graph-data http://127.0.0.1:8090$prefix/graph-data
+  # a release signature, as a disconnected cluster's CVO fetches it (signature-1,
+  # -2, ... until the first 404)
+  curl -sI 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-1'
+  curl -s 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-9'; echo
+  # what it signs, checked with the demo key's public half
+  k=\$(mktemp -d); gpg -q --homedir "\$k" --import testdata/demo/signing-key.asc
+  curl -s 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-1' | gpg -q --homedir "\$k" --decrypt; echo
   # status and metrics
   curl -s http://127.0.0.1:9080/status | head -c 800; echo
   curl -s http://127.0.0.1:9081/metrics | grep cincinnati_pe_
+  curl -s http://127.0.0.1:9083/metrics | grep cincinnati_mh_signatures
 
 Ctrl-C stops the stack.
 EOT

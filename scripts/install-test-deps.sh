@@ -1,33 +1,44 @@
 #!/usr/bin/env bash
-# Installs the system packages that building and testing the workspace need
-# and cargo cannot provide. Idempotent: installs only what is missing.
+# Installs what building and testing the workspace need and cargo's build
+# cannot provide. Idempotent: installs only what is missing.
 #   docker-registry        distribution's registry server, which
 #                          registry-testkit starts for every registry test
 #   pkg-config, libssl-dev OpenSSL headers for native-tls and openssl, the one TLS stack
 #   graphviz               `dot`, which must accept what `cincinnati render` draws
+#   cargo-deny (pinned)    the supply-chain check (scripts/reliability/supply-chain.sh)
 set -euo pipefail
 
-missing=()
-command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
-command -v dot >/dev/null 2>&1 || missing+=(graphviz)
-command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists openssl; then
-    missing+=(libssl-dev)
-fi
+CARGO_DENY_VERSION=0.20.2
 
-if [ "${#missing[@]}" -eq 0 ]; then
-    exit 0
-fi
+install_system_packages() {
+    local missing=()
+    command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+    command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+    command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+    if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists openssl; then
+        missing+=(libssl-dev)
+    fi
+    ((${#missing[@]})) || return 0
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "install-test-deps: missing ${missing[*]}; installing them needs root" >&2
-    exit 1
-fi
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "install-test-deps: missing ${missing[*]}; installing them needs root" >&2
+        exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+    command -v docker-registry >/dev/null
+    command -v dot >/dev/null
+    pkg-config --exists openssl
+}
 
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Built from crates.io with its own lockfile (--locked): minutes, once per
+# machine; ~/.cargo/bin outlives the clone.
+install_cargo_deny() {
+    [[ $(cargo deny --version 2>/dev/null) == "cargo-deny $CARGO_DENY_VERSION" ]] && return 0
+    echo "install-test-deps: building cargo-deny $CARGO_DENY_VERSION (once per machine)"
+    cargo install --quiet --locked "cargo-deny@$CARGO_DENY_VERSION"
+}
 
-command -v docker-registry >/dev/null
-command -v dot >/dev/null
-pkg-config --exists openssl
+install_system_packages
+install_cargo_deny

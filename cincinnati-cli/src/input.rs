@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::anyhow;
+use cincinnati_client::explain::ExplainGraphData;
 use cincinnati_client::fetch::graph_data_files;
 use cincinnati_client::{Fetcher, Query, Source, UpdateGraph};
 use openshift_graph_data::{GraphData, Strictness};
@@ -81,14 +82,17 @@ impl Input {
     pub fn graph_data_in_background(
         &self,
         location: &str,
-    ) -> impl Future<Output = Result<GraphData, Failure>> + use<> {
+    ) -> impl Future<Output = Result<ExplainGraphData, Failure>> + use<> {
         let location = location.to_owned();
         let local = matches!(Source::parse(&location), Ok(Source::File(_)));
         let http = (!local).then(|| client(&self.http));
         let task = tokio::spawn(async move {
             let files = graph_data_files(&location, || http.expect("a client for a URL")).await?;
-            GraphData::load(files, &Strictness::default())
-                .map(|loaded| loaded.graph_data)
+            GraphData::load(&files, &Strictness::default())
+                .map(|loaded| ExplainGraphData {
+                    rules: loaded.graph_data,
+                    files,
+                })
                 .map_err(|refused| Failure {
                     kind: if local {
                         FailureKind::Input

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::hint::black_box;
 
 use cincinnati_client::diff::diff;
-use cincinnati_client::explain::{ExplainQuery, explain};
+use cincinnati_client::explain::{ExplainGraphData, ExplainQuery, explain};
 use cincinnati_client::plan::{PathQuery, plan};
 use cincinnati_client::{Cluster, Document, Tier, UpdateGraph};
 use cincinnati_core::{Version, wire};
@@ -44,12 +44,11 @@ fn benches(c: &mut Criterion) {
     let json = wire::serialize(&demo_graph().expect("the demo graph builds"), None);
     let document = Document::classify(wire::parse(&json).expect("it parses").graph, "amd64", None);
     let graph = UpdateGraph::build("amd64", std::slice::from_ref(&document));
-    let graph_data = GraphData::load(
-        GraphDataFiles::from_dir(&testdata_graph_data()).expect("testdata/graph-data reads"),
-        &Strictness::default(),
-    )
-    .expect("testdata/graph-data is valid")
-    .graph_data;
+    let files = GraphDataFiles::from_dir(&testdata_graph_data()).expect("testdata/graph-data reads");
+    let rules = GraphData::load(&files, &Strictness::default())
+        .expect("testdata/graph-data is valid")
+        .graph_data;
+    let graph_data = ExplainGraphData { rules, files };
 
     let mut group = c.benchmark_group("demo-graph");
     group.sample_size(20);
@@ -60,7 +59,7 @@ fn benches(c: &mut Criterion) {
     group.bench_function("load graph-data", |b| {
         b.iter(|| {
             let files = GraphDataFiles::from_dir(&testdata_graph_data()).unwrap();
-            GraphData::load(files, &Strictness::default()).unwrap()
+            GraphData::load(&files, &Strictness::default()).unwrap()
         })
     });
 

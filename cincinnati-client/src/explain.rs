@@ -3,7 +3,7 @@
 use cincinnati_core::release::with_arch;
 use cincinnati_core::{Release, Risk, Version};
 use openshift_graph_data::apply::InstructionKeys;
-use openshift_graph_data::{Declaration, GraphData};
+use openshift_graph_data::{Declaration, GraphData, GraphDataFiles};
 use regex::Regex;
 
 use crate::cvo::DropReason;
@@ -99,12 +99,19 @@ impl Verdict<'_> {
     }
 }
 
+/// Graph-data as [`explain`] reads it: the validated rules, and the files
+/// they were loaded from (a block's reason is in its file's comments).
+pub struct ExplainGraphData {
+    pub rules: GraphData,
+    pub files: GraphDataFiles,
+}
+
 /// Explains the query on `graph`, with `graph_data` (the graph-data the
 /// graph was built with) when there is one.
 pub fn explain<'g, 'd>(
     graph: &'g UpdateGraph,
     query: &ExplainQuery,
-    graph_data: Option<&'d GraphData>,
+    graph_data: Option<&'d ExplainGraphData>,
 ) -> Explanation<'g, 'd> {
     let from = graph.find(&query.from);
     let to = graph.find(&query.to);
@@ -194,17 +201,22 @@ fn removal_instruction(to: &Release, from: &Version, arch: &str) -> Option<Strin
         .map(|_| pattern.clone())
 }
 
-fn declarations<'d>(data: &'d GraphData, arch: &str, query: &ExplainQuery) -> Vec<DeclarationFacts<'d>> {
+fn declarations<'d>(
+    data: &'d ExplainGraphData,
+    arch: &str,
+    query: &ExplainQuery,
+) -> Vec<DeclarationFacts<'d>> {
     let (Ok(from), Ok(to)) = (with_arch(&query.from, arch), with_arch(&query.to, arch)) else {
         return Vec::new();
     };
-    data.declarations_for(&from, &to)
+    data.rules
+        .declarations_for(&from, &to)
         .map(|declaration| {
             let origin = declaration.origin();
             let kind = match declaration {
                 Declaration::Block(_) => {
                     let comments = data
-                        .files()
+                        .files
                         .get(&origin.path)
                         .and_then(|text| comments(&String::from_utf8_lossy(text)));
                     let url = comments.as_deref().and_then(first_url);

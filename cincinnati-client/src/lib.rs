@@ -27,6 +27,7 @@ pub mod fetch;
 pub mod graph;
 pub mod json;
 pub mod plan;
+pub mod signatures;
 pub mod view;
 
 pub use channel::Tier;

@@ -3,7 +3,7 @@
 mod common;
 
 use cincinnati_client::cvo::DropReason;
-use cincinnati_client::explain::{DeclarationKind, ExplainQuery, Verdict, explain};
+use cincinnati_client::explain::{DeclarationKind, ExplainGraphData, ExplainQuery, Verdict, explain};
 use common::{Fixture, v};
 use openshift_graph_data::{GraphData, GraphDataFiles, Strictness};
 use serde_json::json;
@@ -117,7 +117,10 @@ fn an_update_removed_by_graph_data_names_the_instruction_or_the_file() {
     ] {
         files.insert(path, text.as_bytes().to_vec());
     }
-    let data = GraphData::load(files, &Strictness::default()).unwrap().graph_data;
+    let rules = GraphData::load(&files, &Strictness::default())
+        .unwrap()
+        .graph_data;
+    let data = ExplainGraphData { rules, files };
     let explanation = explain(&graph, &asked, Some(&data));
     let [declaration] = explanation.declarations.as_slice() else {
         panic!("{:?}", explanation.declarations);

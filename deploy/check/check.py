@@ -14,8 +14,9 @@ For each rendered overlay:
    by `--check-config -o json`: listen addresses and ports against container ports,
    probes against the services' probe paths, Services, ServiceMonitor,
    NetworkPolicies, autoscaler and disruption budget against the workloads,
-   in-cluster upstream URLs against the Service and path prefix they name,
-   configured paths against volume mounts, the restricted Pod Security
+   in-cluster upstream URLs against the Service and path prefix they name
+   (the metadata-helper's graph-data URL against the graph-builder's
+   graph-data port), configured paths against volume mounts, the restricted Pod Security
    Standard, and the single graph-builder topology.
 
 `--self-test` then breaks the first overlay in one way per check and fails
@@ -61,6 +62,14 @@ SERVICES = {
         },
         "api_port": "http",
     },
+    "metadata-helper": {
+        "probes": {"livenessProbe": "/livez", "readinessProbe": "/readyz"},
+        "ports": {
+            "signatures": ("service", "port"),
+            "status": ("status", "port"),
+        },
+        "api_port": "signatures",
+    },
 }
 
 
@@ -98,6 +107,7 @@ class Checker:
         self.check_autoscalers_and_budgets()
         self.check_network_policies()
         self.check_upstreams()
+        self.check_graph_data_urls()
         return self.errors
 
     def error(self, doc, message):
@@ -178,6 +188,8 @@ class Checker:
         self.check_probes(deployment, container, spec)
         if service == "graph-builder":
             self.check_configured_paths(deployment, container, toml_text)
+        if service == "metadata-helper":
+            self.check_signature_paths(deployment, container, settings)
         self.containers.append((deployment, container, service, settings))
 
     def materialise_config_maps(self, deployment, container, root):
@@ -262,6 +274,23 @@ class Checker:
                     volume = volumes.get(mount["name"], {})
                     if mount.get("readOnly") or "configMap" in volume or "secret" in volume:
                         self.error(deployment, f"{table.get('name')}.cache_path = {value} is on a read-only volume")
+
+    def check_signature_paths(self, deployment, container, settings):
+        """The metadata-helper's signature directory must be on a volume, its
+        work directory (unpacked revisions) on a writable one."""
+        mounts = container.get("volumeMounts", [])
+        volumes = {volume["name"]: volume for volume in pod_spec(deployment).get("volumes", [])}
+        for key, writable in (("dir", False), ("work_dir", True)):
+            path = setting(settings, f"signatures.{key}")
+            if path is None:
+                continue
+            mount = next((m for m in mounts if is_under(path, m["mountPath"])), None)
+            if mount is None:
+                self.error(deployment, f"signatures.{key} = {path} is on no volume mount")
+                continue
+            volume = volumes.get(mount["name"], {})
+            if writable and (mount.get("readOnly") or "configMap" in volume or "secret" in volume):
+                self.error(deployment, f"signatures.{key} = {path} is on a read-only volume")
 
     # -- 3. how the objects fit together ----------------------------------
 
@@ -378,21 +407,11 @@ class Checker:
             if not url:
                 self.error(deployment, "policy-engine --check-config printed no effective upstream")
                 continue
-            parsed = urllib.parse.urlsplit(url)
-            host = parsed.hostname or ""
-            namespace = namespace_of(deployment)
-            name = in_cluster_service(host, namespace)
-            if name is None:
+            target = self.in_cluster_target(deployment, "upstream", url)
+            if target is None:
                 continue
-            target_service = self.find("Service", name, deployment)
-            if target_service is None:
-                self.error(deployment, f"upstream {url}: no Service {name} in the overlay")
-                continue
-            port_number = parsed.port or (443 if parsed.scheme == "https" else 80)
-            port = next((p for p in target_service["spec"]["ports"] if p["port"] == port_number), None)
-            if port is None:
-                self.error(deployment, f"upstream {url}: Service {name} has no port {port_number}")
-                continue
+            parsed, name, target_service, port = target
+            port_number = port["port"]
             upstream = self.container_behind(target_service)
             if upstream is None:
                 continue  # the Service's selector or the container's own check failed, and said so
@@ -406,6 +425,49 @@ class Checker:
             # The kinds are spelled as the services are named; `auto` fits any.
             if kind in SERVICES and kind != upstream_service:
                 self.error(deployment, f"upstream kind {kind}, but {name} is a {upstream_service}")
+
+    def check_graph_data_urls(self):
+        """A metadata-helper following a graph-builder of the overlay must
+        name its Service's graph-data port and its `{prefix}/graph-data`."""
+        for deployment, _, service, settings in self.containers:
+            if service != "metadata-helper":
+                continue
+            url = settings.get("plan", {}).get("graph_data_url")
+            if not url:
+                continue
+            target = self.in_cluster_target(deployment, "graph-data URL", url)
+            if target is None:
+                continue
+            parsed, name, target_service, port = target
+            port_number = port["port"]
+            builder = self.container_behind(target_service)
+            if builder is None or builder[2] != "graph-builder":
+                self.error(deployment, f"graph-data URL {url}: port {port_number} of {name} is not a graph-builder's Service")
+                continue
+            if port.get("targetPort") != "graph-data":
+                self.error(deployment, f"graph-data URL {url}: port {port_number} of {name} is not the graph-builder's graph-data port")
+            prefix = setting(builder[3], "service.path_prefix") or ""
+            if parsed.path != f"{prefix}/graph-data":
+                self.error(deployment, f"graph-data URL {url}: the graph-builder serves {prefix}/graph-data")
+
+    def in_cluster_target(self, deployment, what, url):
+        """The (parsed URL, Service name, Service, Service port) `url` names
+        in the overlay, or None for a URL outside the cluster or one that
+        names nothing (reported as `what`)."""
+        parsed = urllib.parse.urlsplit(url)
+        name = in_cluster_service(parsed.hostname or "", namespace_of(deployment))
+        if name is None:
+            return None
+        target_service = self.find("Service", name, deployment)
+        if target_service is None:
+            self.error(deployment, f"{what} {url}: no Service {name} in the overlay")
+            return None
+        port_number = parsed.port or (443 if parsed.scheme == "https" else 80)
+        port = next((p for p in target_service["spec"]["ports"] if p["port"] == port_number), None)
+        if port is None:
+            self.error(deployment, f"{what} {url}: Service {name} has no port {port_number}")
+            return None
+        return parsed, name, target_service, port
 
     # -- lookups -------------------------------------------------------------
 
@@ -560,6 +622,7 @@ def container(kind, name):
 
 GB = "cincinnati-graph-builder"
 PE = "cincinnati-policy-engine"
+MH = "cincinnati-metadata-helper"
 
 
 def config_map(docs):
@@ -587,6 +650,18 @@ def set_env(name, value):
 
 
 # (what is broken, how, a fragment of the error that must be reported)
+def helper_config(docs):
+    return next(d for d in docs if d["kind"] == "ConfigMap" and "mh.toml" in d.get("data", {}))
+
+
+def edit_helper_config(old, new):
+    def mutate(docs):
+        data = helper_config(docs)["data"]
+        data["mh.toml"] = data["mh.toml"].replace(old, new)
+
+    return mutate
+
+
 BREAKAGES = [
     ("an unknown flag", lambda d: container("Deployment", PE)(d)["args"].append("--service.prot"), "refused the configuration"),
     ("an unknown environment setting", set_env("CINCINNATI_PE_SERVICE__PROT", "1"), "refused the configuration"),
@@ -602,6 +677,10 @@ BREAKAGES = [
     ("the scrape cache off its volume", lambda d: config_map(d)["data"].update({"gb.toml": config_map(d)["data"]["gb.toml"].replace("/var/cache/graph-builder/", "/tmp/")}), "is on no volume mount"),
     ("a second graph-builder replica", lambda d: by("Deployment", GB)(d)["spec"].update({"replicas": 2}), "replicas: 1"),
     ("a privileged container", lambda d: container("Deployment", PE)(d)["securityContext"].update({"allowPrivilegeEscalation": True}), "allowPrivilegeEscalation"),
+    ("a helper following the graph-builder's Graph API", edit_helper_config(":8090/", ":8080/"), "is not the graph-builder's graph-data port"),
+    ("a helper following the wrong prefix", edit_helper_config("/api/upgrades_info/graph-data", "/graph-data"), "serves /api/upgrades_info/graph-data"),
+    ("the helper's work directory off its volume", edit_helper_config("/var/cache/metadata-helper", "/tmp/signatures"), "is on no volume mount"),
+    ("a helper probe on the wrong path", lambda d: container("Deployment", MH)(d)["livenessProbe"]["httpGet"].update({"path": "/liveness"}), "livenessProbe path"),
     ("a NetworkPolicy on a missing port", lambda d: by("NetworkPolicy", GB)(d)["spec"]["ingress"][0]["ports"][0].update({"port": "grpah"}), "is no container port"),
 ]
 

@@ -19,7 +19,7 @@ pub const BIN_DIR_VARIABLE: &str = "E2E_BIN_DIR";
 
 /// The services the suite runs. They are built together, as the scripts build
 /// them, so that one resolution of features serves every build.
-const SERVICES: &[&str] = &["graph-builder", "policy-engine"];
+const SERVICES: &[&str] = &["graph-builder", "policy-engine", "metadata-helper"];
 
 /// The path of the workspace binary `name`, one of the services.
 pub fn service_binary(name: &str) -> anyhow::Result<PathBuf> {

@@ -44,7 +44,10 @@ pub async fn start(
     registry_url: &str,
     options: &GraphBuilderOptions,
 ) -> anyhow::Result<ServiceProcess> {
-    start_with(workdir, &config_toml(workdir, registry_url, options)).await
+    let config = workdir.join("graph-builder.toml");
+    std::fs::write(&config, config_toml(workdir, registry_url, options))
+        .with_context(|| format!("writing {}", config.display()))?;
+    start_with_config(workdir, &config).await
 }
 
 /// Starts a graph-builder reading its releases from `releases` (a Graph API
@@ -56,7 +59,7 @@ pub async fn start_offline(
     graph_data: &Path,
 ) -> anyhow::Result<ServiceProcess> {
     let config = format!(
-        r#"{service}
+        r#"{listeners}
 [[plugin_settings]]
 name = "release-graph-file"
 path = {releases:?}
@@ -68,22 +71,22 @@ data_directory = {graph_data:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
-        service = service_settings(),
+        listeners = loopback_settings(REFRESH_INTERVAL_SECS),
         releases = releases.display().to_string(),
         graph_data = graph_data.display().to_string(),
     );
-    start_with(workdir, &config).await
-}
-
-/// Writes `config` as `graph-builder.toml` in `workdir`, starts the
-/// graph-builder with it and waits until it serves its first complete graph.
-async fn start_with(workdir: &Path, config: &str) -> anyhow::Result<ServiceProcess> {
     let path = workdir.join("graph-builder.toml");
     std::fs::write(&path, config).with_context(|| format!("writing {}", path.display()))?;
+    start_with_config(workdir, &path).await
+}
+
+/// Starts a graph-builder with the configuration file `config` (its ports
+/// set by flags), logging to `workdir`, and waits until it is ready.
+pub async fn start_with_config(workdir: &Path, config: &Path) -> anyhow::Result<ServiceProcess> {
     ServiceProcess::start(ServiceCommand {
         name: "graph-builder".to_owned(),
         program: service_binary("graph-builder")?,
-        arguments: vec!["-c".into(), path.into(), "--log_format".into(), "json".into()],
+        arguments: vec!["-c".into(), config.into(), "--log_format".into(), "json".into()],
         port_flags: vec![
             ("--service.port", Listener::Api),
             ("--service.public_port", Listener::Public),
@@ -95,7 +98,29 @@ async fn start_with(workdir: &Path, config: &str) -> anyhow::Result<ServiceProce
     .await
 }
 
-/// The configuration file of a graph-builder scraping the registry.
+/// The start of a harness's graph-builder configuration: verbose logs, and
+/// every listener on loopback, refreshing every `pause_secs`. Ports are 0
+/// here and set by flags, so the same file serves the first start (free
+/// ports) and restarts (the same ports).
+pub fn loopback_settings(pause_secs: u64) -> String {
+    format!(
+        r#"verbosity = "v"
+
+[service]
+address = "127.0.0.1"
+port = 0
+public_port = 0
+path_prefix = "{PATH_PREFIX}"
+pause_secs = {pause_secs}
+
+[status]
+address = "127.0.0.1"
+port = 0
+"#
+    )
+}
+
+/// The configuration file: [`loopback_settings`] and the e2e registry's sources.
 fn config_toml(workdir: &Path, registry_url: &str, options: &GraphBuilderOptions) -> String {
     let cache = if options.scrape_cache {
         format!(
@@ -106,7 +131,7 @@ fn config_toml(workdir: &Path, registry_url: &str, options: &GraphBuilderOptions
         String::new()
     };
     format!(
-        r#"{service}
+        r#"{listeners}
 [[plugin_settings]]
 name = "release-scrape-dockerv2"
 registry = "{registry_url}"
@@ -128,29 +153,8 @@ data_directory = {output:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
-        service = service_settings(),
+        listeners = loopback_settings(REFRESH_INTERVAL_SECS),
         concurrency = options.fetch_concurrency,
         output = workdir.join("graph-data-unpacked").display().to_string(),
-    )
-}
-
-/// What every test's graph-builder configuration starts with. Ports are 0
-/// here and set by flags, so the same file serves the first start (free
-/// ports) and restarts (the same ports).
-fn service_settings() -> String {
-    format!(
-        r#"verbosity = "v"
-
-[service]
-address = "127.0.0.1"
-port = 0
-public_port = 0
-path_prefix = "{PATH_PREFIX}"
-pause_secs = {REFRESH_INTERVAL_SECS}
-
-[status]
-address = "127.0.0.1"
-port = 0
-"#
     )
 }

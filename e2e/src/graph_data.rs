@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context as _;
+use image_signature::layout::{SIGNATURES_DIR, SignatureName};
 
 /// The repository and tag the graph-builder reads graph-data from.
 pub const GRAPH_DATA_REPOSITORY: &str = "ocp/graph-data";
@@ -22,6 +23,9 @@ pub struct GraphData {
     /// Files written verbatim after the others (path, contents): how a test
     /// breaks the graph-data. The expected graph ignores them.
     pub raw_files: Vec<(String, String)>,
+    /// Release signatures, written as `signatures/<algo>/<hex>/signature-<N>`
+    /// (what `oc adm release mirror` adds). The graph ignores them.
+    pub signatures: BTreeMap<SignatureName, Vec<u8>>,
 }
 
 /// A `blocked-edges/<file>.yaml`.
@@ -64,6 +68,17 @@ impl GraphData {
         self
     }
 
+    pub fn signature(mut self, name: SignatureName, signature: Vec<u8>) -> Self {
+        self.signatures.insert(name, signature);
+        self
+    }
+
+    /// The directory of the signature tree below a directory written by
+    /// [`GraphData::write_to`].
+    pub fn signatures_dir(directory: &Path) -> std::path::PathBuf {
+        directory.join(SIGNATURES_DIR)
+    }
+
     /// Writes the graph-data repository's files below `directory`.
     pub fn write_to(&self, directory: &Path) -> anyhow::Result<()> {
         let mut files = vec![
@@ -81,6 +96,14 @@ impl GraphData {
                 .map(|edge| (format!("blocked-edges/{}.yaml", edge.file), edge.yaml())),
         );
         files.extend(self.raw_files.iter().cloned());
+        let signatures = self
+            .signatures
+            .iter()
+            .map(|(name, bytes)| (format!("{SIGNATURES_DIR}/{}", name.path()), bytes.clone()));
+        let files = files
+            .into_iter()
+            .map(|(relative, contents)| (relative, contents.into_bytes()))
+            .chain(signatures);
         for (relative, contents) in files {
             let path = directory.join(relative);
             if let Some(parent) = path.parent() {

@@ -15,8 +15,9 @@
 //!   answered, and a cluster's updates from it.
 //! - [`stack`]: starts the registry and the three services, talks to them,
 //!   and keeps the logs of a failed test.
-//! - [`graph_builder`], [`policy_engine`]: each service's configuration
-//!   file, written as an operator would, and its process.
+//! - [`graph_builder`], [`policy_engine`], [`metadata_helper`]: each
+//!   service's configuration file, written as an operator would, and its
+//!   process.
 //! - [`offline`]: the services without a registry, on a release file and a
 //!   graph-data directory (the bundled demo's), for tests of their clients.
 //! - [`process`]: one service binary as a child process (killed on drop).
@@ -30,6 +31,7 @@ pub mod expected;
 pub mod graph_builder;
 pub mod graph_data;
 pub mod http;
+pub mod metadata_helper;
 pub mod offline;
 pub mod policy_engine;
 pub mod poll;

@@ -7,12 +7,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, ensure};
 
-use crate::binaries::service_binary;
 use crate::client_graph::ClientGraph;
 use crate::graph_builder::{PATH_PREFIX, REFRESH_INTERVAL_SECS};
 use crate::http::{self, Answer};
 use crate::poll;
-use crate::process::{Listener, ServiceCommand, ServiceProcess};
+use crate::process::{ServiceCommand, ServiceProcess};
 
 /// The media type clusters ask for.
 const JSON: &str = "application/json";
@@ -29,8 +28,8 @@ pub struct EngineChain {
 impl EngineChain {
     /// Starts A on `upstream_graph_url`, then B on A, each once ready.
     pub async fn start(workdir: &Path, upstream_graph_url: &str) -> anyhow::Result<Self> {
-        let engine_a = start_engine(workdir, "a", upstream_graph_url).await?;
-        let engine_b = start_engine(workdir, "b", &graph_url(&engine_a)).await?;
+        let engine_a = start(workdir, "a", upstream_graph_url).await?;
+        let engine_b = start(workdir, "b", &graph_url(&engine_a)).await?;
         Ok(Self {
             engine_a,
             engine_b,
@@ -100,23 +99,29 @@ pub fn graph_url(service: &ServiceProcess) -> String {
     service.api_url(&format!("{PATH_PREFIX}/graph"))
 }
 
-/// Writes `policy-engine-<id>.toml` and starts the engine with it.
-async fn start_engine(workdir: &Path, id: &str, upstream_graph_url: &str) -> anyhow::Result<ServiceProcess> {
-    let config = workdir.join(format!("policy-engine-{id}.toml"));
-    std::fs::write(&config, config_toml(upstream_graph_url))
-        .with_context(|| format!("writing {}", config.display()))?;
-    ServiceProcess::start(ServiceCommand {
-        name: format!("policy-engine {}", id.to_uppercase()),
-        program: service_binary("policy-engine")?,
-        arguments: vec!["-c".into(), config.into(), "--log_format".into(), "json".into()],
-        port_flags: vec![
-            ("--service.port", Listener::Api),
-            ("--status.port", Listener::Status),
-        ],
-        log: workdir.join(format!("policy-engine-{id}.log")),
-        readiness_probe: "/readyz",
-    })
-    .await
+/// Writes `policy-engine-<id>.toml` in `workdir`, starts an engine with it
+/// (fetching `upstream_graph_url` every second) and waits until it is ready.
+pub async fn start(workdir: &Path, id: &str, upstream_graph_url: &str) -> anyhow::Result<ServiceProcess> {
+    start_with(workdir, id, upstream_graph_url, &[]).await
+}
+
+/// [`start`] with more command-line flags (`--upstream.cincinnati.timeout_secs 3`, say).
+pub async fn start_with(
+    workdir: &Path,
+    id: &str,
+    upstream_graph_url: &str,
+    flags: &[&str],
+) -> anyhow::Result<ServiceProcess> {
+    let name = format!("policy-engine {}", id.to_uppercase());
+    let mut command = ServiceCommand::configured(
+        workdir,
+        "policy-engine",
+        id,
+        name,
+        &config_toml(upstream_graph_url),
+    )?;
+    command.arguments.extend(flags.iter().map(Into::into));
+    ServiceProcess::start(command).await
 }
 
 fn config_toml(upstream_graph_url: &str) -> String {

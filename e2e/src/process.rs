@@ -4,7 +4,8 @@
 //!
 //! Port 0 avoids the race of picking a free port and handing it over: the
 //! service binds, then logs where (`"... listening"` with `api`, `status`
-//! and, for the graph-builder, `public`), and the harness reads it there.
+//! and every server, the graph-builder's `public` one included, in
+//! `servers`), and the harness reads it there.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -73,6 +74,38 @@ pub struct ServiceCommand {
     pub readiness_probe: &'static str,
 }
 
+impl ServiceCommand {
+    /// `service` (a policy-engine or a metadata-helper: an API and a status
+    /// port, ready at `/readyz`) as an operator runs it: `config` written to
+    /// `<service>-<id>.toml` in `workdir`, JSON logs to `<service>-<id>.log`.
+    pub fn configured(
+        workdir: &Path,
+        service: &str,
+        id: &str,
+        name: String,
+        config: &str,
+    ) -> anyhow::Result<Self> {
+        let config_file = workdir.join(format!("{service}-{id}.toml"));
+        std::fs::write(&config_file, config).with_context(|| format!("writing {}", config_file.display()))?;
+        Ok(Self {
+            name,
+            program: crate::binaries::service_binary(service)?,
+            arguments: vec![
+                "-c".into(),
+                config_file.into(),
+                "--log_format".into(),
+                "json".into(),
+            ],
+            port_flags: vec![
+                ("--service.port", Listener::Api),
+                ("--status.port", Listener::Status),
+            ],
+            log: workdir.join(format!("{service}-{id}.log")),
+            readiness_probe: "/readyz",
+        })
+    }
+}
+
 /// A service process (or a stopped one that remembers its ports).
 #[derive(Debug)]
 pub struct ServiceProcess {
@@ -100,13 +133,17 @@ impl ServiceProcess {
         &self.command.name
     }
 
+    /// The process id, while it runs (to read its memory, say).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// `http://<api address><path>`.
     pub fn api_url(&self, path: &str) -> String {
         format!("http://{}{path}", self.listening.api)
     }
 
-    /// `http://<public address><path>`: the graph-builder's `{prefix}/graph-data`
-    /// port (a service without one has none).
+    /// `http://<public address><path>`: the graph-builder's graph-data port.
     pub fn public_url(&self, path: &str) -> Option<String> {
         self.listening
             .public
@@ -277,17 +314,17 @@ fn read_listening(log: &Path, offset: u64) -> anyhow::Result<Listening> {
     bail!("no \"listening\" line in the log yet")
 }
 
+/// The addresses of a `"<service> listening"` line: `api` and `status` as
+/// fields, every server (`public` too) in `servers` (`api=… public=…`).
 fn parse_listening(fields: &Value) -> anyhow::Result<Listening> {
-    // `api` and `status` are fields of their own; every server, the
-    // graph-builder's `public` one too, is `name=address` in `servers`.
     let servers = fields["servers"].as_str().unwrap_or_default();
     let address = |key: &str| -> anyhow::Result<Option<SocketAddr>> {
-        let in_servers = servers
+        let listed = servers
             .split_whitespace()
             .find_map(|server| server.strip_prefix(key)?.strip_prefix('='));
         fields[key]
             .as_str()
-            .or(in_servers)
+            .or(listed)
             .map(|text| text.parse().with_context(|| format!("{key} = {text:?}")))
             .transpose()
     };

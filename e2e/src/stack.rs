@@ -146,6 +146,11 @@ impl Stack {
         Ok(())
     }
 
+    /// The test's directory (configurations, logs, graph-data trees).
+    pub fn workdir(&self) -> &Path {
+        self.workdir.path()
+    }
+
     pub fn http(&self) -> &reqwest::Client {
         &self.http
     }

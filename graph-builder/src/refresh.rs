@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cincinnati_core::stage::Pipeline;
-use openshift_graph_data::{Diagnostic, GraphData, Loaded, Refused, Revision, Strictness};
+use openshift_graph_data::{
+    Diagnostic, GraphData, Loaded, Refused, Revision, Strictness, Tarball, write_tar_gz,
+};
 use service_kit::supervisor::{Heartbeat, Supervisor};
 use service_kit::telemetry;
 use tokio::sync::{Mutex as AsyncMutex, watch};
@@ -296,6 +298,10 @@ pub struct NewGraphData {
     pub warnings: Vec<Diagnostic>,
     /// The image it came from, when it came from an image.
     pub image_digest: Option<String>,
+    /// Its files as `{prefix}/graph-data` publishes them.
+    pub tarball: Tarball,
+    /// How many release signatures (`signatures/`) it holds.
+    pub signatures: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -320,14 +326,21 @@ pub async fn fetch_graph_data(
         return Ok(GraphDataUpdate::InUse);
     }
     let strictness = Arc::clone(strictness);
-    let Loaded { graph_data, warnings } =
-        tokio::task::spawn_blocking(move || GraphData::load(fetched.files, &strictness))
-            .await
-            .expect("loading graph-data does not panic")?;
+    let files = fetched.files;
+    let (Loaded { graph_data, warnings }, tarball, signatures) = tokio::task::spawn_blocking(move || {
+        let loaded = GraphData::load(&files, &strictness)?;
+        // Graph-data to be served is published; then its files (signatures,
+        // megabytes of them, included) are dropped: the tarball holds them once.
+        Ok::<_, Refused>((loaded, write_tar_gz(&files), files.signatures().count()))
+    })
+    .await
+    .expect("loading graph-data does not panic")?;
     Ok(GraphDataUpdate::New(Box::new(NewGraphData {
         graph_data,
         warnings,
         image_digest: fetched.image_digest,
+        tarball,
+        signatures,
     })))
 }
 
@@ -339,15 +352,17 @@ impl Shared {
             graph_data,
             warnings,
             image_digest,
+            tarball,
+            signatures,
         } = update;
         let revision = graph_data.revision().to_string();
-        tracing::info!(%revision, image = ?image_digest, warnings = warnings.len(), "graph-data loaded");
-        let tarball = graph_data.tarball();
+        tracing::info!(%revision, image = ?image_digest, warnings = warnings.len(), signatures, "graph-data loaded");
         self.state.graph_data.store(Some(Arc::new(PublishedGraphData {
             tarball: tarball.bytes.into(),
             tarball_digest: tarball.digest,
             revision: revision.clone(),
             image_digest: image_digest.clone(),
+            signatures,
         })));
         let metrics = &self.metrics;
         metrics.graph_data_revision.reset();

@@ -36,6 +36,8 @@ pub struct PublishedGraphData {
     pub revision: String,
     /// The image it came from, when it came from an image.
     pub image_digest: Option<String>,
+    /// How many release signatures (`signatures/`) the tarball holds.
+    pub signatures: usize,
 }
 
 /// How one source is doing.
@@ -150,6 +152,7 @@ impl State {
                 revision: published.revision.clone(),
                 image_digest: published.image_digest.clone(),
                 tarball_digest: published.tarball_digest.clone(),
+                signatures: published.signatures,
             }),
             sources: self.health().clone(),
             tasks,
@@ -190,6 +193,8 @@ pub struct GraphDataStatus {
     pub image_digest: Option<String>,
     /// The ETag of `{prefix}/graph-data`.
     pub tarball_digest: String,
+    /// Release signatures (`signatures/`) in the tarball.
+    pub signatures: usize,
 }
 
 pub fn unix_now() -> u64 {

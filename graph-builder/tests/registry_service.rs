@@ -10,9 +10,10 @@ use common::{Running, StatusExt as _};
 use graph_builder::Application;
 use graph_builder::plan::Plan;
 use graph_builder::settings::Settings;
-use openshift_graph_data::signature::store::MAX_SIGNATURE_BYTES;
+use image_signature::store::path as store_path;
+use image_signature::{Digest, MAX_SIGNATURE_BYTES};
 use registry_testkit::{Body, FileServer, LocalRegistry};
-use release_images::signature::{SigningKey, store_path};
+use release_images::signature::SigningKey;
 use release_images::{Image, PushOptions, Pushable, Pusher, ReleaseMetadata};
 
 const RELEASES: &str = "ocp/release";
@@ -232,7 +233,10 @@ fn both_registry_plugins_read_a_credentials_file_by_one_rule() {
 /// `digest`, and its `signature_baseurl`.
 fn signature_store(digest: &str, signature: Body) -> (FileServer, String) {
     let store = FileServer::start().unwrap();
-    store.serve(&format!("/signatures/{}", store_path(digest, 1)), signature);
+    store.serve(
+        &format!("/signatures/{}", store_path(&Digest::parse(digest).unwrap(), 1)),
+        signature,
+    );
     let base_url = format!("{}/signatures/", store.url());
     (store, base_url)
 }
@@ -307,7 +311,10 @@ async fn an_oversized_signature_is_refused_naming_the_limit_and_the_last_good_gr
     let image = Image::graph_data(graph_data.path()).unwrap();
     let new_digest = pusher.push(GRAPH_DATA, "latest", image).await.unwrap();
     store.serve(
-        &format!("/signatures/{}", store_path(&new_digest, 1)),
+        &format!(
+            "/signatures/{}",
+            store_path(&Digest::parse(&new_digest).unwrap(), 1)
+        ),
         Body::Streamed(4 * MAX_SIGNATURE_BYTES as u64),
     );
     let status = app

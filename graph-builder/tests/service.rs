@@ -131,6 +131,73 @@ async fn serves_the_graph_with_caching_headers_and_graph_data() {
     assert!(files.get("version").is_some(), "the tarball is graph-data");
 }
 
+/// Signature `index` of the release with digest `sha256:<hex>`, as `oc adm
+/// release mirror` files it in graph-data.
+fn write_signature(graph_data: &Path, hex: &str, index: u32, content: &[u8]) {
+    let dir = graph_data.join("signatures/sha256").join(hex);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("signature-{index}")), content).unwrap();
+}
+
+#[tokio::test]
+async fn release_signatures_in_graph_data_are_published_and_followed() {
+    let (first, second) = ("a".repeat(64), "b".repeat(64));
+    let graph_data = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("cincinnati-graph-data"), graph_data.path());
+    write_signature(graph_data.path(), &first, 1, b"first, signed once");
+    write_signature(graph_data.path(), &first, 2, b"first, signed again");
+    std::fs::write(graph_data.path().join("signatures/README"), "not a signature").unwrap();
+    let app = spawn(settings(&graph_file_plan(
+        &fixture("graph-gb-raw.json"),
+        graph_data.path(),
+    )))
+    .await;
+    let status = app.wait_until_ready().await;
+    assert_eq!(status.graph_data.as_ref().map(|data| data.signatures), Some(2));
+    let warnings = status.sources.graph_data_warnings.join("\n");
+    assert!(warnings.contains("signatures/README"), "{warnings}");
+
+    let tarball_url = format!("{}/graph-data", app.public);
+    let published = app.get(&tarball_url).await;
+    let etag = published.headers()["etag"].to_str().unwrap().to_owned();
+    let files =
+        openshift_graph_data::GraphDataFiles::from_tar_gz(published.bytes().await.unwrap().as_ref()).unwrap();
+    let signatures: Vec<(String, Vec<u8>)> = files
+        .signatures()
+        .map(|(name, content)| (name.path(), content.to_vec()))
+        .collect();
+    assert_eq!(
+        signatures,
+        [
+            (
+                format!("sha256/{first}/signature-1"),
+                b"first, signed once".to_vec()
+            ),
+            (
+                format!("sha256/{first}/signature-2"),
+                b"first, signed again".to_vec()
+            ),
+        ]
+    );
+
+    write_signature(graph_data.path(), &second, 1, b"second");
+    app.wait_for("the new signature", |status| {
+        status
+            .graph_data
+            .as_ref()
+            .is_some_and(|data| data.signatures == 3)
+    })
+    .await;
+    let conditional = |etag: String| app.http.get(&tarball_url).header("if-none-match", etag).send();
+    let changed = conditional(etag).await.unwrap();
+    assert_eq!(changed.status(), 200, "a new signature is a new tarball");
+    let new_etag = changed.headers()["etag"].to_str().unwrap().to_owned();
+    let files =
+        openshift_graph_data::GraphDataFiles::from_tar_gz(changed.bytes().await.unwrap().as_ref()).unwrap();
+    assert_eq!(files.signatures().count(), 3);
+    assert_eq!(conditional(new_etag).await.unwrap().status(), 304);
+}
+
 #[tokio::test]
 async fn errors_are_json_with_upstream_kinds() {
     let mut settings = settings(&graph_file_plan(

@@ -87,6 +87,32 @@ async fn sends_the_headers_asked_for() {
     assert_eq!(request.headers["user-agent"], "http-fetch-test/1");
 }
 
+#[tokio::test]
+async fn a_conditional_get_is_answered_304_while_the_entity_tag_matches() {
+    let server = FileServer::start().unwrap();
+    server.serve("/graph-data", Body::Tagged(b"first".to_vec()));
+    let target = url(&server, "/graph-data");
+    let client = client(ExtraRoots::default());
+    let first = client.get(Get::new("test", &target, LIMIT)).await.unwrap();
+    let etag = first.etag.expect("an entity tag");
+    let again = client
+        .get(Get::new("test", &target, LIMIT).if_none_match(Some(&etag)))
+        .await
+        .unwrap();
+    assert_eq!((again.status, again.body.len()), (StatusCode::NOT_MODIFIED, 0));
+
+    server.serve("/graph-data", Body::Tagged(b"second".to_vec()));
+    let changed = client
+        .get(Get::new("test", &target, LIMIT).if_none_match(Some(&etag)))
+        .await
+        .unwrap();
+    assert_eq!(
+        (changed.status, changed.body.as_ref()),
+        (StatusCode::OK, &b"second"[..])
+    );
+    assert_ne!(changed.etag, Some(etag));
+}
+
 /// A `root_certificate_dir` holding `pem`, as operators configure it.
 fn certificate_dir(pem: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

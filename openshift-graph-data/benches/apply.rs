@@ -11,7 +11,7 @@ use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
 
 fn load(dir: &Path) -> GraphData {
     let files = GraphDataFiles::from_dir(dir).expect("testdata/graph-data is readable");
-    GraphData::load(files, &Strictness::default())
+    GraphData::load(&files, &Strictness::default())
         .expect("testdata/graph-data is valid")
         .graph_data
 }

@@ -82,6 +82,9 @@ pub enum DiagnosticKind {
     UnknownRelease,
     /// An edge instruction would close a cycle; the edge is left out.
     Cycle,
+    /// An entry under `signatures/` that is not `<algo>/<digest>/signature-<N>`
+    /// (a regular file of at most 64 KiB); it is not published.
+    MisplacedSignature,
 }
 
 impl DiagnosticKind {
@@ -103,6 +106,7 @@ impl DiagnosticKind {
             DiagnosticKind::UnmatchedChannelVersion => "unmatched_channel_version",
             DiagnosticKind::UnknownRelease => "unknown_release",
             DiagnosticKind::Cycle => "cycle",
+            DiagnosticKind::MisplacedSignature => "misplaced_signature",
         }
     }
 

@@ -2,15 +2,22 @@
 //! and the content revision that tells whether anything changed.
 //!
 //! Only the parts of a graph-data repository that graph-data consumers read
-//! are kept: `version`, `LICENSE`, `raw/metadata.json`, and the files directly
+//! are kept: `version`, `LICENSE`, `raw/metadata.json`, the files directly
 //! in `channels/` and `blocked-edges/` (any extension, so that stray files can
-//! be reported). Everything else (README, hack/, OWNERS at the top) is ignored.
+//! be reported), and the release signatures under `signatures/` that `oc adm
+//! release mirror` and oc-mirror write (`<algo>/<digest>/signature-<N>`,
+//! names checked by `image_signature::layout`; anything else there is
+//! reported, not kept). Everything else (README, hack/, OWNERS at the top) is
+//! ignored.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
+use std::ops::Bound;
 use std::path::{Component, Path};
 
+use image_signature::MAX_SIGNATURE_BYTES;
+use image_signature::layout::{self, Found, SIGNATURES_DIR, SignatureName};
 use sha2::{Digest, Sha256};
 
 pub const VERSION_FILE: &str = "version";
@@ -29,6 +36,8 @@ pub struct GraphDataFiles {
     files: BTreeMap<String, Vec<u8>>,
     /// Files that exist but could not be read, with the reason.
     unreadable: BTreeMap<String, String>,
+    /// Entries under `signatures/` that are not signatures, with the reason.
+    misplaced_signatures: BTreeMap<String, String>,
 }
 
 /// Why no graph-data could be read at all.
@@ -66,8 +75,10 @@ impl fmt::Debug for GraphDataFiles {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GraphDataFiles")
             .field("files", &self.files.len())
+            .field("signatures", &self.signatures().count())
             .field("bytes", &self.files.values().map(Vec::len).sum::<usize>())
             .field("unreadable", &self.unreadable)
+            .field("misplaced_signatures", &self.misplaced_signatures)
             .finish()
     }
 }
@@ -104,6 +115,7 @@ impl GraphDataFiles {
                 }
             }
         }
+        files.read_signatures(&root.join(SIGNATURES_DIR));
         Ok(files)
     }
 
@@ -114,16 +126,21 @@ impl GraphDataFiles {
     pub fn from_tar_gz(reader: impl Read) -> Result<Self, FilesError> {
         let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(reader));
         let mut all = BTreeMap::new();
+        let mut not_files = Vec::new();
         let mut total = 0u64;
         for entry in archive.entries().map_err(FilesError::Tarball)? {
             let mut entry = entry.map_err(FilesError::Tarball)?;
-            // Links and devices are never graph-data; following them is unsafe.
-            if !entry.header().entry_type().is_file() {
-                continue;
-            }
             let Some(path) = normalized(&entry.path().map_err(FilesError::Tarball)?) else {
                 continue;
             };
+            // Links and devices are never graph-data; following them is unsafe.
+            let kind = entry.header().entry_type();
+            if !kind.is_file() {
+                if !kind.is_dir() {
+                    not_files.push(path);
+                }
+                continue;
+            }
             total += entry.size();
             if total > MAX_TOTAL_BYTES {
                 return Err(FilesError::TooLarge);
@@ -141,10 +158,15 @@ impl GraphDataFiles {
             .to_owned();
         let mut files = Self::default();
         for (path, content) in all {
+            if let Some(relative) = path.strip_prefix(&root) {
+                files.insert(relative, content);
+            }
+        }
+        for path in not_files {
             if let Some(relative) = path.strip_prefix(&root)
-                && is_candidate(relative)
+                && relative.starts_with(SIGNATURES_PREFIX)
             {
-                files.files.insert(relative.to_owned(), content);
+                files.misplace(relative.to_owned(), "not a regular file");
             }
         }
         Ok(files)
@@ -152,8 +174,22 @@ impl GraphDataFiles {
 
     /// Adds one file by its path relative to the graph-data root (for
     /// sources that unpack graph-data themselves, such as image layers).
-    /// Paths outside the graph-data layout are ignored; returns whether kept.
+    /// Paths outside the graph-data layout are ignored, and what is not a
+    /// signature under `signatures/` is recorded as misplaced; returns
+    /// whether kept.
     pub fn insert(&mut self, path: &str, content: Vec<u8>) -> bool {
+        if let Some(relative) = path.strip_prefix(SIGNATURES_PREFIX) {
+            return match signature_problem(relative, content.len() as u64) {
+                None => {
+                    self.files.insert(path.to_owned(), content);
+                    true
+                }
+                Some(reason) => {
+                    self.misplace(path.to_owned(), reason);
+                    false
+                }
+            };
+        }
         let keep = is_candidate(path);
         if keep {
             self.files.insert(path.to_owned(), content);
@@ -179,13 +215,35 @@ impl GraphDataFiles {
             .map(|(path, why)| (path.as_str(), why.as_str()))
     }
 
+    /// The release signatures, by name, in path order.
+    pub fn signatures(&self) -> impl Iterator<Item = (SignatureName, &[u8])> {
+        self.files
+            .range::<str, _>((Bound::Included(SIGNATURES_PREFIX), Bound::Unbounded))
+            .take_while(|(path, _)| path.starts_with(SIGNATURES_PREFIX))
+            .filter_map(|(path, content)| {
+                let name = SignatureName::parse_path(&path[SIGNATURES_PREFIX.len()..]).ok()?;
+                Some((name, content.as_slice()))
+            })
+    }
+
+    /// Entries under `signatures/` that were not kept, with the reason.
+    pub fn misplaced_signatures(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.misplaced_signatures
+            .iter()
+            .map(|(path, why)| (path.as_str(), why.as_str()))
+    }
+
     /// The files graph-data consumers use, as served in the tarball: the
-    /// single files, and YAML files in `channels/` and `blocked-edges/`.
+    /// single files, YAML files in `channels/` and `blocked-edges/`, and the
+    /// signatures.
     pub fn published(&self) -> impl Iterator<Item = (&str, &[u8])> {
         self.files
             .iter()
             .filter(|(path, _)| {
-                parent(path).is_none() || *path == RAW_METADATA_FILE || has_yaml_extension(path)
+                parent(path).is_none()
+                    || *path == RAW_METADATA_FILE
+                    || has_yaml_extension(path)
+                    || path.starts_with(SIGNATURES_PREFIX)
             })
             .map(|(path, content)| (path.as_str(), content.as_slice()))
     }
@@ -213,6 +271,51 @@ impl GraphDataFiles {
             }
         }
     }
+
+    /// The signature tree at `dir`, if there is one.
+    fn read_signatures(&mut self, dir: &Path) {
+        if !dir.exists() {
+            return;
+        }
+        if !dir.is_dir() {
+            return self.misplace(SIGNATURES_DIR.to_owned(), "not a directory");
+        }
+        let walked = layout::walk(dir, &mut |found| match found {
+            Found::Signature { name, path, len } => {
+                let relative = format!("{SIGNATURES_PREFIX}{}", name.path());
+                match signature_problem(&name.path(), len) {
+                    None => self.read_file(relative, &path),
+                    Some(reason) => self.misplace(relative, reason),
+                }
+            }
+            Found::Misplaced { path, reason } => self.misplace(format!("{SIGNATURES_PREFIX}{path}"), reason),
+            Found::Unreadable { path, reason } => {
+                self.unreadable
+                    .insert(format!("{SIGNATURES_PREFIX}{path}"), reason);
+            }
+        });
+        if let Err(error) = walked {
+            self.unreadable
+                .insert(SIGNATURES_DIR.to_owned(), error.to_string());
+        }
+    }
+
+    fn misplace(&mut self, path: String, reason: impl Into<String>) {
+        self.misplaced_signatures.insert(path, reason.into());
+    }
+}
+
+/// `signatures/`, the prefix of every path in the signature tree.
+const SIGNATURES_PREFIX: &str = "signatures/";
+
+/// Why a file at `relative` (inside `signatures/`) of `len` bytes is not a
+/// signature to keep, if it is not.
+fn signature_problem(relative: &str, len: u64) -> Option<String> {
+    if let Err(error) = SignatureName::parse_path(relative) {
+        return Some(error.to_string());
+    }
+    (len > MAX_SIGNATURE_BYTES as u64)
+        .then(|| format!("larger than the {MAX_SIGNATURE_BYTES} bytes a signature may have"))
 }
 
 /// Whether a path (relative to the graph-data root) is part of the layout.
@@ -260,8 +363,21 @@ mod tests {
         assert!(!files.insert("channels/sub/x.yaml", Vec::new()));
         assert!(!files.insert("raw/other.json", Vec::new()));
 
+        let signature = format!("signatures/sha256/{}/signature-1", "0".repeat(64));
+        assert!(files.insert(&signature, b"signed".to_vec()));
+        assert!(!files.insert("signatures/sha256/0/signature-1", Vec::new()));
+        assert!(!files.insert("signatures/OWNERS", Vec::new()));
+
         let published: Vec<_> = files.published().map(|(path, _)| path).collect();
-        assert_eq!(published, ["channels/fast-4.1.yaml", "version"]);
+        assert_eq!(
+            published,
+            ["channels/fast-4.1.yaml", signature.as_str(), "version"]
+        );
+        let misplaced: Vec<_> = files.misplaced_signatures().map(|(path, _)| path).collect();
+        assert_eq!(
+            misplaced,
+            ["signatures/OWNERS", "signatures/sha256/0/signature-1"]
+        );
     }
 
     #[test]

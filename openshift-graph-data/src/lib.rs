@@ -21,7 +21,8 @@
 //!
 //! Deliberately not here: registries and image layers, scheduling refreshes,
 //! serving HTTP. [`signature`] verifies a graph-data image digest for the
-//! graph-builder, which fetches the image.
+//! graph-builder, which fetches the image; the signature format, keys and
+//! store client are the `image-signature` crate's.
 
 pub mod apply;
 pub mod diagnostic;

@@ -7,12 +7,13 @@ use cincinnati_core::release::without_build;
 use cincinnati_core::{Risk, Version};
 use regex::Regex;
 
-use crate::files::{GraphDataFiles, Revision};
-use crate::tarball::{Tarball, write_tar_gz};
+use crate::files::Revision;
 
 /// A loaded, validated graph-data. The graph-builder keeps one per revision
 /// (regexes compiled, releases indexed) and applies it to every release set
-/// it builds until a newer revision loads.
+/// it builds until a newer revision loads. It keeps no file content: the
+/// files it was loaded from (signatures included) are published from
+/// [`GraphDataFiles`](crate::GraphDataFiles), by [`write_tar_gz`](crate::write_tar_gz).
 #[derive(Clone)]
 pub struct GraphData {
     pub(crate) schema_version: Version,
@@ -20,7 +21,6 @@ pub struct GraphData {
     pub(crate) channels: Vec<Channel>,
     pub(crate) blocks: Vec<Block>,
     pub(crate) risks: Vec<RiskDeclaration>,
-    pub(crate) files: GraphDataFiles,
     pub(crate) revision: Revision,
     /// Every release named by a block or a risk (build removed) → those
     /// rules, blocks first, each in file order.
@@ -200,15 +200,6 @@ impl GraphData {
 
     pub fn revision(&self) -> &Revision {
         &self.revision
-    }
-
-    pub fn files(&self) -> &GraphDataFiles {
-        &self.files
-    }
-
-    /// The graph-data as served at `{prefix}/graph-data`.
-    pub fn tarball(&self) -> Tarball {
-        write_tar_gz(&self.files)
     }
 
     pub fn raw_metadata(&self) -> &[RawMetadata] {

@@ -30,7 +30,7 @@ pub fn write_tar_gz(files: &GraphDataFiles) -> Tarball {
     let mut builder = tar::Builder::new(gzip);
     let directories: BTreeSet<&str> = files
         .published()
-        .filter_map(|(path, _)| path.rsplit_once('/').map(|(dir, _)| dir))
+        .flat_map(|(path, _)| path.match_indices('/').map(|(end, _)| &path[..end]))
         .collect();
     for dir in directories {
         append(

@@ -69,7 +69,7 @@ fn graph_data(blocked_edges: &[(&str, &str)]) -> GraphData {
         ("channels/fast-4.1.yaml", "name: fast-4.1\nversions: []\n"),
     ];
     entries.extend_from_slice(blocked_edges);
-    GraphData::load(files(&entries), &Strictness::default())
+    GraphData::load(&files(&entries), &Strictness::default())
         .unwrap_or_else(|refused| panic!("{refused}"))
         .graph_data
 }
@@ -307,7 +307,7 @@ fn raw_metadata_is_set_or_appended_with_commas() {
     let mut graph = graph(&AMD_AND_S390X, &[]);
     set(&mut graph, "4.1.1+amd64", "note", "first");
     let data = GraphData::load(
-        files(&[
+        &files(&[
             ("version", "1.0.0\n"),
             (
                 "raw/metadata.json",
@@ -330,7 +330,7 @@ fn channels_are_appended_in_client_order_even_without_a_dash() {
     let mut graph = graph(&AMD_AND_S390X, &[]);
     set(&mut graph, "4.1.1+amd64", &keys().channels, "stable-4.2");
     let data = GraphData::load(
-        files(&[
+        &files(&[
             ("version", "1.0.0\n"),
             ("raw/metadata.json", "{}"),
             (

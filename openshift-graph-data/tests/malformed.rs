@@ -20,11 +20,11 @@ fn graph_data_with(extra: &[(&str, &str)]) -> GraphDataFiles {
 }
 
 fn refused(files: GraphDataFiles) -> Refused {
-    GraphData::load(files, &Strictness::default()).expect_err("the graph-data must be refused")
+    GraphData::load(&files, &Strictness::default()).expect_err("the graph-data must be refused")
 }
 
 fn warnings(files: GraphDataFiles) -> Vec<Diagnostic> {
-    GraphData::load(files, &Strictness::default())
+    GraphData::load(&files, &Strictness::default())
         .unwrap_or_else(|refused| panic!("{refused}"))
         .warnings
 }
@@ -112,7 +112,7 @@ fn a_channel_version_that_is_not_semver_refuses() {
 #[test]
 fn a_channel_version_matching_no_release_is_a_warning_when_applied() {
     let data = GraphData::load(
-        graph_data_with(&[(
+        &graph_data_with(&[(
             "channels/fast-4.1.yaml",
             "name: fast-4.1\nversions:\n- 4.1.0\n- 4.1.9\n",
         )]),
@@ -239,14 +239,14 @@ fn stray_files_warn_unless_disallowed() {
     );
 
     let strict = Strictness::disallowing([UpstreamErrorClass::MissingExtension]);
-    let refused = GraphData::load(stray, &strict).unwrap_err();
+    let refused = GraphData::load(&stray, &strict).unwrap_err();
     assert_eq!(only(&refused.errors).kind, DiagnosticKind::MissingExtension);
 }
 
 #[test]
 fn an_empty_disallowed_errors_skips_broken_files_like_upstream() {
     let broken = graph_data_with(&[("blocked-edges/4.1.0.yaml", "to: 4.1.0\nfrom: [\n")]);
-    let loaded = GraphData::load(broken, &Strictness::disallowing([])).unwrap();
+    let loaded = GraphData::load(&broken, &Strictness::disallowing([])).unwrap();
     assert_eq!(only(&loaded.warnings).kind, DiagnosticKind::Syntax);
     assert!(loaded.graph_data.blocks().is_empty());
 }

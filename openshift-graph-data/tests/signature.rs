@@ -1,11 +1,13 @@
-//! Signature verification of a graph-data image digest, with keys generated
-//! here, and fetching signatures from a signature store over HTTP.
+//! Signature verification of a graph-data image digest (upstream
+//! graph-builder's rule), with keys generated here, against signatures in
+//! memory and in a signature store over HTTP.
 
 use http_fetch::ExtraRoots;
-use openshift_graph_data::signature::store::MAX_SIGNATURE_BYTES;
-use openshift_graph_data::signature::{SignatureError, SignatureStore, TrustedKeys, verify_digest};
-use registry_testkit::{Body, CertificateShape, FileServer};
-use release_images::signature::{SigningKey, store_path};
+use image_signature::store::{SignatureStore, path};
+use image_signature::{Digest, TrustedKeys};
+use openshift_graph_data::signature::{SignatureError, verify_digest, verify_image};
+use registry_testkit::{Body, FileServer};
+use release_images::signature::SigningKey;
 
 const DIGEST: &str = "sha256:4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
 const OTHER_DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -66,26 +68,8 @@ fn garbage_is_rejected_not_a_crash() {
     assert!(rejections(error)[0].starts_with("signature-1: not an OpenPGP message"));
 }
 
-#[test]
-fn keys_are_read_from_every_file_of_a_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    let (first, second) = (signing_key(1), signing_key(2));
-    for (name, key) in [("a.asc", &first), ("b.asc", &second)] {
-        std::fs::write(dir.path().join(name), key.public_key_armored()).unwrap();
-    }
-    let keys = TrustedKeys::from_dir(dir.path()).unwrap();
-    assert_eq!(keys.len(), 2);
-    assert!(verify_digest(DIGEST, &[signature(&second, DIGEST)], &keys).is_ok());
-
-    let empty = tempfile::tempdir().unwrap();
-    assert!(matches!(
-        TrustedKeys::from_dir(empty.path()),
-        Err(SignatureError::NoKeys(_))
-    ));
-}
-
-fn signature_path(index: usize) -> String {
-    format!("/signatures/{}", store_path(DIGEST, index))
+fn signature_path(index: u32) -> String {
+    format!("/signatures/{}", path(&Digest::parse(DIGEST).unwrap(), index))
 }
 
 /// A store on a real server holding `signatures` (path → body).
@@ -111,16 +95,18 @@ async fn the_store_is_searched_until_a_valid_signature() {
         (signature_path(2), Body::Bytes(signature(&key, DIGEST))),
     ]);
     assert_eq!(
-        store.url(DIGEST, 2).unwrap().as_str(),
+        store.url(&Digest::parse(DIGEST).unwrap(), 2).as_str(),
         format!("{}{}", server.url(), signature_path(2))
     );
-    store.verify(DIGEST, &trusted(&key)).await.unwrap();
+    verify_image(&store, DIGEST, &trusted(&key)).await.unwrap();
 }
 
 #[tokio::test]
 async fn a_store_without_signatures_fails_verification() {
     let (_server, store) = store_serving(Vec::new());
-    let error = store.verify(DIGEST, &trusted(&signing_key(1))).await.unwrap_err();
+    let error = verify_image(&store, DIGEST, &trusted(&signing_key(1)))
+        .await
+        .unwrap_err();
     assert_eq!(
         error.to_string(),
         format!("no valid signature for {DIGEST}: the signature store has none")
@@ -130,95 +116,9 @@ async fn a_store_without_signatures_fails_verification() {
 #[tokio::test]
 async fn a_failing_store_is_an_error_not_a_missing_signature() {
     let (_server, store) = store_serving(vec![(signature_path(1), Body::Status(503))]);
-    let error = store.verify(DIGEST, &trusted(&signing_key(1))).await.unwrap_err();
+    let error = verify_image(&store, DIGEST, &trusted(&signing_key(1)))
+        .await
+        .unwrap_err();
     assert!(matches!(error, SignatureError::Fetch(_)), "{error}");
     assert!(error.to_string().ends_with("HTTP 503"), "{error}");
-}
-
-#[tokio::test]
-async fn an_oversized_signature_is_refused_naming_the_limit() {
-    let (_server, store) = store_serving(vec![(
-        signature_path(1),
-        Body::Streamed(4 * MAX_SIGNATURE_BYTES as u64),
-    )]);
-    let error = store.verify(DIGEST, &trusted(&signing_key(1))).await.unwrap_err();
-    assert!(matches!(error, SignatureError::Fetch(_)), "{error}");
-    assert!(
-        error
-            .to_string()
-            .ends_with(&format!("sent more than the {MAX_SIGNATURE_BYTES} bytes allowed")),
-        "{error}"
-    );
-}
-
-#[tokio::test]
-async fn a_store_behind_a_private_ca_is_trusted_through_the_roots_given() {
-    let key = signing_key(1);
-    let server = FileServer::start_tls(CertificateShape::CaSignedServer).unwrap();
-    server.serve(&signature_path(1), Body::Bytes(signature(&key, DIGEST)));
-    let base_url = format!("{}/signatures", server.url());
-    let untrusting = SignatureStore::new(&base_url, ExtraRoots::default(), "signature-test").unwrap();
-    let error = untrusting.verify(DIGEST, &trusted(&key)).await.unwrap_err();
-    assert!(
-        matches!(error, SignatureError::Fetch(_)) && error.to_string().contains("certificate"),
-        "{error}"
-    );
-    let roots = ExtraRoots::from_pem("store CA", server.ca_pem().unwrap()).unwrap();
-    let trusting = SignatureStore::new(&base_url, roots, "signature-test").unwrap();
-    trusting.verify(DIGEST, &trusted(&key)).await.unwrap();
-}
-
-/// Real release signatures are made by GnuPG; check one made by it, when
-/// the machine has `gpg` (Debian does).
-#[test]
-fn a_gnupg_signature_verifies() {
-    use std::process::Command;
-    if Command::new("gpg").arg("--version").output().is_err() {
-        eprintln!("gpg is not installed; GnuPG interoperability not checked");
-        return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let gpg = |arguments: &[&str]| {
-        let output = Command::new("gpg")
-            .env("GNUPGHOME", home.path())
-            .args(["--batch", "--yes", "--passphrase", ""])
-            .args(arguments)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "gpg {arguments:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output.stdout
-    };
-    gpg(&[
-        "--quick-gen-key",
-        "Release <release@example.com>",
-        "ed25519",
-        "sign",
-        "never",
-    ]);
-    let document = home.path().join("signature.json");
-    std::fs::write(
-        &document,
-        format!(r#"{{"critical": {{"image": {{"docker-manifest-digest": "{DIGEST}"}}}}}}"#),
-    )
-    .unwrap();
-    let signed = home.path().join("signature-1");
-    gpg(&[
-        "--output",
-        signed.to_str().unwrap(),
-        "--sign",
-        document.to_str().unwrap(),
-    ]);
-    let public_key = String::from_utf8(gpg(&["--armor", "--export", "release@example.com"])).unwrap();
-
-    let keys = TrustedKeys::from_armored(&public_key).unwrap();
-    let signature = std::fs::read(&signed).unwrap();
-    assert_eq!(
-        verify_digest(DIGEST, std::slice::from_ref(&signature), &keys).unwrap(),
-        0
-    );
-    assert!(verify_digest(OTHER_DIGEST, &[signature], &keys).is_err());
 }

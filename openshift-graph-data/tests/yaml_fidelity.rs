@@ -25,7 +25,7 @@ fn message_read_from(text: &str) -> String {
         ("blocked-edges/4.18.1-Risk.yaml", text),
     ]);
     let loaded =
-        GraphData::load(graph_data, &Strictness::default()).unwrap_or_else(|refused| panic!("{refused}"));
+        GraphData::load(&graph_data, &Strictness::default()).unwrap_or_else(|refused| panic!("{refused}"));
     let [risk] = loaded.graph_data.risks() else {
         panic!("one risk expected in {text:?}");
     };
@@ -129,7 +129,7 @@ fn a_promql_query_ending_the_file_keeps_no_line_break_it_lacks() {
         ("channels/stable-4.18.yaml", "name: stable-4.18\nversions: []\n"),
         ("blocked-edges/4.18.22-Risk.yaml", text),
     ]);
-    let loaded = GraphData::load(graph_data, &Strictness::default()).unwrap();
+    let loaded = GraphData::load(&graph_data, &Strictness::default()).unwrap();
     let rules = &loaded.graph_data.risks()[0].risk.matching_rules;
     assert_eq!(
         rules,

@@ -20,6 +20,7 @@ use cincinnati_core::{ApiError, ErrorKind};
 use serde::{Deserialize, Serialize};
 use service_kit::supervisor::{Heartbeat, TaskStatus};
 use service_kit::{IdentityCache, PreparedBody};
+use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
 use crate::filters::PolicyRequest;
@@ -73,6 +74,9 @@ pub struct Engine {
     /// Identity bytes of the answers most recently asked for without gzip
     /// (answers are kept compressed only).
     identities: IdentityCache,
+    /// Answers computed at once, one per CPU: each filters a copy of the
+    /// whole graph (see `upstream::revision`).
+    computations: Arc<Semaphore>,
     limits: Limits,
     metrics: EngineMetrics,
     /// The runtime fetches run on, whichever thread a request arrives on.
@@ -97,6 +101,9 @@ impl Engine {
             feeds: Mutex::default(),
             engine_upstream_answers: OnceLock::new(),
             identities: IdentityCache::new(limits.identity_cache_bytes),
+            computations: Arc::new(Semaphore::new(
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            )),
             limits,
             metrics,
             runtime: tokio::runtime::Handle::current(),
@@ -155,7 +162,11 @@ impl Engine {
             }
         };
         let (answer, lookup) = revision
-            .answer(PolicyRequest { query, source }, &self.pipeline)
+            .answer(
+                PolicyRequest { query, source },
+                &self.pipeline,
+                &self.computations,
+            )
             .await;
         match lookup {
             Lookup::Hit => self.metrics.cache_hits.inc(),

@@ -18,6 +18,10 @@ use crate::tls;
 pub enum Body {
     /// These bytes, with their `Content-Length`.
     Bytes(Vec<u8>),
+    /// These bytes with a strong `ETag` made from them, and `304 Not
+    /// Modified` to a request whose `If-None-Match` holds it: a server to
+    /// follow with conditional GETs.
+    Tagged(Vec<u8>),
     /// This many zero bytes, streamed without a `Content-Length` (chunked),
     /// so a client learns the size only by reading.
     Streamed(u64),
@@ -84,6 +88,16 @@ impl FileServer {
                         None => request.respond(tiny_http::Response::empty(404)),
                         Some(Body::Status(status)) => request.respond(tiny_http::Response::empty(status)),
                         Some(Body::Bytes(bytes)) => request.respond(tiny_http::Response::from_data(bytes)),
+                        Some(Body::Tagged(bytes)) => {
+                            let etag = entity_tag(&bytes);
+                            let header = tiny_http::Header::from_bytes("ETag", etag.as_bytes())
+                                .expect("an entity tag is a valid header value");
+                            if if_none_match(&request).is_some_and(|tags| tags.contains(&etag)) {
+                                request.respond(tiny_http::Response::empty(304).with_header(header))
+                            } else {
+                                request.respond(tiny_http::Response::from_data(bytes).with_header(header))
+                            }
+                        }
                         Some(Body::Streamed(length)) => request.respond(tiny_http::Response::new(
                             tiny_http::StatusCode(200),
                             Vec::new(),
@@ -126,6 +140,22 @@ impl FileServer {
     fn lock(&self) -> std::sync::MutexGuard<'_, Files> {
         self.files.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// A strong entity tag for `bytes`: equal bytes, equal tags.
+fn entity_tag(bytes: &[u8]) -> String {
+    use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+    let mut hasher = DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    format!("\"{:016x}\"", hasher.finish())
+}
+
+fn if_none_match(request: &tiny_http::Request) -> Option<String> {
+    request
+        .headers()
+        .iter()
+        .find(|header| header.field.equiv("If-None-Match"))
+        .map(|header| header.value.as_str().to_owned())
 }
 
 /// Logs `request` and finds what to answer.

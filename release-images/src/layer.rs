@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bytes::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{RngCore as _, SeedableRng as _};
 use tempfile::NamedTempFile;
 
 use crate::blob::{Blob, BlobContent, DigestingWriter};
@@ -198,11 +198,11 @@ fn file_header(size: u64) -> tar::Header {
     header
 }
 
-struct RandomBytes(SmallRng);
+struct RandomBytes(ChaCha8Rng);
 
 impl RandomBytes {
     fn new(seed: u64) -> Self {
-        Self(SmallRng::seed_from_u64(seed))
+        Self(ChaCha8Rng::seed_from_u64(seed))
     }
 }
 

@@ -19,7 +19,7 @@ pub fn demo_releases() -> PathBuf {
 /// applies it.
 pub fn apply_graph_data(releases: &mut Graph, dir: &Path) -> anyhow::Result<()> {
     let files = GraphDataFiles::from_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-    let data = GraphData::load(files, &Strictness::default())?.graph_data;
+    let data = GraphData::load(&files, &Strictness::default())?.graph_data;
     apply_with_defaults(releases, &data)?;
     Ok(())
 }

@@ -11,6 +11,7 @@
 //! architecture and seed; nothing depends on time or on file order.
 
 mod demo;
+pub mod signatures;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

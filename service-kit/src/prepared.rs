@@ -296,7 +296,7 @@ impl MessageBody for Inflating {
 
 /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110
 /// §13.1.2 requires for this header) or is `*`.
-fn matches_if_none_match(if_none_match: &[&str], etag: &str) -> bool {
+pub fn matches_if_none_match(if_none_match: &[&str], etag: &str) -> bool {
     let opaque = |tag: &str| tag.trim().trim_start_matches("W/").to_owned();
     let wanted = opaque(etag);
     if_none_match
@@ -327,6 +327,14 @@ impl CachePolicy {
             seconds => format!("public, max-age={seconds}, must-revalidate"),
         };
         Self { header_value }
+    }
+
+    /// For an answer that never changes at its URL: caches keep it for
+    /// `max_age` and never revalidate it (RFC 8246 `immutable`).
+    pub fn immutable(max_age: Duration) -> Self {
+        Self {
+            header_value: format!("public, max-age={}, immutable", max_age.as_secs()),
+        }
     }
 
     pub fn header_value(&self) -> &str {

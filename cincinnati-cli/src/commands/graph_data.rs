@@ -165,7 +165,7 @@ fn load(dir: &Path) -> Result<Result<Loaded, Refused>, Failure> {
     let files = GraphDataFiles::from_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))
         .map_err(Failure::input)?;
-    Ok(GraphData::load(files, &Strictness::default()))
+    Ok(GraphData::load(&files, &Strictness::default()))
 }
 
 /// The diagnostic with its file named from the working directory, so that

@@ -8,3 +8,4 @@ mod interop;
 mod registry_faults;
 mod served_graph;
 mod service_faults;
+mod signatures;

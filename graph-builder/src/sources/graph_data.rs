@@ -14,8 +14,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
+use image_signature::TrustedKeys;
+use image_signature::store::SignatureStore;
 use openshift_graph_data::GraphDataFiles;
-use openshift_graph_data::signature::{SignatureStore, TrustedKeys};
+use openshift_graph_data::signature::verify_image;
 use registry_client::manifest::Manifest;
 use registry_client::{RegistryClient, RetryPolicy};
 use serde::{Deserialize, Serialize};
@@ -282,9 +284,7 @@ impl ImageSource {
             return Ok(None);
         }
         if let Some(check) = &self.verification {
-            check
-                .store
-                .verify(&digest, &check.keys)
+            verify_image(&check.store, &digest, &check.keys)
                 .await
                 .map_err(|error| image_error(format!("signature of {digest}: {error}")))?;
         }

@@ -48,8 +48,9 @@ impl fmt::Display for Refused {
 
 impl GraphData {
     /// Validates and loads graph-data. `strictness` decides which problems
-    /// refuse it (see [`Strictness`]).
-    pub fn load(files: GraphDataFiles, strictness: &Strictness) -> Result<Loaded, Refused> {
+    /// refuse it (see [`Strictness`]). Signatures are not graph-data to
+    /// apply: only their misplaced entries are reported.
+    pub fn load(files: &GraphDataFiles, strictness: &Strictness) -> Result<Loaded, Refused> {
         let mut findings = Findings::new(strictness);
         for (path, why) in files.unreadable() {
             findings.report(
@@ -58,10 +59,17 @@ impl GraphData {
                 format!("cannot read: {why}"),
             );
         }
-        let schema_version = schema::read(&files, &mut findings);
-        let raw_metadata = raw_metadata::read(&files, &mut findings);
-        let channels = channels::read(&files, &mut findings);
-        let (blocks, risks) = blocked_edges::read(&files, &mut findings);
+        for (path, why) in files.misplaced_signatures() {
+            findings.report(
+                Location::file(path, None),
+                DiagnosticKind::MisplacedSignature,
+                format!("not published: {why}"),
+            );
+        }
+        let schema_version = schema::read(files, &mut findings);
+        let raw_metadata = raw_metadata::read(files, &mut findings);
+        let channels = channels::read(files, &mut findings);
+        let (blocks, risks) = blocked_edges::read(files, &mut findings);
 
         let (errors, warnings): (Vec<_>, Vec<_>) =
             findings.diagnostics.into_iter().partition(Diagnostic::is_error);
@@ -75,7 +83,6 @@ impl GraphData {
             channels,
             blocks,
             risks,
-            files,
             revision,
             removals_by_release: HashMap::new(),
         };

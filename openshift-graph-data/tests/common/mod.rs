@@ -97,7 +97,8 @@ pub fn read_graph(path: &Path) -> Graph {
 /// Loads graph-data that must be accepted, with no errors.
 pub fn load_dir(dir: &Path) -> (GraphData, Vec<Diagnostic>) {
     let files = GraphDataFiles::from_dir(dir).unwrap();
-    let loaded = GraphData::load(files, &Strictness::default()).unwrap_or_else(|refused| panic!("{refused}"));
+    let loaded =
+        GraphData::load(&files, &Strictness::default()).unwrap_or_else(|refused| panic!("{refused}"));
     (loaded.graph_data, loaded.warnings)
 }
 

@@ -3,6 +3,10 @@
 //! An answer is computed at most once per (channel, arch) and revision, on
 //! the first request that needs it, on a blocking thread; concurrent first
 //! requests wait for that one computation. Later requests clone an `Arc`.
+//! Computations of different answers run at most as many at once as the
+//! engine's semaphore allows: each filters a copy of the whole graph, so a
+//! flood of requests for distinct made-up channels would otherwise hold one
+//! copy per blocking thread (up to 512).
 //! Lazily rather than for every channel up front: most of the hundreds of
 //! (channel, arch) pairs are never asked for (see
 //! docs/benchmarks-policy-engine.md for the measured costs).
@@ -15,7 +19,7 @@ use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph, wire};
 use service_kit::PreparedBody;
 use service_kit::telemetry::Origin;
-use tokio::sync::OnceCell;
+use tokio::sync::{OnceCell, Semaphore};
 
 use crate::filters::PolicyRequest;
 use crate::query::{Arch, Channel, ClientQuery};
@@ -91,13 +95,15 @@ impl Revision {
             .is_some_and(|cell| cell.initialized())
     }
 
-    /// The answer to `request` through `pipeline`, computed once. The
-    /// current span gets a link to the trace that fetched this revision,
-    /// where the work behind the answer is.
+    /// The answer to `request` through `pipeline`, computed once, while
+    /// holding one of the `computations` permits. The current span gets a
+    /// link to the trace that fetched this revision, where the work behind
+    /// the answer is.
     pub async fn answer(
         self: &Arc<Self>,
         request: PolicyRequest,
         pipeline: &Arc<Pipeline<PolicyRequest>>,
+        computations: &Arc<Semaphore>,
     ) -> (Answer, Lookup) {
         self.origin.link_current_span();
         let key = AnswerKey::of(&request.query);
@@ -119,9 +125,19 @@ impl Revision {
             .get_or_init(|| {
                 computed = true;
                 async move {
-                    tokio::task::spawn_blocking(move || revision.compute(&request, &pipeline))
+                    let permit = computations
+                        .clone()
+                        .acquire_owned()
                         .await
-                        .unwrap_or_else(|error| Err(ApiError::new(ErrorKind::FailedPluginExecution, error)))
+                        .expect("the computation semaphore is never closed");
+                    // The permit goes with the computation, which runs on even
+                    // if the request that started it is dropped.
+                    tokio::task::spawn_blocking(move || {
+                        let _permit = permit;
+                        revision.compute(&request, &pipeline)
+                    })
+                    .await
+                    .unwrap_or_else(|error| Err(ApiError::new(ErrorKind::FailedPluginExecution, error)))
                 }
             })
             .await;
@@ -145,7 +161,7 @@ impl Revision {
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
+    use std::time::{Duration, SystemTime};
 
     use super::*;
     use crate::filters::test_graphs::{graph, request};
@@ -171,8 +187,13 @@ mod tests {
         pipeline: &Arc<Pipeline<PolicyRequest>>,
         query: &str,
     ) -> Lookup {
+        let computations = Arc::new(Semaphore::new(2));
         let (answer, lookup) = revision
-            .answer(request(query, UpstreamKind::GraphBuilder), pipeline)
+            .answer(
+                request(query, UpstreamKind::GraphBuilder),
+                pipeline,
+                &computations,
+            )
             .await;
         assert!(answer.is_ok());
         lookup
@@ -221,10 +242,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_answer_is_computed_only_with_a_free_permit() {
+        let (revision, pipeline) = revision(8);
+        let computations = Arc::new(Semaphore::new(1));
+        let busy = computations.clone().acquire_owned().await.unwrap();
+        let waiting = tokio::spawn({
+            let (revision, computations) = (revision.clone(), computations.clone());
+            async move {
+                revision
+                    .answer(
+                        request("channel=a-4.1", UpstreamKind::GraphBuilder),
+                        &pipeline,
+                        &computations,
+                    )
+                    .await
+            }
+        });
+        // Ample for this one-release graph: unbounded, it is answered at once.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let query = request("channel=a-4.1", UpstreamKind::GraphBuilder).query;
+        assert!(
+            !revision.is_answered(&query),
+            "computed while every permit was taken"
+        );
+        drop(busy);
+        let (answer, lookup) = waiting.await.unwrap();
+        assert!(answer.is_ok());
+        assert_eq!(lookup, Lookup::Miss);
+        assert!(revision.is_answered(&query));
+    }
+
+    #[tokio::test]
     async fn filter_errors_are_answers_too() {
         let (revision, pipeline) = revision(8);
         let (answer, _) = revision
-            .answer(request("arch=amd64", UpstreamKind::GraphBuilder), &pipeline)
+            .answer(
+                request("arch=amd64", UpstreamKind::GraphBuilder),
+                &pipeline,
+                &Arc::new(Semaphore::new(1)),
+            )
             .await;
         assert_eq!(
             answer.unwrap_err().kind,

@@ -1,10 +1,14 @@
-//! Writes the generated present-day release set as a Graph API document.
+//! Writes the generated present-day release set as a Graph API document,
+//! and the demo's release signatures with their public key.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Parser;
+use image_signature::TrustedKeys;
+use release_images::signature::SigningKey;
+use release_set_generator::signatures::{demo_key, demo_signatures, write_tree};
 use release_set_generator::{Settings, apply_graph_data, channel_versions, generate, testdata_graph_data};
 
 /// Generate a present-day-sized OpenShift update graph (Graph API JSON, as a
@@ -27,6 +31,14 @@ struct Arguments {
     /// Where to write the graph (default: standard output).
     #[arg(long, short)]
     output: Option<PathBuf>,
+    /// Also write the demo's release signatures as a signature tree here
+    /// (replacing the tree there), e.g. testdata/demo/signatures.
+    #[arg(long, requires = "public_key")]
+    signatures: Option<PathBuf>,
+    /// The demo key's public half, written unless the file already holds
+    /// that key, e.g. testdata/demo/signing-key.asc.
+    #[arg(long, requires = "signatures")]
+    public_key: Option<PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -37,7 +49,15 @@ fn main() -> anyhow::Result<()> {
         seed: arguments.seed,
         previous_per_release: arguments.previous_per_release,
     };
-    let mut assembled = graph_builder::assemble::assemble(generate(&versions, &settings));
+    let releases = generate(&versions, &settings);
+    if let (Some(dir), Some(public_key)) = (&arguments.signatures, &arguments.public_key) {
+        let key = demo_key();
+        let signatures = demo_signatures(&releases, &key);
+        write_tree(dir, &signatures).with_context(|| format!("writing {}", dir.display()))?;
+        write_public_key(public_key, &key)?;
+        eprintln!("{} signatures in {}", signatures.len(), dir.display());
+    }
+    let mut assembled = graph_builder::assemble::assemble(releases);
     anyhow::ensure!(
         assembled.dropped.is_empty(),
         "releases left out: {:?}",
@@ -59,5 +79,19 @@ fn main() -> anyhow::Result<()> {
         assembled.graph.release_count(),
         assembled.graph.edge_count()
     );
+    Ok(())
+}
+
+/// Writes `key`'s public half to `path`, unless it holds that key already:
+/// the armored text carries the time it was made, the key does not.
+fn write_public_key(path: &Path, key: &SigningKey) -> anyhow::Result<()> {
+    let unchanged = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| TrustedKeys::from_armored(&text).ok())
+        .is_some_and(|keys| keys.fingerprints() == [key.fingerprint()]);
+    if !unchanged {
+        std::fs::write(path, key.public_key_armored())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(())
 }

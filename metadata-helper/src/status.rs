@@ -1,0 +1,110 @@
+//! The signature set in service and how its source is doing: what the
+//! servers read, and what status and metrics show.
+
+use std::fmt::Display;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwapOption;
+use serde::Serialize;
+
+use crate::set::SignatureSet;
+
+/// Shared by a source (the writer) and the servers (readers). A reader
+/// holds one whole set for as long as it needs; a new set replaces it
+/// atomically, and readers never wait for the source.
+#[derive(Clone)]
+pub struct Signatures(Arc<Inner>);
+
+struct Inner {
+    set: ArcSwapOption<SignatureSet>,
+    status: Mutex<SourceStatus>,
+}
+
+/// How a source is doing, for `/status` and metrics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SourceStatus {
+    /// What the signatures come from (`directory …`, `graph-data tarball …`).
+    pub source: String,
+    /// The revision of the set in service (a tarball's entity tag).
+    pub revision: Option<String>,
+    pub digests: usize,
+    pub signatures: usize,
+    /// Entries of the tree in service that are not served.
+    pub misplaced: usize,
+    /// When the set in service was loaded, and its age now.
+    pub loaded_unix: Option<u64>,
+    pub age_seconds: Option<f64>,
+    /// The last refresh that worked (unchanged included).
+    pub last_success_unix: Option<u64>,
+    /// Why the last refresh failed, until one works; the set in service
+    /// stays the last good one.
+    pub last_error: Option<String>,
+    /// When a refresh last failed.
+    pub last_error_unix: Option<u64>,
+}
+
+impl Signatures {
+    pub fn new(source: String) -> Self {
+        Self(Arc::new(Inner {
+            set: ArcSwapOption::empty(),
+            status: Mutex::new(SourceStatus {
+                source,
+                ..SourceStatus::default()
+            }),
+        }))
+    }
+
+    /// The set in service; `None` until a first one is loaded.
+    pub fn set(&self) -> Option<Arc<SignatureSet>> {
+        self.0.set.load_full()
+    }
+
+    /// Ready once a set is loaded; it stays, whatever fails later.
+    pub fn is_ready(&self) -> bool {
+        self.0.set.load().is_some()
+    }
+
+    /// A snapshot of the source's status, with the age of the set as of now.
+    pub fn status(&self) -> SourceStatus {
+        let mut status = self.lock().clone();
+        status.age_seconds = self.set().map(|set| {
+            SystemTime::now()
+                .duration_since(set.loaded_at)
+                .map_or(0.0, |age| age.as_secs_f64())
+        });
+        status
+    }
+
+    /// Puts `set` in service; returns the one it replaces.
+    pub(crate) fn swap(&self, set: SignatureSet) -> Option<Arc<SignatureSet>> {
+        let mut status = self.lock();
+        status.revision.clone_from(&set.revision);
+        status.digests = set.digests;
+        status.signatures = set.signatures;
+        status.misplaced = set.misplaced;
+        status.loaded_unix = Some(unix(set.loaded_at));
+        self.0.set.swap(Some(Arc::new(set)))
+    }
+
+    pub(crate) fn succeeded(&self) {
+        let mut status = self.lock();
+        status.last_success_unix = Some(unix(SystemTime::now()));
+        status.last_error = None;
+    }
+
+    pub(crate) fn failed(&self, error: impl Display) {
+        let mut status = self.lock();
+        status.last_error = Some(error.to_string());
+        status.last_error_unix = Some(unix(SystemTime::now()));
+    }
+
+    fn lock(&self) -> MutexGuard<'_, SourceStatus> {
+        self.0.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn unix(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
