@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use e2e::policy_engine;
 use e2e::process::ServiceProcess;
 
@@ -22,26 +21,7 @@ pub const CHANNEL: &str = "stable-4.18";
 /// its configuration and log in `workdir`, and waits until it is ready.
 pub async fn graph_builder(workdir: &Path, graph_data: &Path) -> anyhow::Result<ServiceProcess> {
     let releases = testdata().join("demo/releases.json.gz");
-    let config = workdir.join("graph-builder.toml");
-    let toml = format!(
-        r#"{listeners}
-[[plugin_settings]]
-name = "release-graph-file"
-path = {releases:?}
-
-[[plugin_settings]]
-name = "openshift-secondary-metadata-parse"
-data_directory = {graph_data:?}
-
-[[plugin_settings]]
-name = "edge-add-remove"
-"#,
-        listeners = e2e::graph_builder::loopback_settings(1),
-        releases = releases.display().to_string(),
-        graph_data = graph_data.display().to_string(),
-    );
-    std::fs::write(&config, toml).with_context(|| format!("writing {}", config.display()))?;
-    e2e::graph_builder::start_with_config(workdir, &config).await
+    e2e::graph_builder::start_offline(workdir, &releases, graph_data).await
 }
 
 /// A graph-builder on the demo data, engine A on it and engine B on A: the
