@@ -14,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 units() { RUSTC_BOOTSTRAP=1 cargo build --locked --unit-graph -Z unstable-options "$@"; }
-services=(-p graph-builder -p policy-engine -p metadata-helper)
+# What e2e/src/binaries.rs (SERVICES) and scripts/demo.sh build.
+e2e=(-p graph-builder -p policy-engine -p metadata-helper)
+demo=("${e2e[@]}" -p cincinnati-cli)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
