@@ -55,12 +55,6 @@ pub struct Update<'g> {
     pub risks: Option<&'g [Risk]>,
 }
 
-impl Update<'_> {
-    pub fn is_recommended(&self) -> bool {
-        self.risks.is_none()
-    }
-}
-
 /// See the [module documentation](self).
 #[derive(Debug, Clone)]
 pub struct UpdateGraph {

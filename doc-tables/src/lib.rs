@@ -212,10 +212,6 @@ pub fn debug_of<T: DeserializeOwned + Debug>(text: &str) -> String {
     format!("{value:?}")
 }
 
-pub fn table_of(text: &str) -> toml::Table {
-    toml::from_str(text).unwrap()
-}
-
 /// Every spelling of every settings flag: `--long`, aliases, `-short`.
 pub fn flags_of(command: &clap::Command, not_settings: &[&str]) -> BTreeSet<String> {
     let mut flags = BTreeSet::new();

@@ -71,7 +71,7 @@ data_directory = {graph_data:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
-        listeners = loopback_settings(REFRESH_INTERVAL_SECS),
+        listeners = loopback_settings(),
         releases = releases.display().to_string(),
         graph_data = graph_data.display().to_string(),
     );
@@ -99,10 +99,10 @@ pub async fn start_with_config(workdir: &Path, config: &Path) -> anyhow::Result<
 }
 
 /// The start of a harness's graph-builder configuration: verbose logs, and
-/// every listener on loopback, refreshing every `pause_secs`. Ports are 0
-/// here and set by flags, so the same file serves the first start (free
-/// ports) and restarts (the same ports).
-pub fn loopback_settings(pause_secs: u64) -> String {
+/// every listener on loopback, refreshing every [`REFRESH_INTERVAL_SECS`].
+/// Ports are 0 here and set by flags, so the same file serves the first
+/// start (free ports) and restarts (the same ports).
+fn loopback_settings() -> String {
     format!(
         r#"verbosity = "v"
 
@@ -111,7 +111,7 @@ address = "127.0.0.1"
 port = 0
 public_port = 0
 path_prefix = "{PATH_PREFIX}"
-pause_secs = {pause_secs}
+pause_secs = {REFRESH_INTERVAL_SECS}
 
 [status]
 address = "127.0.0.1"
@@ -153,7 +153,7 @@ data_directory = {output:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
-        listeners = loopback_settings(REFRESH_INTERVAL_SECS),
+        listeners = loopback_settings(),
         concurrency = options.fetch_concurrency,
         output = workdir.join("graph-data-unpacked").display().to_string(),
     )

@@ -34,12 +34,6 @@ impl SigningKey {
         Self::generate(KeyType::Ed25519Legacy, seed)
     }
 
-    /// An RSA key of `bits`, like OpenShift's release keys (4096): signatures
-    /// of a real one's size, for benchmarks. Slow to make and to sign with.
-    pub fn rsa_from_seed(seed: u64, bits: u32) -> Self {
-        Self::generate(KeyType::Rsa(bits), seed)
-    }
-
     fn generate(key_type: KeyType, seed: u64) -> Self {
         let mut params = SecretKeyParamsBuilder::default();
         params

@@ -1,6 +1,6 @@
 //! A graph-builder serving the bundled demo data (5,743 releases and the
-//! 2026 graph-data, offline), as `scripts/demo.sh` runs it, and the chain of
-//! engines behind it, for scenarios that need present-day-sized answers
+//! 2026 graph-data; the e2e harness's offline graph-builder), and the chain
+//! of engines behind it, for scenarios that need present-day-sized answers
 //! rather than the e2e scenario's.
 
 use std::path::{Path, PathBuf};
