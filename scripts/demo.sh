@@ -45,7 +45,8 @@ wait_ready http://127.0.0.1:9082/readyz
 wait_ready http://127.0.0.1:9083/readyz
 
 # A signed release: its digest names its directory in the signature tree.
-signed=$(find testdata/demo/signatures/sha256 -name signature-1 | sort | head -1)
+# (sed, not head: head would close the pipe early, and pipefail would stop the script)
+signed=$(find testdata/demo/signatures/sha256 -name signature-1 | sort | sed -n 1p)
 digest=$(basename "$(dirname "$signed")")
 
 cat <<EOT
