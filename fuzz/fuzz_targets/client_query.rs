@@ -7,10 +7,11 @@ use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
 use policy_engine::query::{Arch, Channel, ClientQuery, QueryRules};
+use service_kit::query::RequiredParameters;
 
 fuzz_target!(|query: &str| {
     let rules = QueryRules {
-        required: BTreeSet::from(["channel".to_owned()]),
+        required: RequiredParameters::new(["channel".to_owned()]),
         forwarded: BTreeSet::from(["version".to_owned()]),
     };
     let Ok(parsed) = ClientQuery::parse(query, &rules) else {

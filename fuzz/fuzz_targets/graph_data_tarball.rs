@@ -24,5 +24,5 @@ fuzz_target!(|tar: &[u8]| {
         files.revision(),
         "the published tarball holds the same files"
     );
-    let _ = GraphData::load(files, &Strictness::default());
+    let _ = GraphData::load(&files, &Strictness::default());
 });

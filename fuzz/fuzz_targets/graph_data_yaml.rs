@@ -11,6 +11,6 @@ fuzz_target!(|yaml: &[u8]| {
         let mut files = GraphDataFiles::default();
         files.insert("version", format!("{SUPPORTED_SCHEMA}\n").into_bytes());
         files.insert(path, yaml.to_vec());
-        let _ = GraphData::load(files, &Strictness::default());
+        let _ = GraphData::load(&files, &Strictness::default());
     }
 });
