@@ -18,6 +18,10 @@ pub mod keys {
     pub const ARCH: &str = "io.openshift.upgrades.graph.release.arch";
     /// The release image's manifest digest (`sha256:...`).
     pub const MANIFESTREF: &str = "io.openshift.upgrades.graph.release.manifestref";
+    /// When the release image was built (RFC 3339, from its image config),
+    /// written by this project's graph-builder: the age deferral rings
+    /// read. Upstream engines ignore it as they ignore every unknown key.
+    pub const CREATED: &str = "io.openshift.upgrades.graph.release.created";
     /// The architecture a release image claims for itself (`multi` on multi releases).
     pub const RELEASE_ARCHITECTURE: &str = "release.openshift.io/architecture";
 }

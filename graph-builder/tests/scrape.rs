@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use cincinnati_core::release::keys;
 use graph_builder::assemble::assemble;
 use graph_builder::found::DropReason;
 use graph_builder::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
@@ -168,6 +169,42 @@ async fn every_manifest_format_and_architecture_rule() {
     assert_eq!(
         multi_node.metadata["io.openshift.upgrades.graph.release.manifestref"],
         payload.split('@').nth(1).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn each_release_carries_its_image_creation_time() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = pusher_for(&registry);
+    let built = Image::release(&release("4.3.0", &[]), "amd64").created("2024-05-01T10:00:00Z");
+    let undated = Image::release(&release("4.3.1", &["4.3.0"]), "amd64");
+    // A list is dated by the image the scraper reads through it.
+    let list = ImageList::new(ManifestFormat::Oci)
+        .image(Image::release(&release("4.3.0", &[]), "arm64").created("2024-06-02T00:00:00Z"));
+    let items: [(&str, Pushable); 3] = [
+        ("4.3.0-x86_64", built.into()),
+        ("4.3.1-x86_64", undated.into()),
+        ("4.3.0-aarch64", list.into()),
+    ];
+    for (tag, item) in items {
+        pusher.push(REPOSITORY, tag, item).await.unwrap();
+    }
+    let report = scraper_for(&registry, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap()
+        .changed();
+    let graph = assemble(report.releases).graph;
+    let created = |version: &str| {
+        let id = graph.find(&version.parse().unwrap()).unwrap();
+        graph.release(id).unwrap().metadata.get(keys::CREATED).cloned()
+    };
+    assert_eq!(created("4.3.0+amd64").as_deref(), Some("2024-05-01T10:00:00Z"));
+    assert_eq!(created("4.3.0+arm64").as_deref(), Some("2024-06-02T00:00:00Z"));
+    assert_eq!(
+        created("4.3.1+amd64"),
+        None,
+        "an image without `created` gets no key"
     );
 }
 

@@ -125,10 +125,13 @@ impl Manifest {
 }
 
 /// The part of an image config the scraper reads.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub struct ImageConfig {
     #[serde(default)]
     pub architecture: Option<String>,
+    /// When the image was built (RFC 3339), as the builder wrote it.
+    #[serde(default)]
+    pub created: Option<String>,
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@ use crate::metadata::ReleaseMetadata;
 pub struct Image {
     pub(crate) architecture: String,
     pub(crate) os: String,
+    /// The config's `created` (RFC 3339), if any.
+    pub(crate) created: Option<String>,
     pub(crate) format: ManifestFormat,
     pub(crate) layers: Vec<Layer>,
 }
@@ -23,6 +25,7 @@ impl Image {
         Self {
             architecture: architecture.into(),
             os: "linux".to_owned(),
+            created: None,
             format: ManifestFormat::default(),
             layers: Vec::new(),
         }
@@ -41,6 +44,12 @@ impl Image {
 
     pub fn os(mut self, os: impl Into<String>) -> Self {
         self.os = os.into();
+        self
+    }
+
+    /// When the image says it was built (`created` in its config, RFC 3339).
+    pub fn created(mut self, created: impl Into<String>) -> Self {
+        self.created = Some(created.into());
         self
     }
 

@@ -31,15 +31,24 @@ pub(crate) struct Platform<'a> {
     pub(crate) os: &'a str,
 }
 
-pub(crate) fn image_config(platform: &Platform<'_>, diff_ids: &[String]) -> Vec<u8> {
-    json!({
-        "architecture": platform.architecture,
-        "os": platform.os,
+/// What an image's config says besides its platform.
+#[derive(Clone, Debug)]
+pub(crate) struct ConfigFacts<'a> {
+    pub(crate) platform: Platform<'a>,
+    pub(crate) created: Option<&'a str>,
+}
+
+pub(crate) fn image_config(facts: &ConfigFacts<'_>, diff_ids: &[String]) -> Vec<u8> {
+    let mut config = json!({
+        "architecture": facts.platform.architecture,
+        "os": facts.platform.os,
         "config": {},
         "rootfs": { "type": "layers", "diff_ids": diff_ids },
-    })
-    .to_string()
-    .into_bytes()
+    });
+    if let Some(created) = facts.created {
+        config["created"] = json!(created);
+    }
+    config.to_string().into_bytes()
 }
 
 pub(crate) fn image_manifest(format: ManifestFormat, config: &Blob, layers: &[&Blob]) -> RenderedManifest {

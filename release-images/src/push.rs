@@ -15,7 +15,7 @@ use crate::format::ManifestFormat;
 use crate::image::{Image, ImageList, Pushable};
 use crate::known_blobs::KnownBlobs;
 use crate::layer::{BuiltLayer, Layer};
-use crate::manifest::{Platform, RenderedManifest, image_config, image_manifest, list_manifest};
+use crate::manifest::{ConfigFacts, Platform, RenderedManifest, image_config, image_manifest, list_manifest};
 
 /// How to reach and authenticate to the registry.
 #[derive(Clone, Debug)]
@@ -164,7 +164,13 @@ impl Pusher {
     ) -> Result<RenderedManifest, Error> {
         let layers = build_layers(image.layers.clone()).await?;
         let diff_ids: Vec<String> = layers.iter().map(|layer| layer.diff_id.clone()).collect();
-        let config = Blob::from_bytes(image_config(&platform_of(image), &diff_ids));
+        let config = Blob::from_bytes(image_config(
+            &ConfigFacts {
+                platform: platform_of(image),
+                created: image.created.as_deref(),
+            },
+            &diff_ids,
+        ));
         let layer_blobs: Vec<&Blob> = layers.iter().map(|layer| &layer.blob).collect();
         let uploads = layer_blobs
             .iter()

@@ -26,6 +26,8 @@ pub enum CachedImage {
         /// A `cincinnati-metadata-v0` document that parsed when it was read.
         metadata: Box<str>,
         arch: String,
+        /// When the image was built, as its config says (RFC 3339).
+        created: Option<Box<str>>,
     },
     /// Not a usable release, for a reason that will not change.
     NotARelease(DropReason),
@@ -33,11 +35,12 @@ pub enum CachedImage {
 
 impl CachedImage {
     /// A release if `metadata` is a valid document, else why it is not one.
-    pub fn release(metadata: String, arch: String) -> Self {
+    pub fn release(metadata: String, arch: String, created: Option<String>) -> Self {
         match ReleaseMetadataDocument::parse(metadata.as_bytes()) {
             Ok(_) => CachedImage::Release {
                 metadata: metadata.into_boxed_str(),
                 arch,
+                created: created.map(String::into_boxed_str),
             },
             Err(error) => CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(error.to_string())),
         }
@@ -76,6 +79,10 @@ enum FileEntry<'a> {
         arch: Cow<'a, str>,
         #[serde(borrow)]
         metadata: Cow<'a, str>,
+        /// Absent from files written before creation times were kept: such
+        /// releases are published without one until the image is read again.
+        #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+        created: Option<Cow<'a, str>>,
     },
     NoReleaseMetadata,
     InvalidReleaseMetadata(#[serde(borrow)] Cow<'a, str>),
@@ -166,9 +173,14 @@ fn temporary_path(path: &Path) -> PathBuf {
 impl<'a> FileEntry<'a> {
     fn from_cached(image: &'a CachedImage) -> Option<Self> {
         Some(match image {
-            CachedImage::Release { metadata, arch } => FileEntry::Release {
+            CachedImage::Release {
+                metadata,
+                arch,
+                created,
+            } => FileEntry::Release {
                 arch: Cow::Borrowed(arch),
                 metadata: Cow::Borrowed(metadata),
+                created: created.as_deref().map(Cow::Borrowed),
             },
             CachedImage::NotARelease(DropReason::NoReleaseMetadata) => FileEntry::NoReleaseMetadata,
             CachedImage::NotARelease(DropReason::InvalidReleaseMetadata(why)) => {
@@ -184,8 +196,16 @@ impl<'a> FileEntry<'a> {
     /// `None` for an entry that no longer parses: it is simply fetched again.
     fn into_cached(self) -> Option<CachedImage> {
         Some(match self {
-            FileEntry::Release { arch, metadata } => {
-                match CachedImage::release(metadata.into_owned(), arch.into_owned()) {
+            FileEntry::Release {
+                arch,
+                metadata,
+                created,
+            } => {
+                match CachedImage::release(
+                    metadata.into_owned(),
+                    arch.into_owned(),
+                    created.map(Cow::into_owned),
+                ) {
                     release @ CachedImage::Release { .. } => release,
                     CachedImage::NotARelease(_) => return None,
                 }
@@ -209,7 +229,7 @@ mod tests {
 
     fn sample() -> ScrapeCache {
         let mut cache = ScrapeCache::default();
-        let release = CachedImage::release(DOC.into(), "amd64".into());
+        let release = CachedImage::release(DOC.into(), "amd64".into(), Some("2024-05-01T10:00:00Z".into()));
         assert!(matches!(release, CachedImage::Release { .. }));
         cache.images.insert("sha256:a".into(), Arc::new(release));
         cache.images.insert(

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cincinnati_core::release::keys;
 use futures::{StreamExt, stream};
 use registry_client::manifest::{ImageConfig, ImageManifest, ListEntry, Manifest};
 use registry_client::{RegistryClient, RegistryError};
@@ -245,8 +246,17 @@ impl Scraper {
             let Some(digest) = &outcome.digest else { continue };
             let reason = match &**image {
                 CachedImage::Release { .. } if by_digest.contains_key(digest) => continue,
-                CachedImage::Release { metadata, arch } => match cache::document(metadata) {
-                    Ok(document) => {
+                CachedImage::Release {
+                    metadata,
+                    arch,
+                    created,
+                } => match cache::document(metadata) {
+                    Ok(mut document) => {
+                        if let Some(created) = created {
+                            document
+                                .metadata
+                                .insert(keys::CREATED.to_owned(), created.to_string());
+                        }
                         let pull_spec = self.client.address().payload(self.client.repository(), digest);
                         match Payload::parse(pull_spec) {
                             Ok(payload) => {
@@ -350,25 +360,19 @@ async fn resolve_tag(client: &RegistryClient, cache: &ScrapeCache, tag: String, 
     }
 }
 
-/// Works out an image's architecture and reads its release metadata.
-/// `Err` is a transient failure (not cached); `Ok(NotARelease)` is final.
+/// Works out an image's architecture and creation time and reads its
+/// release metadata. `Err` is a transient failure (not cached);
+/// `Ok(NotARelease)` is final.
 async fn read_image(
     client: &RegistryClient,
     manifest: Manifest,
     limit: u64,
 ) -> Result<CachedImage, DropReason> {
-    let unavailable = |error: RegistryError| DropReason::Unavailable(error.to_string());
-    let (arch, image) = match manifest {
+    let (arch, image, created) = match manifest {
         Manifest::Image(image) => {
-            let config = client
-                .small_blob(&image.config_digest, CONFIG_SIZE_LIMIT)
-                .await
-                .map_err(unavailable)?;
-            match serde_json::from_slice::<ImageConfig>(&config)
-                .ok()
-                .and_then(|c| c.architecture)
-            {
-                Some(arch) => (arch, image),
+            let config = read_config(client, &image).await?;
+            match config.architecture {
+                Some(arch) => (arch, image, config.created),
                 None => return Ok(unknown_arch("the image config names no architecture")),
             }
         }
@@ -376,16 +380,29 @@ async fn read_image(
             let Some((arch, entry)) = list_architecture(&entries) else {
                 return Ok(unknown_arch("a manifest list without usable entries"));
             };
+            let unavailable = |error: RegistryError| DropReason::Unavailable(error.to_string());
             match client.manifest(&entry.digest).await.map_err(unavailable)? {
-                (Manifest::Image(image), _) => (arch, image),
+                (Manifest::Image(image), _) => {
+                    let created = read_config(client, &image).await?.created;
+                    (arch, image, created)
+                }
                 (Manifest::List(_), _) => return Ok(unknown_arch("a manifest list inside a manifest list")),
             }
         }
     };
     match find_in_layers(client, &image, limit).await? {
         None => Ok(CachedImage::NotARelease(DropReason::NoReleaseMetadata)),
-        Some(raw) => Ok(parse_release(raw, arch)),
+        Some(raw) => Ok(parse_release(raw, arch, created)),
     }
+}
+
+/// The image's config; one that is not JSON reads as naming nothing.
+async fn read_config(client: &RegistryClient, image: &ImageManifest) -> Result<ImageConfig, DropReason> {
+    let config = client
+        .small_blob(&image.config_digest, CONFIG_SIZE_LIMIT)
+        .await
+        .map_err(|error| DropReason::Unavailable(error.to_string()))?;
+    Ok(serde_json::from_slice(&config).unwrap_or_default())
 }
 
 fn unknown_arch(why: &str) -> CachedImage {
@@ -408,9 +425,9 @@ fn list_architecture(entries: &[ListEntry]) -> Option<(String, &ListEntry)> {
     }
 }
 
-fn parse_release(raw: Vec<u8>, arch: String) -> CachedImage {
+fn parse_release(raw: Vec<u8>, arch: String, created: Option<String>) -> CachedImage {
     match String::from_utf8(raw) {
-        Ok(metadata) => CachedImage::release(metadata, arch),
+        Ok(metadata) => CachedImage::release(metadata, arch, created),
         Err(_) => CachedImage::NotARelease(DropReason::InvalidReleaseMetadata("not UTF-8".to_owned())),
     }
 }
@@ -471,7 +488,7 @@ mod tests {
         TagOutcome {
             tag: tag.to_owned(),
             digest: Some(digest.to_owned()),
-            image: Ok(Arc::new(CachedImage::release(metadata, "amd64".to_owned()))),
+            image: Ok(Arc::new(CachedImage::release(metadata, "amd64".to_owned(), None))),
             downloaded: false,
         }
     }
