@@ -33,6 +33,12 @@ pub mod signature;
 pub mod stages;
 pub mod tarball;
 
+/// YAML read as graph-data is, with the line of an error or a value: for
+/// other YAML files of the project, so their errors read alike.
+pub mod yaml {
+    pub use crate::load::yaml::{Spanned, YamlError, line_of, parse};
+}
+
 pub use diagnostic::{Diagnostic, DiagnosticKind, Location, Severity, Strictness, UpstreamErrorClass};
 pub use files::{FilesError, GraphDataFiles, Revision};
 pub use load::{Loaded, Refused, SUPPORTED_SCHEMA};

@@ -23,6 +23,8 @@ use service_kit::{IdentityCache, PreparedBody};
 use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
+use crate::cluster_policy::source::{PolicyStatus, Reload};
+use crate::cluster_policy::{PolicyClass, PolicySource};
 use crate::filters::PolicyRequest;
 use crate::metrics::EngineMetrics;
 use crate::query::{ClientQuery, QueryRules};
@@ -57,6 +59,19 @@ pub struct Limits {
     pub idle_feed_after: Duration,
     /// Bytes of identity answers kept for clients without gzip.
     pub identity_cache_bytes: usize,
+    /// `Cache-Control: max-age` of answers, unless their policy class
+    /// changes sooner.
+    pub cache_max_age: Duration,
+    /// Time between reads of the policy file.
+    pub policy_reload_interval: Duration,
+}
+
+/// A prepared answer and, when its policy class changes before the
+/// configured max-age is over, how long it stays true.
+#[derive(Debug)]
+pub struct Answered {
+    pub body: Arc<PreparedBody>,
+    pub expires_sooner: Option<Duration>,
 }
 
 pub struct Engine {
@@ -81,6 +96,8 @@ pub struct Engine {
     metrics: EngineMetrics,
     /// The runtime fetches run on, whichever thread a request arrives on.
     runtime: tokio::runtime::Handle,
+    /// The per-cluster policy, if one is configured.
+    cluster_policy: Option<Arc<PolicySource>>,
 }
 
 impl Engine {
@@ -91,6 +108,7 @@ impl Engine {
         fixed_kind: Option<UpstreamKind>,
         limits: Limits,
         metrics: EngineMetrics,
+        cluster_policy: Option<Arc<PolicySource>>,
     ) -> Self {
         Self {
             client,
@@ -107,6 +125,7 @@ impl Engine {
             limits,
             metrics,
             runtime: tokio::runtime::Handle::current(),
+            cluster_policy,
         }
     }
 
@@ -137,12 +156,35 @@ impl Engine {
         }
     }
 
+    pub fn cluster_policy(&self) -> Option<&Arc<PolicySource>> {
+        self.cluster_policy.as_ref()
+    }
+
     /// The prepared answer to `query`, for a request that arrived at
     /// `arrived`. One not computed yet is computed from the feed as
     /// revalidated for this request.
     pub async fn answer(
         self: &Arc<Self>,
         query: ClientQuery,
+        arrived: Instant,
+    ) -> Result<Answered, ApiError> {
+        let now = SystemTime::now();
+        let class = self
+            .cluster_policy
+            .as_ref()
+            .map(|policy| policy.classify(query.id.as_deref(), now));
+        let expires_sooner = class
+            .as_ref()
+            .and_then(|class| class.valid_for(now))
+            .filter(|valid_for| *valid_for < self.limits.cache_max_age);
+        let body = self.answer_in_class(query, class, arrived).await?;
+        Ok(Answered { body, expires_sooner })
+    }
+
+    async fn answer_in_class(
+        self: &Arc<Self>,
+        query: ClientQuery,
+        class: Option<PolicyClass>,
         arrived: Instant,
     ) -> Result<Arc<PreparedBody>, ApiError> {
         let source = self
@@ -152,8 +194,9 @@ impl Engine {
             UpstreamKind::GraphBuilder => self.root.clone(),
             UpstreamKind::PolicyEngine => self.engine_feed(query.upstream_parameters()).await,
         };
+        let request = PolicyRequest { query, source, class };
         let revision = match feed.revision() {
-            Some(revision) if revision.is_answered(&query) => revision,
+            Some(revision) if revision.is_answered(&request) => revision,
             // Not computed yet, or no graph yet (the last fetch failed): ask
             // the upstream first.
             _ => {
@@ -161,16 +204,15 @@ impl Engine {
                 self.served_revision(&feed)?
             }
         };
-        let (answer, lookup) = revision
-            .answer(
-                PolicyRequest { query, source },
-                &self.pipeline,
-                &self.computations,
-            )
-            .await;
+        let (answer, lookup) = revision.answer(request, &self.pipeline, &self.computations).await;
         match lookup {
             Lookup::Hit => self.metrics.cache_hits.inc(),
-            Lookup::Miss => self.metrics.cache_misses.inc(),
+            Lookup::Miss { evicted } => {
+                self.metrics.cache_misses.inc();
+                if evicted {
+                    self.metrics.cache_evictions.inc();
+                }
+            }
         }
         answer
     }
@@ -346,6 +388,22 @@ impl Engine {
         }
     }
 
+    /// Reads the policy file on its interval, until the supervisor stops it.
+    pub async fn run_policy_reloader(self: Arc<Self>, heartbeat: Heartbeat) {
+        let Some(policy) = self.cluster_policy.clone() else {
+            return;
+        };
+        loop {
+            tokio::time::sleep(self.limits.policy_reload_interval).await;
+            match policy.reload() {
+                Reload::Unchanged => {}
+                Reload::Loaded { .. } => self.metrics.policy_reloads.inc(),
+                Reload::Failed(_) => self.metrics.policy_reload_errors.inc(),
+            }
+            heartbeat.beat();
+        }
+    }
+
     fn served_feeds(&self) -> Vec<Arc<Feed>> {
         match self.upstream_kind() {
             Some(UpstreamKind::PolicyEngine) => self
@@ -379,6 +437,9 @@ impl Engine {
         self.metrics
             .identity_cache_bytes
             .set(self.identities.held_bytes() as i64);
+        if let Some(policy) = &self.cluster_policy {
+            self.metrics.policy_stale.set(i64::from(policy.is_stale()));
+        }
     }
 
     /// The `/status` document.
@@ -391,6 +452,10 @@ impl Engine {
             },
             pipeline: self.pipeline.stage_names().map(str::to_owned).collect(),
             feeds: self.served_feeds().iter().map(|feed| feed.status()).collect(),
+            cluster_policy: self
+                .cluster_policy
+                .as_ref()
+                .map(|policy| policy.status(SystemTime::now())),
             tasks,
         }
     }
@@ -407,6 +472,9 @@ pub struct EngineStatus {
     /// The root feed (a graph-builder upstream), or one per forwarded
     /// parameter set (an engine upstream).
     pub feeds: Vec<FeedStatus>,
+    /// The per-cluster policy served, if one is configured.
+    #[serde(default)]
+    pub cluster_policy: Option<PolicyStatus>,
     pub tasks: Vec<TaskStatus>,
 }
 

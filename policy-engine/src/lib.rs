@@ -11,6 +11,8 @@
 //!   are derived from it by the skeleton).
 //! - [`query`]: the client's parameters, validated.
 //! - [`filters`]: `channel-filter` and `arch-filter` as stages.
+//! - [`cluster_policy`]: per-cluster policy (groups, deferral, pins,
+//!   rollouts) and its `cluster-policy` filter.
 //! - [`upstream`]: fetching, keeping the last good graph, answer caches.
 //! - [`engine`]: what the handlers ask; [`routes`]: the HTTP API.
 //! - [`metrics`]: upstream's metric names plus staleness and cache metrics.
@@ -18,6 +20,7 @@
 //! Deliberately not here: HTTP plumbing shared with the graph-builder
 //! (`service-kit`), the graph and its JSON (`cincinnati-core`).
 
+pub mod cluster_policy;
 pub mod engine;
 pub mod filters;
 pub mod metrics;

@@ -20,7 +20,11 @@ pub struct EngineMetrics {
     pub cache_hits: IntCounter,
     pub cache_misses: IntCounter,
     pub cache_hit_ratio: Gauge,
+    pub cache_evictions: IntCounter,
     pub identity_cache_bytes: IntGauge,
+    pub policy_reloads: IntCounter,
+    pub policy_reload_errors: IntCounter,
+    pub policy_stale: IntGauge,
 }
 
 impl ServiceMetrics for EngineMetrics {
@@ -73,6 +77,22 @@ impl ServiceMetrics for EngineMetrics {
             cache_hit_ratio: registry.add(Gauge::new(
                 "graph_cache_hit_ratio",
                 "Hits over all lookups of the answer cache",
+            )?)?,
+            cache_evictions: registry.add(IntCounter::new(
+                "graph_cache_evictions_total",
+                "Answers dropped from the cache to make room (least recently used first)",
+            )?)?,
+            policy_reloads: registry.add(IntCounter::new(
+                "cluster_policy_reloads_total",
+                "Changed policy files taken",
+            )?)?,
+            policy_reload_errors: registry.add(IntCounter::new(
+                "cluster_policy_reload_errors_total",
+                "Policy file reads refused (the last good policy is kept)",
+            )?)?,
+            policy_stale: registry.add(IntGauge::new(
+                "cluster_policy_stale",
+                "1 while the policy file is refused and the last good policy is served",
             )?)?,
             identity_cache_bytes: registry.add(IntGauge::new(
                 "identity_cache_bytes",

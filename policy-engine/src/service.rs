@@ -63,6 +63,7 @@ impl Service for PolicyEngine {
             "upstream": plan.upstream_url,
             "upstream_timeout_secs": plan.upstream_timeout.as_secs(),
             "filters": plan.pipeline.stage_names().collect::<Vec<_>>(),
+            "cluster_policy": plan.cluster_policy.as_ref().map(|policy| policy.status(std::time::SystemTime::now())),
         })
     }
 
@@ -77,6 +78,7 @@ impl Service for PolicyEngine {
             settings.upstream.cincinnati.kind.fixed(),
             plan.limits,
             kit.metrics().clone(),
+            plan.cluster_policy,
         ));
         let routes = routes::configure(
             service.api.path_prefix.clone(),
@@ -94,6 +96,12 @@ impl Service for PolicyEngine {
         kit.spawn("upstream refresh", Some(refresh_stalls_after), move |heartbeat| {
             refresher.clone().run_refresher(heartbeat)
         });
+        if engine.cluster_policy().is_some() {
+            let reloader = engine.clone();
+            kit.spawn("policy reload", None, move |heartbeat| {
+                reloader.clone().run_policy_reloader(heartbeat)
+            });
+        }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());
         kit.ready_when(move || ready.is_ready());
         kit.before_scrape(move || gauges.update_gauges());

@@ -20,6 +20,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use cincinnati_core::stage::Pipeline;
@@ -30,6 +31,7 @@ use service_kit::settings::{
     StatusSettings,
 };
 
+use crate::cluster_policy::{self, PolicySource, source::SourceError};
 use crate::engine::Limits;
 use crate::filters::{self, PolicyRequest};
 use crate::query::QueryRules;
@@ -45,8 +47,34 @@ pub struct Settings {
     pub service: ServiceSettings,
     pub status: StatusSettings<PolicyEngineDefaults>,
     pub upstream: UpstreamSettings,
-    /// Filter tables, in order; none means channel-filter then arch-filter.
+    /// Per-cluster policy (see `cluster_policy`).
+    pub cluster_policy: ClusterPolicySettings,
+    /// Filter tables, in order; none means channel-filter then arch-filter
+    /// (then cluster-policy with a policy file).
     pub policy: Vec<PolicyTable>,
+}
+
+/// `[cluster_policy]`: the policy file and how it is served.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClusterPolicySettings {
+    /// The policy file (YAML); none: every cluster is offered the same.
+    pub file: Option<PathBuf>,
+    /// Seconds between reads of the file (taken when changed and valid).
+    pub reload_secs: u64,
+    /// Deferral is decided per bucket of this many seconds, so one answer
+    /// serves a group for the whole bucket.
+    pub deferral_bucket_secs: u64,
+}
+
+impl Default for ClusterPolicySettings {
+    fn default() -> Self {
+        Self {
+            file: None,
+            reload_secs: 10,
+            deferral_bucket_secs: 3600,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -188,6 +216,13 @@ pub enum SettingsError {
     Policy(#[from] cincinnati_core::stage::ConfigError),
     #[error(transparent)]
     Upstream(#[from] InvalidUpstream),
+    #[error("cluster_policy.file: {0}")]
+    ClusterPolicy(#[from] SourceError),
+    #[error(
+        "cluster_policy.file is set, but no [[policy]] table names {}",
+        cluster_policy::apply::NAME
+    )]
+    ClusterPolicyNotApplied,
 }
 
 /// What the settings resolve to once `[[policy]]` is read: everything the
@@ -200,6 +235,8 @@ pub struct Resolved {
     pub client: UpstreamClient,
     pub rules: QueryRules,
     pub limits: Limits,
+    /// The policy file, read; none without one.
+    pub cluster_policy: Option<Arc<PolicySource>>,
 }
 
 impl Settings {
@@ -218,10 +255,25 @@ impl Settings {
                 PolicyTable::Filter(table) => filter_tables.push(table.clone()),
             }
         }
+        let policy_settings = &self.cluster_policy;
         if filter_tables.is_empty() {
-            filter_tables = filters::default_tables();
+            filter_tables = filters::default_tables(policy_settings.file.is_some());
         }
         let pipeline = filters::catalog().pipeline(&filter_tables)?;
+        let cluster_policy = match &policy_settings.file {
+            Some(_)
+                if !pipeline
+                    .stage_names()
+                    .any(|name| name == cluster_policy::apply::NAME) =>
+            {
+                return Err(SettingsError::ClusterPolicyNotApplied);
+            }
+            Some(path) => Some(Arc::new(PolicySource::open(
+                path,
+                Duration::from_secs(policy_settings.deferral_bucket_secs.max(1)),
+            )?)),
+            None => None,
+        };
         let client = UpstreamClient::new(
             &upstream_url,
             upstream_timeout,
@@ -235,6 +287,7 @@ impl Settings {
             upstream_url,
             upstream_timeout,
             client,
+            cluster_policy,
         })
     }
 
@@ -266,6 +319,8 @@ impl Settings {
             max_feeds: upstream.max_feeds,
             idle_feed_after: (interval * 10).max(Duration::from_secs(600)),
             identity_cache_bytes: self.service.identity_cache_bytes,
+            cache_max_age: Duration::from_secs(self.service.requests.cache_max_age_secs),
+            policy_reload_interval: Duration::from_secs(self.cluster_policy.reload_secs.max(1)),
         }
     }
 }

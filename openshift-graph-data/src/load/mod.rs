@@ -9,7 +9,7 @@ mod blocked_edges;
 mod channels;
 mod raw_metadata;
 mod schema;
-mod yaml;
+pub(crate) mod yaml;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -8,17 +8,17 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
-pub(crate) use serde_saphyr::Spanned;
+pub use serde_saphyr::Spanned;
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 
 /// A YAML document that could not be read as expected.
 #[derive(Debug)]
-pub(crate) struct YamlError {
+pub struct YamlError {
     pub line: Option<u64>,
     pub message: String,
 }
 
-pub(crate) fn parse<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
+pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
     serde_saphyr::from_str(&as_libyaml_reads(text)).map_err(|error| YamlError {
         line: error.location().map(|location| location.line()),
         message: error.without_snippet().to_string(),
@@ -114,7 +114,7 @@ fn block_scalar_ending_the_input(text: &str) -> Option<usize> {
 }
 
 /// The line a value was written on.
-pub(crate) fn line_of<T>(spanned: &Spanned<T>) -> u64 {
+pub fn line_of<T>(spanned: &Spanned<T>) -> u64 {
     spanned.referenced.line()
 }
 

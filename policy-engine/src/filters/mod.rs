@@ -9,14 +9,18 @@ pub mod channel;
 
 use cincinnati_core::stage::Catalog;
 
+use crate::cluster_policy::PolicyClass;
+use crate::cluster_policy::apply::ClusterPolicyFilterSettings;
 use crate::query::ClientQuery;
 use crate::upstream::UpstreamKind;
 
-/// What every filter sees: the client's query and where the graph came from.
+/// What every filter sees: the client's query, where the graph came from,
+/// and the request's policy class (none without a cluster policy).
 #[derive(Debug, Clone)]
 pub struct PolicyRequest {
     pub query: ClientQuery,
     pub source: UpstreamKind,
+    pub class: Option<PolicyClass>,
 }
 
 /// The filters a `[[policy]]` table can name.
@@ -24,13 +28,16 @@ pub fn catalog() -> Catalog<PolicyRequest> {
     Catalog::new()
         .register::<channel::ChannelFilterSettings>()
         .register::<arch::ArchFilterSettings>()
+        .register::<ClusterPolicyFilterSettings>()
 }
 
 /// The pipeline when no `[[policy]]` filter is configured, as upstream:
-/// channel, then arch.
-pub fn default_tables() -> Vec<toml::Table> {
+/// channel, then arch; then the cluster policy when one is configured.
+pub fn default_tables(cluster_policy: bool) -> Vec<toml::Table> {
+    let policy = cluster_policy.then_some(crate::cluster_policy::apply::NAME);
     [channel::NAME, arch::NAME]
         .into_iter()
+        .chain(policy)
         .map(|name| toml::Table::from_iter([("name".to_owned(), toml::Value::from(name))]))
         .collect()
 }
@@ -55,6 +62,7 @@ pub(crate) mod test_graphs {
         PolicyRequest {
             query: ClientQuery::parse(query, &QueryRules::default()).unwrap(),
             source,
+            class: None,
         }
     }
 }

@@ -31,6 +31,11 @@ pub async fn graph(
         channel = query.channel.as_ref().map(Channel::as_str),
         arch = query.arch.as_ref().map(Arch::as_str),
     );
-    let body = engine.answer(query, arrived).instrument(span).await?;
-    Ok(body.respond_cached(&request, content_type, &caching, engine.identities()))
+    let answered = engine.answer(query, arrived).instrument(span).await?;
+    // An answer whose policy class changes soon must not be cached beyond that.
+    let sooner = answered.expires_sooner.map(CachePolicy::revalidate_after);
+    let caching = sooner.as_ref().unwrap_or(&caching);
+    Ok(answered
+        .body
+        .respond_cached(&request, content_type, caching, engine.identities()))
 }

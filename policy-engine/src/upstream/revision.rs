@@ -1,6 +1,7 @@
 //! One upstream revision: the parsed graph and the answers computed from it.
 //!
-//! An answer is computed at most once per (channel, arch) and revision, on
+//! An answer is computed at most once per (channel, arch, policy class) and
+//! revision (while it is kept), on
 //! the first request that needs it, on a blocking thread; concurrent first
 //! requests wait for that one computation. Later requests clone an `Arc`.
 //! Computations of different answers run at most as many at once as the
@@ -9,39 +10,47 @@
 //! copy per blocking thread (up to 512).
 //! Lazily rather than for every channel up front: most of the hundreds of
 //! (channel, arch) pairs are never asked for (see
-//! docs/benchmarks-policy-engine.md for the measured costs).
+//! docs/benchmarks-policy-engine.md for the measured costs). At most
+//! `max_answers` are kept, the least recently used going first: made-up
+//! channels cannot grow memory, and the classes a rollout or a deferral
+//! bucket leaves behind make room for the current ones.
 
-use std::collections::HashMap;
+use std::num::NonZero;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph, wire};
+use lru::LruCache;
 use service_kit::PreparedBody;
 use service_kit::telemetry::Origin;
 use tokio::sync::{OnceCell, Semaphore};
 
+use crate::cluster_policy::PolicyClass;
 use crate::filters::PolicyRequest;
-use crate::query::{Arch, Channel, ClientQuery};
+use crate::query::{Arch, Channel};
 
 /// The `version` a policy-engine puts at the top of its answers.
 pub const API_VERSION: u64 = 1;
 
 type Answer = Result<Arc<PreparedBody>, ApiError>;
 
-/// What an answer depends on besides the revision. `version` and `id` are
-/// read by no filter, so they do not split the cache.
+/// What an answer depends on besides the revision: `version` is read by no
+/// filter, and `id` only through the policy class, so neither splits the
+/// cache.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct AnswerKey {
     channel: Option<Channel>,
     arch: Option<Arch>,
+    class: Option<PolicyClass>,
 }
 
 impl AnswerKey {
-    fn of(query: &ClientQuery) -> Self {
+    fn of(request: &PolicyRequest) -> Self {
         Self {
-            channel: query.channel.clone(),
-            arch: query.arch.clone(),
+            channel: request.query.channel.clone(),
+            arch: request.query.arch.clone(),
+            class: request.class.clone(),
         }
     }
 }
@@ -53,17 +62,18 @@ pub struct Revision {
     fetched_at: SystemTime,
     /// The refresh that fetched this graph: answers link to its trace.
     origin: Origin,
-    answers: Mutex<HashMap<AnswerKey, Arc<OnceCell<Answer>>>>,
-    /// Keys beyond this many are computed but not kept, so requests for
-    /// made-up channels cannot grow memory without bound.
-    max_answers: usize,
+    /// The answers kept, least recently used first out.
+    answers: Mutex<LruCache<AnswerKey, Arc<OnceCell<Answer>>>>,
 }
 
-/// Whether an answer came from the cache, for the hit-ratio metrics.
+/// Whether an answer came from the cache, for the cache metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup {
     Hit,
-    Miss,
+    /// Computed; keeping it `evicted` the least recently used answer.
+    Miss {
+        evicted: bool,
+    },
 }
 
 impl Revision {
@@ -73,8 +83,9 @@ impl Revision {
             graph,
             fetched_at,
             origin: Origin::current(),
-            answers: Mutex::default(),
-            max_answers,
+            answers: Mutex::new(LruCache::new(
+                NonZero::new(max_answers).unwrap_or(NonZero::<usize>::MIN),
+            )),
         }
     }
 
@@ -86,12 +97,12 @@ impl Revision {
         self.fetched_at
     }
 
-    /// Whether the answer to `query` is computed already, so asking for it
-    /// costs no filtering.
-    pub fn is_answered(&self, query: &ClientQuery) -> bool {
+    /// Whether the answer to `request` is computed already, so asking for
+    /// it costs no filtering.
+    pub fn is_answered(&self, request: &PolicyRequest) -> bool {
         let answers = self.answers.lock().expect("answer cache lock poisoned");
         answers
-            .get(&AnswerKey::of(query))
+            .peek(&AnswerKey::of(request))
             .is_some_and(|cell| cell.initialized())
     }
 
@@ -106,13 +117,16 @@ impl Revision {
         computations: &Arc<Semaphore>,
     ) -> (Answer, Lookup) {
         self.origin.link_current_span();
-        let key = AnswerKey::of(&request.query);
-        let cell = {
+        let key = AnswerKey::of(&request);
+        let (cell, evicted) = {
             let mut answers = self.answers.lock().expect("answer cache lock poisoned");
             match answers.get(&key) {
-                Some(cell) => cell.clone(),
-                None if answers.len() < self.max_answers => answers.entry(key).or_default().clone(),
-                None => Arc::default(),
+                Some(cell) => (cell.clone(), false),
+                None => {
+                    let cell = Arc::<OnceCell<Answer>>::default();
+                    let evicted = answers.push(key, cell.clone()).is_some();
+                    (cell, evicted)
+                }
             }
         };
         if let Some(answer) = cell.get() {
@@ -141,7 +155,12 @@ impl Revision {
                 }
             })
             .await;
-        (answer.clone(), if computed { Lookup::Miss } else { Lookup::Hit })
+        let lookup = if computed {
+            Lookup::Miss { evicted }
+        } else {
+            Lookup::Hit
+        };
+        (answer.clone(), lookup)
     }
 
     /// Filters a copy of the graph and prepares the bytes answered, kept
@@ -175,7 +194,7 @@ mod tests {
       "edges": []}"#;
 
     fn revision(max_answers: usize) -> (Arc<Revision>, Arc<Pipeline<PolicyRequest>>) {
-        let pipeline = Arc::new(catalog().pipeline(&default_tables()).unwrap());
+        let pipeline = Arc::new(catalog().pipeline(&default_tables(false)).unwrap());
         (
             Arc::new(Revision::new(graph(GRAPH), SystemTime::now(), max_answers)),
             pipeline,
@@ -199,46 +218,51 @@ mod tests {
         lookup
     }
 
+    const MISS: Lookup = Lookup::Miss { evicted: false };
+
     #[tokio::test]
     async fn each_key_is_computed_once_and_version_and_id_do_not_split_it() {
         let (revision, pipeline) = revision(8);
-        assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, Lookup::Miss);
+        assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, MISS);
         assert_eq!(
             lookup(&revision, &pipeline, "channel=a-4.1&version=4.1.0&id=x").await,
             Lookup::Hit
         );
-        assert_eq!(lookup(&revision, &pipeline, "channel=b-4.1").await, Lookup::Miss);
+        assert_eq!(lookup(&revision, &pipeline, "channel=b-4.1").await, MISS);
         assert_eq!(
             lookup(&revision, &pipeline, "channel=a-4.1&arch=amd64").await,
-            Lookup::Miss
+            MISS
         );
     }
 
     #[tokio::test]
-    async fn keys_beyond_the_limit_are_answered_but_not_kept() {
-        let (revision, pipeline) = revision(1);
-        assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, Lookup::Miss);
-        for _ in 0..2 {
-            assert_eq!(
-                lookup(&revision, &pipeline, "channel=made-up").await,
-                Lookup::Miss
-            );
-        }
+    async fn beyond_the_limit_the_least_recently_used_answer_is_evicted() {
+        let (revision, pipeline) = revision(2);
+        assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, MISS);
+        assert_eq!(lookup(&revision, &pipeline, "channel=b-4.1").await, MISS);
         assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, Lookup::Hit);
+        assert_eq!(
+            lookup(&revision, &pipeline, "channel=made-up").await,
+            Lookup::Miss { evicted: true }
+        );
+        assert_eq!(lookup(&revision, &pipeline, "channel=a-4.1").await, Lookup::Hit);
+        assert_eq!(
+            lookup(&revision, &pipeline, "channel=b-4.1").await,
+            Lookup::Miss { evicted: true },
+            "b was the least recently used"
+        );
     }
 
     #[tokio::test]
-    async fn a_key_is_answered_once_computed_and_kept() {
+    async fn a_key_is_answered_once_computed_and_until_evicted() {
         let (revision, pipeline) = revision(1);
-        let query = |text: &str| request(text, UpstreamKind::GraphBuilder).query;
-        assert!(!revision.is_answered(&query("channel=a-4.1")));
+        let asked = |text: &str| request(text, UpstreamKind::GraphBuilder);
+        assert!(!revision.is_answered(&asked("channel=a-4.1")));
         lookup(&revision, &pipeline, "channel=a-4.1").await;
-        assert!(revision.is_answered(&query("channel=a-4.1&version=4.1.0")));
+        assert!(revision.is_answered(&asked("channel=a-4.1&version=4.1.0")));
         lookup(&revision, &pipeline, "channel=made-up").await;
-        assert!(
-            !revision.is_answered(&query("channel=made-up")),
-            "beyond the limit"
-        );
+        assert!(revision.is_answered(&asked("channel=made-up")));
+        assert!(!revision.is_answered(&asked("channel=a-4.1")), "evicted");
     }
 
     #[tokio::test]
@@ -260,16 +284,16 @@ mod tests {
         });
         // Ample for this one-release graph: unbounded, it is answered at once.
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let query = request("channel=a-4.1", UpstreamKind::GraphBuilder).query;
+        let asked = request("channel=a-4.1", UpstreamKind::GraphBuilder);
         assert!(
-            !revision.is_answered(&query),
+            !revision.is_answered(&asked),
             "computed while every permit was taken"
         );
         drop(busy);
         let (answer, lookup) = waiting.await.unwrap();
         assert!(answer.is_ok());
-        assert_eq!(lookup, Lookup::Miss);
-        assert!(revision.is_answered(&query));
+        assert_eq!(lookup, MISS);
+        assert!(revision.is_answered(&asked));
     }
 
     #[tokio::test]

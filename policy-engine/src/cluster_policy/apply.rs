@@ -1,0 +1,241 @@
+//! `cluster-policy`: what a request's [`PolicyClass`] withholds, taken out
+//! of the graph. A withheld release stays a node (a cluster running it still
+//! finds itself); the updates into it, recommended and conditional, go.
+
+use std::collections::HashSet;
+
+use cincinnati_core::release::{keys, same_release, without_build};
+use cincinnati_core::stage::{Stage, StageSettings};
+use cincinnati_core::{ApiError, Graph, Release, Version};
+use serde::{Deserialize, Serialize};
+
+use super::file::parse_time;
+use super::policy::PolicyClass;
+use crate::filters::PolicyRequest;
+
+pub const NAME: &str = "cluster-policy";
+
+/// `[[policy]] name = "cluster-policy"`: no keys; the policy is the
+/// `[cluster_policy]` settings'.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterPolicyFilterSettings {}
+
+impl StageSettings<PolicyRequest> for ClusterPolicyFilterSettings {
+    const NAME: &'static str = NAME;
+
+    fn build(self) -> Result<Box<dyn Stage<PolicyRequest>>, String> {
+        Ok(Box::new(ClusterPolicyFilter))
+    }
+}
+
+#[derive(Debug)]
+struct ClusterPolicyFilter;
+
+impl Stage<PolicyRequest> for ClusterPolicyFilter {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn apply(&self, graph: &mut Graph, request: &PolicyRequest) -> Result<(), ApiError> {
+        if let Some(class) = &request.class {
+            class.apply(graph);
+        }
+        Ok(())
+    }
+}
+
+/// Why a release is not offered to a class.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum Withholding {
+    /// Built less than `deferral_days` ago (as of the class's time bucket).
+    Deferral { deferral_days: u32, created: String },
+    /// Above the group's pin.
+    MaxVersion { max_version: String },
+    /// The target of a rollout the cluster is not inside yet.
+    Rollout { rollout: usize },
+}
+
+/// A release withheld, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Withheld {
+    pub release: String,
+    #[serde(flatten)]
+    pub why: Withholding,
+}
+
+impl PolicyClass {
+    /// Removes the updates into every release this class withholds; returns
+    /// those releases with the first rule that withholds each.
+    pub fn apply(&self, graph: &mut Graph) -> Vec<Withheld> {
+        let mut withheld: Vec<_> = graph
+            .releases()
+            .filter_map(|(id, release)| Some((id, release.version.clone(), self.withholding(release)?)))
+            .collect();
+        withheld.sort_by(|a, b| a.1.cmp(&b.1));
+        let into_withheld: HashSet<&Version> = withheld.iter().map(|(_, version, _)| version).collect();
+        let edges: Vec<_> = graph
+            .edges()
+            .filter(|&(_, to)| withheld.iter().any(|(id, _, _)| *id == to))
+            .collect();
+        for (from, to) in edges {
+            graph.remove_edge(from, to);
+        }
+        graph.retain_conditional_edges(|edge| !into_withheld.contains(&edge.to));
+        withheld
+            .into_iter()
+            .map(|(_, version, why)| Withheld {
+                release: version.to_string(),
+                why,
+            })
+            .collect()
+    }
+
+    fn withholding(&self, release: &Release) -> Option<Withholding> {
+        let rules = &self.groups.rules;
+        if let Some(max_version) = &rules.max_version
+            && without_build(&release.version) > *max_version
+        {
+            return Some(Withholding::MaxVersion {
+                max_version: max_version.to_string(),
+            });
+        }
+        if let Some((rollout, _)) = self
+            .withheld_rollouts()
+            .find(|(_, rollout)| same_release(&rollout.target, &release.version))
+        {
+            return Some(Withholding::Rollout { rollout });
+        }
+        let cutoff = self.deferral_cutoff?;
+        let created = release.metadata.get(keys::CREATED)?;
+        // A creation time that does not parse says nothing: not deferred.
+        let built = parse_time(created).ok()?;
+        let built_secs = built
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs() as i64);
+        (built_secs > cutoff).then(|| Withholding::Deferral {
+            deferral_days: rules.deferral_days,
+            created: created.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashMap};
+    use std::sync::Arc;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::*;
+    use crate::cluster_policy::id::ClusterId;
+    use crate::cluster_policy::policy::{Policy, Rollout, Rules};
+    use crate::filters::test_graphs::{graph, serialized};
+
+    const GRAPH: &str = r#"{
+      "nodes": [
+        {"version": "4.18.1", "payload": "p1", "metadata": {"io.openshift.upgrades.graph.release.created": "2026-01-01T00:00:00Z"}},
+        {"version": "4.18.2", "payload": "p2", "metadata": {"io.openshift.upgrades.graph.release.created": "2026-01-10T00:00:00Z"}},
+        {"version": "4.18.3", "payload": "p3", "metadata": {"io.openshift.upgrades.graph.release.created": "2026-01-20T00:00:00Z"}},
+        {"version": "4.18.4", "payload": "p4", "metadata": {}}
+      ],
+      "edges": [[0, 1], [0, 2], [1, 2]],
+      "conditionalEdges": [
+        {"edges": [{"from": "4.18.1", "to": "4.18.4"}, {"from": "4.18.2", "to": "4.18.3"}],
+         "risks": [{"url": "u", "name": "R", "message": "m", "matchingRules": [{"type": "Always"}]}]}
+      ]
+    }"#;
+
+    fn class(rules: Rules, rollouts: Vec<Rollout>, now: &str) -> PolicyClass {
+        let id = ClusterId::parse("00000000-0000-0000-0000-000000000000").unwrap();
+        let policy = Arc::new(Policy::new(
+            Rules::default(),
+            BTreeMap::from([("g".to_owned(), rules)]),
+            HashMap::from([(id, vec!["g".to_owned()])]),
+            rollouts,
+        ));
+        policy.classify(
+            Some(&id),
+            None,
+            parse_time(now).unwrap(),
+            Duration::from_secs(3600),
+        )
+    }
+
+    fn updates(graph: &Graph) -> serde_json::Value {
+        let json = serialized(graph);
+        serde_json::json!({"edges": json["edges"], "conditionalEdges": json["conditionalEdges"]})
+    }
+
+    #[test]
+    fn deferral_withholds_releases_built_too_recently() {
+        let class = class(
+            Rules {
+                deferral_days: 14,
+                max_version: None,
+            },
+            Vec::new(),
+            "2026-01-25T12:30:00Z",
+        );
+        let mut graph = graph(GRAPH);
+        let withheld = class.apply(&mut graph);
+        // 4.18.3 is 5 days old; 4.18.4 has no creation time and is not deferred.
+        assert_eq!(
+            withheld,
+            [Withheld {
+                release: "4.18.3".to_owned(),
+                why: Withholding::Deferral {
+                    deferral_days: 14,
+                    created: "2026-01-20T00:00:00Z".to_owned()
+                }
+            }]
+        );
+        assert_eq!(
+            updates(&graph),
+            serde_json::json!({"edges": [[0, 1]], "conditionalEdges": [
+                {"edges": [{"from": "4.18.1", "to": "4.18.4"}],
+                 "risks": [{"url": "u", "name": "R", "message": "m", "matchingRules": [{"type": "Always"}]}]}]})
+        );
+        assert_eq!(graph.release_count(), 4, "withheld releases stay nodes");
+    }
+
+    #[test]
+    fn a_pin_and_a_rollout_withhold_their_releases() {
+        let rollout = Rollout {
+            target: Version::new(4, 18, 2),
+            start: UNIX_EPOCH + Duration::from_secs(4_000_000_000),
+            duration: Duration::from_secs(3600),
+            starting_percentage: 0.0,
+            line: 1,
+        };
+        let class = class(
+            Rules {
+                deferral_days: 0,
+                max_version: Some(Version::new(4, 18, 3)),
+            },
+            vec![rollout],
+            "2026-01-25T00:00:00Z",
+        );
+        let mut graph = graph(GRAPH);
+        let withheld = class.apply(&mut graph);
+        let reasons: Vec<_> = withheld.iter().map(|w| (w.release.as_str(), &w.why)).collect();
+        assert_eq!(
+            reasons,
+            [
+                ("4.18.2", &Withholding::Rollout { rollout: 0 }),
+                (
+                    "4.18.4",
+                    &Withholding::MaxVersion {
+                        max_version: "4.18.3".to_owned()
+                    }
+                ),
+            ]
+        );
+        assert_eq!(
+            updates(&graph),
+            serde_json::json!({"edges": [[0, 2], [1, 2]], "conditionalEdges": [
+                {"edges": [{"from": "4.18.2", "to": "4.18.3"}],
+                 "risks": [{"url": "u", "name": "R", "message": "m", "matchingRules": [{"type": "Always"}]}]}]})
+        );
+    }
+}

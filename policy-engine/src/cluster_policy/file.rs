@@ -1,0 +1,348 @@
+//! The policy file (YAML), read and validated into a [`Policy`]. Every
+//! problem is reported with the file and line, as graph-data's are.
+//!
+//! ```yaml
+//! default:                  # rules for clusters in no group
+//!   deferral_days: 0
+//! groups:
+//!   production:
+//!     deferral_days: 14     # offer releases built at least 14 days ago
+//!     max_version: 4.18.5   # and none above 4.18.5
+//!   canary: {}
+//! clusters:                 # cluster id (UUID) -> its groups
+//!   0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60: [production]
+//! rollouts:
+//!   - target: 4.18.7
+//!     start: 2026-11-20T00:00:00Z
+//!     duration_hours: 168
+//!     starting_percentage: 5
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use openshift_graph_data::yaml::{self, Spanned, line_of};
+use semver::Version;
+use serde::Deserialize;
+
+use super::id::ClusterId;
+use super::policy::{MAX_ROLLOUTS, Policy, Rollout, Rules};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    #[serde(default)]
+    default: RulesFile,
+    #[serde(default)]
+    groups: HashMap<Spanned<String>, RulesFile>,
+    #[serde(default)]
+    clusters: HashMap<Spanned<String>, Vec<Spanned<String>>>,
+    #[serde(default)]
+    rollouts: Vec<RolloutFile>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    #[serde(default)]
+    deferral_days: u32,
+    max_version: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RolloutFile {
+    target: Spanned<String>,
+    start: Spanned<String>,
+    duration_hours: Spanned<f64>,
+    #[serde(default)]
+    starting_percentage: f64,
+}
+
+/// One problem in a policy file, where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+/// Why a policy file was refused: every problem found, each with its line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct PolicyFileError {
+    pub path: String,
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for PolicyFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, problem) in self.problems.iter().enumerate() {
+            if index > 0 {
+                f.write_str("; ")?;
+            }
+            match problem.line {
+                Some(line) => write!(f, "{}:{line}: {}", self.path, problem.message)?,
+                None => write!(f, "{}: {}", self.path, problem.message)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the policy in `text`, named `path` in errors.
+pub fn parse(path: &str, text: &str) -> Result<Policy, PolicyFileError> {
+    let refused = |problems| PolicyFileError {
+        path: path.to_owned(),
+        problems,
+    };
+    // An empty file is an empty policy, not a syntax error.
+    let file: PolicyFile = if text.trim().is_empty() {
+        PolicyFile {
+            default: RulesFile::default(),
+            groups: HashMap::new(),
+            clusters: HashMap::new(),
+            rollouts: Vec::new(),
+        }
+    } else {
+        yaml::parse(text).map_err(|error| {
+            refused(vec![Problem {
+                line: error.line,
+                message: error.message,
+            }])
+        })?
+    };
+    let mut problems = Vec::new();
+    let policy = file.validate(&mut problems);
+    if problems.is_empty() {
+        Ok(policy)
+    } else {
+        problems.sort_by_key(|problem| problem.line);
+        Err(refused(problems))
+    }
+}
+
+fn problem_at<T>(spanned: &Spanned<T>, message: String) -> Problem {
+    Problem {
+        line: Some(line_of(spanned)),
+        message,
+    }
+}
+
+impl PolicyFile {
+    fn validate(self, problems: &mut Vec<Problem>) -> Policy {
+        let default = self.default.validate(problems);
+        let groups: BTreeMap<String, Rules> = self
+            .groups
+            .into_iter()
+            .map(|(name, rules)| (name.value, rules.validate(problems)))
+            .collect();
+        let mut clusters: HashMap<ClusterId, (u64, Vec<String>)> = HashMap::new();
+        for (raw_id, members) in self.clusters {
+            let line = line_of(&raw_id);
+            let Some(id) = ClusterId::parse(&raw_id.value) else {
+                let message = format!("cluster id {:?} is not a UUID", raw_id.value);
+                problems.push(problem_at(&raw_id, message));
+                continue;
+            };
+            for group in &members {
+                if !groups.contains_key(&group.value) {
+                    let message = format!(
+                        "cluster {id}: group {:?} is not defined under `groups`",
+                        group.value
+                    );
+                    problems.push(problem_at(group, message));
+                }
+            }
+            let names = members.into_iter().map(|group| group.value).collect();
+            if let Some((first, _)) = clusters.insert(id, (line, names)) {
+                problems.push(Problem {
+                    line: Some(line),
+                    message: format!("cluster {id} is listed twice (first on line {first})"),
+                });
+            }
+        }
+        let mut rollouts: Vec<Rollout> = Vec::new();
+        for rollout in self.rollouts {
+            if let Some(rollout) = rollout.validate(problems) {
+                if rollouts.iter().any(|other| other.target == rollout.target) {
+                    let message = format!("a second rollout of {}", rollout.target);
+                    problems.push(Problem {
+                        line: Some(rollout.line),
+                        message,
+                    });
+                }
+                rollouts.push(rollout);
+            }
+        }
+        if rollouts.len() > MAX_ROLLOUTS {
+            problems.push(Problem {
+                line: None,
+                message: format!("{} rollouts; at most {MAX_ROLLOUTS}", rollouts.len()),
+            });
+        }
+        let clusters = clusters.into_iter().map(|(id, (_, names))| (id, names)).collect();
+        Policy::new(default, groups, clusters, rollouts)
+    }
+}
+
+impl RulesFile {
+    fn validate(self, problems: &mut Vec<Problem>) -> Rules {
+        let max_version = self.max_version.and_then(|raw| match Version::parse(&raw.value) {
+            Ok(version) => Some(version),
+            Err(error) => {
+                let message = format!("max_version {:?} is not SemVer: {error}", raw.value);
+                problems.push(problem_at(&raw, message));
+                None
+            }
+        });
+        Rules {
+            deferral_days: self.deferral_days,
+            max_version,
+        }
+    }
+}
+
+impl RolloutFile {
+    fn validate(self, problems: &mut Vec<Problem>) -> Option<Rollout> {
+        let line = line_of(&self.target);
+        let before = problems.len();
+        let target = Version::parse(&self.target.value)
+            .map_err(|error| {
+                let message = format!("rollout target {:?} is not SemVer: {error}", self.target.value);
+                problems.push(problem_at(&self.target, message));
+            })
+            .ok();
+        let start = parse_time(&self.start.value)
+            .map_err(|error| {
+                let message = format!(
+                    "rollout start {:?} is not an RFC 3339 time: {error}",
+                    self.start.value
+                );
+                problems.push(problem_at(&self.start, message));
+            })
+            .ok();
+        let hours = self.duration_hours.value;
+        if !(hours.is_finite() && hours > 0.0 && hours < 24.0 * 365.0 * 100.0) {
+            let message = format!("duration_hours {hours} is not a positive number of hours");
+            problems.push(problem_at(&self.duration_hours, message));
+        }
+        if !(0.0..=100.0).contains(&self.starting_percentage) {
+            problems.push(Problem {
+                line: Some(line),
+                message: format!(
+                    "starting_percentage {} is not within 0 to 100",
+                    self.starting_percentage
+                ),
+            });
+        }
+        (problems.len() == before).then(|| Rollout {
+            target: target.expect("checked"),
+            start: start.expect("checked"),
+            duration: Duration::from_secs_f64(hours * 3600.0),
+            starting_percentage: self.starting_percentage,
+            line,
+        })
+    }
+}
+
+/// An RFC 3339 time (`2026-11-20T00:00:00Z`).
+pub fn parse_time(text: &str) -> Result<SystemTime, time::error::Parse> {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).map(SystemTime::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+default:
+  deferral_days: 1
+groups:
+  production:
+    deferral_days: 14
+    max_version: 4.18.5
+  canary: {}
+clusters:
+  0F2A9C4E-5B1D-4C3E-8F7A-1B2C3D4E5F60: [production, canary]
+rollouts:
+  - target: 4.18.7
+    start: 2026-11-20T00:00:00Z
+    duration_hours: 168
+    starting_percentage: 5
+";
+
+    fn problems(text: &str) -> String {
+        parse("policy.yaml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_good_file_is_read() {
+        let policy = parse("policy.yaml", GOOD).unwrap();
+        let id = ClusterId::parse("0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60").unwrap();
+        assert_eq!(policy.groups_of(&id), ["canary", "production"]);
+        assert_eq!(policy.rollouts().len(), 1);
+        assert_eq!(policy.rollouts()[0].line, 11);
+        assert!(parse("empty.yaml", "\n# nothing yet\n").is_ok());
+    }
+
+    #[test]
+    fn syntax_errors_and_unknown_keys_name_the_line() {
+        assert!(
+            problems("default:\n  deferral_days: [\n").starts_with("policy.yaml:"),
+            "{}",
+            problems("default:\n  deferral_days: [\n")
+        );
+        let unknown = problems("groups:\n  production:\n    deferal_days: 3\n");
+        assert!(
+            unknown.starts_with("policy.yaml:3:") && unknown.contains("deferal_days"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn every_semantic_problem_is_reported_with_its_line() {
+        let text = "\
+groups:
+  production:
+    max_version: 4.18
+clusters:
+  not-a-uuid: [production]
+  0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60: [prod]
+rollouts:
+  - target: 4.18.7
+    start: yesterday
+    duration_hours: 0
+    starting_percentage: 150
+";
+        let report = problems(text);
+        for expected in [
+            "policy.yaml:3: max_version \"4.18\" is not SemVer",
+            "policy.yaml:5: cluster id \"not-a-uuid\" is not a UUID",
+            "policy.yaml:6: cluster 0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60: group \"prod\" is not defined",
+            "policy.yaml:8: starting_percentage 150",
+            "policy.yaml:9: rollout start \"yesterday\" is not an RFC 3339 time",
+            "policy.yaml:10: duration_hours 0",
+        ] {
+            assert!(report.contains(expected), "{expected} not in {report}");
+        }
+    }
+
+    #[test]
+    fn ids_listed_twice_and_rollouts_of_one_target_twice_are_refused() {
+        let text = "\
+groups: {a: {}}
+clusters:
+  0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60: [a]
+  0F2A9C4E-5B1D-4C3E-8F7A-1B2C3D4E5F60: [a]
+rollouts:
+  - {target: 4.18.7, start: 2026-11-20T00:00:00Z, duration_hours: 1}
+  - {target: 4.18.7, start: 2026-11-21T00:00:00Z, duration_hours: 1}
+";
+        let report = problems(text);
+        assert!(report.contains("is listed twice"), "{report}");
+        assert!(
+            report.contains("policy.yaml:7: a second rollout of 4.18.7"),
+            "{report}"
+        );
+    }
+}

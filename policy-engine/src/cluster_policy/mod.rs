@@ -1,0 +1,25 @@
+//! Per-cluster policy: what a cluster is offered depends on who it is.
+//!
+//! A request's `id` (the cluster's UUID, which the CVO sends) selects its
+//! groups in the policy file; the groups' rules (deferral, pins) and the
+//! rollouts in flight decide which releases are withheld from it. All of
+//! that is a [`PolicyClass`], computed per request from the id and the time
+//! without touching the graph; answers are computed once per (channel,
+//! arch, class) and cached like every answer. A request without an id, or
+//! with one that is not a UUID, gets the default rules and is last in every
+//! rollout: never an error.
+//!
+//! - [`id`]: cluster ids and the rollout place (a documented hash).
+//! - [`file`]: the policy file, validated with file:line errors.
+//! - [`policy`]: the validated policy and the classes of requests.
+//! - [`apply`]: the `cluster-policy` filter, which applies a class.
+//! - [`source`]: the file as served, reloaded when it changes.
+
+pub mod apply;
+pub mod file;
+pub mod id;
+pub mod policy;
+pub mod source;
+
+pub use policy::{Policy, PolicyClass};
+pub use source::PolicySource;

@@ -1,0 +1,460 @@
+//! A validated policy: groups and their rules, cluster ids and their groups,
+//! rollouts; and the class a request falls in ([`Policy::classify`]), which
+//! is computed without touching the graph.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use semver::Version;
+use serde::{Deserialize, Serialize};
+
+use super::id::{ClusterId, Place};
+
+/// Rollouts in one policy: a class keeps one bit per rollout.
+pub const MAX_ROLLOUTS: usize = 64;
+
+const DAY_SECS: u64 = 24 * 3600;
+
+/// What a group (or the default) asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rules {
+    /// Offer a release only once its image is at least this many days old.
+    pub deferral_days: u32,
+    /// Offer no release above this version.
+    pub max_version: Option<Version>,
+}
+
+impl Rules {
+    /// The rules of a cluster in both groups: the longer deferral, the
+    /// lower pin.
+    fn strictest(&self, other: &Rules) -> Rules {
+        let max_version = match (&self.max_version, &other.max_version) {
+            (Some(a), Some(b)) => Some(a.min(b).clone()),
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        Rules {
+            deferral_days: self.deferral_days.max(other.deferral_days),
+            max_version,
+        }
+    }
+}
+
+/// The groups a cluster is in (sorted; none: the default) and the rules
+/// they add up to.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct GroupSet {
+    pub names: Vec<String>,
+    pub rules: Rules,
+}
+
+/// A phased rollout of one target release.
+#[derive(Debug, Clone)]
+pub struct Rollout {
+    pub target: Version,
+    pub start: SystemTime,
+    pub duration: Duration,
+    /// The share offered at `start`, in percent.
+    pub starting_percentage: f64,
+    /// Where the rollout is written in the policy file.
+    pub line: u64,
+}
+
+impl Rollout {
+    /// The share of clusters offered the target at `now`, in percent: 0
+    /// before the start, then from the starting percentage up to 100
+    /// linearly over the duration.
+    pub fn progress(&self, now: SystemTime) -> f64 {
+        let Ok(elapsed) = now.duration_since(self.start) else {
+            return 0.0;
+        };
+        let fraction = (elapsed.as_secs_f64() / self.duration.as_secs_f64()).min(1.0);
+        self.starting_percentage + (100.0 - self.starting_percentage) * fraction
+    }
+
+    /// Whether a cluster at `place` is offered the target at `now`.
+    pub fn includes(&self, place: Place, now: SystemTime) -> bool {
+        let progress = self.progress(now);
+        progress >= 100.0 || place.percent() < progress
+    }
+
+    /// When a cluster at `place` is first offered the target.
+    fn includes_from(&self, place: Place) -> SystemTime {
+        let percent = place.percent();
+        if percent < self.starting_percentage {
+            return self.start;
+        }
+        let fraction = ((percent - self.starting_percentage) / (100.0 - self.starting_percentage)).min(1.0);
+        self.start + self.duration.mul_f64(fraction)
+    }
+}
+
+/// A validated policy file.
+#[derive(Debug)]
+pub struct Policy {
+    /// Set by the source on each load: classes of different loads differ.
+    pub(super) generation: u64,
+    default: Arc<GroupSet>,
+    groups: BTreeMap<String, Rules>,
+    clusters: HashMap<ClusterId, Arc<GroupSet>>,
+    rollouts: Vec<Rollout>,
+}
+
+impl Policy {
+    /// A policy whose group sets are shared between the clusters that have
+    /// the same groups.
+    pub fn new(
+        default: Rules,
+        groups: BTreeMap<String, Rules>,
+        clusters: HashMap<ClusterId, Vec<String>>,
+        rollouts: Vec<Rollout>,
+    ) -> Self {
+        let mut policy = Self {
+            generation: 0,
+            default: Arc::new(GroupSet {
+                names: Vec::new(),
+                rules: default,
+            }),
+            groups,
+            clusters: HashMap::with_capacity(clusters.len()),
+            rollouts,
+        };
+        let mut interned: HashMap<Vec<String>, Arc<GroupSet>> = HashMap::new();
+        for (id, mut names) in clusters {
+            names.sort();
+            names.dedup();
+            let set = interned
+                .entry(names)
+                .or_insert_with_key(|names| policy.group_set(names.clone()))
+                .clone();
+            policy.clusters.insert(id, set);
+        }
+        policy
+    }
+
+    /// The groups `names` and their rules: the strictest of the groups'
+    /// that the policy defines, or the default's when it defines none.
+    pub fn group_set(&self, names: Vec<String>) -> Arc<GroupSet> {
+        let rules = names.iter().filter_map(|name| self.groups.get(name)).fold(
+            None,
+            |combined: Option<Rules>, rules| {
+                Some(combined.map_or_else(|| rules.clone(), |combined| combined.strictest(rules)))
+            },
+        );
+        match rules {
+            None if names.is_empty() => self.default.clone(),
+            rules => Arc::new(GroupSet {
+                rules: rules.unwrap_or_else(|| self.default.rules.clone()),
+                names,
+            }),
+        }
+    }
+
+    /// The groups the file puts `id` in.
+    pub fn groups_of(&self, id: &ClusterId) -> &[String] {
+        self.clusters.get(id).map_or(&[], |set| &set.names)
+    }
+
+    pub fn groups(&self) -> &BTreeMap<String, Rules> {
+        &self.groups
+    }
+
+    pub fn default_rules(&self) -> &Rules {
+        &self.default.rules
+    }
+
+    pub fn cluster_count(&self) -> usize {
+        self.clusters.len()
+    }
+
+    pub fn rollouts(&self) -> &[Rollout] {
+        &self.rollouts
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The class of a request at `now`, from the cluster's id (`None`: none
+    /// or not a UUID) and its groups (`None`: those of the policy file).
+    /// Deferral is decided at the start of the `bucket` `now` is in, so
+    /// that one answer serves a group for the whole bucket.
+    pub fn classify(
+        self: &Arc<Self>,
+        id: Option<&ClusterId>,
+        groups: Option<Arc<GroupSet>>,
+        now: SystemTime,
+        bucket: Duration,
+    ) -> PolicyClass {
+        let groups = groups.unwrap_or_else(|| {
+            id.and_then(|id| self.clusters.get(id))
+                .unwrap_or(&self.default)
+                .clone()
+        });
+        let place = id.map_or(Place::LAST, ClusterId::place);
+        let mut withheld = 0_u64;
+        let mut next_change: Option<SystemTime> = None;
+        let mut sooner = |at: SystemTime| {
+            next_change = Some(next_change.map_or(at, |next| next.min(at)));
+        };
+        for (index, rollout) in self.rollouts.iter().enumerate() {
+            if !rollout.includes(place, now) {
+                withheld |= 1 << index;
+                sooner(rollout.includes_from(place).max(now));
+            }
+        }
+        let deferral_cutoff = (groups.rules.deferral_days > 0).then(|| {
+            let bucket_secs = bucket.as_secs().max(1);
+            let now_secs = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+            let bucket_start = now_secs - now_secs % bucket_secs;
+            sooner(UNIX_EPOCH + Duration::from_secs(bucket_start + bucket_secs));
+            bucket_start as i64 - i64::from(groups.rules.deferral_days) * DAY_SECS as i64
+        });
+        PolicyClass {
+            policy: self.clone(),
+            groups,
+            withheld,
+            deferral_cutoff,
+            place,
+            next_change,
+        }
+    }
+}
+
+/// What a request's answer depends on besides (channel, arch): its groups'
+/// rules, the rollouts withheld from it and the deferral cutoff. Requests of
+/// one class share one answer.
+#[derive(Debug, Clone)]
+pub struct PolicyClass {
+    pub(super) policy: Arc<Policy>,
+    pub(super) groups: Arc<GroupSet>,
+    /// Bit `i`: rollout `i`'s target is not offered yet.
+    pub(super) withheld: u64,
+    /// Unix seconds: releases built later are deferred.
+    pub(super) deferral_cutoff: Option<i64>,
+    /// The cluster's place (not part of the class).
+    pub(super) place: Place,
+    /// When this cluster's class may change next (not part of the class):
+    /// answers must not be cached beyond it.
+    pub(super) next_change: Option<SystemTime>,
+}
+
+impl PolicyClass {
+    pub fn groups(&self) -> &GroupSet {
+        &self.groups
+    }
+
+    pub fn place(&self) -> Place {
+        self.place
+    }
+
+    /// How long an answer of this class stays true from `now`, if not for
+    /// ever (until the policy or the graph changes).
+    pub fn valid_for(&self, now: SystemTime) -> Option<Duration> {
+        self.next_change
+            .map(|at| at.duration_since(now).unwrap_or_default())
+    }
+
+    /// The rollouts whose targets are withheld, with their index.
+    pub fn withheld_rollouts(&self) -> impl Iterator<Item = (usize, &Rollout)> {
+        self.policy
+            .rollouts
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| self.withheld & (1 << index) != 0)
+    }
+
+    pub fn deferral_cutoff(&self) -> Option<i64> {
+        self.deferral_cutoff
+    }
+}
+
+impl PartialEq for PolicyClass {
+    fn eq(&self, other: &Self) -> bool {
+        self.policy.generation == other.policy.generation
+            && self.groups == other.groups
+            && self.withheld == other.withheld
+            && self.deferral_cutoff == other.deferral_cutoff
+    }
+}
+
+impl Eq for PolicyClass {}
+
+impl Hash for PolicyClass {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.policy.generation.hash(state);
+        self.groups.names.hash(state);
+        self.withheld.hash(state);
+        self.deferral_cutoff.hash(state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(seconds)
+    }
+
+    fn rollout(start: u64, hours: u64, starting_percentage: f64) -> Rollout {
+        Rollout {
+            target: Version::new(4, 18, 7),
+            start: at(start),
+            duration: Duration::from_secs(hours * 3600),
+            starting_percentage,
+            line: 1,
+        }
+    }
+
+    fn ids(count: u32) -> Vec<ClusterId> {
+        (0..count)
+            .map(|n| ClusterId::parse(&format!("{n:08x}-1111-4222-8333-444455556666")).unwrap())
+            .collect()
+    }
+
+    fn policy(rollouts: Vec<Rollout>) -> Arc<Policy> {
+        Arc::new(Policy::new(
+            Rules::default(),
+            BTreeMap::new(),
+            HashMap::new(),
+            rollouts,
+        ))
+    }
+
+    #[test]
+    fn progress_rises_from_the_starting_percentage_to_100() {
+        let rollout = rollout(1000, 10, 20.0);
+        assert_eq!(rollout.progress(at(999)), 0.0);
+        assert_eq!(rollout.progress(at(1000)), 20.0);
+        assert_eq!(rollout.progress(at(1000 + 5 * 3600)), 60.0);
+        assert_eq!(rollout.progress(at(1000 + 10 * 3600)), 100.0);
+        assert_eq!(rollout.progress(at(1000 + 99 * 3600)), 100.0);
+        assert!(rollout.includes(Place::LAST, at(1000 + 10 * 3600)));
+        assert!(!rollout.includes(Place::LAST, at(1000 + 10 * 3600 - 1)));
+    }
+
+    /// The share of 10,000 ids a rollout offers its target to, at 0%, 50%
+    /// and 100% of its progress, time injected.
+    #[test]
+    fn a_rollout_offers_its_target_to_its_progress_share_of_clusters() {
+        let policy = policy(vec![rollout(1_000_000, 100, 0.0)]);
+        let ids = ids(10_000);
+        for (now, expected) in [
+            (at(999_999), 0.0),
+            (at(1_000_000), 0.0),
+            (at(1_000_000 + 50 * 3600), 0.5),
+            (at(1_000_000 + 100 * 3600), 1.0),
+        ] {
+            let offered = ids
+                .iter()
+                .filter(|id| {
+                    policy
+                        .classify(Some(id), None, now, Duration::from_secs(3600))
+                        .withheld
+                        == 0
+                })
+                .count();
+            let share = offered as f64 / ids.len() as f64;
+            assert!((share - expected).abs() <= 0.02, "{share} at {now:?}");
+        }
+    }
+
+    #[test]
+    fn a_cluster_keeps_its_answer_until_its_threshold() {
+        let policy = policy(vec![rollout(1_000_000, 100, 0.0)]);
+        let id = ids(1)[0];
+        let before = policy.classify(Some(&id), None, at(1_000_000), Duration::from_secs(3600));
+        let threshold = before.next_change.unwrap();
+        let place = id.place().percent();
+        assert_eq!(
+            threshold,
+            at(1_000_000) + Duration::from_secs(100 * 3600).mul_f64(place / 100.0)
+        );
+        let just_before = policy.classify(
+            Some(&id),
+            None,
+            threshold - Duration::from_secs(1),
+            Duration::from_secs(3600),
+        );
+        assert_eq!(just_before, before, "the same class until the threshold");
+        assert_eq!(
+            just_before.valid_for(threshold - Duration::from_secs(1)),
+            Some(Duration::from_secs(1))
+        );
+        let after = policy.classify(
+            Some(&id),
+            None,
+            threshold + Duration::from_secs(1),
+            Duration::from_secs(3600),
+        );
+        assert_eq!(after.withheld, 0);
+        assert_eq!(after.next_change, None);
+    }
+
+    #[test]
+    fn groups_add_up_to_their_strictest_rules_and_no_group_is_the_default() {
+        let groups = BTreeMap::from([
+            (
+                "production".to_owned(),
+                Rules {
+                    deferral_days: 14,
+                    max_version: Some(Version::new(4, 18, 9)),
+                },
+            ),
+            (
+                "pinned".to_owned(),
+                Rules {
+                    deferral_days: 1,
+                    max_version: Some(Version::new(4, 18, 5)),
+                },
+            ),
+        ]);
+        let id = ids(1)[0];
+        let policy = Arc::new(Policy::new(
+            Rules {
+                deferral_days: 2,
+                max_version: None,
+            },
+            groups,
+            HashMap::from([(id, vec!["production".to_owned(), "pinned".to_owned()])]),
+            Vec::new(),
+        ));
+        let class = policy.classify(Some(&id), None, at(100 * DAY_SECS + 7), Duration::from_secs(3600));
+        assert_eq!(class.groups.names, ["pinned", "production"]);
+        assert_eq!(
+            class.groups.rules,
+            Rules {
+                deferral_days: 14,
+                max_version: Some(Version::new(4, 18, 5))
+            }
+        );
+        assert_eq!(class.deferral_cutoff, Some(86 * DAY_SECS as i64));
+        let stranger = policy.classify(None, None, at(100 * DAY_SECS), Duration::from_secs(3600));
+        assert!(stranger.groups.names.is_empty());
+        assert_eq!(stranger.groups.rules.deferral_days, 2);
+        assert_ne!(stranger, class);
+    }
+
+    #[test]
+    fn deferral_is_decided_per_time_bucket() {
+        let policy = Arc::new(Policy::new(
+            Rules {
+                deferral_days: 1,
+                max_version: None,
+            },
+            BTreeMap::new(),
+            HashMap::new(),
+            Vec::new(),
+        ));
+        let hour = Duration::from_secs(3600);
+        let early = policy.classify(None, None, at(36_000), hour);
+        let late = policy.classify(None, None, at(39_599), hour);
+        let next = policy.classify(None, None, at(39_600), hour);
+        assert_eq!(early, late);
+        assert_ne!(late, next);
+        assert_eq!(late.valid_for(at(39_599)), Some(Duration::from_secs(1)));
+    }
+}

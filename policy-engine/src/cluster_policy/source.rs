@@ -1,0 +1,260 @@
+//! The policy file as served: read at start-up (a bad file stops start-up),
+//! then read again every few seconds and taken when its content changed
+//! and is valid. A bad edit keeps the last good policy; the problem shows in
+//! `/status`, the log and the metrics until the file is good again.
+
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use serde::{Deserialize, Serialize};
+
+use super::file::{self, PolicyFileError};
+use super::id::ClusterId;
+use super::policy::{Policy, PolicyClass, Rules};
+
+/// Why the policy file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("cannot read the policy file {path}: {error}")]
+    Unreadable { path: String, error: std::io::Error },
+    #[error(transparent)]
+    Invalid(#[from] PolicyFileError),
+}
+
+/// What one reload did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reload {
+    Unchanged,
+    Loaded { generation: u64 },
+    Failed(String),
+}
+
+/// The policy file and the policy last read from it well.
+#[derive(Debug)]
+pub struct PolicySource {
+    path: PathBuf,
+    /// Deferral is decided per bucket of this length (see [`Policy::classify`]).
+    bucket: Duration,
+    current: ArcSwap<Policy>,
+    state: Mutex<SourceState>,
+}
+
+#[derive(Debug)]
+struct SourceState {
+    /// Of the last content read, good or bad: unchanged content is not
+    /// parsed (nor reported) again.
+    digest: u64,
+    loaded_at: SystemTime,
+    last_error: Option<ReloadFailure>,
+}
+
+/// A reload that kept the previous policy.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReloadFailure {
+    /// RFC 3339.
+    pub at: String,
+    pub message: String,
+}
+
+impl PolicySource {
+    /// Reads the policy file at start-up.
+    pub fn open(path: &Path, bucket: Duration) -> Result<Self, SourceError> {
+        let text = read(path)?;
+        let policy = file::parse(&path.display().to_string(), &text)?;
+        Ok(Self {
+            path: path.to_owned(),
+            bucket,
+            current: ArcSwap::from_pointee(policy),
+            state: Mutex::new(SourceState {
+                digest: digest(&text),
+                loaded_at: SystemTime::now(),
+                last_error: None,
+            }),
+        })
+    }
+
+    pub fn current(&self) -> Arc<Policy> {
+        self.current.load_full()
+    }
+
+    /// Reads the file again and takes its policy if it changed and is valid.
+    pub fn reload(&self) -> Reload {
+        let outcome = read(&self.path)
+            .map_err(|error| error.to_string())
+            .and_then(|text| {
+                let digest = digest(&text);
+                if digest == self.lock().digest {
+                    return Ok(None);
+                }
+                self.lock().digest = digest;
+                file::parse(&self.path.display().to_string(), &text)
+                    .map(Some)
+                    .map_err(|error| error.to_string())
+            });
+        let mut state = self.lock();
+        match outcome {
+            Ok(None) => Reload::Unchanged,
+            Ok(Some(mut policy)) => {
+                policy.generation = self.current.load().generation + 1;
+                let generation = policy.generation;
+                self.current.store(Arc::new(policy));
+                state.loaded_at = SystemTime::now();
+                state.last_error = None;
+                tracing::info!(path = %self.path.display(), generation, "policy file loaded");
+                Reload::Loaded { generation }
+            }
+            Err(message) => {
+                tracing::warn!("the policy file is refused; the last good policy is kept: {message}");
+                state.last_error = Some(ReloadFailure {
+                    at: rfc3339(SystemTime::now()),
+                    message: message.clone(),
+                });
+                Reload::Failed(message)
+            }
+        }
+    }
+
+    /// Whether the file on disk is refused and an older policy served.
+    pub fn is_stale(&self) -> bool {
+        self.lock().last_error.is_some()
+    }
+
+    /// The class of a request with `id` (any text; one that is not a UUID
+    /// is treated as none) at `now`.
+    pub fn classify(&self, id: Option<&str>, now: SystemTime) -> PolicyClass {
+        let id = id.and_then(ClusterId::parse);
+        self.current().classify(id.as_ref(), None, now, self.bucket)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SourceState> {
+        self.state.lock().expect("policy source lock poisoned")
+    }
+
+    /// What `/status` shows.
+    pub fn status(&self, now: SystemTime) -> PolicyStatus {
+        let policy = self.current();
+        let state = self.lock();
+        PolicyStatus {
+            file: self.path.display().to_string(),
+            generation: policy.generation(),
+            loaded_at: rfc3339(state.loaded_at),
+            last_error: state.last_error.clone(),
+            default: policy.default_rules().clone(),
+            groups: policy.groups().clone(),
+            clusters: policy.cluster_count(),
+            rollouts: policy
+                .rollouts()
+                .iter()
+                .map(|rollout| RolloutStatus {
+                    target: rollout.target.to_string(),
+                    start: rfc3339(rollout.start),
+                    duration_hours: rollout.duration.as_secs_f64() / 3600.0,
+                    starting_percentage: rollout.starting_percentage,
+                    progress_percent: rollout.progress(now),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The policy in `/status`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyStatus {
+    pub file: String,
+    /// 0 for the policy read at start-up, one more for each reload taken.
+    pub generation: u64,
+    pub loaded_at: String,
+    /// Set while the file on disk is refused (the policy shown is older).
+    pub last_error: Option<ReloadFailure>,
+    pub default: Rules,
+    pub groups: std::collections::BTreeMap<String, Rules>,
+    /// Cluster ids the file names.
+    pub clusters: usize,
+    pub rollouts: Vec<RolloutStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutStatus {
+    pub target: String,
+    pub start: String,
+    pub duration_hours: f64,
+    pub starting_percentage: f64,
+    /// The share of clusters offered the target now.
+    pub progress_percent: f64,
+}
+
+fn read(path: &Path) -> Result<String, SourceError> {
+    std::fs::read_to_string(path).map_err(|error| SourceError::Unreadable {
+        path: path.display().to_string(),
+        error,
+    })
+}
+
+fn digest(text: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// `at` in RFC 3339, as the policy file writes times.
+pub fn rfc3339(at: SystemTime) -> String {
+    time::OffsetDateTime::from(at)
+        .format(&time::format_description::well_known::Rfc3339)
+        .expect("a system time formats")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_edit_keeps_the_last_good_policy_until_the_file_is_good_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.yaml");
+        std::fs::write(&path, "groups: {a: {deferral_days: 3}}\n").unwrap();
+        let source = PolicySource::open(&path, Duration::from_secs(3600)).unwrap();
+        assert_eq!(source.reload(), Reload::Unchanged);
+
+        std::fs::write(&path, "groups: {a: {deferral_days: three}}\n").unwrap();
+        let Reload::Failed(message) = source.reload() else {
+            panic!("a bad file is refused")
+        };
+        assert!(message.contains("policy.yaml:1"), "{message}");
+        assert!(source.is_stale());
+        assert_eq!(source.current().groups()["a"].deferral_days, 3);
+        assert_eq!(source.reload(), Reload::Unchanged, "reported once");
+
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(source.reload(), Reload::Failed(_)));
+        assert_eq!(source.current().groups()["a"].deferral_days, 3);
+
+        std::fs::write(&path, "groups: {a: {deferral_days: 4}}\n").unwrap();
+        assert_eq!(source.reload(), Reload::Loaded { generation: 1 });
+        assert!(!source.is_stale());
+        assert_eq!(source.current().groups()["a"].deferral_days, 4);
+        assert_eq!(source.status(SystemTime::now()).generation, 1);
+    }
+
+    #[test]
+    fn a_bad_file_at_start_up_is_an_error_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.yaml");
+        std::fs::write(&path, "clusters:\n  nope: []\n").unwrap();
+        let error = PolicySource::open(&path, Duration::from_secs(1)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .ends_with("policy.yaml:2: cluster id \"nope\" is not a UUID"),
+            "{error}"
+        );
+        let missing =
+            PolicySource::open(&dir.path().join("absent.yaml"), Duration::from_secs(1)).unwrap_err();
+        assert!(matches!(missing, SourceError::Unreadable { .. }));
+    }
+}
