@@ -5,6 +5,7 @@ mod support;
 
 mod caching;
 mod chain;
+mod cluster_policy;
 mod connections;
 mod cors;
 mod errors;

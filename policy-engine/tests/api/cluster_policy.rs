@@ -1,0 +1,288 @@
+//! Per-cluster policy on a real engine: clusters see what their groups and
+//! the rollouts in flight say; a broken policy file keeps the last good one.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use policy_engine::Settings;
+use sha2::{Digest as _, Sha256};
+
+use crate::support::app::{TestApp, settings, spawn_ready};
+use crate::support::eventually;
+use crate::support::upstream::{Behaviour, FakeUpstream};
+
+const PRODUCTION: &str = "11111111-2222-4333-8444-555555555555";
+const CANARY: &str = "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE";
+
+/// A graph-builder's graph: 4.18.1 updates to 4.18.2, .3 and .4; 4.18.3 was
+/// built "in 2100", so any deferral withholds it.
+fn graph() -> Vec<u8> {
+    let node = |version: &str, created: &str| {
+        serde_json::json!({
+            "version": format!("{version}+amd64"),
+            "payload": format!("quay.io/r@sha256:{version}"),
+            "metadata": {
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "stable-4.18",
+                "io.openshift.upgrades.graph.release.created": created,
+            }
+        })
+    };
+    serde_json::to_vec(&serde_json::json!({
+        "nodes": [
+            node("4.18.1", "2026-01-01T00:00:00Z"),
+            node("4.18.2", "2026-01-10T00:00:00Z"),
+            node("4.18.3", "2100-01-01T00:00:00Z"),
+            node("4.18.4", "2026-01-20T00:00:00Z"),
+        ],
+        "edges": [[0, 1], [0, 2], [0, 3], [1, 3]],
+    }))
+    .unwrap()
+}
+
+const GROUPS: &str = "\
+groups:
+  production:
+    deferral_days: 1
+    max_version: 4.18.3
+  canary: {}
+";
+
+fn policy(rollout: &str) -> String {
+    format!("{GROUPS}clusters:\n  {PRODUCTION}: [production]\n  {CANARY}: [canary]\n{rollout}")
+}
+
+/// A rollout of 4.18.4 that started `started_hours_ago` (negative: starts
+/// later) and lasts `hours`.
+fn rollout(started_hours_ago: f64, hours: f64) -> String {
+    let start =
+        rfc3339(time::OffsetDateTime::now_utc() - time::Duration::seconds_f64(started_hours_ago * 3600.0));
+    format!("rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: {hours}}}\n")
+}
+
+fn rfc3339(at: time::OffsetDateTime) -> String {
+    at.format(&time::format_description::well_known::Rfc3339).unwrap()
+}
+
+async fn engine(upstream: &FakeUpstream, policy_file: &Path) -> TestApp {
+    let mut settings: Settings = settings(&upstream.url());
+    settings.cluster_policy.file = Some(policy_file.to_owned());
+    settings.cluster_policy.reload_secs = 1;
+    spawn_ready(settings).await
+}
+
+/// The versions `from` updates to in the engine's answer for `query`.
+async fn updates_from(app: &TestApp, query: &str, from: &str) -> BTreeSet<String> {
+    let answer = app.get(&format!("/graph?channel=stable-4.18&{query}")).await;
+    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    let graph = answer.json();
+    let versions: Vec<&str> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| node["version"].as_str().unwrap())
+        .collect();
+    let index = versions.iter().position(|version| *version == from).unwrap();
+    graph["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|edge| edge[0] == index)
+        .map(|edge| versions[edge[1].as_u64().unwrap() as usize].to_owned())
+        .collect()
+}
+
+fn set(versions: &[&str]) -> BTreeSet<String> {
+    versions.iter().map(|version| version.to_string()).collect()
+}
+
+/// The documented place formula, computed independently of the engine.
+fn place_percent(id: &str) -> f64 {
+    let digest = Sha256::digest(id.to_lowercase().as_bytes());
+    u64::from_be_bytes(digest[..8].try_into().unwrap()) as f64 / 2f64.powi(64) * 100.0
+}
+
+#[tokio::test]
+async fn clusters_see_what_their_groups_allow_and_others_the_default() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, policy("")).unwrap();
+    let app = engine(&upstream, &file).await;
+
+    let everything = set(&["4.18.2", "4.18.3", "4.18.4"]);
+    // Deferred (built "in 2100") and above the pin: only 4.18.2.
+    assert_eq!(
+        updates_from(&app, &format!("id={PRODUCTION}"), "4.18.1").await,
+        set(&["4.18.2"])
+    );
+    assert_eq!(
+        updates_from(&app, &format!("id={CANARY}&version=4.18.1"), "4.18.1").await,
+        everything
+    );
+    for default in [
+        "",
+        "id=",
+        "id=not-a-uuid",
+        "id=99999999-2222-4333-8444-555555555555",
+    ] {
+        assert_eq!(
+            updates_from(&app, default, "4.18.1").await,
+            everything,
+            "{default}"
+        );
+    }
+    let status = app.status_document().await;
+    let policy = status.cluster_policy.expect("the policy is in /status");
+    assert_eq!(policy.clusters, 2);
+    assert_eq!(policy.groups["production"].deferral_days, 1);
+    assert!(policy.last_error.is_none());
+    assert!(
+        status.pipeline.iter().any(|stage| stage == "cluster-policy"),
+        "{:?}",
+        status.pipeline
+    );
+}
+
+#[tokio::test]
+async fn a_rollout_offers_its_target_by_place_at_0_50_and_100_percent() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    // Not started yet: 0%.
+    std::fs::write(&file, policy(&rollout(-1000.0, 100.0))).unwrap();
+    let app = engine(&upstream, &file).await;
+    let ids: Vec<String> = (0..300_u32)
+        .map(|n| format!("{n:08x}-5d2c-4a7e-9b1f-0123456789ab"))
+        .collect();
+    let offered = |updates: &BTreeSet<String>| updates.contains("4.18.4");
+    for id in &ids[..20] {
+        assert!(!offered(&updates_from(&app, &format!("id={id}"), "4.18.1").await));
+    }
+
+    // Half way through a 10,000-hour rollout: progress moves 0.01% an hour.
+    std::fs::write(&file, policy(&rollout(5000.0, 10000.0))).unwrap();
+    eventually("the rollout at 50% is taken", Duration::from_secs(10), || async {
+        app.status_document()
+            .await
+            .cluster_policy
+            .is_some_and(|policy| policy.generation == 1)
+    })
+    .await;
+    let mut inside = 0;
+    for id in &ids {
+        let place = place_percent(id);
+        let is_offered = offered(&updates_from(&app, &format!("id={id}"), "4.18.1").await);
+        if (place - 50.0).abs() > 0.1 {
+            assert_eq!(is_offered, place < 50.0, "{id} at {place}%");
+        }
+        inside += usize::from(is_offered);
+    }
+    let share = inside as f64 / ids.len() as f64;
+    assert!((0.4..=0.6).contains(&share), "{share}");
+    assert!(
+        !offered(&updates_from(&app, "", "4.18.1").await),
+        "no id: last in the rollout"
+    );
+
+    // Finished.
+    std::fs::write(&file, policy(&rollout(200.0, 1.0))).unwrap();
+    eventually(
+        "the finished rollout is taken",
+        Duration::from_secs(10),
+        || async {
+            app.status_document()
+                .await
+                .cluster_policy
+                .is_some_and(|policy| policy.generation == 2)
+        },
+    )
+    .await;
+    for id in ids[..20].iter().map(String::as_str).chain([""]) {
+        assert!(offered(&updates_from(&app, &format!("id={id}"), "4.18.1").await));
+    }
+}
+
+#[tokio::test]
+async fn answers_are_not_cached_beyond_the_clusters_next_rollout_threshold() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    // Ten seconds from now the rollout starts at 100%: every cluster's class
+    // changes then.
+    let start = rfc3339(time::OffsetDateTime::from(
+        SystemTime::now() + Duration::from_secs(10),
+    ));
+    let rollouts = format!(
+        "rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: 1, starting_percentage: 100}}\n"
+    );
+    std::fs::write(&file, policy(&rollouts)).unwrap();
+    let app = engine(&upstream, &file).await;
+    let answer = app.get(&format!("/graph?channel=stable-4.18&id={CANARY}")).await;
+    let cache_control = answer.header("cache-control").unwrap();
+    let max_age: u64 = cache_control
+        .split("max-age=")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |seconds| seconds.parse().unwrap());
+    assert!(max_age <= 10, "{cache_control}");
+    assert!(!cache_control.contains("max-age=60"), "{cache_control}");
+}
+
+#[tokio::test]
+async fn a_policy_file_broken_while_serving_keeps_the_last_good_policy() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, policy("")).unwrap();
+    let app = engine(&upstream, &file).await;
+    let production = format!("id={PRODUCTION}");
+    assert_eq!(updates_from(&app, &production, "4.18.1").await, set(&["4.18.2"]));
+
+    std::fs::write(
+        &file,
+        format!(
+            "{}  bbbbbbbb-0000-4000-8000-000000000000: [no-such-group]\n",
+            policy("")
+        ),
+    )
+    .unwrap();
+    eventually("the broken file is noticed", Duration::from_secs(10), || async {
+        app.metric("cincinnati_pe_cluster_policy_stale").await == 1.0
+    })
+    .await;
+    let status = app.status_document().await.cluster_policy.unwrap();
+    let error = status.last_error.expect("the refusal is in /status");
+    assert!(
+        error.message.contains("policy.yaml:") && error.message.contains("no-such-group"),
+        "{}",
+        error.message
+    );
+    assert_eq!(status.generation, 0);
+    assert_eq!(
+        app.metric("cincinnati_pe_cluster_policy_reload_errors_total")
+            .await,
+        1.0
+    );
+    assert_eq!(
+        updates_from(&app, &production, "4.18.1").await,
+        set(&["4.18.2"]),
+        "the last good policy is still applied"
+    );
+
+    // Fixed: production is moved to canary.
+    std::fs::write(&file, format!("{GROUPS}clusters:\n  {PRODUCTION}: [canary]\n")).unwrap();
+    eventually("the fixed file is taken", Duration::from_secs(10), || async {
+        app.metric("cincinnati_pe_cluster_policy_stale").await == 0.0
+    })
+    .await;
+    assert_eq!(
+        updates_from(&app, &production, "4.18.1").await,
+        set(&["4.18.2", "4.18.3", "4.18.4"])
+    );
+    assert_eq!(
+        app.metric("cincinnati_pe_cluster_policy_reloads_total").await,
+        1.0
+    );
+}
