@@ -168,6 +168,9 @@ fn node_metadata(pushed: &PushedRelease, graph_data: &GraphData) -> BTreeMap<Str
     if release.arch == MULTI {
         metadata.insert(keys::RELEASE_ARCHITECTURE.to_owned(), MULTI.to_owned());
     }
+    if let Some(created) = &release.created {
+        metadata.insert(keys::CREATED.to_owned(), created.clone());
+    }
     metadata
 }
 

@@ -28,6 +28,9 @@ pub struct Release {
     /// layers top-most first, so it must read this one before finding the
     /// metadata): makes each image slower to scrape.
     pub bulk: Option<Layer>,
+    /// The image config's `created` (RFC 3339), which the graph-builder
+    /// publishes as the release's creation time.
+    pub created: Option<String>,
 }
 
 impl Release {
@@ -39,6 +42,7 @@ impl Release {
             next: Vec::new(),
             format,
             bulk: None,
+            created: None,
         }
     }
 
@@ -60,7 +64,10 @@ impl Release {
     }
 
     fn image(&self, architecture: &str, metadata: &ReleaseMetadata) -> Image {
-        let image = Image::release(metadata, architecture).format(self.format);
+        let mut image = Image::release(metadata, architecture).format(self.format);
+        if let Some(created) = &self.created {
+            image = image.created(created);
+        }
         match &self.bulk {
             Some(layer) => image.layer(layer.clone()),
             None => image,

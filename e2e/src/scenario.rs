@@ -87,10 +87,27 @@ pub fn releases() -> Vec<Release> {
                     );
                     release.previous = previous.iter().map(|v| (*v).to_owned()).collect();
                     release.next = next.iter().map(|v| (*v).to_owned()).collect();
+                    release.created = Some(created(version));
                     release
                 })
         })
         .collect()
+}
+
+/// When the standard releases' images say they were built: 4.16 in
+/// January 2024, 4.17 in June 2025, a day apart per patch release.
+pub fn created(version: &str) -> String {
+    let patch: u32 = version
+        .rsplit('.')
+        .next()
+        .and_then(|patch| patch.parse().ok())
+        .unwrap_or(0);
+    let month = if version.starts_with("4.16.") {
+        "2024-01"
+    } else {
+        "2025-06"
+    };
+    format!("{month}-{:02}T00:00:00Z", patch + 1)
 }
 
 /// `version` for every architecture, updating from `previous`.

@@ -29,6 +29,9 @@ use serde::Deserialize;
 use super::id::ClusterId;
 use super::policy::{MAX_ROLLOUTS, Policy, Rollout, Rules};
 
+/// The longest rollout: a century (a rollout meant to stay in flight).
+const MAX_DURATION_HOURS: f64 = 24.0 * 365.0 * 100.0;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PolicyFile {
@@ -222,8 +225,10 @@ impl RolloutFile {
             })
             .ok();
         let hours = self.duration_hours.value;
-        if !(hours.is_finite() && hours > 0.0 && hours < 24.0 * 365.0 * 100.0) {
-            let message = format!("duration_hours {hours} is not a positive number of hours");
+        if !(hours.is_finite() && hours > 0.0 && hours <= MAX_DURATION_HOURS) {
+            let message = format!(
+                "duration_hours {hours} is not within 0 (excluded) and {MAX_DURATION_HOURS} (a century)"
+            );
             problems.push(problem_at(&self.duration_hours, message));
         }
         if !(0.0..=100.0).contains(&self.starting_percentage) {
