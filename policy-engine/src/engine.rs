@@ -23,6 +23,7 @@ use service_kit::{IdentityCache, PreparedBody};
 use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
+use crate::cluster_policy::lookup::Outcome;
 use crate::cluster_policy::source::{PolicyStatus, Reload};
 use crate::cluster_policy::{PolicyClass, PolicySource};
 use crate::filters::PolicyRequest;
@@ -169,10 +170,16 @@ impl Engine {
         arrived: Instant,
     ) -> Result<Answered, ApiError> {
         let now = SystemTime::now();
-        let class = self
-            .cluster_policy
-            .as_ref()
-            .map(|policy| policy.classify(query.id.as_deref(), now));
+        let class = match &self.cluster_policy {
+            Some(policy) => {
+                let (class, lookup) = policy.classify(query.id.as_deref(), now).await;
+                if lookup == Some(Outcome::Fallback) {
+                    self.metrics.lookup_fallbacks.inc();
+                }
+                Some(class)
+            }
+            None => None,
+        };
         let expires_sooner = class
             .as_ref()
             .and_then(|class| class.valid_for(now))
@@ -439,6 +446,16 @@ impl Engine {
             .set(self.identities.held_bytes() as i64);
         if let Some(policy) = &self.cluster_policy {
             self.metrics.policy_stale.set(i64::from(policy.is_stale()));
+            if let Some(lookup) = policy.lookup() {
+                let counters = lookup.sent_and_failed();
+                let metrics = &self.metrics;
+                // Counted by the lookups; brought up to date for the scrape.
+                metrics.lookups.inc_by(counters.sent - metrics.lookups.get());
+                metrics
+                    .lookup_errors
+                    .inc_by(counters.failed - metrics.lookup_errors.get());
+                metrics.lookup_breaker_open.set(i64::from(lookup.is_open()));
+            }
         }
     }
 

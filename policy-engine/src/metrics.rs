@@ -25,6 +25,10 @@ pub struct EngineMetrics {
     pub policy_reloads: IntCounter,
     pub policy_reload_errors: IntCounter,
     pub policy_stale: IntGauge,
+    pub lookups: IntCounter,
+    pub lookup_errors: IntCounter,
+    pub lookup_fallbacks: IntCounter,
+    pub lookup_breaker_open: IntGauge,
 }
 
 impl ServiceMetrics for EngineMetrics {
@@ -93,6 +97,22 @@ impl ServiceMetrics for EngineMetrics {
             policy_stale: registry.add(IntGauge::new(
                 "cluster_policy_stale",
                 "1 while the policy file is refused and the last good policy is served",
+            )?)?,
+            lookups: registry.add(IntCounter::new(
+                "cluster_lookups_total",
+                "Requests sent to the cluster group lookup service",
+            )?)?,
+            lookup_errors: registry.add(IntCounter::new(
+                "cluster_lookup_errors_total",
+                "Cluster group lookups that failed (error, timeout, garbage)",
+            )?)?,
+            lookup_fallbacks: registry.add(IntCounter::new(
+                "cluster_lookup_fallbacks_total",
+                "Requests answered without fresh groups from the lookup service (last known groups or the file's)",
+            )?)?,
+            lookup_breaker_open: registry.add(IntGauge::new(
+                "cluster_lookup_breaker_open",
+                "1 while the lookup service's circuit breaker is open (no lookups sent)",
             )?)?,
             identity_cache_bytes: registry.add(IntGauge::new(
                 "identity_cache_bytes",

@@ -31,6 +31,7 @@ use service_kit::settings::{
     StatusSettings,
 };
 
+use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
 use crate::cluster_policy::{self, PolicySource, source::SourceError};
 use crate::engine::Limits;
 use crate::filters::{self, PolicyRequest};
@@ -65,6 +66,15 @@ pub struct ClusterPolicySettings {
     /// Deferral is decided per bucket of this many seconds, so one answer
     /// serves a group for the whole bucket.
     pub deferral_bucket_secs: u64,
+    /// The lookup service asked `GET {lookup_url}/{id}` for a cluster's
+    /// groups, besides the file's; none: the file's only.
+    pub lookup_url: Option<RedactedUrl>,
+    /// Milliseconds a request waits for a lookup (and a lookup may take).
+    pub lookup_timeout_ms: u64,
+    /// Seconds a looked-up answer is used before it is asked again.
+    pub lookup_cache_ttl_secs: u64,
+    /// Clusters whose looked-up groups are kept.
+    pub lookup_cache_size: usize,
 }
 
 impl Default for ClusterPolicySettings {
@@ -73,6 +83,10 @@ impl Default for ClusterPolicySettings {
             file: None,
             reload_secs: 10,
             deferral_bucket_secs: 3600,
+            lookup_url: None,
+            lookup_timeout_ms: 200,
+            lookup_cache_ttl_secs: 300,
+            lookup_cache_size: 100_000,
         }
     }
 }
@@ -223,6 +237,10 @@ pub enum SettingsError {
         cluster_policy::apply::NAME
     )]
     ClusterPolicyNotApplied,
+    #[error("cluster_policy.lookup_url needs cluster_policy.file, where the groups are defined")]
+    LookupWithoutFile,
+    #[error("cluster_policy.lookup_url {url}: {reason}")]
+    InvalidLookup { url: String, reason: String },
 }
 
 /// What the settings resolve to once `[[policy]]` is read: everything the
@@ -271,7 +289,9 @@ impl Settings {
             Some(path) => Some(Arc::new(PolicySource::open(
                 path,
                 Duration::from_secs(policy_settings.deferral_bucket_secs.max(1)),
+                self.group_lookup()?,
             )?)),
+            None if policy_settings.lookup_url.is_some() => return Err(SettingsError::LookupWithoutFile),
             None => None,
         };
         let client = UpstreamClient::new(
@@ -289,6 +309,30 @@ impl Settings {
             client,
             cluster_policy,
         })
+    }
+
+    /// The lookup service's client, if one is configured.
+    fn group_lookup(&self) -> Result<Option<GroupLookup>, SettingsError> {
+        let settings = &self.cluster_policy;
+        let Some(url) = &settings.lookup_url else {
+            return Ok(None);
+        };
+        let invalid = |reason: String| SettingsError::InvalidLookup {
+            url: url.to_string(),
+            reason,
+        };
+        if !matches!(url.expose().scheme(), "http" | "https") {
+            return Err(invalid("not an http(s) URL".to_owned()));
+        }
+        GroupLookup::new(LookupSettings {
+            url: url.clone(),
+            timeout: Duration::from_millis(settings.lookup_timeout_ms.max(1)),
+            ttl: Duration::from_secs(settings.lookup_cache_ttl_secs),
+            cache_size: settings.lookup_cache_size,
+            roots: http_fetch::ExtraRoots::from_dir(&self.upstream.cincinnati.root_certificate_dir),
+        })
+        .map(Some)
+        .map_err(|error| invalid(error.to_string()))
     }
 
     /// The configured mandatory parameters, plus `channel` when the channel

@@ -1,7 +1,7 @@
 //! Per-cluster policy: what a cluster is offered depends on who it is.
 //!
 //! A request's `id` (the cluster's UUID, which the CVO sends) selects its
-//! groups in the policy file; the groups' rules (deferral, pins) and the
+//! groups in the policy file and/or from a lookup service; the groups' rules (deferral, pins) and the
 //! rollouts in flight decide which releases are withheld from it. All of
 //! that is a [`PolicyClass`], computed per request from the id and the time
 //! without touching the graph; answers are computed once per (channel,
@@ -14,10 +14,12 @@
 //! - [`policy`]: the validated policy and the classes of requests.
 //! - [`apply`]: the `cluster-policy` filter, which applies a class.
 //! - [`source`]: the file as served, reloaded when it changes.
+//! - [`lookup`]: the lookup service that adds groups to the file's.
 
 pub mod apply;
 pub mod file;
 pub mod id;
+pub mod lookup;
 pub mod policy;
 pub mod source;
 

@@ -136,7 +136,9 @@ impl Policy {
 
     /// The groups `names` and their rules: the strictest of the groups'
     /// that the policy defines, or the default's when it defines none.
-    pub fn group_set(&self, names: Vec<String>) -> Arc<GroupSet> {
+    pub fn group_set(&self, mut names: Vec<String>) -> Arc<GroupSet> {
+        names.sort();
+        names.dedup();
         let rules = names.iter().filter_map(|name| self.groups.get(name)).fold(
             None,
             |combined: Option<Rules>, rules| {

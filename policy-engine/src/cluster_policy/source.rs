@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use super::file::{self, PolicyFileError};
 use super::id::ClusterId;
-use super::policy::{Policy, PolicyClass, Rules};
+use super::lookup::{GroupLookup, LookupStatus, Outcome};
+use super::policy::{GroupSet, Policy, PolicyClass, Rules};
 
 /// Why the policy file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +41,8 @@ pub struct PolicySource {
     bucket: Duration,
     current: ArcSwap<Policy>,
     state: Mutex<SourceState>,
+    /// The lookup service, which adds groups to the file's.
+    lookup: Option<Arc<GroupLookup>>,
 }
 
 #[derive(Debug)]
@@ -61,8 +64,9 @@ pub struct ReloadFailure {
 }
 
 impl PolicySource {
-    /// Reads the policy file at start-up.
-    pub fn open(path: &Path, bucket: Duration) -> Result<Self, SourceError> {
+    /// Reads the policy file at start-up; `lookup` adds groups to the
+    /// file's.
+    pub fn open(path: &Path, bucket: Duration, lookup: Option<GroupLookup>) -> Result<Self, SourceError> {
         let text = read(path)?;
         let policy = file::parse(&path.display().to_string(), &text)?;
         Ok(Self {
@@ -74,7 +78,12 @@ impl PolicySource {
                 loaded_at: SystemTime::now(),
                 last_error: None,
             }),
+            lookup: lookup.map(Arc::new),
         })
+    }
+
+    pub fn lookup(&self) -> Option<&GroupLookup> {
+        self.lookup.as_deref()
     }
 
     pub fn current(&self) -> Arc<Policy> {
@@ -124,10 +133,20 @@ impl PolicySource {
     }
 
     /// The class of a request with `id` (any text; one that is not a UUID
-    /// is treated as none) at `now`.
-    pub fn classify(&self, id: Option<&str>, now: SystemTime) -> PolicyClass {
+    /// is treated as none) at `now`, and how the lookup service (if any)
+    /// was asked.
+    pub async fn classify(&self, id: Option<&str>, now: SystemTime) -> (PolicyClass, Option<Outcome>) {
         let id = id.and_then(ClusterId::parse);
-        self.current().classify(id.as_ref(), None, now, self.bucket)
+        let policy = self.current();
+        let (groups, outcome) = match (&self.lookup, &id) {
+            (Some(lookup), Some(id)) => {
+                let (looked_up, outcome) = lookup.groups(id).await;
+                let groups = looked_up.and_then(|names| with_looked_up(&policy, id, &names));
+                (groups, Some(outcome))
+            }
+            _ => (None, None),
+        };
+        (policy.classify(id.as_ref(), groups, now, self.bucket), outcome)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SourceState> {
@@ -146,6 +165,7 @@ impl PolicySource {
             default: policy.default_rules().clone(),
             groups: policy.groups().clone(),
             clusters: policy.cluster_count(),
+            lookup: self.lookup.as_ref().map(|lookup| lookup.status()),
             rollouts: policy
                 .rollouts()
                 .iter()
@@ -176,6 +196,8 @@ pub struct PolicyStatus {
     /// Cluster ids the file names.
     pub clusters: usize,
     pub rollouts: Vec<RolloutStatus>,
+    /// The lookup service, if one is configured.
+    pub lookup: Option<LookupStatus>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -187,6 +209,21 @@ pub struct RolloutStatus {
     pub starting_percentage: f64,
     /// The share of clusters offered the target now.
     pub progress_percent: f64,
+}
+
+/// The file's groups of `id` and those the lookup service named that the
+/// file defines (others have no rules); `None` when that adds nothing.
+fn with_looked_up(policy: &Policy, id: &ClusterId, looked_up: &[String]) -> Option<Arc<GroupSet>> {
+    let from_file = policy.groups_of(id);
+    let added: Vec<&String> = looked_up
+        .iter()
+        .filter(|name| policy.groups().contains_key(*name) && !from_file.contains(name))
+        .collect();
+    if added.is_empty() {
+        return None;
+    }
+    let names = from_file.iter().chain(added).cloned().collect();
+    Some(policy.group_set(names))
 }
 
 fn read(path: &Path) -> Result<String, SourceError> {
@@ -218,7 +255,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("policy.yaml");
         std::fs::write(&path, "groups: {a: {deferral_days: 3}}\n").unwrap();
-        let source = PolicySource::open(&path, Duration::from_secs(3600)).unwrap();
+        let source = PolicySource::open(&path, Duration::from_secs(3600), None).unwrap();
         assert_eq!(source.reload(), Reload::Unchanged);
 
         std::fs::write(&path, "groups: {a: {deferral_days: three}}\n").unwrap();
@@ -246,7 +283,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("policy.yaml");
         std::fs::write(&path, "clusters:\n  nope: []\n").unwrap();
-        let error = PolicySource::open(&path, Duration::from_secs(1)).unwrap_err();
+        let error = PolicySource::open(&path, Duration::from_secs(1), None).unwrap_err();
         assert!(
             error
                 .to_string()
@@ -254,7 +291,7 @@ mod tests {
             "{error}"
         );
         let missing =
-            PolicySource::open(&dir.path().join("absent.yaml"), Duration::from_secs(1)).unwrap_err();
+            PolicySource::open(&dir.path().join("absent.yaml"), Duration::from_secs(1), None).unwrap_err();
         assert!(matches!(missing, SourceError::Unreadable { .. }));
     }
 }

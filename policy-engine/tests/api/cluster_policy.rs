@@ -65,10 +65,30 @@ fn rfc3339(at: time::OffsetDateTime) -> String {
     at.format(&time::format_description::well_known::Rfc3339).unwrap()
 }
 
-async fn engine(upstream: &FakeUpstream, policy_file: &Path) -> TestApp {
+fn policy_settings(upstream: &FakeUpstream, policy_file: &Path) -> Settings {
     let mut settings: Settings = settings(&upstream.url());
     settings.cluster_policy.file = Some(policy_file.to_owned());
     settings.cluster_policy.reload_secs = 1;
+    settings
+}
+
+async fn engine(upstream: &FakeUpstream, policy_file: &Path) -> TestApp {
+    spawn_ready(policy_settings(upstream, policy_file)).await
+}
+
+/// An engine whose lookup service is `lookup` (asked `{url}/{id}`), with
+/// answers kept for `ttl_secs` and waited for at most `timeout_ms`.
+async fn engine_with_lookup(
+    upstream: &FakeUpstream,
+    policy_file: &Path,
+    lookup: &FakeUpstream,
+    ttl_secs: u64,
+    timeout_ms: u64,
+) -> TestApp {
+    let mut settings = policy_settings(upstream, policy_file);
+    settings.cluster_policy.lookup_url = Some(lookup.url().parse().unwrap());
+    settings.cluster_policy.lookup_cache_ttl_secs = ttl_secs;
+    settings.cluster_policy.lookup_timeout_ms = timeout_ms;
     spawn_ready(settings).await
 }
 
@@ -285,4 +305,125 @@ async fn a_policy_file_broken_while_serving_keeps_the_last_good_policy() {
         app.metric("cincinnati_pe_cluster_policy_reloads_total").await,
         1.0
     );
+}
+
+/// Not in the policy file: its groups come from the lookup service.
+const STRANGER: &str = "cccccccc-0000-4000-8000-000000000000";
+
+fn groups_answer(groups: &[&str]) -> Behaviour {
+    Behaviour::Untagged(serde_json::to_vec(&serde_json::json!({ "groups": groups })).unwrap())
+}
+
+#[tokio::test]
+async fn groups_from_the_lookup_service_apply_and_are_kept() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let lookup = FakeUpstream::start(groups_answer(&["production", "not-defined-in-the-file"])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, policy("")).unwrap();
+    let app = engine_with_lookup(&upstream, &file, &lookup, 3600, 10_000).await;
+    let stranger = format!("id={STRANGER}");
+    for _ in 0..3 {
+        assert_eq!(updates_from(&app, &stranger, "4.18.1").await, set(&["4.18.2"]));
+    }
+    let asked: Vec<String> = lookup
+        .requests()
+        .iter()
+        .map(|request| request.query.clone())
+        .collect();
+    assert_eq!(asked.len(), 1, "kept for its TTL: {asked:?}");
+    assert_eq!(app.metric("cincinnati_pe_cluster_lookups_total").await, 1.0);
+    // Requests without a valid id never ask.
+    assert_eq!(updates_from(&app, "id=nope", "4.18.1").await.len(), 3);
+    assert_eq!(lookup.requests().len(), 1);
+    let status = app
+        .status_document()
+        .await
+        .cluster_policy
+        .unwrap()
+        .lookup
+        .unwrap();
+    assert_eq!(
+        (status.known_clusters, status.lookups, status.failed_lookups),
+        (1, 1, 0)
+    );
+}
+
+#[tokio::test]
+async fn a_lookup_service_that_hangs_fails_or_talks_garbage_never_fails_a_request() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let lookup = FakeUpstream::start(groups_answer(&["production"])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, policy("")).unwrap();
+    let app = engine_with_lookup(&upstream, &file, &lookup, 3600, 300).await;
+    let everything = set(&["4.18.2", "4.18.3", "4.18.4"]);
+    let id = |n: u32| format!("id={n:08x}-0000-4000-8000-000000000000");
+
+    // A service that never answers: the request is answered (the default)
+    // instead of hanging.
+    lookup.hold();
+    assert_eq!(updates_from(&app, &id(1), "4.18.1").await, everything);
+    lookup.release();
+    lookup.set(Behaviour::Status(500));
+    assert_eq!(updates_from(&app, &id(2), "4.18.1").await, everything);
+    lookup.set(Behaviour::Garbage);
+    assert_eq!(updates_from(&app, &id(3), "4.18.1").await, everything);
+    // Production's file groups still apply while the service fails.
+    assert_eq!(
+        updates_from(&app, &format!("id={PRODUCTION}"), "4.18.1").await,
+        set(&["4.18.2"])
+    );
+    eventually("the failures are counted", Duration::from_secs(10), || async {
+        app.metric("cincinnati_pe_cluster_lookup_errors_total").await >= 4.0
+    })
+    .await;
+
+    // Five failures in a row open the breaker: no more lookups for a while.
+    assert_eq!(updates_from(&app, &id(4), "4.18.1").await, everything);
+    eventually("the breaker opens", Duration::from_secs(10), || async {
+        app.metric("cincinnati_pe_cluster_lookup_breaker_open").await == 1.0
+    })
+    .await;
+    let asked = lookup.requests().len();
+    for n in 5..10 {
+        assert_eq!(updates_from(&app, &id(n), "4.18.1").await, everything);
+    }
+    assert_eq!(lookup.requests().len(), asked, "the open breaker asks nothing");
+    assert!(app.metric("cincinnati_pe_cluster_lookup_fallbacks_total").await >= 9.0);
+    let status = app
+        .status_document()
+        .await
+        .cluster_policy
+        .unwrap()
+        .lookup
+        .unwrap();
+    assert!(status.breaker_open && status.last_error.is_some(), "{status:?}");
+}
+
+#[tokio::test]
+async fn the_last_known_groups_are_used_while_the_lookup_service_is_down() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let mut lookup = FakeUpstream::start(groups_answer(&["production"])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, policy("")).unwrap();
+    // Every answer is expired at once: each request asks again.
+    let app = engine_with_lookup(&upstream, &file, &lookup, 0, 10_000).await;
+    let stranger = format!("id={STRANGER}");
+    assert_eq!(updates_from(&app, &stranger, "4.18.1").await, set(&["4.18.2"]));
+    lookup.stop().await;
+    for _ in 0..3 {
+        assert_eq!(
+            updates_from(&app, &stranger, "4.18.1").await,
+            set(&["4.18.2"]),
+            "the groups last known"
+        );
+    }
+    eventually(
+        "the failed refreshes are counted",
+        Duration::from_secs(10),
+        || async { app.metric("cincinnati_pe_cluster_lookup_errors_total").await >= 1.0 },
+    )
+    .await;
 }

@@ -1,0 +1,343 @@
+//! The lookup service (the design's Tollbooth): asked `GET {url}/{id}`, it
+//! answers a cluster's groups as `{"groups": ["production", ...]}`; a 404
+//! means the service does not know the cluster (no groups).
+//!
+//! A request never waits for it longer than the lookup timeout, and never
+//! fails because of it:
+//! - a fresh answer (younger than the TTL) is used as is;
+//! - an expired one is used at once and asked again in the background;
+//! - a cluster not known yet waits for one lookup (shared by concurrent
+//!   requests), at most the timeout; then it gets the policy file's groups;
+//! - after [`OPEN_AFTER_FAILURES`] failures in a row (errors, timeouts,
+//!   garbage) the breaker opens: nothing is asked for [`COOL_DOWN`], then one
+//!   lookup probes whether the service is back.
+//!
+//! Answers are kept in an LRU of bounded size.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::FutureExt as _;
+use futures::future::{BoxFuture, Shared};
+use http_fetch::{ClientSettings, Get, HttpClient, StatusCode, Url};
+use lru::LruCache;
+use serde::{Deserialize, Serialize};
+use service_kit::secret::RedactedUrl;
+
+use super::id::ClusterId;
+use super::source::rfc3339;
+
+/// Failures in a row that open the breaker.
+pub const OPEN_AFTER_FAILURES: u32 = 5;
+/// How long an open breaker stops lookups before one probe.
+pub const COOL_DOWN: Duration = Duration::from_secs(30);
+/// A groups answer is a few hundred bytes; anything near this is not one.
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// A cluster's groups, as the service said.
+pub type Groups = Arc<[String]>;
+
+/// How the lookup service is asked.
+#[derive(Debug, Clone)]
+pub struct LookupSettings {
+    /// `{url}/{id}` is asked.
+    pub url: RedactedUrl,
+    pub timeout: Duration,
+    pub ttl: Duration,
+    pub cache_size: usize,
+    pub roots: http_fetch::ExtraRoots,
+}
+
+/// Why a lookup gave no groups.
+#[derive(Debug, thiserror::Error)]
+enum LookupError {
+    #[error(transparent)]
+    Fetch(#[from] http_fetch::FetchError),
+    #[error("{url} answered {status}")]
+    Status { url: Url, status: StatusCode },
+    #[error("{url} answered something else than {{\"groups\": [...]}}: {error}")]
+    Garbage { url: Url, error: serde_json::Error },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupsAnswer {
+    groups: Vec<String>,
+}
+
+/// What the lookups did, for the metrics (counted by the caller).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A fresh answer from the cache.
+    Cached,
+    /// Asked the service, which answered in time.
+    Asked,
+    /// Answered without (current) groups from the service: it was slow,
+    /// failing, or the breaker was open; last known groups or none.
+    Fallback,
+}
+
+pub struct GroupLookup {
+    http: HttpClient,
+    settings: LookupSettings,
+    known: Mutex<LruCache<ClusterId, Known>>,
+    in_flight: Mutex<HashMap<ClusterId, Shared<BoxFuture<'static, Option<Groups>>>>>,
+    breaker: Mutex<Breaker>,
+    /// Lookups sent and failed, for the metrics.
+    counters: Mutex<Counters>,
+}
+
+#[derive(Clone)]
+struct Known {
+    groups: Groups,
+    fetched: Instant,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counters {
+    pub sent: u64,
+    pub failed: u64,
+}
+
+impl std::fmt::Debug for GroupLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupLookup")
+            .field("url", &self.settings.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GroupLookup {
+    pub fn new(settings: LookupSettings) -> Result<Self, http_fetch::ClientError> {
+        let http = HttpClient::new(ClientSettings {
+            user_agent: concat!("cincinnati-rs-policy-engine/", env!("CARGO_PKG_VERSION")).to_owned(),
+            timeout: settings.timeout,
+            roots: settings.roots.clone(),
+            gzip: false,
+        })?;
+        let size = std::num::NonZero::new(settings.cache_size).unwrap_or(std::num::NonZero::<usize>::MIN);
+        Ok(Self {
+            http,
+            known: Mutex::new(LruCache::new(size)),
+            in_flight: Mutex::default(),
+            breaker: Mutex::default(),
+            counters: Mutex::default(),
+            settings,
+        })
+    }
+
+    /// The groups of `id` the service said last, within the lookup timeout
+    /// (see the module); `None` when none are known.
+    pub async fn groups(self: &Arc<Self>, id: &ClusterId) -> (Option<Groups>, Outcome) {
+        let known = self
+            .known
+            .lock()
+            .expect("lookup cache lock poisoned")
+            .get(id)
+            .cloned();
+        match known {
+            Some(known) if known.fetched.elapsed() < self.settings.ttl => {
+                (Some(known.groups), Outcome::Cached)
+            }
+            Some(known) => {
+                // Served at once; the answer to this lookup is for later requests.
+                drop(self.lookup(*id));
+                (Some(known.groups), Outcome::Fallback)
+            }
+            None => match self.lookup(*id) {
+                Some(lookup) => match tokio::time::timeout(self.settings.timeout, lookup).await {
+                    Ok(Some(groups)) => (Some(groups), Outcome::Asked),
+                    _ => (None, Outcome::Fallback),
+                },
+                None => (None, Outcome::Fallback),
+            },
+        }
+    }
+
+    /// The lookup of `id` in flight, or a new one if the breaker allows it.
+    /// It runs to its end (bounded by the timeout) whoever waits for it.
+    fn lookup(self: &Arc<Self>, id: ClusterId) -> Option<Shared<BoxFuture<'static, Option<Groups>>>> {
+        let mut in_flight = self.in_flight.lock().expect("lookup lock poisoned");
+        if let Some(lookup) = in_flight.get(&id) {
+            return Some(lookup.clone());
+        }
+        if !self.breaker().allows(Instant::now()) {
+            return None;
+        }
+        let lookup = self.clone();
+        let task = tokio::spawn(async move {
+            let groups = lookup.ask(&id).await;
+            lookup.in_flight.lock().expect("lookup lock poisoned").remove(&id);
+            groups
+        });
+        let shared = task.map(Result::ok).map(Option::flatten).boxed().shared();
+        in_flight.insert(id, shared.clone());
+        Some(shared)
+    }
+
+    /// Asks the service once, keeping what it says and telling the breaker.
+    async fn ask(&self, id: &ClusterId) -> Option<Groups> {
+        self.counters().sent += 1;
+        match self.fetch(id).await {
+            Ok(groups) => {
+                self.breaker().succeeded();
+                let known = Known {
+                    groups: groups.clone(),
+                    fetched: Instant::now(),
+                };
+                self.known
+                    .lock()
+                    .expect("lookup cache lock poisoned")
+                    .put(*id, known);
+                Some(groups)
+            }
+            Err(error) => {
+                self.counters().failed += 1;
+                self.breaker().failed(Instant::now(), error.to_string());
+                tracing::debug!(%id, "cluster group lookup failed: {error}");
+                None
+            }
+        }
+    }
+
+    async fn fetch(&self, id: &ClusterId) -> Result<Groups, LookupError> {
+        let mut url = self.settings.url.expose();
+        // An http(s) URL (checked at start-up) has path segments.
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop_if_empty().push(id.as_str());
+        }
+        let response = self
+            .http
+            .get(Get::new("cluster groups", &url, MAX_ANSWER_BYTES).accept("application/json"))
+            .await?;
+        match response.status {
+            StatusCode::NOT_FOUND => Ok(Arc::from([])),
+            status if status.is_success() => serde_json::from_slice::<GroupsAnswer>(&response.body)
+                .map(|answer| Groups::from(answer.groups))
+                .map_err(|error| LookupError::Garbage {
+                    url: response.url,
+                    error,
+                }),
+            status => Err(LookupError::Status {
+                url: response.url,
+                status,
+            }),
+        }
+    }
+
+    fn breaker(&self) -> std::sync::MutexGuard<'_, Breaker> {
+        self.breaker.lock().expect("breaker lock poisoned")
+    }
+
+    fn counters(&self) -> std::sync::MutexGuard<'_, Counters> {
+        self.counters.lock().expect("lookup counters lock poisoned")
+    }
+
+    pub fn sent_and_failed(&self) -> Counters {
+        *self.counters()
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.breaker().open_until.is_some()
+    }
+
+    /// What `/status` shows.
+    pub fn status(&self) -> LookupStatus {
+        let breaker = self.breaker();
+        let counters = *self.counters();
+        LookupStatus {
+            url: self.settings.url.to_string(),
+            breaker_open: breaker.open_until.is_some(),
+            failures_in_a_row: breaker.failures_in_a_row,
+            last_error: breaker.last_error.clone(),
+            known_clusters: self.known.lock().expect("lookup cache lock poisoned").len(),
+            lookups: counters.sent,
+            failed_lookups: counters.failed,
+        }
+    }
+}
+
+/// The lookup service in `/status`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupStatus {
+    pub url: String,
+    pub breaker_open: bool,
+    pub failures_in_a_row: u32,
+    /// RFC 3339 time and message of the last failure.
+    pub last_error: Option<(String, String)>,
+    /// Clusters whose groups are cached.
+    pub known_clusters: usize,
+    pub lookups: u64,
+    pub failed_lookups: u64,
+}
+
+/// A circuit breaker: closed (lookups go out) until [`OPEN_AFTER_FAILURES`]
+/// failures in a row; then open for [`COOL_DOWN`]; then one probe at a time
+/// until a lookup succeeds (closed) or fails (open again).
+#[derive(Debug, Default)]
+struct Breaker {
+    failures_in_a_row: u32,
+    open_until: Option<Instant>,
+    probing: bool,
+    last_error: Option<(String, String)>,
+}
+
+impl Breaker {
+    fn allows(&mut self, now: Instant) -> bool {
+        match self.open_until {
+            None => true,
+            Some(until) if now >= until && !self.probing => {
+                self.probing = true;
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    fn succeeded(&mut self) {
+        self.failures_in_a_row = 0;
+        self.open_until = None;
+        self.probing = false;
+    }
+
+    fn failed(&mut self, now: Instant, error: String) {
+        self.failures_in_a_row += 1;
+        self.probing = false;
+        self.last_error = Some((rfc3339(SystemTime::now()), error));
+        if self.failures_in_a_row >= OPEN_AFTER_FAILURES {
+            self.open_until = Some(now + COOL_DOWN);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_breaker_opens_after_failures_in_a_row_and_probes_after_the_cool_down() {
+        let start = Instant::now();
+        let mut breaker = Breaker::default();
+        for _ in 0..OPEN_AFTER_FAILURES - 1 {
+            assert!(breaker.allows(start));
+            breaker.failed(start, "down".into());
+        }
+        breaker.succeeded();
+        for _ in 0..OPEN_AFTER_FAILURES {
+            assert!(breaker.allows(start));
+            breaker.failed(start, "down".into());
+        }
+        assert!(!breaker.allows(start + COOL_DOWN / 2));
+        let later = start + COOL_DOWN;
+        assert!(breaker.allows(later), "one probe");
+        assert!(!breaker.allows(later), "one probe at a time");
+        breaker.failed(later, "still down".into());
+        assert!(!breaker.allows(later + COOL_DOWN / 2), "open again");
+        assert!(breaker.allows(later + COOL_DOWN));
+        breaker.succeeded();
+        assert!(breaker.allows(later + COOL_DOWN) && breaker.allows(later + COOL_DOWN));
+        assert_eq!(breaker.failures_in_a_row, 0);
+    }
+}
