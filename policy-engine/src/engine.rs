@@ -23,12 +23,14 @@ use service_kit::{IdentityCache, PreparedBody};
 use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
+use crate::cluster_policy;
+use crate::cluster_policy::explain::Explanation;
 use crate::cluster_policy::lookup::Outcome;
 use crate::cluster_policy::source::{PolicyStatus, Reload};
 use crate::cluster_policy::{PolicyClass, PolicySource};
 use crate::filters::PolicyRequest;
 use crate::metrics::EngineMetrics;
-use crate::query::{ClientQuery, QueryRules};
+use crate::query::{Arch, Channel, ClientQuery, QueryRules};
 use crate::upstream::client::{FetchError, UpstreamClient};
 use crate::upstream::feed::{Feed, FeedStatus, Refresh, RefreshError, RefreshTurn, unix_seconds};
 use crate::upstream::revision::{Lookup, Revision};
@@ -170,30 +172,75 @@ impl Engine {
         arrived: Instant,
     ) -> Result<Answered, ApiError> {
         let now = SystemTime::now();
-        let class = match &self.cluster_policy {
-            Some(policy) => {
-                let (class, lookup) = policy.classify(query.id.as_deref(), now).await;
-                if lookup == Some(Outcome::Fallback) {
-                    self.metrics.lookup_fallbacks.inc();
-                }
-                Some(class)
-            }
-            None => None,
-        };
+        let class = self.classify(&query, now).await;
         let expires_sooner = class
             .as_ref()
             .and_then(|class| class.valid_for(now))
             .filter(|valid_for| *valid_for < self.limits.cache_max_age);
-        let body = self.answer_in_class(query, class, arrived).await?;
-        Ok(Answered { body, expires_sooner })
+        let (request, revision) = self.revision_for(query, class, arrived).await?;
+        let (answer, lookup) = revision.answer(request, &self.pipeline, &self.computations).await;
+        match lookup {
+            Lookup::Hit => self.metrics.cache_hits.inc(),
+            Lookup::Miss { evicted } => {
+                self.metrics.cache_misses.inc();
+                if evicted {
+                    self.metrics.cache_evictions.inc();
+                }
+            }
+        }
+        Ok(Answered {
+            body: answer?,
+            expires_sooner,
+        })
     }
 
-    async fn answer_in_class(
+    /// Why the cluster of `query` sees what it sees (see
+    /// [`cluster_policy::explain`]); an error without a cluster policy.
+    pub async fn explain(
+        self: &Arc<Self>,
+        query: ClientQuery,
+        arrived: Instant,
+    ) -> Result<Explanation, ApiError> {
+        let now = SystemTime::now();
+        let Some(class) = self.classify(&query, now).await else {
+            return Err(ApiError::new(
+                ErrorKind::InvalidParams,
+                "no cluster policy is configured (cluster_policy.file): every cluster sees the same",
+            ));
+        };
+        let asked = (query.channel.clone(), query.arch.clone(), query.version.clone());
+        let (request, revision) = self.revision_for(query, Some(class.clone()), arrived).await?;
+        let (base, withheld) = revision
+            .explain(request, &self.pipeline, &self.computations)
+            .await?;
+        let asked = cluster_policy::explain::Asked {
+            channel: asked.0.as_ref().map(Channel::as_str),
+            arch: asked.1.as_ref().map(Arch::as_str),
+            version: asked.2.as_deref(),
+        };
+        Ok(cluster_policy::explain::explain(
+            &class, asked, &base, &withheld, now,
+        ))
+    }
+
+    /// The request's policy class, if a cluster policy is configured.
+    async fn classify(&self, query: &ClientQuery, now: SystemTime) -> Option<PolicyClass> {
+        let policy = self.cluster_policy.as_ref()?;
+        let (class, lookup) = policy.classify(query.id.as_deref(), now).await;
+        if lookup == Some(Outcome::Fallback) {
+            self.metrics.lookup_fallbacks.inc();
+        }
+        Some(class)
+    }
+
+    /// The request to filter for `query` and the revision to answer it
+    /// from: one whose answer is computed, or the feed revalidated first.
+    async fn revision_for(
         self: &Arc<Self>,
         query: ClientQuery,
         class: Option<PolicyClass>,
         arrived: Instant,
-    ) -> Result<Arc<PreparedBody>, ApiError> {
+    ) -> Result<(PolicyRequest, Arc<Revision>), ApiError> {
         let source = self
             .upstream_kind()
             .ok_or_else(|| self.unavailable(self.root.last_error().map(|failure| failure.message)))?;
@@ -211,17 +258,7 @@ impl Engine {
                 self.served_revision(&feed)?
             }
         };
-        let (answer, lookup) = revision.answer(request, &self.pipeline, &self.computations).await;
-        match lookup {
-            Lookup::Hit => self.metrics.cache_hits.inc(),
-            Lookup::Miss { evicted } => {
-                self.metrics.cache_misses.inc();
-                if evicted {
-                    self.metrics.cache_evictions.inc();
-                }
-            }
-        }
-        answer
+        Ok((request, revision))
     }
 
     fn served_revision(&self, feed: &Feed) -> Result<Arc<Revision>, ApiError> {

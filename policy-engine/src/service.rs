@@ -96,6 +96,10 @@ impl Service for PolicyEngine {
         kit.spawn("upstream refresh", Some(refresh_stalls_after), move |heartbeat| {
             refresher.clone().run_refresher(heartbeat)
         });
+        kit.status_routes(routes::explain::configure(
+            &service.api.path_prefix,
+            engine.clone(),
+        ));
         if engine.cluster_policy().is_some() {
             let reloader = engine.clone();
             kit.spawn("policy reload", None, move |heartbeat| {

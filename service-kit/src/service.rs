@@ -21,6 +21,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
+use actix_web::web;
 use anyhow::Context as _;
 use serde::Serialize;
 
@@ -100,6 +101,7 @@ pub trait Service: Sized + Send + Sync + 'static {
 
 type Check = Box<dyn Fn() -> bool + Send + Sync>;
 type Document = Box<dyn Fn(Vec<TaskStatus>) -> serde_json::Value + Send + Sync>;
+type StatusRoutes = Box<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
 
 /// What a starting service builds on.
 pub struct Kit<M> {
@@ -111,6 +113,7 @@ pub struct Kit<M> {
     readiness: Option<Check>,
     before_scrape: Option<Box<dyn Fn() + Send + Sync>>,
     status: Option<Document>,
+    status_routes: Option<StatusRoutes>,
 }
 
 impl<M: ServiceMetrics> Kit<M> {
@@ -134,6 +137,7 @@ impl<M: ServiceMetrics> Kit<M> {
             readiness: None,
             before_scrape: None,
             status: None,
+            status_routes: None,
         })
     }
 
@@ -210,6 +214,12 @@ impl<M: ServiceMetrics> Kit<M> {
         self.before_scrape = Some(Box::new(refresh));
     }
 
+    /// Routes the status server answers besides probes, `/metrics` and
+    /// `/status`: operator endpoints that must not be public.
+    pub fn status_routes(&mut self, configure: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static) {
+        self.status_routes = Some(Box::new(configure));
+    }
+
     /// The `/status` document, given the supervised tasks' state.
     pub fn status<T: Serialize>(&mut self, document: impl Fn(Vec<TaskStatus>) -> T + Send + Sync + 'static) {
         self.status = Some(Box::new(move |tasks| {
@@ -228,6 +238,9 @@ impl<M: ServiceMetrics> Kit<M> {
         }
         if let Some(document) = self.status.take() {
             status = status.status_document(document);
+        }
+        if let Some(routes) = self.status_routes.take() {
+            status = status.routes(routes);
         }
         status
     }

@@ -18,6 +18,7 @@ use crate::supervisor::{Liveness, TaskStatus};
 type Check = Arc<dyn Fn() -> bool + Send + Sync>;
 type Refresh = Arc<dyn Fn() + Send + Sync>;
 type Document = Arc<dyn Fn(Vec<TaskStatus>) -> serde_json::Value + Send + Sync>;
+type Routes = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
 
 /// What the status server answers; see the module documentation.
 #[derive(Clone)]
@@ -27,6 +28,8 @@ pub struct StatusServer {
     before_scrape: Refresh,
     status: Document,
     tasks: Liveness,
+    /// A service's own operator routes (an explain endpoint, say).
+    routes: Routes,
 }
 
 /// A server bound to its port, not yet running: await (or spawn) `server`.
@@ -43,7 +46,15 @@ impl StatusServer {
             before_scrape: Arc::new(|| {}),
             status: Arc::new(|tasks| serde_json::json!({ "tasks": tasks })),
             tasks: Liveness::default(),
+            routes: Arc::new(|_| {}),
         }
+    }
+
+    /// Adds a service's own routes, for operators only (this port is not
+    /// the public one).
+    pub fn routes(mut self, configure: impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static) -> Self {
+        self.routes = Arc::new(configure);
+        self
     }
 
     /// Answers `path` with 200 while `check` holds, 503 otherwise.
@@ -80,7 +91,10 @@ impl StatusServer {
     /// which stops every server of the process together.
     pub fn bind(self, address: SocketAddr) -> std::io::Result<BoundServer> {
         let server = HttpServer::new(move || {
-            let mut app = App::new().default_service(web::to(not_found));
+            let routes = self.routes.clone();
+            let mut app = App::new()
+                .default_service(web::to(not_found))
+                .configure(move |config| routes(config));
             for (path, check) in &self.probes {
                 let check = check.clone();
                 app = app.service(get_or_head(path, move || {

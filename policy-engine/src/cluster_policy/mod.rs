@@ -15,8 +15,11 @@
 //! - [`apply`]: the `cluster-policy` filter, which applies a class.
 //! - [`source`]: the file as served, reloaded when it changes.
 //! - [`lookup`]: the lookup service that adds groups to the file's.
+//! - [`explain`]: why a cluster sees what it sees (the status port's
+//!   `{prefix}/v1/explain`).
 
 pub mod apply;
+pub mod explain;
 pub mod file;
 pub mod id;
 pub mod lookup;

@@ -216,6 +216,7 @@ impl Policy {
         });
         PolicyClass {
             policy: self.clone(),
+            id: id.copied(),
             groups,
             withheld,
             deferral_cutoff,
@@ -231,6 +232,8 @@ impl Policy {
 #[derive(Debug, Clone)]
 pub struct PolicyClass {
     pub(super) policy: Arc<Policy>,
+    /// The cluster's id, if valid (not part of the class).
+    pub(super) id: Option<ClusterId>,
     pub(super) groups: Arc<GroupSet>,
     /// Bit `i`: rollout `i`'s target is not offered yet.
     pub(super) withheld: u64,

@@ -1,6 +1,7 @@
 //! The client API: `{prefix}/graph`, `{prefix}/v1/graph`, `{prefix}/openapi`,
-//! `{prefix}/v1/openapi`.
+//! `{prefix}/v1/openapi`; and on the status port, [`explain`].
 
+pub mod explain;
 pub mod graph;
 pub mod openapi;
 

@@ -27,6 +27,7 @@ use service_kit::telemetry::Origin;
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::cluster_policy::PolicyClass;
+use crate::cluster_policy::apply::Withheld;
 use crate::filters::PolicyRequest;
 use crate::query::{Arch, Channel};
 
@@ -161,6 +162,37 @@ impl Revision {
             Lookup::Hit
         };
         (answer.clone(), lookup)
+    }
+
+    /// The graph `request` gets without its policy class, and the releases
+    /// the class withholds in it: what an explanation is made of. Computed
+    /// anew (holding a permit), never cached: operators ask rarely.
+    pub async fn explain(
+        self: &Arc<Self>,
+        mut request: PolicyRequest,
+        pipeline: &Arc<Pipeline<PolicyRequest>>,
+        computations: &Arc<Semaphore>,
+    ) -> Result<(Graph, Vec<Withheld>), ApiError> {
+        let permit = computations
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the computation semaphore is never closed");
+        let (revision, pipeline) = (self.clone(), pipeline.clone());
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let class = request.class.take();
+            let mut graph = revision.graph.clone();
+            pipeline
+                .run(&mut graph, &request)
+                .map_err(|failure| failure.error)?;
+            let withheld = class
+                .map(|class| class.apply(&mut graph.clone()))
+                .unwrap_or_default();
+            Ok((graph, withheld))
+        })
+        .await
+        .unwrap_or_else(|error| Err(ApiError::new(ErrorKind::FailedPluginExecution, error)))
     }
 
     /// Filters a copy of the graph and prepares the bytes answered, kept

@@ -427,3 +427,87 @@ async fn the_last_known_groups_are_used_while_the_lookup_service_is_down() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn explain_on_the_status_port_says_which_rule_removed_which_update() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, policy(&rollout(5000.0, 10000.0))).unwrap();
+    let app = engine(&upstream, &file).await;
+    let explain = |query: String| {
+        let app = &app;
+        async move {
+            app.status_get(&format!("/v1/explain?channel=stable-4.18&{query}"))
+                .await
+        }
+    };
+
+    let production = explain(format!("id={PRODUCTION}&version=4.18.1")).await;
+    assert_eq!(
+        production.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&production.body)
+    );
+    let production = production.json();
+    assert_eq!(production["id"], PRODUCTION.to_lowercase());
+    assert_eq!(production["groups"], serde_json::json!(["production"]));
+    assert_eq!(
+        production["rules"],
+        serde_json::json!({"deferral_days": 1, "max_version": "4.18.3"})
+    );
+    let place = production["place_percent"].as_f64().unwrap();
+    assert!((place - place_percent(PRODUCTION)).abs() < 1e-9);
+    assert_eq!(production["rollouts"][0]["target"], "4.18.4");
+    assert_eq!(production["rollouts"][0]["offered"], place < 50.0);
+    assert_eq!(production["updates"]["from"], "4.18.1");
+    assert_eq!(production["updates"]["offered"], serde_json::json!(["4.18.2"]));
+    assert_eq!(
+        production["updates"]["removed"],
+        serde_json::json!([
+            {"release": "4.18.3", "rule": "deferral", "deferral_days": 1, "created": "2100-01-01T00:00:00Z"},
+            {"release": "4.18.4", "rule": "max_version", "max_version": "4.18.3"},
+        ])
+    );
+    // The same as the graph answer says.
+    assert_eq!(
+        updates_from(&app, &format!("id={PRODUCTION}"), "4.18.1").await,
+        set(&["4.18.2"])
+    );
+
+    let outside = (0..)
+        .map(|n: u32| format!("{n:08x}-aaaa-4bbb-8ccc-dddddddddddd"))
+        .find(|id| place_percent(id) > 51.0)
+        .unwrap();
+    let stranger = explain(format!("id={outside}&version=4.18.2")).await.json();
+    assert_eq!(stranger["groups"], serde_json::json!([]));
+    assert_eq!(stranger["rollouts"][0]["offered"], false);
+    assert_eq!(
+        stranger["withheld"],
+        serde_json::json!([{"release": "4.18.4", "rule": "rollout", "rollout": 0}])
+    );
+    assert_eq!(stranger["updates"]["offered"], serde_json::json!([]));
+    let no_id = explain(String::new()).await.json();
+    assert_eq!(
+        (no_id["id"].clone(), no_id["updates"].clone()),
+        (serde_json::Value::Null, serde_json::Value::Null)
+    );
+
+    // Not on the public port; the graph's parameter rules apply.
+    assert_eq!(app.get("/v1/explain?channel=stable-4.18").await.status, 404);
+    app.status_get("/v1/explain?id=x")
+        .await
+        .assert_error(400, "missing_params");
+}
+
+#[tokio::test]
+async fn explain_without_a_policy_says_so() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let app = spawn_ready(settings(&upstream.url())).await;
+    let message = app
+        .status_get("/v1/explain?channel=stable-4.18&id=x")
+        .await
+        .assert_error(400, "invalid_params");
+    assert!(message.contains("no cluster policy"), "{message}");
+}

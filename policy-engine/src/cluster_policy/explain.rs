@@ -1,0 +1,181 @@
+//! Why a cluster sees what it sees: `GET {prefix}/v1/explain` on the status
+//! port, with a graph request's parameters (`channel`, `arch`, `id`,
+//! `version`). The answer ([`Explanation`], JSON):
+//!
+//! ```json
+//! {
+//!   "id": "0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60",
+//!   "place_percent": 12.5,
+//!   "groups": ["production"],
+//!   "rules": {"deferral_days": 14, "max_version": "4.18.5"},
+//!   "deferral_cutoff": "2026-11-11T10:00:00Z",
+//!   "rollouts": [{"target": "4.18.7", "progress_percent": 37.5, "offered": false}],
+//!   "valid_for_secs": 3300,
+//!   "channel": "stable-4.18", "arch": "amd64",
+//!   "withheld": [{"release": "4.18.7", "rule": "rollout", "rollout": 0}],
+//!   "updates": {"from": "4.18.1",
+//!               "offered": ["4.18.2"],
+//!               "removed": [{"release": "4.18.7", "rule": "rollout", "rollout": 0}]}
+//! }
+//! ```
+//!
+//! `id` is null without a valid id (the default policy, last in every
+//! rollout); `withheld` lists every release of the channel the policy
+//! withholds from this cluster, with the first rule that does
+//! (`max_version`, `rollout`, `deferral`); `updates` (with `version`) splits
+//! the updates from that version in the graph without the policy into
+//! those offered and those the policy removed. `rollouts[].offered` says
+//! whether the cluster is inside each rollout; `valid_for_secs`, when the
+//! cluster's class changes next.
+
+use std::time::SystemTime;
+
+use cincinnati_core::release::same_release;
+use cincinnati_core::{Graph, Version};
+use serde::{Deserialize, Serialize};
+
+use super::apply::Withheld;
+use super::policy::{PolicyClass, Rules};
+use super::source::rfc3339;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Explanation {
+    pub id: Option<String>,
+    pub place_percent: Option<f64>,
+    pub groups: Vec<String>,
+    pub rules: Rules,
+    pub deferral_cutoff: Option<String>,
+    pub rollouts: Vec<RolloutPlace>,
+    pub valid_for_secs: Option<u64>,
+    pub channel: Option<String>,
+    pub arch: Option<String>,
+    pub withheld: Vec<WithheldRelease>,
+    pub updates: Option<Updates>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RolloutPlace {
+    pub target: String,
+    pub progress_percent: f64,
+    pub offered: bool,
+}
+
+/// A release withheld and why (`rule` and its details, as
+/// [`super::apply::Withholding`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WithheldRelease {
+    pub release: String,
+    pub rule: String,
+    #[serde(flatten)]
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Updates {
+    pub from: String,
+    pub offered: Vec<String>,
+    pub removed: Vec<WithheldRelease>,
+}
+
+/// What a request is asked about.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    pub channel: Option<&'a str>,
+    pub arch: Option<&'a str>,
+    pub version: Option<&'a str>,
+}
+
+/// The explanation of `class` at `now`, from the graph the request gets
+/// without the policy and the releases the policy withholds in it.
+pub fn explain(
+    class: &PolicyClass,
+    asked: Asked<'_>,
+    base: &Graph,
+    withheld: &[Withheld],
+    now: SystemTime,
+) -> Explanation {
+    let withheld: Vec<WithheldRelease> = withheld.iter().map(shown).collect();
+    let policy = &class.policy;
+    Explanation {
+        id: class.id.map(|id| id.to_string()),
+        place_percent: class.id.map(|_| class.place.percent()),
+        groups: class.groups.names.clone(),
+        rules: class.groups.rules.clone(),
+        deferral_cutoff: class.deferral_cutoff.map(|cutoff| {
+            rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(cutoff.max(0) as u64))
+        }),
+        rollouts: policy
+            .rollouts()
+            .iter()
+            .enumerate()
+            .map(|(index, rollout)| RolloutPlace {
+                target: rollout.target.to_string(),
+                progress_percent: rollout.progress(now),
+                offered: class.withheld & (1 << index) == 0,
+            })
+            .collect(),
+        valid_for_secs: class.valid_for(now).map(|valid_for| valid_for.as_secs()),
+        channel: asked.channel.map(str::to_owned),
+        arch: asked.arch.map(str::to_owned),
+        updates: asked
+            .version
+            .and_then(|version| Version::parse(version).ok())
+            .and_then(|version| updates_from(base, &version, &withheld)),
+        withheld,
+    }
+}
+
+fn shown(withheld: &Withheld) -> WithheldRelease {
+    let mut details = match serde_json::to_value(&withheld.why) {
+        Ok(serde_json::Value::Object(fields)) => fields,
+        _ => serde_json::Map::new(),
+    };
+    let rule = details
+        .remove("rule")
+        .and_then(|rule| rule.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    WithheldRelease {
+        release: withheld.release.clone(),
+        rule,
+        details,
+    }
+}
+
+/// The updates from `version` in `base`, recommended and conditional, split
+/// into those offered and those withheld.
+fn updates_from(base: &Graph, version: &Version, withheld: &[WithheldRelease]) -> Option<Updates> {
+    let (from, release) = base
+        .releases()
+        .find(|(_, release)| same_release(&release.version, version))?;
+    let mut targets: Vec<Version> = base
+        .children(from)
+        .filter_map(|to| Some(base.release(to)?.version.clone()))
+        .chain(
+            base.conditional_edges()
+                .iter()
+                .flat_map(|group| &group.edges)
+                .filter(|edge| edge.from == release.version)
+                .map(|edge| edge.to.clone()),
+        )
+        .collect();
+    targets.sort();
+    targets.dedup();
+    let (removed, offered): (Vec<_>, Vec<_>) = targets
+        .into_iter()
+        .map(|target| {
+            let removal = withheld
+                .iter()
+                .find(|withheld| withheld.release == target.to_string())
+                .cloned();
+            (target, removal)
+        })
+        .partition(|(_, removal)| removal.is_some());
+    Some(Updates {
+        from: release.version.to_string(),
+        offered: offered
+            .into_iter()
+            .map(|(target, _)| target.to_string())
+            .collect(),
+        removed: removed.into_iter().filter_map(|(_, removal)| removal).collect(),
+    })
+}
