@@ -2,7 +2,8 @@
 # Starts the service stack on the bundled default data (offline):
 #   graph-builder            :8080 (Graph API), :8090 (graph-data), :9080 (status)
 #   policy-engine "public"   :8081, status :9081, upstream: the graph-builder
-#   policy-engine "cluster"  :8082, status :9082, upstream: the public engine
+#   policy-engine "cluster"  :8082, status :9082, upstream: the public engine,
+#                            per-cluster policy: deploy/demo/policy.yaml
 #   metadata-helper          :8083, status :9083, signatures: testdata/demo/signatures
 #     (upstream's default ports are 8082/9082, which the cluster engine has here)
 # then prints commands to try. Ctrl-C stops everything.
@@ -24,7 +25,8 @@ pids+=($!)
 pids+=($!)
 "$bin/policy-engine" -v --service.port 8082 --status.port 9082 --service.path_prefix "$prefix" \
     --service.mandatory_client_parameters channel \
-    --upstream.cincinnati.url "http://127.0.0.1:8081$prefix/graph" &
+    --upstream.cincinnati.url "http://127.0.0.1:8081$prefix/graph" \
+    --cluster_policy.file deploy/demo/policy.yaml &
 pids+=($!)
 
 "$bin/metadata-helper" -v --service.port 8083 --status.port 9083 --service.path_prefix "$prefix" \
@@ -55,6 +57,14 @@ The stack is up. Try:
 
   # the in-cluster engine (chained: cluster -> public -> graph-builder)
   curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64' -H 'Accept: application/json' | head -c 600; echo
+  # per-cluster policy (deploy/demo/policy.yaml): two clusters at 4.18.51 ask the
+  # same question; 4.18.52 is rolling out to half the fleet, and only the first
+  # cluster is inside (no id: the default, last in every rollout)
+  updates='import json,sys; g=json.load(sys.stdin); v=[n["version"] for n in g["nodes"]]; print(sorted(v[t] for f, t in g["edges"] if v[f] == "4.18.51"))'
+  curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64&version=4.18.51&id=c0ffee00-0000-4a11-8b22-0123456789ab' -H 'Accept: application/json' | python3 -c "\$updates"
+  curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64&version=4.18.51&id=c0ffee00-0001-4a11-8b22-0123456789ab' -H 'Accept: application/json' | python3 -c "\$updates"
+  # why: groups, rollout places, which rule removed which update (status port only)
+  curl -s 'http://127.0.0.1:9082$prefix/v1/explain?channel=stable-4.18&arch=amd64&version=4.18.40&id=5ca1ab1e-0000-4000-8000-00000000d0e5'; echo
   # the public engine, multi-arch releases, gzip
   curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo
   # an error: a channel name that is not valid

@@ -164,6 +164,7 @@ class Checker:
         with tempfile.TemporaryDirectory() as root:
             mounts = self.materialise_config_maps(deployment, container, root)
             args = [rewrite_path(arg, mounts) for arg in container.get("args", [])]
+            env = {name: rewrite_path(value, mounts) for name, value in env.items()}
             result = subprocess.run(
                 [binary, "--check-config", "-o", "json", *args],
                 env={"PATH": os.environ.get("PATH", ""), "HOME": root, **env},
@@ -564,8 +565,9 @@ def is_under(path, directory):
 
 
 def rewrite_path(arg, mounts):
-    """An argument naming a file of a mounted ConfigMap, made to name the
-    materialised copy (also in the `--flag=path` form)."""
+    """An argument (or a variable's value) naming a file of a mounted
+    ConfigMap, made to name the materialised copy (also in the
+    `--flag=path` form)."""
     flag, equals, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
     if not equals:
         flag, value = "", arg
