@@ -66,6 +66,22 @@ impl Changed for Scrape {
     }
 }
 
+/// Pushes `items` under their tags, then scrapes the repository afresh.
+async fn push_and_scrape<const N: usize>(
+    registry: &LocalRegistry,
+    pusher: &Pusher,
+    items: [(&str, Pushable); N],
+) -> ScrapeReport {
+    for (tag, item) in items {
+        pusher.push(REPOSITORY, tag, item).await.unwrap();
+    }
+    scraper_for(registry, ScrapeSettings::default())
+        .scrape()
+        .await
+        .unwrap()
+        .changed()
+}
+
 fn versions(report: &ScrapeReport) -> Vec<String> {
     let mut found: Vec<String> = report
         .releases
@@ -125,15 +141,7 @@ async fn every_manifest_format_and_architecture_rule() {
         ("4.1.1-ppc64le", single_entry_list.into()),
         ("4.1.2-x86_64-shard", shard.into()),
     ];
-    for (tag, item) in items {
-        pusher.push(REPOSITORY, tag, item).await.unwrap();
-    }
-
-    let report = scraper_for(&registry, ScrapeSettings::default())
-        .scrape()
-        .await
-        .unwrap()
-        .changed();
+    let report = push_and_scrape(&registry, &pusher, items).await;
     assert_eq!(
         versions(&report),
         [
@@ -186,14 +194,7 @@ async fn each_release_carries_its_image_creation_time() {
         ("4.3.1-x86_64", undated.into()),
         ("4.3.0-aarch64", list.into()),
     ];
-    for (tag, item) in items {
-        pusher.push(REPOSITORY, tag, item).await.unwrap();
-    }
-    let report = scraper_for(&registry, ScrapeSettings::default())
-        .scrape()
-        .await
-        .unwrap()
-        .changed();
+    let report = push_and_scrape(&registry, &pusher, items).await;
     let graph = assemble(report.releases).graph;
     let created = |version: &str| {
         let id = graph.find(&version.parse().unwrap()).unwrap();

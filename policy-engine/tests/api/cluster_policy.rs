@@ -2,10 +2,11 @@
 //! the rollouts in flight say; a broken policy file keeps the last good one.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use policy_engine::Settings;
+use policy_engine::cluster_policy::lookup::LookupStatus;
 use sha2::{Digest as _, Sha256};
 
 use crate::support::app::{TestApp, settings, spawn_ready};
@@ -63,6 +64,16 @@ fn rollout(started_hours_ago: f64, hours: f64) -> String {
 
 fn rfc3339(at: time::OffsetDateTime) -> String {
     at.format(&time::format_description::well_known::Rfc3339).unwrap()
+}
+
+/// An upstream serving [`graph`], and a policy file holding `text` (in a
+/// directory that lives as long as the returned guard).
+async fn serve(text: &str) -> (FakeUpstream, tempfile::TempDir, PathBuf) {
+    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, text).unwrap();
+    (upstream, dir, file)
 }
 
 fn policy_settings(upstream: &FakeUpstream, policy_file: &Path) -> Settings {
@@ -125,10 +136,7 @@ fn place_percent(id: &str) -> f64 {
 
 #[tokio::test]
 async fn clusters_see_what_their_groups_allow_and_others_the_default() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
-    std::fs::write(&file, policy("")).unwrap();
+    let (upstream, _dir, file) = serve(&policy("")).await;
     let app = engine(&upstream, &file).await;
 
     let everything = set(&["4.18.2", "4.18.3", "4.18.4"]);
@@ -167,11 +175,7 @@ async fn clusters_see_what_their_groups_allow_and_others_the_default() {
 
 #[tokio::test]
 async fn a_rollout_offers_its_target_by_place_at_0_50_and_100_percent() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
-    // Not started yet: 0%.
-    std::fs::write(&file, policy(&rollout(-1000.0, 100.0))).unwrap();
+    let (upstream, _dir, file) = serve(&policy(&rollout(-1000.0, 100.0))).await;
     let app = engine(&upstream, &file).await;
     let ids: Vec<String> = (0..300_u32)
         .map(|n| format!("{n:08x}-5d2c-4a7e-9b1f-0123456789ab"))
@@ -226,9 +230,6 @@ async fn a_rollout_offers_its_target_by_place_at_0_50_and_100_percent() {
 
 #[tokio::test]
 async fn answers_are_not_cached_beyond_the_clusters_next_rollout_threshold() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
     // Ten seconds from now the rollout starts at 100%: every cluster's class
     // changes then.
     let start = rfc3339(time::OffsetDateTime::from(
@@ -237,7 +238,7 @@ async fn answers_are_not_cached_beyond_the_clusters_next_rollout_threshold() {
     let rollouts = format!(
         "rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: 1, starting_percentage: 100}}\n"
     );
-    std::fs::write(&file, policy(&rollouts)).unwrap();
+    let (upstream, _dir, file) = serve(&policy(&rollouts)).await;
     let app = engine(&upstream, &file).await;
     let answer = app.get(&format!("/graph?channel=stable-4.18&id={CANARY}")).await;
     let cache_control = answer.header("cache-control").unwrap();
@@ -252,10 +253,7 @@ async fn answers_are_not_cached_beyond_the_clusters_next_rollout_threshold() {
 
 #[tokio::test]
 async fn a_policy_file_broken_while_serving_keeps_the_last_good_policy() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
-    std::fs::write(&file, policy("")).unwrap();
+    let (upstream, _dir, file) = serve(&policy("")).await;
     let app = engine(&upstream, &file).await;
     let production = format!("id={PRODUCTION}");
     assert_eq!(updates_from(&app, &production, "4.18.1").await, set(&["4.18.2"]));
@@ -310,17 +308,19 @@ async fn a_policy_file_broken_while_serving_keeps_the_last_good_policy() {
 /// Not in the policy file: its groups come from the lookup service.
 const STRANGER: &str = "cccccccc-0000-4000-8000-000000000000";
 
+async fn lookup_status(app: &TestApp) -> LookupStatus {
+    let policy = app.status_document().await.cluster_policy.expect("a policy");
+    policy.lookup.expect("a lookup service")
+}
+
 fn groups_answer(groups: &[&str]) -> Behaviour {
     Behaviour::Untagged(serde_json::to_vec(&serde_json::json!({ "groups": groups })).unwrap())
 }
 
 #[tokio::test]
 async fn groups_from_the_lookup_service_apply_and_are_kept() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let (upstream, _dir, file) = serve(&policy("")).await;
     let lookup = FakeUpstream::start(groups_answer(&["production", "not-defined-in-the-file"])).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
-    std::fs::write(&file, policy("")).unwrap();
     let app = engine_with_lookup(&upstream, &file, &lookup, 3600, 10_000).await;
     let stranger = format!("id={STRANGER}");
     for _ in 0..3 {
@@ -336,13 +336,7 @@ async fn groups_from_the_lookup_service_apply_and_are_kept() {
     // Requests without a valid id never ask.
     assert_eq!(updates_from(&app, "id=nope", "4.18.1").await.len(), 3);
     assert_eq!(lookup.requests().len(), 1);
-    let status = app
-        .status_document()
-        .await
-        .cluster_policy
-        .unwrap()
-        .lookup
-        .unwrap();
+    let status = lookup_status(&app).await;
     assert_eq!(
         (status.known_clusters, status.lookups, status.failed_lookups),
         (1, 1, 0)
@@ -351,11 +345,8 @@ async fn groups_from_the_lookup_service_apply_and_are_kept() {
 
 #[tokio::test]
 async fn a_lookup_service_that_hangs_fails_or_talks_garbage_never_fails_a_request() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let (upstream, _dir, file) = serve(&policy("")).await;
     let lookup = FakeUpstream::start(groups_answer(&["production"])).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
-    std::fs::write(&file, policy("")).unwrap();
     let app = engine_with_lookup(&upstream, &file, &lookup, 3600, 300).await;
     let everything = set(&["4.18.2", "4.18.3", "4.18.4"]);
     let id = |n: u32| format!("id={n:08x}-0000-4000-8000-000000000000");
@@ -391,23 +382,14 @@ async fn a_lookup_service_that_hangs_fails_or_talks_garbage_never_fails_a_reques
     }
     assert_eq!(lookup.requests().len(), asked, "the open breaker asks nothing");
     assert!(app.metric("cincinnati_pe_cluster_lookup_fallbacks_total").await >= 9.0);
-    let status = app
-        .status_document()
-        .await
-        .cluster_policy
-        .unwrap()
-        .lookup
-        .unwrap();
+    let status = lookup_status(&app).await;
     assert!(status.breaker_open && status.last_error.is_some(), "{status:?}");
 }
 
 #[tokio::test]
 async fn the_last_known_groups_are_used_while_the_lookup_service_is_down() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
+    let (upstream, _dir, file) = serve(&policy("")).await;
     let mut lookup = FakeUpstream::start(groups_answer(&["production"])).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
-    std::fs::write(&file, policy("")).unwrap();
     // Every answer is expired at once: each request asks again.
     let app = engine_with_lookup(&upstream, &file, &lookup, 0, 10_000).await;
     let stranger = format!("id={STRANGER}");
@@ -430,10 +412,7 @@ async fn the_last_known_groups_are_used_while_the_lookup_service_is_down() {
 
 #[tokio::test]
 async fn explain_on_the_status_port_says_which_rule_removed_which_update() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
-    std::fs::write(&file, policy(&rollout(5000.0, 10000.0))).unwrap();
+    let (upstream, _dir, file) = serve(&policy(&rollout(5000.0, 10000.0))).await;
     let app = engine(&upstream, &file).await;
     let explain = |query: String| {
         let app = &app;
