@@ -130,12 +130,16 @@ pub struct PathArgs {
 ///
 /// Not in the channel (and where each release is), no update at all, blocked
 /// by graph-data (naming the blocked-edges file, with --graph-data), conditional
-/// with these risks, dropped by the cluster, or another architecture.
+/// with these risks, dropped by the cluster, or another architecture. With
+/// --id, asked as that cluster, and the engine's per-cluster policy says which
+/// rule removed the update (its status port's explain endpoint).
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   cincinnati explain --channel stable-4.16 --from 4.16.3 --to 4.16.20
   cincinnati explain --channel stable-4.16 --from 4.16.3 --to 4.16.20 \\
-      --graph-data http://127.0.0.1:8090/api/upgrades_info/graph-data")]
+      --graph-data http://127.0.0.1:8090/api/upgrades_info/graph-data
+  cincinnati --url http://127.0.0.1:8082/api/upgrades_info/graph explain --channel stable-4.18 \\
+      --from 4.18.40 --to 4.18.46 --id 5ca1ab1e-0000-4000-8000-00000000d0e5")]
 pub struct ExplainArgs {
     #[arg(long)]
     pub channel: String,
@@ -147,6 +151,15 @@ pub struct ExplainArgs {
     /// graph-builder's {prefix}/graph-data URL
     #[arg(long, value_name = "DIR|FILE|URL")]
     pub graph_data: Option<String>,
+    /// The cluster's ID: ask as that cluster, and ask the policy-engine why
+    /// it sees what it sees
+    #[arg(long)]
+    pub id: Option<String>,
+    /// With --id, the engine's explain endpoint (on its status port).
+    /// Default: --url with the port 1000 higher (8082 → 9082) and
+    /// {prefix}/v1/explain for {prefix}/graph
+    #[arg(long, value_name = "URL", requires = "id")]
+    pub explain_url: Option<String>,
 }
 
 /// The channels the graph holds, or those holding a version

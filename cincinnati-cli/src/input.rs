@@ -50,6 +50,11 @@ impl Input {
         Query::arch(&self.arch)
     }
 
+    /// The HTTP client, for requests beside the graph's.
+    pub fn http(&self) -> reqwest::Client {
+        client(&self.http)
+    }
+
     /// The graph holding `channels` (a full graph when none are named).
     pub async fn graph(
         &self,

@@ -206,3 +206,58 @@ async fn a_server_answering_an_error_or_garbage_exits_3() {
         run.stderr
     );
 }
+
+/// `explain --id` asks an engine with the demo's per-cluster policy as that
+/// cluster, and its explain endpoint which rule removed the update.
+#[tokio::test]
+async fn explain_with_an_id_says_which_policy_rule_removed_the_update() {
+    let stack = demo_stack().await;
+    let policy = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/demo/policy.yaml");
+    let engine = e2e::policy_engine::start_with(
+        stack.workdir(),
+        "policy",
+        &stack.engines.graph_url(),
+        &["--cluster_policy.file", policy],
+    )
+    .await
+    .expect("the engine with a policy starts");
+    let graph_url = e2e::policy_engine::graph_url(&engine);
+    let explain_url = engine.status_url("/api/upgrades_info/v1/explain");
+    // Held at or below 4.18.45 by the demo policy's production group.
+    let production = "5ca1ab1e-0000-4000-8000-00000000d0e5";
+    let explain = |id: &str| {
+        cincinnati(&[
+            "--url",
+            &graph_url,
+            "explain",
+            "--channel",
+            "stable-4.18",
+            "--from",
+            "4.18.40",
+            "--to",
+            "4.18.46",
+            "--id",
+            id,
+            "--explain-url",
+            &explain_url,
+        ])
+    };
+    let held = explain(production);
+    assert_ne!(held.code, 0, "{}", held.stdout);
+    assert!(
+        held.stdout
+            .contains("the policy removes the update to 4.18.46: max_version (max_version 4.18.45)")
+            && held.stdout.contains("groups: production"),
+        "{}",
+        held.stdout
+    );
+    let other = explain("c0ffee00-0000-4a11-8b22-0123456789ab");
+    assert_eq!(other.code, 0, "{}{}", other.stdout, other.stderr);
+    assert!(
+        other
+            .stdout
+            .contains("the policy does not remove the update to 4.18.46"),
+        "{}",
+        other.stdout
+    );
+}

@@ -12,6 +12,7 @@ use cincinnati_core::wire::{self, WireError};
 use flate2::read::GzDecoder;
 use openshift_graph_data::{FilesError, GraphDataFiles};
 
+use crate::cluster_policy::ClusterPolicy;
 use crate::document::Document;
 use crate::graph::UpdateGraph;
 use crate::view::{Cluster, Updates, VersionNotFound};
@@ -105,6 +106,8 @@ pub enum FetchError {
     Request { url: String, source: reqwest::Error },
     #[error("{url} answered {status}: {body}")]
     Status { url: String, status: u16, body: String },
+    #[error("{url} is not a policy-engine explanation: {source}")]
+    NotAnExplanation { url: String, source: serde_json::Error },
     #[error("cannot read graph-data {origin}: {source}")]
     GraphData {
         origin: String,
@@ -120,7 +123,9 @@ impl FetchError {
         match self {
             FetchError::InvalidUrl { .. } | FetchError::Read { .. } => true,
             FetchError::Invalid { local, .. } | FetchError::GraphData { local, .. } => *local,
-            FetchError::Request { .. } | FetchError::Status { .. } => false,
+            FetchError::Request { .. } | FetchError::Status { .. } | FetchError::NotAnExplanation { .. } => {
+                false
+            }
         }
     }
 }
@@ -193,25 +198,7 @@ impl Fetcher {
     /// `GET url?arch=&channel=&id=&version=`, with `Accept: application/json`.
     async fn ask(&self, url: &reqwest::Url, query: &Query<'_>) -> Result<cincinnati_core::Graph, FetchError> {
         let http = self.http.as_ref().expect("a fetcher of a URL has a client");
-        let request = http
-            .get(url.clone())
-            .query(&query.parameters())
-            .header(reqwest::header::ACCEPT, "application/json");
-        let failed = |source| FetchError::Request {
-            url: url.to_string(),
-            source,
-        };
-        let response = request.send().await.map_err(failed)?;
-        let asked = response.url().to_string();
-        let status = response.status();
-        let body = response.bytes().await.map_err(failed)?;
-        if !status.is_success() {
-            return Err(FetchError::Status {
-                url: asked,
-                status: status.as_u16(),
-                body: one_line(&body),
-            });
-        }
+        let (asked, body) = get_json(http, url, query).await?;
         wire::parse(&body)
             .map(|document| document.graph)
             .map_err(|source| FetchError::Invalid {
@@ -220,6 +207,46 @@ impl Fetcher {
                 source,
             })
     }
+}
+
+/// `GET url?arch=&channel=&id=&version=` with `Accept: application/json`:
+/// the URL asked and the body of a successful answer.
+async fn get_json(
+    http: &reqwest::Client,
+    url: &reqwest::Url,
+    query: &Query<'_>,
+) -> Result<(String, bytes::Bytes), FetchError> {
+    let request = http
+        .get(url.clone())
+        .query(&query.parameters())
+        .header(reqwest::header::ACCEPT, "application/json");
+    let failed = |source| FetchError::Request {
+        url: url.to_string(),
+        source,
+    };
+    let response = request.send().await.map_err(failed)?;
+    let asked = response.url().to_string();
+    let status = response.status();
+    let body = response.bytes().await.map_err(failed)?;
+    if !status.is_success() {
+        return Err(FetchError::Status {
+            url: asked,
+            status: status.as_u16(),
+            body: one_line(&body),
+        });
+    }
+    Ok((asked, body))
+}
+
+/// What a policy-engine's explain endpoint (`url`, on its status port) says
+/// about the cluster of `query` (its id, channel, arch and version).
+pub async fn cluster_policy(
+    http: &reqwest::Client,
+    url: &reqwest::Url,
+    query: &Query<'_>,
+) -> Result<ClusterPolicy, FetchError> {
+    let (asked, body) = get_json(http, url, query).await?;
+    serde_json::from_slice(&body).map_err(|source| FetchError::NotAnExplanation { url: asked, source })
 }
 
 /// A saved Graph API document, gzip-compressed or not.

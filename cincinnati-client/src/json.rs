@@ -10,6 +10,7 @@ use cincinnati_core::wire::RiskView;
 use cincinnati_core::{Release, Risk};
 use serde::Serialize;
 
+use crate::cluster_policy::ClusterPolicy;
 use crate::cvo::DropReason;
 use crate::diff::{ChannelDiff, GraphDiff, UpdateChange};
 use crate::explain::{DeclarationKind, Explanation, ReleaseFacts, Verdict};
@@ -278,6 +279,9 @@ pub struct ExplanationJson<'a> {
     pub removed_by: Option<&'a str>,
     /// Graph-data's blocked-edges files about the update.
     pub declarations: Vec<DeclarationJson<'a>>,
+    /// With `--id`: the policy-engine's explanation of what the cluster
+    /// sees (null without).
+    pub cluster_policy: Option<&'a ClusterPolicy>,
 }
 
 #[derive(Serialize)]
@@ -386,6 +390,15 @@ impl<'a> ExplanationJson<'a> {
             dropped_because,
             removed_by,
             declarations,
+            cluster_policy: None,
+        }
+    }
+
+    /// The same, with the policy-engine's explanation of the cluster asked as.
+    pub fn with_cluster_policy(self, cluster_policy: Option<&'a ClusterPolicy>) -> Self {
+        Self {
+            cluster_policy,
+            ..self
         }
     }
 }

@@ -10,7 +10,8 @@
 //! - [`view`]: [`ChannelView`], one channel; [`Updates`], what a cluster on
 //!   it is offered.
 //! - [`plan`]: update paths across minors, with the channel of each update.
-//! - [`explain`]: why an update is offered or not.
+//! - [`explain`]: why an update is offered or not; [`cluster_policy`]: a
+//!   policy-engine's explanation of what one cluster sees.
 //! - [`diff`]: what changed between two graphs, per channel.
 //! - [`channel`]: channel names and tiers.
 //! - [`json`]: the stable JSON documents of the answers.
@@ -19,6 +20,7 @@
 //! so a service can answer the same questions from the graph it holds.
 
 pub mod channel;
+pub mod cluster_policy;
 pub mod cvo;
 pub mod diff;
 pub mod document;

@@ -1,0 +1,123 @@
+//! A policy-engine's explanation of what one cluster sees
+//! (`{prefix}/v1/explain` on its status port; the document is described in
+//! docs/policy-engine.md), as `cincinnati explain --id` reads it, and where
+//! that endpoint is by convention.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The parts of the explanation the client shows; unknown fields are
+/// ignored, so newer engines keep working.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterPolicy {
+    /// The cluster id as the engine read it; none when it is not a UUID.
+    pub id: Option<String>,
+    pub place_percent: Option<f64>,
+    pub groups: Vec<String>,
+    /// The rules the groups add up to (`deferral_days`, `max_version`).
+    pub rules: Map<String, Value>,
+    pub rollouts: Vec<RolloutPlace>,
+    /// With a version: the updates from it, offered and removed.
+    pub updates: Option<PolicyUpdates>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolloutPlace {
+    pub target: String,
+    pub progress_percent: f64,
+    pub offered: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyUpdates {
+    pub from: String,
+    pub offered: Vec<String>,
+    pub removed: Vec<Removal>,
+}
+
+/// An update the policy removed: its target, the rule, and the rule's
+/// details (`max_version`, `deferral_days` and `created`, `rollout`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Removal {
+    pub release: String,
+    pub rule: String,
+    #[serde(flatten)]
+    pub details: Map<String, Value>,
+}
+
+impl ClusterPolicy {
+    /// Why the policy removed the update to `to`, if it did.
+    pub fn removal_of(&self, to: &str) -> Option<&Removal> {
+        self.updates
+            .as_ref()?
+            .removed
+            .iter()
+            .find(|removal| removal.release == to)
+    }
+}
+
+impl Removal {
+    /// `max_version 4.18.45`, `deferral_days 14, created 2026-11-20T00:00:00Z`.
+    pub fn details_text(&self) -> String {
+        self.details
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(text) => format!("{key} {text}"),
+                other => format!("{key} {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The explain endpoint of the engine serving `graph_url`, by the ports'
+/// convention (the status port is the API port plus 1000: 8081 → 9081) and
+/// with `{prefix}/v1/explain` in place of `{prefix}/graph` or
+/// `{prefix}/v1/graph`.
+pub fn explain_url_of(graph_url: &reqwest::Url) -> Option<reqwest::Url> {
+    let mut url = graph_url.clone();
+    let port = url.port_or_known_default()?.checked_add(1000)?;
+    url.set_port(Some(port)).ok()?;
+    let path = url.path();
+    let prefix = path
+        .strip_suffix("/v1/graph")
+        .or_else(|| path.strip_suffix("/graph"))?
+        .to_owned();
+    url.set_path(&format!("{prefix}/v1/explain"));
+    url.set_query(None);
+    Some(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_explain_url_is_on_the_status_port_under_the_prefix() {
+        let url = |text: &str| explain_url_of(&text.parse().unwrap()).map(|url| url.to_string());
+        assert_eq!(
+            url("http://127.0.0.1:8082/api/upgrades_info/graph?channel=x").as_deref(),
+            Some("http://127.0.0.1:9082/api/upgrades_info/v1/explain")
+        );
+        assert_eq!(
+            url("http://pe:8081/v1/graph").as_deref(),
+            Some("http://pe:9081/v1/explain")
+        );
+        assert_eq!(url("http://pe:8081/somewhere"), None);
+    }
+
+    #[test]
+    fn an_engines_explanation_is_read_and_removals_found() {
+        let document = r#"{"id": "5ca1ab1e-0000-4000-8000-00000000d0e5", "place_percent": 28.9,
+            "groups": ["production"], "rules": {"deferral_days": 0, "max_version": "4.18.45"},
+            "deferral_cutoff": null, "rollouts": [{"target": "4.18.52", "progress_percent": 54.4, "offered": true}],
+            "valid_for_secs": null, "channel": "stable-4.18", "arch": "amd64", "withheld": [],
+            "updates": {"from": "4.18.40", "offered": ["4.18.41"],
+                        "removed": [{"release": "4.18.46", "rule": "max_version", "max_version": "4.18.45"}]}}"#;
+        let policy: ClusterPolicy = serde_json::from_str(document).unwrap();
+        let removal = policy.removal_of("4.18.46").unwrap();
+        assert_eq!(removal.rule, "max_version");
+        assert_eq!(removal.details_text(), "max_version 4.18.45");
+        assert_eq!(policy.removal_of("4.18.41"), None);
+    }
+}
