@@ -248,7 +248,12 @@ impl Engine {
             UpstreamKind::GraphBuilder => self.root.clone(),
             UpstreamKind::PolicyEngine => self.engine_feed(query.upstream_parameters()).await,
         };
-        let request = PolicyRequest { query, source, class };
+        let request = PolicyRequest {
+            query,
+            source,
+            class,
+            keyed_by_version: self.rules.keyed_by_version,
+        };
         let revision = match feed.revision() {
             Some(revision) if revision.is_answered(&request) => revision,
             // Not computed yet, or no graph yet (the last fetch failed): ask

@@ -87,6 +87,8 @@ pub struct QueryRules {
     pub required: RequiredParameters,
     /// Parameters forwarded to an engine upstream besides `channel` and `arch`.
     pub forwarded: BTreeSet<String>,
+    /// Whether answers differ per `version` (`version-prune` runs).
+    pub keyed_by_version: bool,
 }
 
 impl ClientQuery {
@@ -136,6 +138,7 @@ mod tests {
         QueryRules {
             required: RequiredParameters::new(required.iter().map(|name| name.to_string())),
             forwarded: forwarded.iter().map(|name| name.to_string()).collect(),
+            keyed_by_version: false,
         }
     }
 

@@ -343,6 +343,9 @@ impl Settings {
             required = required.and("channel");
         }
         QueryRules {
+            keyed_by_version: pipeline
+                .stage_names()
+                .any(|name| name == filters::version_prune::NAME),
             required,
             forwarded: self
                 .upstream

@@ -14,6 +14,7 @@ use doc_tables::{debug_of, fields_of, single_code, toml_literal};
 use policy_engine::cluster_policy::apply::ClusterPolicyFilterSettings;
 use policy_engine::filters::arch::ArchFilterSettings;
 use policy_engine::filters::channel::ChannelFilterSettings;
+use policy_engine::filters::version_prune::VersionPruneSettings;
 use policy_engine::settings::{GraphFetchSettings, Settings, known_policies};
 use policy_engine::{Application, PolicyEngine};
 
@@ -68,6 +69,7 @@ fn policy_keys(name: &str) -> BTreeSet<String> {
         "channel-filter" => fields_of::<ChannelFilterSettings>(),
         "arch-filter" => fields_of::<ArchFilterSettings>(),
         "cluster-policy" => fields_of::<ClusterPolicyFilterSettings>(),
+        "version-prune" => fields_of::<VersionPruneSettings>(),
         other => panic!("add [[policy]] {other}'s settings type to policy_keys in this test"),
     }
 }

@@ -1,4 +1,5 @@
-//! The per-client filters, as stages configured by `[[policy]]` tables.
+//! The per-client filters, as stages configured by `[[policy]]` tables
+//! (`cluster-policy` lives in [`crate::cluster_policy`]).
 //!
 //! They follow upstream's `channel-filter` and `arch-filter` exactly on a
 //! graph-builder's graph, and are idempotent on a graph another engine has
@@ -6,6 +7,7 @@
 
 pub mod arch;
 pub mod channel;
+pub mod version_prune;
 
 use cincinnati_core::stage::Catalog;
 
@@ -21,6 +23,9 @@ pub struct PolicyRequest {
     pub query: ClientQuery,
     pub source: UpstreamKind,
     pub class: Option<PolicyClass>,
+    /// Whether answers differ per `version` (`version-prune` runs), so
+    /// that the answer cache is keyed by it.
+    pub keyed_by_version: bool,
 }
 
 /// The filters a `[[policy]]` table can name.
@@ -29,6 +34,7 @@ pub fn catalog() -> Catalog<PolicyRequest> {
         .register::<channel::ChannelFilterSettings>()
         .register::<arch::ArchFilterSettings>()
         .register::<ClusterPolicyFilterSettings>()
+        .register::<version_prune::VersionPruneSettings>()
 }
 
 /// The pipeline when no `[[policy]]` filter is configured, as upstream:
@@ -63,6 +69,7 @@ pub(crate) mod test_graphs {
             query: ClientQuery::parse(query, &QueryRules::default()).unwrap(),
             source,
             class: None,
+            keyed_by_version: false,
         }
     }
 }

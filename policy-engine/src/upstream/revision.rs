@@ -36,14 +36,15 @@ pub const API_VERSION: u64 = 1;
 
 type Answer = Result<Arc<PreparedBody>, ApiError>;
 
-/// What an answer depends on besides the revision: `version` is read by no
-/// filter, and `id` only through the policy class, so neither splits the
-/// cache.
+/// What an answer depends on besides the revision: `id` only through the
+/// policy class, and `version` only when `version-prune` runs, so neither
+/// splits the cache otherwise.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct AnswerKey {
     channel: Option<Channel>,
     arch: Option<Arch>,
     class: Option<PolicyClass>,
+    version: Option<String>,
 }
 
 impl AnswerKey {
@@ -52,6 +53,10 @@ impl AnswerKey {
             channel: request.query.channel.clone(),
             arch: request.query.arch.clone(),
             class: request.class.clone(),
+            version: request
+                .keyed_by_version
+                .then(|| request.query.version.clone())
+                .flatten(),
         }
     }
 }

@@ -16,3 +16,4 @@ mod parameters;
 mod resilience;
 mod status;
 mod tls;
+mod version_prune;
