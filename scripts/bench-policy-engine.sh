@@ -20,6 +20,17 @@
 # STORM (connections of the storm, 10000; 0 skips it), SETTLE (seconds after
 # the storm at which memory is measured again, 60), ENGINE (a policy-engine
 # binary to measure instead of building this tree's, e.g. an older commit's).
+#
+# MODE=cluster-policy measures per-cluster policy instead: requests carry
+# IDS (100,000) distinct random cluster ids, with gzip, against the engine
+# without a policy, then against a second engine with a policy of 20
+# groups (deferral rings and pins; release creation times are added to the
+# graph), 5 rollouts in flight on the channel's newest releases, and a
+# lookup service answering each id's group after LOOKUP_LATENCY_MS (5).
+# Reports requests/s and p99 of both, and the lookups the engine sent. Each
+# engine is loaded for WARMUP (10s) first, unmeasured: the first seconds
+# compute the answers of every policy class and meet every id for the first
+# time (a lookup each); WARMUP=0s measures that cold start too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,8 +42,13 @@ WORKERS=${WORKERS:-2}
 PREFIX=${PREFIX:-/api/upgrades_info}
 STORM=${STORM:-10000}
 SETTLE=${SETTLE:-60}
+MODE=${MODE:-default}
+IDS=${IDS:-100000}
+LOOKUP_LATENCY_MS=${LOOKUP_LATENCY_MS:-5}
+WARMUP=${WARMUP:-10s}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-pe}
 UPSTREAM_PORT=18180 ENGINE_PORT=18181 STATUS_PORT=19181 NGINX_ANSWER_PORT=18182
+LOOKUP_PORT=18183 POLICY_ENGINE_PORT=18184 POLICY_STATUS_PORT=19184
 
 if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk nginx-light >/dev/null
@@ -41,7 +57,7 @@ graph=${1:-}
 [ -n "$graph" ] || cargo build --release -q -p policy-engine --example synthetic-graph
 [ -n "${ENGINE:-}" ] || cargo build --release -q -p policy-engine --bin policy-engine
 ENGINE=${ENGINE:-$CARGO_TARGET_DIR/release/policy-engine}
-cargo build --release -q -p benchmarks --bin connection-storm
+cargo build --release -q -p benchmarks --bin connection-storm --bin lookup-service
 # The storm's connections, for the engine, nginx and the storm itself.
 ulimit -n $((STORM + 4096))
 
@@ -60,6 +76,19 @@ if [ -z "$graph" ]; then
 fi
 mkdir -p "$work/upstream" "$work/answer"
 cp "$graph" "$work/upstream/graph"
+if [ "$MODE" = cluster-policy ]; then
+    # Deferral rings need release ages: images "built" 0 to 59 days ago.
+    python3 - "$work/upstream/graph" <<'PY'
+import datetime, hashlib, json, sys
+graph = json.load(open(sys.argv[1]))
+now = datetime.datetime.now(datetime.timezone.utc)
+for node in graph["nodes"]:
+    days = int(hashlib.sha256(node["version"].encode()).hexdigest()[:8], 16) % 60
+    created = (now - datetime.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    node.setdefault("metadata", {})["io.openshift.upgrades.graph.release.created"] = created
+json.dump(graph, open(sys.argv[1], "w"))
+PY
+fi
 
 # One nginx serves the upstream graph and, on a second port, the engine's
 # answer bytes (plain and precompressed), so both servers are loaded with
@@ -131,6 +160,62 @@ load() { # name url [extra wrk args]
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H 'Accept: application/json' "$@" "$target" \
         | grep -E 'Requests/sec|Transfer/sec|^ +(50|99)%|Non-2xx|Socket errors'
 }
+
+if [ "$MODE" = cluster-policy ]; then
+    # 20 groups: rings of 0 to 28 days, every fifth pinned below the five
+    # newest releases; 5 rollouts of those releases, 10% to 50% in. Clusters
+    # get their group from the lookup service only (one group each).
+    python3 - "$work/answer/answer.json" "$work/policy.yaml" <<'PY'
+import datetime, json, sys
+answer = json.load(open(sys.argv[1]))
+key = lambda version: [int(part) if part.isdigit() else 0 for part in version.replace("-", ".").split(".")]
+versions = sorted((node["version"] for node in answer["nodes"]), key=key)
+newest, pin = versions[-5:], versions[-6]
+start = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+with open(sys.argv[2], "w") as out:
+    out.write("groups:\n")
+    for group in range(20):
+        pinned = f", max_version: {pin}" if group % 5 == 4 else ""
+        out.write(f"  g{group:02}: {{deferral_days: {(group % 5) * 7}{pinned}}}\n")
+    out.write("rollouts:\n")
+    for position, target in enumerate(newest):
+        out.write(f"  - {{target: {target}, start: {start}, duration_hours: 720, starting_percentage: {10 * (position + 1)}}}\n")
+PY
+    "$CARGO_TARGET_DIR/release/lookup-service" --port $LOOKUP_PORT --latency-ms "$LOOKUP_LATENCY_MS" --groups 20 &
+    pids+=($!)
+    MIMALLOC_PURGE_DELAY=0 "$ENGINE" \
+        --service.port $POLICY_ENGINE_PORT --status.port $POLICY_STATUS_PORT \
+        --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
+        --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" \
+        --cluster_policy.file "$work/policy.yaml" \
+        --cluster_policy.lookup_url "http://127.0.0.1:$LOOKUP_PORT/groups" &
+    pids+=($!)
+    for _ in $(seq 100); do
+        curl -sf "http://127.0.0.1:$POLICY_STATUS_PORT/readyz" >/dev/null && break
+        sleep 0.1
+    done
+    # Each request: a random one of IDS cluster ids.
+    cat >"$work/ids.lua" <<LUA
+math.randomseed(os.time() + tonumber(tostring({}):sub(-6), 16))
+request = function()
+  local id = string.format("%08x-5d2c-4a7e-9b1f-0123456789ab", math.random(0, $IDS - 1))
+  return wrk.format(nil, wrk.path .. "&id=" .. id)
+end
+LUA
+    ids=(-s "$work/ids.lua" -H 'Accept-Encoding: gzip')
+    policy_url="http://127.0.0.1:$POLICY_ENGINE_PORT$PREFIX/graph?channel=$CHANNEL&arch=amd64"
+    for target in "$url" "$policy_url"; do
+        if [ "$WARMUP" != 0s ]; then
+            wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -H 'Accept: application/json' "${ids[@]}" "$target" >/dev/null
+        fi
+    done
+    load "no policy, $IDS cluster ids, gzip" "$url" "${ids[@]}"
+    load "cluster policy, $IDS cluster ids, gzip" "$policy_url" "${ids[@]}"
+    echo "== the policy engine's lookups and answers"
+    curl -s "http://127.0.0.1:$POLICY_STATUS_PORT/metrics" \
+        | grep -E '^cincinnati_pe_(cluster_lookups_total|cluster_lookup_errors_total|cluster_lookup_fallbacks_total|graph_cache_(hits|misses|evictions)_total) '
+    exit 0
+fi
 
 load "policy-engine, identity" "$url"
 load "policy-engine, gzip" "$url" -H 'Accept-Encoding: gzip'

@@ -10,8 +10,8 @@ use policy_engine::cluster_policy::lookup::LookupStatus;
 use sha2::{Digest as _, Sha256};
 
 use crate::support::app::{TestApp, settings, spawn_ready};
-use crate::support::eventually;
 use crate::support::upstream::{Behaviour, FakeUpstream};
+use crate::support::{eventually, recommended_from};
 
 const PRODUCTION: &str = "11111111-2222-4333-8444-555555555555";
 const CANARY: &str = "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE";
@@ -107,20 +107,9 @@ async fn engine_with_lookup(
 async fn updates_from(app: &TestApp, query: &str, from: &str) -> BTreeSet<String> {
     let answer = app.get(&format!("/graph?channel=stable-4.18&{query}")).await;
     assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
-    let graph = answer.json();
-    let versions: Vec<&str> = graph["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|node| node["version"].as_str().unwrap())
-        .collect();
-    let index = versions.iter().position(|version| *version == from).unwrap();
-    graph["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|edge| edge[0] == index)
-        .map(|edge| versions[edge[1].as_u64().unwrap() as usize].to_owned())
+    recommended_from(&answer.json(), from)
+        .into_iter()
+        .map(str::to_owned)
         .collect()
 }
 

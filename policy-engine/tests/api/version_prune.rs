@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use policy_engine::settings::PolicyTable;
 
 use crate::support::app::{TestApp, settings, spawn_ready};
-use crate::support::fixture;
 use crate::support::upstream::{Behaviour, FakeUpstream};
+use crate::support::{fixture, recommended_from};
 
 const CHANNEL: &str = "stable-4.6";
 
@@ -27,18 +27,9 @@ fn filters(names: &[&str]) -> Vec<PolicyTable> {
 /// Every update from `version` (recommended and conditional), as the
 /// cluster-version operator reads them from `graph`.
 fn offered(graph: &serde_json::Value, version: &str) -> BTreeSet<(String, bool)> {
-    let versions: Vec<&str> = graph["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|node| node["version"].as_str().unwrap())
-        .collect();
-    let recommended = graph["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|edge| versions[edge[0].as_u64().unwrap() as usize] == version)
-        .map(|edge| (versions[edge[1].as_u64().unwrap() as usize].to_owned(), false));
+    let recommended = recommended_from(graph, version)
+        .into_iter()
+        .map(|to| (to.to_owned(), false));
     let conditional = graph["conditionalEdges"]
         .as_array()
         .unwrap()
