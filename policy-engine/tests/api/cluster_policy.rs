@@ -219,25 +219,38 @@ async fn a_rollout_offers_its_target_by_place_at_0_50_and_100_percent() {
 
 #[tokio::test]
 async fn answers_are_not_cached_beyond_the_clusters_next_rollout_threshold() {
-    // Ten seconds from now the rollout starts at 100%: every cluster's class
-    // changes then.
+    // Ten minutes from now the rollout starts at 100%: every cluster's class
+    // changes then, within the hour answers are otherwise cached for.
     let start = rfc3339(time::OffsetDateTime::from(
-        SystemTime::now() + Duration::from_secs(10),
+        SystemTime::now() + Duration::from_secs(600),
     ));
     let rollouts = format!(
         "rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: 1, starting_percentage: 100}}\n"
     );
     let (upstream, _dir, file) = serve(&policy(&rollouts)).await;
-    let app = engine(&upstream, &file).await;
-    let answer = app.get(&format!("/graph?channel=stable-4.18&id={CANARY}")).await;
-    let cache_control = answer.header("cache-control").unwrap();
-    let max_age: u64 = cache_control
-        .split("max-age=")
-        .nth(1)
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |seconds| seconds.parse().unwrap());
-    assert!(max_age <= 10, "{cache_control}");
-    assert!(!cache_control.contains("max-age=60"), "{cache_control}");
+    let mut with_policy = policy_settings(&upstream, &file);
+    with_policy.service.requests.cache_max_age_secs = 3600;
+    let app = spawn_ready(with_policy).await;
+    let max_age = |answer: &crate::support::app::Answer| -> u64 {
+        let cache_control = answer.header("cache-control").unwrap();
+        cache_control
+            .split("max-age=")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .unwrap_or_else(|| panic!("{cache_control}"))
+            .parse()
+            .unwrap()
+    };
+    let bounded = max_age(&app.get(&format!("/graph?channel=stable-4.18&id={CANARY}")).await);
+    assert!(bounded <= 600, "max-age={bounded}");
+    // Without a policy, the configured max-age.
+    let mut without_policy = settings(&upstream.url());
+    without_policy.service.requests.cache_max_age_secs = 3600;
+    let without_policy = spawn_ready(without_policy).await;
+    assert_eq!(
+        max_age(&without_policy.get("/graph?channel=stable-4.18").await),
+        3600
+    );
 }
 
 #[tokio::test]
