@@ -13,12 +13,14 @@
 //! - [`filters`]: `channel-filter` and `arch-filter` as stages.
 //! - [`upstream`]: fetching, keeping the last good graph, answer caches.
 //! - [`engine`]: what the handlers ask; [`routes`]: the HTTP API.
+//! - [`explorer`]: the update graph explorer page and the answers it reads.
 //! - [`metrics`]: upstream's metric names plus staleness and cache metrics.
 //!
 //! Deliberately not here: HTTP plumbing shared with the graph-builder
 //! (`service-kit`), the graph and its JSON (`cincinnati-core`).
 
 pub mod engine;
+pub mod explorer;
 pub mod filters;
 pub mod metrics;
 pub mod query;

@@ -60,6 +60,8 @@ pub struct ServiceSettings {
     pub connections: ConnectionSettings,
     /// Bytes of identity (not gzip) answers kept for clients without gzip.
     pub identity_cache_bytes: usize,
+    /// Serves the update graph explorer page at `{prefix}/`.
+    pub explorer: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -96,6 +98,7 @@ impl Default for ServiceSettings {
             requests: RequestSettings::default(),
             connections: ConnectionSettings::default(),
             identity_cache_bytes: 8 * 1024 * 1024,
+            explorer: true,
         }
     }
 }
