@@ -3,6 +3,7 @@
 //! One test binary, so the suite links once.
 
 mod build_info;
+mod explorer;
 mod freshness;
 mod interop;
 mod registry_faults;

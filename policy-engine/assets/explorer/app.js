@@ -48,7 +48,9 @@ const minorOf = (version) => version.split(".").slice(0, 2).join(".");
 
 async function getJson(path, params) {
   const query = new URLSearchParams(params).toString();
-  const response = await fetch(query ? `${path}?${query}` : path, { headers: { Accept: "application/json" } });
+  // no-cache: revalidate every time (a 304 when the ETag still matches), so
+  // a reload shows a graph that changed within its max-age.
+  const response = await fetch(query ? `${path}?${query}` : path, { headers: { Accept: "application/json" }, cache: "no-cache" });
   const body = await response.json();
   if (!response.ok) throw new Error(body.value || `${path}: HTTP ${response.status}`);
   return body;

@@ -37,7 +37,8 @@ const DEFAULT_ARCH: &str = "amd64";
 /// zeros (at most ten digits, so they fit), optional pre-release and build.
 pub const VERSION_PATTERN: &str = r"^(0|[1-9][0-9]{0,9})\.(0|[1-9][0-9]{0,9})\.(0|[1-9][0-9]{0,9})(-(0|[1-9][0-9]{0,9}|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]{0,9}|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$";
 
-static VERSION: LazyLock<Regex> = LazyLock::new(|| Regex::new(VERSION_PATTERN).expect("the pattern compiles"));
+static VERSION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(VERSION_PATTERN).expect("the pattern compiles"));
 
 /// `{"kind": "Architectures", "schemaVersion": 1, "architectures": [...]}`.
 #[derive(Serialize)]
@@ -117,7 +118,8 @@ fn respond(
     document: &impl Serialize,
     caching: &CachePolicy,
 ) -> Result<HttpResponse, HttpError> {
-    let body = serde_json::to_vec(document).map_err(|error| ApiError::new(ErrorKind::FailedJsonOut, error))?;
+    let body =
+        serde_json::to_vec(document).map_err(|error| ApiError::new(ErrorKind::FailedJsonOut, error))?;
     Ok(PreparedBody::new(body).respond(request, APPLICATION_JSON, caching))
 }
 

@@ -5,8 +5,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, Weak};
 
-use cincinnati_client::document::{self, Document, Shape};
 use cincinnati_client::UpdateGraph;
+use cincinnati_client::document::{self, Document, Shape};
 use cincinnati_core::{ApiError, ErrorKind};
 
 use crate::engine::Engine;

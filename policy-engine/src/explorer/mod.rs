@@ -44,7 +44,10 @@ pub fn configure(
     move |config| {
         config.app_data(graphs.clone()).app_data(caching.clone());
         config
-            .service(get_or_head(&prefix.join("/v1/architectures"), answers::architectures))
+            .service(get_or_head(
+                &prefix.join("/v1/architectures"),
+                answers::architectures,
+            ))
             .service(get_or_head(&prefix.join("/v1/channels"), answers::channels))
             .service(get_or_head(&prefix.join("/v1/path"), answers::path))
             .service(get_or_head(&prefix.join("/v1/explain"), answers::explanation));

@@ -20,7 +20,7 @@ pub struct Asset {
 }
 
 /// The page at `{prefix}/`, and what it loads (relative to it).
-pub const ASSETS: [Asset; 3] = [
+pub const ASSETS: [Asset; 4] = [
     Asset {
         path: "/",
         content_type: "text/html; charset=utf-8",
@@ -35,6 +35,11 @@ pub const ASSETS: [Asset; 3] = [
         path: "/explorer/style.css",
         content_type: "text/css; charset=utf-8",
         body: include_str!("../../assets/explorer/style.css"),
+    },
+    Asset {
+        path: "/explorer/icon.svg",
+        content_type: "image/svg+xml",
+        body: include_str!("../../assets/explorer/icon.svg"),
     },
 ];
 
@@ -64,7 +69,10 @@ pub async fn serve(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(CONTENT_SECURITY_POLICY),
     );
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     response
 }
