@@ -8,6 +8,7 @@ mod chain;
 mod connections;
 mod cors;
 mod errors;
+mod explorer;
 mod freshness;
 mod negotiation;
 mod openapi;
