@@ -361,7 +361,10 @@ function showOnDrawing(hops) {
   for (const node of view.svg.querySelectorAll(".node.target")) node.classList.remove("target");
   for (const hop of hops) {
     const edge = view.edges.get(`${hop.from} ${hop.to}`);
-    if (edge) edge.classList.add("on-path");
+    if (edge) {
+      edge.classList.add("on-path");
+      edge.parentNode.appendChild(edge); // drawn last: on top
+    }
     for (const version of [hop.from, hop.to]) {
       const release = view.byVersion.get(version);
       if (release) release.node.classList.add("on-path");
