@@ -51,7 +51,11 @@ digest=$(basename "$(dirname "$signed")")
 
 cat <<EOT
 
-The stack is up. Try:
+The stack is up. Open the update graph explorer (the public engine: it has
+the full graph) at
+  http://127.0.0.1:8081$prefix/?channel=stable-4.18&arch=amd64
+
+or try:
 
   # the in-cluster engine (chained: cluster -> public -> graph-builder)
   curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64' -H 'Accept: application/json' | head -c 600; echo
