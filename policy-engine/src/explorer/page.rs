@@ -21,26 +21,26 @@ pub struct Asset {
 
 /// The page at `{prefix}/`, and what it loads (relative to it).
 pub const ASSETS: [Asset; 4] = [
-    Asset {
-        path: "/",
-        content_type: "text/html; charset=utf-8",
-        body: include_str!("../../assets/explorer/index.html"),
-    },
-    Asset {
-        path: "/explorer/app.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../assets/explorer/app.js"),
-    },
-    Asset {
-        path: "/explorer/style.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_str!("../../assets/explorer/style.css"),
-    },
-    Asset {
-        path: "/explorer/icon.svg",
-        content_type: "image/svg+xml",
-        body: include_str!("../../assets/explorer/icon.svg"),
-    },
+    Asset::new(
+        "/",
+        "text/html; charset=utf-8",
+        include_str!("../../assets/explorer/index.html"),
+    ),
+    Asset::new(
+        "/explorer/app.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../assets/explorer/app.js"),
+    ),
+    Asset::new(
+        "/explorer/style.css",
+        "text/css; charset=utf-8",
+        include_str!("../../assets/explorer/style.css"),
+    ),
+    Asset::new(
+        "/explorer/icon.svg",
+        "image/svg+xml",
+        include_str!("../../assets/explorer/icon.svg"),
+    ),
 ];
 
 /// An asset, prepared.
@@ -50,6 +50,14 @@ pub struct Prepared {
 }
 
 impl Asset {
+    const fn new(path: &'static str, content_type: &'static str, body: &'static str) -> Self {
+        Self {
+            path,
+            content_type,
+            body,
+        }
+    }
+
     pub fn prepare(&self) -> Prepared {
         Prepared {
             content_type: self.content_type,
