@@ -20,6 +20,7 @@ use e2e::browser::Browser;
 use e2e::graph_builder::PATH_PREFIX;
 use e2e::offline::OfflineStack;
 use e2e::poll;
+use fantoccini::key::Key;
 use release_set_generator::{demo_releases, testdata_graph_data};
 
 const CHANNEL: &str = "stable-4.18";
@@ -119,6 +120,33 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
     screenshot(&browser, &stack, "explorer-channel.png")
         .await
         .unwrap();
+
+    // The keyboard: the drawing's one tab stop is the newest release; up
+    // moves to the one before it, Enter selects it.
+    let newest: Vec<String> = library.channel(CHANNEL).unwrap().releases()[..]
+        .iter()
+        .rev()
+        .take(2)
+        .map(|&release| library.version(release).to_string())
+        .collect();
+    let stop = browser.wait_for(".node[tabindex=\"0\"]").await.unwrap();
+    assert_eq!(
+        stop.attr("data-version").await.unwrap().as_ref(),
+        Some(&newest[0])
+    );
+    let press = |key: Key| char::from(key).to_string();
+    stop.send_keys(&press(Key::Up)).await.unwrap();
+    let focused = browser.client().active_element().await.unwrap();
+    assert_eq!(
+        focused.attr("data-version").await.unwrap().as_ref(),
+        Some(&newest[1])
+    );
+    focused.send_keys(&press(Key::Enter)).await.unwrap();
+    let selected = browser.wait_for("#release-body[data-version]").await.unwrap();
+    assert_eq!(
+        selected.attr("data-version").await.unwrap().as_ref(),
+        Some(&newest[1])
+    );
 
     // A conditional update, selected: its risks by name.
     let (from, to, risks) = a_conditional_update(&library);
