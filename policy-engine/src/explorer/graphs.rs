@@ -3,11 +3,12 @@
 //! upstream sends another revision.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use cincinnati_client::UpdateGraph;
 use cincinnati_client::document::{self, Document, Shape};
 use cincinnati_core::{ApiError, ErrorKind};
+use tokio::sync::OnceCell;
 
 use crate::engine::Engine;
 use crate::query::Arch;
@@ -25,7 +26,9 @@ pub struct Graphs {
 struct Cached {
     revision: Weak<Revision>,
     architectures: Arc<BTreeSet<String>>,
-    by_arch: HashMap<String, Arc<UpdateGraph>>,
+    /// Concurrent first requests for one architecture wait for one build
+    /// (each build reads a copy of the whole graph).
+    by_arch: HashMap<String, Arc<OnceCell<Arc<UpdateGraph>>>>,
 }
 
 impl Graphs {
@@ -42,16 +45,13 @@ impl Graphs {
         Ok(self.current(&revision).architectures.clone())
     }
 
-    /// The graph of `arch`, built from the current full graph (on a
-    /// blocking thread: it reads every release once). Only architectures
-    /// the graph has are built, so made-up ones cannot grow the cache.
+    /// The graph of `arch`, built once from the current full graph (on a
+    /// blocking thread: it reads every release). Only architectures the
+    /// graph has are built, so made-up ones cannot grow the cache.
     pub async fn of(&self, arch: &Arch) -> Result<Arc<UpdateGraph>, ApiError> {
         let revision = self.engine.full_graph()?;
-        {
-            let cached = self.current(&revision);
-            if let Some(graph) = cached.by_arch.get(arch.as_str()) {
-                return Ok(graph.clone());
-            }
+        let cell = {
+            let mut cached = self.current(&revision);
             if !cached.architectures.contains(arch.as_str()) {
                 let known: Vec<&str> = cached.architectures.iter().map(String::as_str).collect();
                 return Err(ApiError::new(
@@ -59,29 +59,30 @@ impl Graphs {
                     format_args!("arch '{arch}' has no release (known: {})", known.join(", ")),
                 ));
             }
-        }
+            cached
+                .by_arch
+                .entry(arch.as_str().to_owned())
+                .or_default()
+                .clone()
+        };
         let name = arch.as_str().to_owned();
-        let building = revision.clone();
-        let graph = tokio::task::spawn_blocking(move || {
-            let full = Document {
-                graph: building.graph().clone(),
-                shape: Shape::Full,
-            };
-            Arc::new(UpdateGraph::build(&name, &[full]))
+        cell.get_or_try_init(|| async move {
+            tokio::task::spawn_blocking(move || {
+                let full = Document {
+                    graph: revision.graph().clone(),
+                    shape: Shape::Full,
+                };
+                Arc::new(UpdateGraph::build(&name, &[full]))
+            })
+            .await
+            .map_err(|error| ApiError::new(ErrorKind::FailedPluginExecution, error))
         })
         .await
-        .map_err(|error| ApiError::new(ErrorKind::FailedPluginExecution, error))?;
-        let mut cached = self.current(&revision);
-        // Another request may have built it meanwhile: keep the first.
-        Ok(cached
-            .by_arch
-            .entry(arch.as_str().to_owned())
-            .or_insert(graph)
-            .clone())
+        .cloned()
     }
 
     /// The cache, emptied first if it was built from another revision.
-    fn current(&self, revision: &Arc<Revision>) -> std::sync::MutexGuard<'_, Cached> {
+    fn current(&self, revision: &Arc<Revision>) -> MutexGuard<'_, Cached> {
         let mut cached = self.cached.lock().expect("explorer graph cache lock poisoned");
         if !Weak::ptr_eq(&cached.revision, &Arc::downgrade(revision)) {
             *cached = Cached {
