@@ -47,15 +47,17 @@ impl Graphs {
 
     /// The graph of `arch`, built once from the current full graph (on a
     /// blocking thread: it reads every release). Only architectures the
-    /// graph has are built, so made-up ones cannot grow the cache.
+    /// graph has are built (others are 404 `does_not_exist`), so made-up
+    /// ones cannot grow the cache.
     pub async fn of(&self, arch: &Arch) -> Result<Arc<UpdateGraph>, ApiError> {
         let revision = self.engine.full_graph()?;
         let cell = {
             let mut cached = self.current(&revision);
             if !cached.architectures.contains(arch.as_str()) {
                 let known: Vec<&str> = cached.architectures.iter().map(String::as_str).collect();
+                // Not 400: a valid name, of no architecture this graph has.
                 return Err(ApiError::new(
-                    ErrorKind::InvalidParams,
+                    ErrorKind::DoesNotExist,
                     format_args!("arch '{arch}' has no release (known: {})", known.join(", ")),
                 ));
             }

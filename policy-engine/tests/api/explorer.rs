@@ -93,7 +93,7 @@ async fn architectures_and_channels_come_from_the_upstream_graph() {
         .expect("s390x has stable-4.6");
     assert!(stable["releases"].as_u64().unwrap() > 0);
     let unknown = app.get("/v1/channels?arch=riscv64").await;
-    let message = unknown.assert_error(400, "invalid_params");
+    let message = unknown.assert_error(404, "does_not_exist");
     assert!(
         message.contains("riscv64") && message.contains("amd64"),
         "{message}"
