@@ -13,6 +13,9 @@ use openshift_graph_data::{GraphData, Strictness};
 use crate::cli::Common;
 use crate::outcome::{Failure, FailureKind};
 
+/// Who asks, in every request.
+pub const USER_AGENT: &str = concat!("cincinnati/", env!("CARGO_PKG_VERSION"));
+
 /// How long one request may take: a full graph is megabytes.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -110,7 +113,7 @@ impl Input {
 fn client(made: &OnceLock<reqwest::Client>) -> reqwest::Client {
     made.get_or_init(|| {
         reqwest::Client::builder()
-            .user_agent(concat!("cincinnati/", env!("CARGO_PKG_VERSION")))
+            .user_agent(USER_AGENT)
             .timeout(REQUEST_TIMEOUT)
             .build()
             // Fails only when no TLS backend can start, and so would the

@@ -7,11 +7,12 @@ mod explain;
 mod graph_data;
 mod path;
 mod render;
+mod signatures;
 mod updates;
 
 use clap::CommandFactory as _;
 
-use crate::cli::{Cli, Command, CompletionsArgs, GraphDataCommand};
+use crate::cli::{Cli, Command, CompletionsArgs, GraphDataCommand, SignaturesCommand};
 use crate::input::Input;
 use crate::outcome::{Answer, Failure};
 
@@ -29,6 +30,7 @@ pub async fn run(cli: Cli) -> Result<Answer, Failure> {
         Command::GraphData(GraphDataCommand::Preview(args)) => {
             graph_data::preview(&input()?, &args, format).await
         }
+        Command::Signatures(SignaturesCommand::Verify(args)) => signatures::verify(&args, format).await,
         Command::Completions(args) => completions(&args),
     }
 }
