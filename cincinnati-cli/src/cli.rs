@@ -45,6 +45,10 @@ pub struct Common {
     /// How to print the answer
     #[arg(short, long, global = true, value_enum, default_value_t = Format::Table)]
     pub output: Format,
+    /// CA certificates (PEM) to trust besides the system's, for every URL
+    /// asked (an update service behind a private CA)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

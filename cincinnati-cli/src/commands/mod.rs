@@ -13,7 +13,7 @@ mod updates;
 use clap::CommandFactory as _;
 
 use crate::cli::{Cli, Command, CompletionsArgs, GraphDataCommand, SignaturesCommand};
-use crate::input::Input;
+use crate::input::{Input, extra_roots};
 use crate::outcome::{Answer, Failure};
 
 pub async fn run(cli: Cli) -> Result<Answer, Failure> {
@@ -30,7 +30,9 @@ pub async fn run(cli: Cli) -> Result<Answer, Failure> {
         Command::GraphData(GraphDataCommand::Preview(args)) => {
             graph_data::preview(&input()?, &args, format).await
         }
-        Command::Signatures(SignaturesCommand::Verify(args)) => signatures::verify(&args, format).await,
+        Command::Signatures(SignaturesCommand::Verify(args)) => {
+            signatures::verify(&args, extra_roots(&cli.common)?, format).await
+        }
         Command::Completions(args) => completions(&args),
     }
 }

@@ -15,10 +15,9 @@ use crate::input::USER_AGENT;
 use crate::outcome::{Answer, Failure, FailureKind};
 use crate::output::{self, BAD, Cell, DIM, GOOD, HEADING, RISK, Text, styled};
 
-pub async fn verify(args: &VerifyArgs, format: Format) -> Result<Answer, Failure> {
+pub async fn verify(args: &VerifyArgs, roots: ExtraRoots, format: Format) -> Result<Answer, Failure> {
     let keys = read_keyring(&args.keyring).map_err(Failure::input)?;
-    // The system's CAs (and OpenSSL's SSL_CERT_FILE/SSL_CERT_DIR).
-    let store = SignatureStore::new(&args.store, ExtraRoots::EMPTY, USER_AGENT).map_err(Failure::input)?;
+    let store = SignatureStore::new(&args.store, roots, USER_AGENT).map_err(Failure::input)?;
     let checked = check_release(&store, &keys, &args.release)
         .await
         .map_err(Failure::input)?;
