@@ -142,6 +142,35 @@ fn a_service_behind_a_private_ca_is_trusted_with_cacert_only() {
 }
 
 #[test]
+fn updates_asks_as_the_cvo_asks_with_the_cluster_id() {
+    let server = FileServer::start().unwrap();
+    server.serve("/graph", Body::Bytes(std::fs::read(demo_graph_file()).unwrap()));
+    let id = "5b6f1e2a-9c3d-4e8f-a1b2-c3d4e5f60718";
+    let url = format!("{}/graph", server.url());
+    let run = cincinnati(&[
+        "--url",
+        &url,
+        "--arch",
+        "arm64",
+        "updates",
+        "--channel",
+        "stable-4.18",
+        "--version",
+        "4.18.20",
+        "--id",
+        id,
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(
+        requests[0].query,
+        format!("arch=arm64&channel=stable-4.18&id={id}&version=4.18.20")
+    );
+    assert_eq!(requests[0].headers["accept"], "application/json");
+}
+
+#[test]
 fn a_no_exits_1_with_the_reason_on_stderr() {
     let demo = demo_graph_file();
     let run = cincinnati(&[
