@@ -75,9 +75,9 @@ or try:
   # -2, ... until the first 404)
   curl -sI 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-1'
   curl -s 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-9'; echo
-  # what it signs, checked with the demo key's public half
-  k=\$(mktemp -d); gpg -q --homedir "\$k" --import testdata/demo/signing-key.asc
-  curl -s 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-1' | gpg -q --homedir "\$k" --decrypt; echo
+  # what it signs, checked with the demo key's public half as the CVO checks it
+  $bin/cincinnati signatures verify --store http://127.0.0.1:8083$prefix/signatures \\
+      --keyring testdata/demo/signing-key.asc --release sha256:$digest
   # status and metrics
   curl -s http://127.0.0.1:9080/status | head -c 800; echo
   curl -s http://127.0.0.1:9081/metrics | grep cincinnati_pe_
