@@ -469,7 +469,7 @@ async function start() {
     choosePlan($("from").value.trim(), $("to").value.trim());
   });
   await refresh();
-  if (state.from && view.byVersion.has(state.from)) select(state.from, false);
+  if (view && state.from && view.byVersion.has(state.from)) select(state.from, false);
 }
 
 start();
