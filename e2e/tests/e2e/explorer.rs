@@ -1,15 +1,16 @@
 //! The explorer page in a real browser (headless Chromium) on engine A,
-//! chained to a graph-builder serving the bundled demo data: what the page
+//! chained to a graph-builder: on the bundled demo data, what the page
 //! draws, plans and explains is what the planning library answers on the
-//! graph-builder's graph, and what it shows follows the graph.
+//! graph-builder's graph; on the registry stack, a release published while
+//! the page is open shows after a reload.
 //!
 //! With `EXPLORER_SCREENSHOTS` set to a directory, the views are saved
 //! there (scripts/screenshots.sh refreshes docs/ so).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context as _, ensure};
+use anyhow::Context as _;
 use cincinnati_client::document::{Document, Shape};
 use cincinnati_client::explain::{ExplainQuery, explain};
 use cincinnati_client::json::ExplanationJson;
@@ -17,9 +18,10 @@ use cincinnati_client::plan::{PathAnswer, PathQuery, plan};
 use cincinnati_client::{Tier, UpdateGraph};
 use cincinnati_core::Version;
 use e2e::browser::Browser;
-use e2e::graph_builder::PATH_PREFIX;
+use e2e::graph_builder::{GraphBuilderOptions, PATH_PREFIX};
 use e2e::offline::OfflineStack;
-use e2e::{policy_engine, poll};
+use e2e::scenario::CANDIDATE;
+use e2e::stack::Stack;
 use fantoccini::key::Key;
 use release_set_generator::{demo_releases, testdata_graph_data};
 
@@ -270,98 +272,31 @@ async fn shown_hops(browser: &Browser) -> anyhow::Result<Vec<[String; 3]>> {
     Ok(hops)
 }
 
-/// A release the demo data does not have, added to [`CHANNEL`].
-const NEW_RELEASE: &str = "4.18.99";
+/// A release the standard scenario's candidate channel lists before it is
+/// published.
+const NEW_RELEASE: &str = "4.17.2";
 
+/// On the registry stack's standard scenario (small: a change is rebuilt in
+/// moments, where the demo data takes a debug graph-builder many seconds).
 #[tokio::test]
-async fn a_release_added_underneath_shows_after_a_reload() {
-    let data = tempfile::tempdir().unwrap();
-    let (releases, graph_data) = (
-        data.path().join("releases.json.gz"),
-        data.path().join("graph-data"),
-    );
-    std::fs::copy(demo_releases(), &releases).unwrap();
-    copy_tree(&testdata_graph_data(), &graph_data).unwrap();
-    let stack = OfflineStack::start(&releases, &graph_data).await.unwrap();
+async fn a_release_published_underneath_shows_after_a_reload() {
+    let mut stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
     let browser = Browser::start().await.unwrap();
+    let page = stack
+        .engines
+        .engine_a
+        .api_url(&format!("{PATH_PREFIX}/?channel={CANDIDATE}&arch={ARCH}"));
     let new_node = format!(".node[data-version=\"{NEW_RELEASE}\"]");
 
-    browser
-        .open(&page_url(&stack, &format!("channel={CHANNEL}&arch={ARCH}")))
-        .await
-        .unwrap();
+    browser.open(&page).await.unwrap();
     browser.wait_for(DRAWN).await.unwrap();
     assert!(browser.all(&new_node).await.unwrap().is_empty());
 
-    add_release(&releases, &graph_data).unwrap();
-    // Once engine A serves it (asked as a cluster would, not by reloading
-    // the page again and again), one reload shows it.
-    let graph_url = format!(
-        "{}?channel={CHANNEL}&arch={ARCH}",
-        policy_engine::graph_url(&stack.engines.engine_a)
-    );
-    let listed = format!("\"version\":\"{NEW_RELEASE}\"");
-    poll::until(
-        &format!("engine A to serve {NEW_RELEASE}"),
-        poll::CHANGE_TIMEOUT,
-        async || {
-            let body = reqwest::get(&graph_url).await?.text().await?;
-            ensure!(body.contains(&listed), "not served yet");
-            Ok(())
-        },
-    )
-    .await
-    .unwrap();
+    // Once it has travelled the chain (A serves it before B), one reload shows it.
+    stack.assert_a_new_release_arrives(NEW_RELEASE).await.unwrap();
     browser.client().refresh().await.unwrap();
     browser.wait_for(DRAWN).await.unwrap();
     assert_eq!(browser.all(&new_node).await.unwrap().len(), 1);
     assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
     browser.close().await.unwrap();
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), target)?;
-        }
-    }
-    Ok(())
-}
-
-/// Adds [`NEW_RELEASE`] for [`ARCH`] to the release file, and to
-/// [`CHANNEL`] in the graph-data, as a new release is published.
-fn add_release(releases: &Path, graph_data: &Path) -> anyhow::Result<()> {
-    use std::io::Write as _;
-
-    let mut graph: serde_json::Value =
-        serde_json::from_reader(flate2::read::GzDecoder::new(std::fs::File::open(releases)?))?;
-    let digest = format!("sha256:{}", "5e".repeat(32));
-    graph["nodes"]
-        .as_array_mut()
-        .context("the release file has nodes")?
-        .push(serde_json::json!({
-            "version": format!("{NEW_RELEASE}+{ARCH}"),
-            "payload": format!("quay.io/openshift-release-dev/ocp-release@{digest}"),
-            "metadata": {
-                "io.openshift.upgrades.graph.release.arch": ARCH,
-                "io.openshift.upgrades.graph.release.manifestref": digest,
-            },
-        }));
-    let written = releases.with_extension("new");
-    let mut encoder =
-        flate2::write::GzEncoder::new(std::fs::File::create(&written)?, flate2::Compression::fast());
-    serde_json::to_writer(&mut encoder, &graph)?;
-    encoder.finish()?.flush()?;
-    std::fs::rename(&written, releases)?;
-    let channel = graph_data.join(format!("channels/{CHANNEL}.yaml"));
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&channel)?
-        .write_all(format!("- {NEW_RELEASE}\n").as_bytes())?;
-    Ok(())
 }
