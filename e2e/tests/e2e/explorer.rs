@@ -17,12 +17,11 @@ use cincinnati_client::json::ExplanationJson;
 use cincinnati_client::plan::{PathAnswer, PathQuery, plan};
 use cincinnati_client::{Tier, UpdateGraph};
 use cincinnati_core::Version;
-use e2e::browser::Browser;
+use e2e::browser::{Browser, keys};
 use e2e::graph_builder::{GraphBuilderOptions, PATH_PREFIX};
 use e2e::offline::OfflineStack;
 use e2e::scenario::CANDIDATE;
 use e2e::stack::Stack;
-use fantoccini::key::Key;
 use release_set_generator::{demo_releases, testdata_graph_data};
 
 const CHANNEL: &str = "stable-4.18";
@@ -136,14 +135,13 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
         stop.attr("data-version").await.unwrap().as_ref(),
         Some(&newest[0])
     );
-    let press = |key: Key| char::from(key).to_string();
-    stop.send_keys(&press(Key::Up)).await.unwrap();
-    let focused = browser.client().active_element().await.unwrap();
+    stop.send_keys(keys::ARROW_UP).await.unwrap();
+    let focused = browser.focused().await.unwrap();
     assert_eq!(
         focused.attr("data-version").await.unwrap().as_ref(),
         Some(&newest[1])
     );
-    focused.send_keys(&press(Key::Enter)).await.unwrap();
+    focused.send_keys(keys::ENTER).await.unwrap();
     let selected = browser.wait_for("#release-body[data-version]").await.unwrap();
     assert_eq!(
         selected.attr("data-version").await.unwrap().as_ref(),
@@ -195,18 +193,17 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
         })
         .collect();
     assert!(!hops.is_empty());
-    let client = browser.client();
     for (field, version) in [("#from", from), ("#to", to)] {
-        client
-            .find(fantoccini::Locator::Css(field))
+        browser
+            .wait_for(field)
             .await
             .unwrap()
             .send_keys(version)
             .await
             .unwrap();
     }
-    client
-        .find(fantoccini::Locator::Css("#choice button"))
+    browser
+        .wait_for("#choice button")
         .await
         .unwrap()
         .click()
@@ -231,7 +228,7 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
     screenshot(&browser, &stack, "explorer-path.png").await.unwrap();
 
     // The state is in the URL: opened again, the page shows the same.
-    let url = client.current_url().await.unwrap().to_string();
+    let url = browser.current_url().await.unwrap();
     for part in [
         format!("channel={CHANNEL}"),
         format!("arch={ARCH}"),
@@ -294,7 +291,7 @@ async fn a_release_published_underneath_shows_after_a_reload() {
 
     // Once it has travelled the chain (A serves it before B), one reload shows it.
     stack.assert_a_new_release_arrives(NEW_RELEASE).await.unwrap();
-    browser.client().refresh().await.unwrap();
+    browser.reload().await.unwrap();
     browser.wait_for(DRAWN).await.unwrap();
     assert_eq!(browser.all(&new_node).await.unwrap().len(), 1);
     assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
