@@ -4,8 +4,8 @@
 //! dropped, also when a test panics.
 //!
 //! The few W3C WebDriver commands the tests use, over the workspace's
-//! reqwest: the WebDriver client crates bring a second cookie and ICU stack
-//! and an MPL-licensed protocol crate, which `cargo deny` refuses.
+//! reqwest: fantoccini brings an MPL-2.0 protocol crate and a second cookie
+//! and ICU stack, which `cargo deny` refuses.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
