@@ -105,7 +105,9 @@ for _ in $(seq 200); do
     curl -sf "http://127.0.0.1:$STATUS_PORT/readyz" >/dev/null && break
     sleep 0.05
 done
-curl -sf "http://127.0.0.1:$STATUS_PORT/readyz" >/dev/null || { cat "$work/helper.log" >&2; exit 1; }
+# Ready, and this run's helper (not another one left on the port).
+curl -sf "http://127.0.0.1:$STATUS_PORT/readyz" >/dev/null && kill -0 $helper 2>/dev/null ||
+    { cat "$work/helper.log" >&2; exit 1; }
 ready=$(date +%s.%N)
 rss() { awk -v key="$1:" '$1 == key { printf "%.1f MiB", $2 / 1024 }' "/proc/$helper/status"; }
 echo "helper ready in $(python3 -c "print(f'{$ready - $started:.2f}')")s (scan of the tree included), RSS $(rss VmRSS)"

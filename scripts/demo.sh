@@ -53,7 +53,11 @@ digest=$(basename "$(dirname "$signed")")
 
 cat <<EOT
 
-The stack is up. Try:
+The stack is up. Open the update graph explorer (the public engine: it has
+the full graph) at
+  http://127.0.0.1:8081$prefix/?channel=stable-4.18&arch=amd64
+
+or try:
 
   # the in-cluster engine (chained: cluster -> public -> graph-builder)
   curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64' -H 'Accept: application/json' | head -c 600; echo
@@ -81,9 +85,9 @@ The stack is up. Try:
   # -2, ... until the first 404)
   curl -sI 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-1'
   curl -s 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-9'; echo
-  # what it signs, checked with the demo key's public half
-  k=\$(mktemp -d); gpg -q --homedir "\$k" --import testdata/demo/signing-key.asc
-  curl -s 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-1' | gpg -q --homedir "\$k" --decrypt; echo
+  # what it signs, checked with the demo key's public half as the CVO checks it
+  $bin/cincinnati signatures verify --store http://127.0.0.1:8083$prefix/signatures \\
+      --keyring testdata/demo/signing-key.asc --release sha256:$digest
   # status and metrics
   curl -s http://127.0.0.1:9080/status | head -c 800; echo
   curl -s http://127.0.0.1:9081/metrics | grep cincinnati_pe_

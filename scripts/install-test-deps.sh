@@ -5,6 +5,8 @@
 #                          registry-testkit starts for every registry test
 #   pkg-config, libssl-dev OpenSSL headers for native-tls and openssl, the one TLS stack
 #   graphviz               `dot`, which must accept what `cincinnati render` draws
+#   chromium, chromium-driver  the headless browser and its WebDriver server the
+#                          update graph explorer's browser tests drive
 #   cargo-deny (pinned)    the supply-chain check (scripts/reliability/supply-chain.sh)
 set -euo pipefail
 
@@ -14,6 +16,8 @@ install_system_packages() {
     local missing=()
     command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
     command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
     command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
     if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists openssl; then
         missing+=(libssl-dev)
@@ -29,6 +33,8 @@ install_system_packages() {
     apt-get install -y -q --no-install-recommends "${missing[@]}"
     command -v docker-registry >/dev/null
     command -v dot >/dev/null
+    command -v chromium >/dev/null
+    command -v chromedriver >/dev/null
     pkg-config --exists openssl
 }
 

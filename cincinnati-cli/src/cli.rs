@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use cincinnati_client::Tier;
 use cincinnati_core::Version;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use image_signature::store::SignatureStore;
 
 /// The Graph API clusters ask unless told otherwise.
 pub const PUBLIC_URL: &str = "https://api.openshift.com/api/upgrades_info/graph";
@@ -44,6 +45,10 @@ pub struct Common {
     /// How to print the answer
     #[arg(short, long, global = true, value_enum, default_value_t = Format::Table)]
     pub output: Format,
+    /// CA certificates (PEM) to trust besides the system's, for every URL
+    /// asked (an update service behind a private CA)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -66,6 +71,8 @@ pub enum Command {
     Diff(DiffArgs),
     #[command(subcommand, name = "graph-data")]
     GraphData(GraphDataCommand),
+    #[command(subcommand)]
+    Signatures(SignaturesCommand),
     Completions(CompletionsArgs),
 }
 
@@ -254,6 +261,36 @@ pub struct PreviewArgs {
     /// Compare this channel only
     #[arg(long)]
     pub channel: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SignaturesCommand {
+    Verify(VerifyArgs),
+}
+
+/// Checks a release's signatures as the cluster-version operator does
+///
+/// Fetches signature-1, signature-2, ... of the release's digest from a
+/// signature store (a metadata-helper, or the public mirror) until the first
+/// one missing, and checks each against the keyring. The release is verified
+/// when one signature checks out; exits 1 when none does. --url, --graph and
+/// --arch do not apply.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati signatures verify --keyring /etc/release-keys \\
+      --release quay.io/openshift-release-dev/ocp-release@sha256:<hex>
+  cincinnati signatures verify --keyring testdata/demo/signing-key.asc \\
+      --store http://127.0.0.1:8083/api/upgrades_info/signatures --release sha256:<hex>")]
+pub struct VerifyArgs {
+    /// A release pull spec by digest (`repository@sha256:...`) or the digest
+    #[arg(long, value_name = "PULLSPEC")]
+    pub release: String,
+    /// The trusted public keys: an ASCII-armored file, or a directory of them
+    #[arg(long, value_name = "FILE|DIR")]
+    pub keyring: PathBuf,
+    /// The signature store's base URL
+    #[arg(long, value_name = "URL", default_value = SignatureStore::DEFAULT_BASE_URL)]
+    pub store: String,
 }
 
 /// Prints a shell completion script

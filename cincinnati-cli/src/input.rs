@@ -4,22 +4,24 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anyhow::anyhow;
+use anyhow::{Context as _, anyhow};
 use cincinnati_client::explain::ExplainGraphData;
-use cincinnati_client::fetch::graph_data_files;
+use cincinnati_client::fetch::{document_client, graph_data_files, tarball_client};
 use cincinnati_client::{Fetcher, Query, Source, UpdateGraph};
+use http_fetch::{ExtraRoots, HttpClient};
 use openshift_graph_data::{GraphData, Strictness};
 
 use crate::cli::Common;
 use crate::outcome::{Failure, FailureKind};
 
+/// Who asks, in every request.
+pub const USER_AGENT: &str = concat!("cincinnati/", env!("CARGO_PKG_VERSION"));
+
 /// How long one request may take: a full graph is megabytes.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct Input {
-    /// Made when a URL is first asked: setting up TLS takes longer than
-    /// answering from a file.
-    http: OnceLock<reqwest::Client>,
+    http: Clients,
     /// `--graph`, else `--url`.
     pub fetcher: Fetcher,
     pub arch: String,
@@ -31,8 +33,8 @@ impl Input {
             Some(path) => Source::File(path.clone()),
             None => Source::parse(&common.url)?,
         };
-        let http = OnceLock::new();
-        let fetcher = Fetcher::new(source, || client(&http));
+        let http = Clients::new(extra_roots(common)?);
+        let fetcher = Fetcher::new(source, || http.documents());
         Ok(Self {
             http,
             fetcher,
@@ -42,7 +44,7 @@ impl Input {
 
     /// A fetcher for a file or URL named on the command line.
     pub fn fetcher_for(&self, location: &str) -> Result<Fetcher, Failure> {
-        Ok(Fetcher::new(Source::parse(location)?, || client(&self.http)))
+        Ok(Fetcher::new(Source::parse(location)?, || self.http.documents()))
     }
 
     /// What a cluster of `--arch` sends, without channel, ID or version.
@@ -50,9 +52,9 @@ impl Input {
         Query::arch(&self.arch)
     }
 
-    /// The HTTP client, for requests beside the graph's.
-    pub fn http(&self) -> reqwest::Client {
-        client(&self.http)
+    /// The documents' HTTP client, for JSON requests beside the graph's.
+    pub fn http(&self) -> HttpClient {
+        self.http.documents()
     }
 
     /// The graph holding `channels` (a full graph when none are named).
@@ -90,7 +92,7 @@ impl Input {
     ) -> impl Future<Output = Result<ExplainGraphData, Failure>> + use<> {
         let location = location.to_owned();
         let local = matches!(Source::parse(&location), Ok(Source::File(_)));
-        let http = (!local).then(|| client(&self.http));
+        let http = (!local).then(|| self.http.tarballs());
         let task = tokio::spawn(async move {
             let files = graph_data_files(&location, || http.expect("a client for a URL")).await?;
             GraphData::load(&files, &Strictness::default())
@@ -111,18 +113,56 @@ impl Input {
     }
 }
 
-/// The HTTP client, made on first use.
-fn client(made: &OnceLock<reqwest::Client>) -> reqwest::Client {
-    made.get_or_init(|| {
-        reqwest::Client::builder()
-            .user_agent(concat!("cincinnati/", env!("CARGO_PKG_VERSION")))
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            // Fails only when no TLS backend can start, and so would the
-            // default client, panicking with the reason.
-            .unwrap_or_default()
-    })
-    .clone()
+/// `--cacert`: CAs to trust besides the system's.
+pub fn extra_roots(common: &Common) -> Result<ExtraRoots, Failure> {
+    let Some(path) = &common.cacert else {
+        return Ok(ExtraRoots::EMPTY);
+    };
+    let pem = std::fs::read_to_string(path)
+        .with_context(|| format!("reading --cacert {}", path.display()))
+        .map_err(Failure::input)?;
+    ExtraRoots::from_pem(&path.display().to_string(), &pem).map_err(Failure::input)
+}
+
+/// The HTTP clients, each made on first use: setting up TLS takes longer
+/// than answering from a file.
+struct Clients {
+    roots: ExtraRoots,
+    documents: OnceLock<HttpClient>,
+    tarballs: OnceLock<HttpClient>,
+}
+
+impl Clients {
+    fn new(roots: ExtraRoots) -> Self {
+        Self {
+            roots,
+            documents: OnceLock::new(),
+            tarballs: OnceLock::new(),
+        }
+    }
+
+    fn documents(&self) -> HttpClient {
+        made(&self.documents, || {
+            document_client(USER_AGENT, REQUEST_TIMEOUT, self.roots.clone())
+        })
+    }
+
+    fn tarballs(&self) -> HttpClient {
+        made(&self.tarballs, || {
+            tarball_client(USER_AGENT, REQUEST_TIMEOUT, self.roots.clone())
+        })
+    }
+}
+
+fn made(
+    client: &OnceLock<HttpClient>,
+    make: impl FnOnce() -> Result<HttpClient, http_fetch::ClientError>,
+) -> HttpClient {
+    client
+        // Fails only when no TLS backend can start (the certificates were
+        // checked when read), and then no request could be made at all.
+        .get_or_init(|| make().unwrap_or_else(|error| panic!("{error}")))
+        .clone()
 }
 
 /// What a task returned; a task that panicked panics here too.

@@ -3,8 +3,9 @@
 mod common;
 
 use common::{cincinnati, cincinnati_with, demo_graph_file, repository};
+use registry_testkit::{Body, CertificateShape, FileServer};
 
-const SUBCOMMANDS: [&str; 7] = [
+const SUBCOMMANDS: [&str; 8] = [
     "updates",
     "path",
     "explain",
@@ -12,11 +13,15 @@ const SUBCOMMANDS: [&str; 7] = [
     "render",
     "diff",
     "graph-data",
+    "signatures",
 ];
+/// The subcommands grouping others, with theirs.
+const GROUPS: [(&str, &[&str]); 2] = [("graph-data", &["check", "preview"]), ("signatures", &["verify"])];
 
 #[test]
 fn every_command_has_help_with_examples() {
-    let commands = SUBCOMMANDS.iter().filter(|command| **command != "graph-data");
+    let is_group = |command: &&&str| GROUPS.iter().any(|(group, _)| group == *command);
+    let commands = SUBCOMMANDS.iter().filter(|command| !is_group(command));
     for command in commands.chain(&["completions"]) {
         let run = cincinnati(&[command, "--help"]);
         assert_eq!(run.code, 0, "{command}: {run:?}");
@@ -26,12 +31,14 @@ fn every_command_has_help_with_examples() {
             run.stdout
         );
     }
-    for command in ["check", "preview"] {
-        let run = cincinnati(&["graph-data", command, "--help"]);
-        assert!(
-            run.stdout.contains("Examples:\n  cincinnati "),
-            "graph-data {command}"
-        );
+    for (group, commands) in GROUPS {
+        for command in commands {
+            let run = cincinnati(&[group, command, "--help"]);
+            assert!(
+                run.stdout.contains("Examples:\n  cincinnati "),
+                "{group} {command}"
+            );
+        }
     }
     assert!(cincinnati(&["--help"]).stdout.contains("Exit codes: 0 answered"));
 }
@@ -95,6 +102,72 @@ fn a_server_that_cannot_be_reached_exits_3() {
     assert_eq!(run.code, 3, "{run:?}");
     assert_eq!(run.stderr.lines().count(), 1);
     assert!(run.stderr.contains("127.0.0.1:9"), "{}", run.stderr);
+}
+
+#[test]
+fn a_service_behind_a_private_ca_is_trusted_with_cacert_only() {
+    let server = FileServer::start_tls(CertificateShape::CaSignedServer).unwrap();
+    server.serve("/graph", Body::Bytes(std::fs::read(demo_graph_file()).unwrap()));
+    let ca = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(ca.path(), server.ca_pem().unwrap()).unwrap();
+    let url = format!("{}/graph", server.url());
+    let ask = |extra: &[&str]| {
+        let mut args = vec!["--url", &url, "-o", "json"];
+        args.extend(extra);
+        args.extend(["channels", "--version", "4.16.30"]);
+        cincinnati(&args)
+    };
+
+    let untrusted = ask(&[]);
+    assert_eq!(untrusted.code, 3, "{untrusted:?}");
+    assert!(untrusted.stderr.contains(server.url()), "{}", untrusted.stderr);
+
+    let trusted = ask(&["--cacert", ca.path().to_str().unwrap()]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    assert!(
+        trusted.json()["channels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|channel| channel["name"] == "stable-4.16"),
+        "{}",
+        trusted.stdout
+    );
+
+    let not_a_certificate = ask(&[
+        "--cacert",
+        repository("testdata/graph-data/version").to_str().unwrap(),
+    ]);
+    assert_eq!(not_a_certificate.code, 2, "{not_a_certificate:?}");
+}
+
+#[test]
+fn updates_asks_as_the_cvo_asks_with_the_cluster_id() {
+    let server = FileServer::start().unwrap();
+    server.serve("/graph", Body::Bytes(std::fs::read(demo_graph_file()).unwrap()));
+    let id = "5b6f1e2a-9c3d-4e8f-a1b2-c3d4e5f60718";
+    let url = format!("{}/graph", server.url());
+    let run = cincinnati(&[
+        "--url",
+        &url,
+        "--arch",
+        "arm64",
+        "updates",
+        "--channel",
+        "stable-4.18",
+        "--version",
+        "4.18.20",
+        "--id",
+        id,
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(
+        requests[0].query,
+        format!("arch=arm64&channel=stable-4.18&id={id}&version=4.18.20")
+    );
+    assert_eq!(requests[0].headers["accept"], "application/json");
 }
 
 #[test]

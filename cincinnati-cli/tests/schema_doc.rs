@@ -3,9 +3,11 @@
 //! exactly the fields the table lists for their kind, so the documented
 //! schema cannot drift from the code.
 
+mod common;
+
 use std::collections::BTreeSet;
 
-const DOC: &str = include_str!("../../docs/cli.md");
+use common::{EVERY_DOCUMENT, documented_fields, keys};
 
 /// Each kind with a golden JSON document of it (`Preview` has none: it is
 /// a `Diff` with `warnings`).
@@ -17,8 +19,6 @@ const GOLDEN: [(&str, &str); 6] = [
     ("Diff", "diff.json"),
     ("GraphDataCheck", "check-broken.json"),
 ];
-/// The fields every document has besides those the table lists.
-const EVERY_DOCUMENT: [&str; 2] = ["kind", "schemaVersion"];
 
 #[test]
 fn every_documented_kind_lists_exactly_the_fields_printed() {
@@ -48,42 +48,8 @@ fn a_hop_a_break_and_a_plan_with_risks_have_the_documented_fields() {
     );
 }
 
-/// The schema table's row whose first cell starts with `label`: the
-/// backquoted names of its second cell outside parentheses (inside them are
-/// the fields' shapes).
-fn documented_fields(label: &str) -> BTreeSet<String> {
-    let schema = &DOC[DOC
-        .find("## JSON and YAML")
-        .expect("a JSON section in docs/cli.md")..];
-    let row = schema
-        .lines()
-        .find(|line| line.starts_with(&format!("| {label}")))
-        .unwrap_or_else(|| panic!("no row {label} in docs/cli.md's schema table"));
-    let cells: Vec<&str> = row.split(" | ").collect();
-    let mut depth = 0;
-    let mut outside = String::new();
-    for character in cells[1].chars() {
-        match character {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ if depth == 0 => outside.push(character),
-            _ => {}
-        }
-    }
-    outside.split('`').skip(1).step_by(2).map(str::to_owned).collect()
-}
-
 fn golden(file: &str) -> serde_json::Value {
     let path = format!("{}/tests/golden/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
     serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}"))
-}
-
-fn keys(value: &serde_json::Value) -> BTreeSet<String> {
-    value
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {value}"))
-        .keys()
-        .cloned()
-        .collect()
 }

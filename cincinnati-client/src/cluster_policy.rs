@@ -74,7 +74,7 @@ impl Removal {
 /// convention (the status port is the API port plus 1000: 8081 → 9081) and
 /// with `{prefix}/v1/explain` in place of `{prefix}/graph` or
 /// `{prefix}/v1/graph`.
-pub fn explain_url_of(graph_url: &reqwest::Url) -> Option<reqwest::Url> {
+pub fn explain_url_of(graph_url: &http_fetch::Url) -> Option<http_fetch::Url> {
     let mut url = graph_url.clone();
     let port = url.port_or_known_default()?.checked_add(1000)?;
     url.set_port(Some(port)).ok()?;

@@ -46,6 +46,14 @@ impl Document {
     }
 }
 
+/// The architectures the releases of a full graph are built for, sorted.
+pub fn architectures(graph: &Graph) -> std::collections::BTreeSet<&str> {
+    graph
+        .releases()
+        .filter_map(|(_, release)| arch_of(release))
+        .collect()
+}
+
 fn names_its_arch(release: &Release) -> bool {
     !release.version.build.is_empty() || release.metadata.contains_key(keys::ARCH)
 }

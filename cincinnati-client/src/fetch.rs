@@ -6,11 +6,13 @@
 use std::fmt;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use cincinnati_core::Version;
 use cincinnati_core::wire::{self, WireError};
-use flate2::read::GzDecoder;
-use openshift_graph_data::{FilesError, GraphDataFiles};
+use flate2::read::MultiGzDecoder;
+use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, Url};
+use openshift_graph_data::{FilesError, GraphDataFiles, MAX_TARBALL_BYTES};
 
 use crate::cluster_policy::ClusterPolicy;
 use crate::document::Document;
@@ -22,7 +24,7 @@ use crate::view::{Cluster, Updates, VersionNotFound};
 pub enum Source {
     /// A Graph API endpoint (`…/graph`): a graph-builder, a policy-engine,
     /// or any service answering in their format.
-    Url(reqwest::Url),
+    Url(Url),
     /// A saved document, gzip-compressed or not.
     File(PathBuf),
 }
@@ -31,7 +33,7 @@ impl Source {
     /// An `http://` or `https://` URL, else a file path.
     pub fn parse(text: &str) -> Result<Self, FetchError> {
         if text.starts_with("http://") || text.starts_with("https://") {
-            reqwest::Url::parse(text)
+            Url::parse(text)
                 .map(Source::Url)
                 .map_err(|error| FetchError::InvalidUrl {
                     text: text.to_owned(),
@@ -102,8 +104,9 @@ pub enum FetchError {
         local: bool,
         source: WireError,
     },
-    #[error("cannot reach {url}: {source}")]
-    Request { url: String, source: reqwest::Error },
+    /// Unreachable, or an answer over the limit.
+    #[error(transparent)]
+    Request(#[from] http_fetch::FetchError),
     #[error("{url} answered {status}: {body}")]
     Status { url: String, status: u16, body: String },
     #[error("{url} is not a policy-engine explanation: {source}")]
@@ -123,11 +126,47 @@ impl FetchError {
         match self {
             FetchError::InvalidUrl { .. } | FetchError::Read { .. } => true,
             FetchError::Invalid { local, .. } | FetchError::GraphData { local, .. } => *local,
-            FetchError::Request { .. } | FetchError::Status { .. } | FetchError::NotAnExplanation { .. } => {
-                false
-            }
+            FetchError::Request(_) | FetchError::Status { .. } | FetchError::NotAnExplanation { .. } => false,
         }
     }
+}
+
+/// The largest Graph API document read, as the policy-engine's default
+/// `upstream.max_body_bytes`: the 2026 graph is about 7 MB.
+pub const MAX_DOCUMENT_BYTES: usize = 128 * 1024 * 1024;
+
+/// A client for Graph API documents: gzip asked for (a full graph shrinks
+/// twentyfold), the limit applying to the inflated bytes.
+pub fn document_client(
+    user_agent: &str,
+    timeout: Duration,
+    roots: ExtraRoots,
+) -> Result<HttpClient, http_fetch::ClientError> {
+    client(user_agent, timeout, roots, true)
+}
+
+/// A client for graph-data tarballs: gzip files themselves, never inflated
+/// in transit, whatever a server labels them.
+pub fn tarball_client(
+    user_agent: &str,
+    timeout: Duration,
+    roots: ExtraRoots,
+) -> Result<HttpClient, http_fetch::ClientError> {
+    client(user_agent, timeout, roots, false)
+}
+
+fn client(
+    user_agent: &str,
+    timeout: Duration,
+    roots: ExtraRoots,
+    gzip: bool,
+) -> Result<HttpClient, http_fetch::ClientError> {
+    HttpClient::new(ClientSettings {
+        user_agent: user_agent.to_owned(),
+        timeout,
+        roots,
+        gzip,
+    })
 }
 
 /// Reads documents from one source.
@@ -135,12 +174,13 @@ impl FetchError {
 pub struct Fetcher {
     source: Source,
     /// For a URL only: setting up TLS takes longer than reading a file.
-    http: Option<reqwest::Client>,
+    http: Option<HttpClient>,
 }
 
 impl Fetcher {
-    /// Reads from `source`; `http` gives the client to ask a URL with.
-    pub fn new(source: Source, http: impl FnOnce() -> reqwest::Client) -> Self {
+    /// Reads from `source`; `http` gives the client to ask a URL with (a
+    /// [`document_client`]).
+    pub fn new(source: Source, http: impl FnOnce() -> HttpClient) -> Self {
         let http = matches!(source, Source::Url(_)).then(http);
         Self { source, http }
     }
@@ -196,9 +236,15 @@ impl Fetcher {
     }
 
     /// `GET url?arch=&channel=&id=&version=`, with `Accept: application/json`.
-    async fn ask(&self, url: &reqwest::Url, query: &Query<'_>) -> Result<cincinnati_core::Graph, FetchError> {
+    async fn ask(&self, url: &Url, query: &Query<'_>) -> Result<cincinnati_core::Graph, FetchError> {
         let http = self.http.as_ref().expect("a fetcher of a URL has a client");
-        let (asked, body) = get_json(http, url, query).await?;
+        let mut asked = url.clone();
+        asked.query_pairs_mut().extend_pairs(query.parameters());
+        let response = http
+            .get(Get::new("graph", &asked, MAX_DOCUMENT_BYTES).accept("application/json"))
+            .await?;
+        let asked = response.url.to_string();
+        let body = successful(response)?;
         wire::parse(&body)
             .map(|document| document.graph)
             .map_err(|source| FetchError::Invalid {
@@ -207,46 +253,6 @@ impl Fetcher {
                 source,
             })
     }
-}
-
-/// `GET url?arch=&channel=&id=&version=` with `Accept: application/json`:
-/// the URL asked and the body of a successful answer.
-async fn get_json(
-    http: &reqwest::Client,
-    url: &reqwest::Url,
-    query: &Query<'_>,
-) -> Result<(String, bytes::Bytes), FetchError> {
-    let request = http
-        .get(url.clone())
-        .query(&query.parameters())
-        .header(reqwest::header::ACCEPT, "application/json");
-    let failed = |source| FetchError::Request {
-        url: url.to_string(),
-        source,
-    };
-    let response = request.send().await.map_err(failed)?;
-    let asked = response.url().to_string();
-    let status = response.status();
-    let body = response.bytes().await.map_err(failed)?;
-    if !status.is_success() {
-        return Err(FetchError::Status {
-            url: asked,
-            status: status.as_u16(),
-            body: one_line(&body),
-        });
-    }
-    Ok((asked, body))
-}
-
-/// What a policy-engine's explain endpoint (`url`, on its status port) says
-/// about the cluster of `query` (its id, channel, arch and version).
-pub async fn cluster_policy(
-    http: &reqwest::Client,
-    url: &reqwest::Url,
-    query: &Query<'_>,
-) -> Result<ClusterPolicy, FetchError> {
-    let (asked, body) = get_json(http, url, query).await?;
-    serde_json::from_slice(&body).map_err(|source| FetchError::NotAnExplanation { url: asked, source })
 }
 
 /// A saved Graph API document, gzip-compressed or not.
@@ -271,10 +277,43 @@ fn read_maybe_gzipped(path: &Path) -> Result<Vec<u8>, FetchError> {
         return Ok(bytes);
     }
     let mut inflated = Vec::with_capacity(bytes.len() * 8);
-    GzDecoder::new(bytes.as_slice())
+    MultiGzDecoder::new(bytes.as_slice())
         .read_to_end(&mut inflated)
         .map_err(failed)?;
     Ok(inflated)
+}
+
+/// The body of a successful answer; another is an error naming the status
+/// and what the server said.
+/// An explanation is a few KB per withheld release; far below this.
+const MAX_EXPLANATION_BYTES: usize = 16 * 1024 * 1024;
+
+/// What a policy-engine's explain endpoint (`url`, on its status port) says
+/// about the cluster of `query` (its id, channel, arch and version).
+pub async fn cluster_policy(
+    http: &HttpClient,
+    url: &Url,
+    query: &Query<'_>,
+) -> Result<ClusterPolicy, FetchError> {
+    let mut asked = url.clone();
+    asked.query_pairs_mut().extend_pairs(query.parameters());
+    let response = http
+        .get(Get::new("cluster policy", &asked, MAX_EXPLANATION_BYTES).accept("application/json"))
+        .await?;
+    let asked = response.url.to_string();
+    let body = successful(response)?;
+    serde_json::from_slice(&body).map_err(|source| FetchError::NotAnExplanation { url: asked, source })
+}
+
+fn successful(response: http_fetch::Response) -> Result<bytes::Bytes, FetchError> {
+    if response.status.is_success() {
+        return Ok(response.body);
+    }
+    Err(FetchError::Status {
+        url: response.url.to_string(),
+        status: response.status.as_u16(),
+        body: one_line(&response.body),
+    })
 }
 
 /// A server's error body on one line, shortened: JSON errors say what
@@ -291,10 +330,10 @@ fn one_line(body: &[u8]) -> String {
 
 /// Graph-data files from a directory, a gzip tarball, or a URL serving
 /// one (a graph-builder's `{prefix}/graph-data`); `http` gives the client
-/// to ask a URL with.
+/// to ask a URL with (a [`tarball_client`]).
 pub async fn graph_data_files(
     location: &str,
-    http: impl FnOnce() -> reqwest::Client,
+    http: impl FnOnce() -> HttpClient,
 ) -> Result<GraphDataFiles, FetchError> {
     let failed = |local, source| FetchError::GraphData {
         origin: location.to_owned(),
@@ -310,20 +349,10 @@ pub async fn graph_data_files(
             GraphDataFiles::from_tar_gz(file).map_err(|error| failed(true, error))
         }
         Source::Url(url) => {
-            let request_failed = |source| FetchError::Request {
-                url: url.to_string(),
-                source,
-            };
-            let response = http().get(url.clone()).send().await.map_err(request_failed)?;
-            let status = response.status();
-            let body = response.bytes().await.map_err(request_failed)?;
-            if !status.is_success() {
-                return Err(FetchError::Status {
-                    url: url.to_string(),
-                    status: status.as_u16(),
-                    body: one_line(&body),
-                });
-            }
+            let response = http()
+                .get(Get::new("graph-data", &url, MAX_TARBALL_BYTES))
+                .await?;
+            let body = successful(response)?;
             GraphDataFiles::from_tar_gz(body.as_ref()).map_err(|error| failed(false, error))
         }
     }
@@ -341,7 +370,7 @@ pub enum ClientError {
 /// Asks the update service at `graph_url` (`…/graph`) exactly as a cluster
 /// at `version` on `channel` would, and works out what it is offered.
 pub async fn fetch_updates(
-    http: &reqwest::Client,
+    http: &HttpClient,
     graph_url: &str,
     channel: &str,
     arch: &str,

@@ -16,6 +16,7 @@ use crate::diff::{ChannelDiff, GraphDiff, UpdateChange};
 use crate::explain::{DeclarationKind, Explanation, ReleaseFacts, Verdict};
 use crate::graph::ReleaseRef;
 use crate::plan::{Break, Hop, PathAnswer, PathQuery, Plan};
+use crate::signatures::{Outcome, ReleaseSignatures};
 use crate::view::{ChannelView, ConditionalUpdate, Updates};
 
 /// The schema version every document carries.
@@ -518,6 +519,75 @@ impl<'a> DiffJson<'a> {
             old,
             new,
             channels,
+        }
+    }
+}
+
+/// `cincinnati signatures verify`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignaturesJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    /// As given: a pull spec or a digest.
+    pub release: &'a str,
+    pub digest: &'a str,
+    pub store: &'a str,
+    /// Whether the CVO would accept the release: one signature checks out.
+    pub verified: bool,
+    /// In store order, up to the first one missing.
+    pub signatures: Vec<SignatureJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignatureJson<'a> {
+    pub index: u32,
+    pub url: &'a str,
+    /// `verified`, `rejected` (found, does not count) or `unavailable` (the
+    /// store failed to answer).
+    pub status: &'static str,
+    /// When verified: the signing key's fingerprint, the identity signed
+    /// and when (RFC 3339, when the signature says).
+    pub signer: Option<&'a str>,
+    pub identity: Option<&'a str>,
+    pub signed_at: Option<String>,
+    /// When not verified: why.
+    pub reason: Option<String>,
+}
+
+impl<'a> SignaturesJson<'a> {
+    pub fn new(release: &'a str, store: &'a str, checked: &'a ReleaseSignatures) -> Self {
+        let signatures = checked
+            .signatures
+            .iter()
+            .map(|signature| {
+                let (status, verified, reason) = match &signature.outcome {
+                    Outcome::Verified(verified) => ("verified", Some(verified), None),
+                    Outcome::Rejected(rejection) => ("rejected", None, Some(rejection.to_string())),
+                    Outcome::Unavailable(error) => ("unavailable", None, Some(error.to_string())),
+                };
+                SignatureJson {
+                    index: signature.index,
+                    url: signature.url.as_str(),
+                    status,
+                    signer: verified.map(|verified| verified.signer.as_str()),
+                    identity: verified.map(|verified| verified.document.docker_reference()),
+                    signed_at: verified
+                        .and_then(|verified| verified.signed_at)
+                        .map(|at| humantime::format_rfc3339_seconds(at).to_string()),
+                    reason,
+                }
+            })
+            .collect();
+        Self {
+            kind: "Signatures",
+            schema_version: SCHEMA_VERSION,
+            release,
+            digest: checked.digest.as_str(),
+            store,
+            verified: checked.is_verified(),
+            signatures,
         }
     }
 }

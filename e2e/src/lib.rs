@@ -11,6 +11,7 @@
 //!   graph-data ([`graph_data`]) — and the standard set most tests start from.
 //! - [`expected`]: the graph one client (channel, arch) should get, computed
 //!   from the published data by the rules of the compatibility contract.
+//! - [`browser`]: a headless Chromium over WebDriver, for the explorer page.
 //! - [`client_graph`]: that graph's shape, also read from what a service
 //!   answered, and a cluster's updates from it.
 //! - [`stack`]: starts the registry and the three services, talks to them,
@@ -26,6 +27,7 @@
 //!   stand in for an upstream graph-builder.
 //! - [`workdir`]: configurations and logs, kept when a test fails.
 
+pub mod browser;
 pub mod client_graph;
 pub mod expected;
 pub mod graph_builder;

@@ -7,8 +7,8 @@ mod common;
 use std::path::Path;
 
 use common::{Running, StatusExt as _};
-use graph_builder::sources::graph_data::MAX_TARBALL_BYTES;
 use openshift_graph_data::GraphDataFiles;
+use openshift_graph_data::MAX_TARBALL_BYTES;
 use registry_testkit::{Body, CertificateShape, FileServer};
 
 const FIXTURE: &str = "../testdata/fixtures/secondary-metadata/20211124.083150";

@@ -47,4 +47,4 @@ pub use settings::Settings;
 pub type Application = service_kit::Application<MetadataHelper>;
 
 pub use set::{LookupError, Signature, SignatureSet};
-pub use status::{Signatures, SourceStatus};
+pub use status::{Signatures, SourceStatus, Status};

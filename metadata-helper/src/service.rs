@@ -16,7 +16,7 @@ use crate::directory::DirectorySource;
 use crate::metrics::{ServeMetrics, SourceMetrics};
 use crate::serve::SignatureRoute;
 use crate::settings::{Plan, Settings, SourcePlan};
-use crate::status::Signatures;
+use crate::status::{Signatures, Status};
 use crate::tarball::TarballSource;
 
 /// Refresh rounds that may pass without one completing before the helper
@@ -145,12 +145,10 @@ impl Service for MetadataHelper {
         let source_metrics = kit.metrics().source.clone();
         kit.ready_when(move || ready.is_ready());
         kit.before_scrape(move || source_metrics.update(&gauges));
-        kit.status(move |tasks| {
-            serde_json::json!({
-                "ready": status.is_ready(),
-                "signatures": status.status(),
-                "tasks": tasks,
-            })
+        kit.status(move |tasks| Status {
+            ready: status.is_ready(),
+            signatures: status.status(),
+            tasks,
         });
         Ok(Self {
             signatures,

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwapOption;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use service_kit::supervisor::TaskStatus;
 
 use crate::set::SignatureSet;
 
@@ -21,8 +22,19 @@ struct Inner {
     status: Mutex<SourceStatus>,
 }
 
+/// The `/status` document.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Status {
+    /// A signature set is in service.
+    pub ready: bool,
+    pub signatures: SourceStatus,
+    pub tasks: Vec<TaskStatus>,
+}
+
 /// How a source is doing, for `/status` and metrics.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SourceStatus {
     /// What the signatures come from (`directory …`, `graph-data tarball …`).
     pub source: String,

@@ -14,13 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
+use openshift_graph_data::MAX_TARBALL_BYTES;
 
 use crate::set::SignatureSet;
 use crate::status::Signatures;
 use crate::unpack::{UnpackError, unpack};
-
-/// The largest tarball fetched, as the graph-builder's own limit for one.
-pub const MAX_TARBALL_BYTES: usize = 128 * 1024 * 1024;
 
 /// Unpacked revisions are directories named so in the work directory.
 const REVISION_PREFIX: &str = "revision-";

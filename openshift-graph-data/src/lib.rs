@@ -47,4 +47,4 @@ pub use model::{
     RiskDeclaration,
 };
 pub use stages::{EdgeAddRemoveSettings, GraphDataInput, NodeRemoveSettings, SecondaryMetadataParseSettings};
-pub use tarball::{Tarball, write_tar_gz};
+pub use tarball::{MAX_TARBALL_BYTES, Tarball, write_tar_gz};

@@ -13,6 +13,10 @@ use sha2::{Digest, Sha256};
 
 use crate::files::GraphDataFiles;
 
+/// The largest graph-data tarball a reader fetches. Real ones are a few MiB;
+/// this bounds a hostile or broken source (a URL, an image layer).
+pub const MAX_TARBALL_BYTES: usize = 128 * 1024 * 1024;
+
 /// A tarball and the digest of its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tarball {

@@ -266,6 +266,22 @@ impl Engine {
         Ok((request, revision))
     }
 
+    /// The upstream's full graph, as last fetched: only a graph-builder
+    /// upstream sends one (an engine upstream answers per channel).
+    pub fn full_graph(&self) -> Result<Arc<Revision>, ApiError> {
+        match self.upstream_kind() {
+            Some(UpstreamKind::GraphBuilder) => self.served_revision(&self.root),
+            Some(UpstreamKind::PolicyEngine) => Err(ApiError::new(
+                ErrorKind::ServiceUnavailable,
+                format_args!(
+                    "the upstream {} is a policy-engine, which sends no full graph: ask the engine nearest the graph-builder",
+                    self.client.url()
+                ),
+            )),
+            None => Err(self.unavailable(self.root.last_error().map(|failure| failure.message))),
+        }
+    }
+
     fn served_revision(&self, feed: &Feed) -> Result<Arc<Revision>, ApiError> {
         feed.revision()
             .ok_or_else(|| self.unavailable(feed.last_error().map(|failure| failure.message)))

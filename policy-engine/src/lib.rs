@@ -15,6 +15,7 @@
 //!   rollouts) and its `cluster-policy` filter.
 //! - [`upstream`]: fetching, keeping the last good graph, answer caches.
 //! - [`engine`]: what the handlers ask; [`routes`]: the HTTP API.
+//! - [`explorer`]: the update graph explorer page and the answers it reads.
 //! - [`metrics`]: upstream's metric names plus staleness and cache metrics.
 //!
 //! Deliberately not here: HTTP plumbing shared with the graph-builder
@@ -22,6 +23,7 @@
 
 pub mod cluster_policy;
 pub mod engine;
+pub mod explorer;
 pub mod filters;
 pub mod metrics;
 pub mod query;

@@ -9,6 +9,7 @@ use service_kit::settings::Defaults;
 use service_kit::{Declaration, Ignored, Kit, Service};
 
 use crate::engine::Engine;
+use crate::explorer;
 use crate::metrics::EngineMetrics;
 use crate::routes::{self, openapi::OpenApiDocument};
 use crate::settings::{Resolved, Settings};
@@ -86,11 +87,22 @@ impl Service for PolicyEngine {
             openapi,
             service.requests.caching(),
         );
+        let explorer = explorer::configure(
+            service.api.path_prefix.clone(),
+            engine.clone(),
+            service.requests.caching(),
+            service.explorer,
+        );
         kit.bounded_api_server(
             "api",
             service.api.socket_address(),
             &service.connections,
-            |server| server.cors().routes(routes),
+            |server| {
+                server.cors().routes(move |config| {
+                    routes(config);
+                    explorer(config);
+                })
+            },
         )?;
         let refresher = engine.clone();
         kit.spawn("upstream refresh", Some(refresh_stalls_after), move |heartbeat| {

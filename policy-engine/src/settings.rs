@@ -102,6 +102,8 @@ pub struct ServiceSettings {
     pub connections: ConnectionSettings,
     /// Bytes of identity (not gzip) answers kept for clients without gzip.
     pub identity_cache_bytes: usize,
+    /// Serves the update graph explorer page at `{prefix}/`.
+    pub explorer: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -138,6 +140,7 @@ impl Default for ServiceSettings {
             requests: RequestSettings::default(),
             connections: ConnectionSettings::default(),
             identity_cache_bytes: 8 * 1024 * 1024,
+            explorer: true,
         }
     }
 }

@@ -33,6 +33,8 @@ pub enum Body {
 #[derive(Debug, Clone)]
 pub struct ServedRequest {
     pub path: String,
+    /// What followed the `?`, empty without one.
+    pub query: String,
     /// Header names in lower case.
     pub headers: HashMap<String, String>,
 }
@@ -160,7 +162,8 @@ fn if_none_match(request: &tiny_http::Request) -> Option<String> {
 
 /// Logs `request` and finds what to answer.
 fn record(files: &Mutex<Files>, request: &tiny_http::Request) -> Option<Body> {
-    let path = request.url().split('?').next().unwrap_or_default().to_owned();
+    let (path, query) = request.url().split_once('?').unwrap_or((request.url(), ""));
+    let (path, query) = (path.to_owned(), query.to_owned());
     let headers = request
         .headers()
         .iter()
@@ -173,7 +176,7 @@ fn record(files: &Mutex<Files>, request: &tiny_http::Request) -> Option<Body> {
         .collect();
     let mut files = files.lock().unwrap_or_else(PoisonError::into_inner);
     let body = files.bodies.get(&path).cloned();
-    files.requests.push(ServedRequest { path, headers });
+    files.requests.push(ServedRequest { path, query, headers });
     body
 }
 

@@ -7,12 +7,13 @@ mod explain;
 mod graph_data;
 mod path;
 mod render;
+mod signatures;
 mod updates;
 
 use clap::CommandFactory as _;
 
-use crate::cli::{Cli, Command, CompletionsArgs, GraphDataCommand};
-use crate::input::Input;
+use crate::cli::{Cli, Command, CompletionsArgs, GraphDataCommand, SignaturesCommand};
+use crate::input::{Input, extra_roots};
 use crate::outcome::{Answer, Failure};
 
 pub async fn run(cli: Cli) -> Result<Answer, Failure> {
@@ -28,6 +29,9 @@ pub async fn run(cli: Cli) -> Result<Answer, Failure> {
         Command::GraphData(GraphDataCommand::Check(args)) => graph_data::check(&args, format),
         Command::GraphData(GraphDataCommand::Preview(args)) => {
             graph_data::preview(&input()?, &args, format).await
+        }
+        Command::Signatures(SignaturesCommand::Verify(args)) => {
+            signatures::verify(&args, extra_roots(&cli.common)?, format).await
         }
         Command::Completions(args) => completions(&args),
     }

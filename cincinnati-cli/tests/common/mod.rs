@@ -2,6 +2,7 @@
 
 #![allow(dead_code)] // each test binary uses part of it
 
+use std::collections::BTreeSet;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
@@ -119,4 +120,45 @@ pub fn offered(document: &serde_json::Value) -> ClientUpdates {
         available,
         conditional,
     }
+}
+
+/// The fields every document has besides those the table lists.
+pub const EVERY_DOCUMENT: [&str; 2] = ["kind", "schemaVersion"];
+
+/// docs/cli.md, whose schema table the printed documents are held to.
+const DOC: &str = include_str!("../../../docs/cli.md");
+
+/// The schema table's row whose first cell starts with `label`: the
+/// backquoted names of its second cell outside parentheses (inside them are
+/// the fields' shapes).
+pub fn documented_fields(label: &str) -> BTreeSet<String> {
+    let schema = &DOC[DOC
+        .find("## JSON and YAML")
+        .expect("a JSON section in docs/cli.md")..];
+    let row = schema
+        .lines()
+        .find(|line| line.starts_with(&format!("| {label}")))
+        .unwrap_or_else(|| panic!("no row {label} in docs/cli.md's schema table"));
+    let cells: Vec<&str> = row.split(" | ").collect();
+    let mut depth = 0;
+    let mut outside = String::new();
+    for character in cells[1].chars() {
+        match character {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => outside.push(character),
+            _ => {}
+        }
+    }
+    outside.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// The keys of a JSON object.
+pub fn keys(value: &serde_json::Value) -> BTreeSet<String> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {value}"))
+        .keys()
+        .cloned()
+        .collect()
 }

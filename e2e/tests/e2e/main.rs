@@ -4,6 +4,7 @@
 
 mod build_info;
 mod cluster_policy;
+mod explorer;
 mod freshness;
 mod interop;
 mod registry_faults;

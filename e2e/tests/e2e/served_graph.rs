@@ -3,12 +3,16 @@
 //! graph-data; and a cluster reading it the CVO's way gets the updates and
 //! risks worked out from them.
 
+use std::time::Duration;
+
+use cincinnati_client::fetch::document_client;
 use cincinnati_client::{ClientError, fetch_updates};
 use cincinnati_core::Version;
 use e2e::client_graph::{ClientGraph, ClientUpdates};
 use e2e::graph_builder::GraphBuilderOptions;
 use e2e::scenario::{ARCHITECTURES, CANDIDATE, CHANNELS};
 use e2e::stack::Stack;
+use http_fetch::ExtraRoots;
 
 const CLUSTER_ID: &str = "2b6e8d5c-3f4a-4a7e-9c1d-0e5f6a7b8c9d";
 
@@ -50,6 +54,7 @@ async fn every_media_type_carries_the_same_graph() {
 async fn a_cluster_sees_the_updates_and_risks_computed_from_the_pushed_data() {
     let stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
     let graph_url = stack.engines.graph_url();
+    let http = document_client("e2e", Duration::from_secs(30), ExtraRoots::EMPTY).unwrap();
     for channel in [CANDIDATE, "fast-4.17", "stable-4.16"] {
         for arch in ARCHITECTURES {
             let expected = stack.expected(channel, arch);
@@ -57,7 +62,7 @@ async fn a_cluster_sees_the_updates_and_risks_computed_from_the_pushed_data() {
             for version in &stack.published().graph_data.channels[channel] {
                 let cluster = format!("a {arch} cluster at {version} in {channel}");
                 let asked = fetch_updates(
-                    stack.http(),
+                    &http,
                     &graph_url,
                     channel,
                     arch,

@@ -17,6 +17,7 @@ use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
 use image_signature::TrustedKeys;
 use image_signature::store::SignatureStore;
 use openshift_graph_data::GraphDataFiles;
+use openshift_graph_data::MAX_TARBALL_BYTES;
 use openshift_graph_data::signature::verify_image;
 use registry_client::manifest::Manifest;
 use registry_client::{RegistryClient, RetryPolicy};
@@ -24,10 +25,6 @@ use serde::{Deserialize, Serialize};
 use service_kit::secret::{RedactedUrl, Secret};
 
 use super::default_root_certificate_dir;
-
-/// A graph-data tarball (an image layer is one) is a few MiB; this bounds a
-/// hostile or broken source, whether a URL or an image.
-pub const MAX_TARBALL_BYTES: usize = 128 * 1024 * 1024;
 
 /// Graph-data as read from a source.
 #[derive(Debug)]

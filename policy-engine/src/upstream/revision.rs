@@ -95,6 +95,11 @@ impl Revision {
         }
     }
 
+    /// The graph as the upstream sent it, before any filter.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
     pub fn release_count(&self) -> usize {
         self.graph.release_count()
     }

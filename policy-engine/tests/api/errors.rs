@@ -8,7 +8,8 @@ use crate::support::upstream::{Behaviour, FakeUpstream};
 async fn unknown_paths_are_json_404() {
     let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
     let app = spawn_ready(settings(&upstream.url())).await;
-    for path in ["/", "/graphs", "/v2/graph", "/graph/extra"] {
+    // `/` is the explorer page (tests/api/explorer.rs).
+    for path in ["/graphs", "/v2/graph", "/graph/extra", "/explorer/missing.js"] {
         let value = app.get(path).await.assert_error(404, "does_not_exist");
         assert_eq!(value, format!("does not exist: path {path}"));
     }

@@ -9,6 +9,7 @@ mod cluster_policy;
 mod connections;
 mod cors;
 mod errors;
+mod explorer;
 mod freshness;
 mod negotiation;
 mod openapi;

@@ -1,0 +1,285 @@
+//! A headless Chromium driven over WebDriver: Debian's `chromium` and its
+//! `chromedriver` (scripts/install-test-deps.sh installs both), for the
+//! explorer page's tests. The driver process is killed when the browser is
+//! dropped, also when a test panics.
+//!
+//! The few W3C WebDriver commands the tests use, over the workspace's
+//! reqwest: fantoccini brings an MPL-2.0 protocol crate and a second cookie
+//! and ICU stack, which `cargo deny` refuses.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{Context as _, anyhow, bail};
+use serde_json::{Value, json};
+
+use crate::poll;
+
+/// The window the page is drawn in (and screenshots taken at).
+const WINDOW_SIZE: &str = "--window-size=1400,900";
+
+/// The key W3C WebDriver gives every element reference.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// Keys as WebDriver types them (code points of its own).
+pub mod keys {
+    pub const ENTER: &str = "\u{e007}";
+    pub const ARROW_UP: &str = "\u{e013}";
+}
+
+pub struct Browser {
+    session: Session,
+    /// Last: the session is gone before its driver.
+    _driver: Driver,
+}
+
+/// `chromedriver`, killed on drop.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
+/// One browser session: where its commands go.
+#[derive(Clone)]
+struct Session {
+    http: reqwest::Client,
+    url: String,
+}
+
+/// An element of the page.
+pub struct Element {
+    session: Session,
+    id: String,
+}
+
+impl Session {
+    /// Sends one command; its answer's `value`, or its error.
+    async fn command(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<Value> {
+        let mut request = self.http.request(method, format!("{}{path}", self.url));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let answer: Value = request.send().await?.json().await?;
+        match answer["value"].get("error") {
+            Some(error) => bail!("WebDriver {path}: {error}: {}", answer["value"]["message"]),
+            None => Ok(answer["value"].clone()),
+        }
+    }
+
+    async fn get(&self, path: &str) -> anyhow::Result<Value> {
+        self.command(reqwest::Method::GET, path, None).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> anyhow::Result<Value> {
+        self.command(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    fn element(&self, reference: &Value) -> anyhow::Result<Element> {
+        let id = reference[ELEMENT_KEY]
+            .as_str()
+            .ok_or_else(|| anyhow!("not an element: {reference}"))?;
+        Ok(Element {
+            session: self.clone(),
+            id: id.to_owned(),
+        })
+    }
+}
+
+impl Browser {
+    /// Starts `chromedriver` on a free loopback port and a headless
+    /// session in it that keeps the page's console messages.
+    pub async fn start() -> anyhow::Result<Self> {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let driver = Driver(
+            Command::new("chromedriver")
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .context("starting chromedriver (scripts/install-test-deps.sh installs it)")?,
+        );
+        let driver_url = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        poll::until("chromedriver to answer", poll::STARTUP_TIMEOUT, async || {
+            http.get(format!("{driver_url}/status"))
+                .send()
+                .await?
+                .error_for_status()?;
+            Ok(())
+        })
+        .await?;
+        let capabilities = json!({"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                // Root in a container: no sandbox. Nothing of the browser's
+                // own (updates, sync, safe browsing) goes out either.
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--disable-background-networking", "--disable-component-update",
+                         "--disable-sync", "--no-first-run", WINDOW_SIZE],
+            },
+            "goog:loggingPrefs": {"browser": "ALL"},
+        }});
+        let driver_session = Session {
+            http,
+            url: driver_url,
+        };
+        let created = driver_session
+            .post("/session", json!({"capabilities": capabilities}))
+            .await
+            .context("opening a Chromium session")?;
+        let id = created["sessionId"]
+            .as_str()
+            .ok_or_else(|| anyhow!("no session id in {created}"))?;
+        Ok(Self {
+            session: Session {
+                url: format!("{}/session/{id}", driver_session.url),
+                http: driver_session.http,
+            },
+            _driver: driver,
+        })
+    }
+
+    pub async fn open(&self, url: &str) -> anyhow::Result<()> {
+        self.session
+            .post("/url", json!({"url": url}))
+            .await
+            .with_context(|| format!("opening {url}"))?;
+        Ok(())
+    }
+
+    pub async fn reload(&self) -> anyhow::Result<()> {
+        self.session.post("/refresh", json!({})).await?;
+        Ok(())
+    }
+
+    pub async fn current_url(&self) -> anyhow::Result<String> {
+        Ok(self
+            .session
+            .get("/url")
+            .await?
+            .as_str()
+            .unwrap_or_default()
+            .to_owned())
+    }
+
+    /// Every element `css` selects now.
+    pub async fn all(&self, css: &str) -> anyhow::Result<Vec<Element>> {
+        let found = self
+            .session
+            .post("/elements", json!({"using": "css selector", "value": css}))
+            .await?;
+        found
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|reference| self.session.element(reference))
+            .collect()
+    }
+
+    /// The first element `css` selects, once there is one.
+    pub async fn wait_for(&self, css: &str) -> anyhow::Result<Element> {
+        let (element, _) = poll::until(&format!("an element {css}"), poll::CHANGE_TIMEOUT, async || {
+            self.all(css)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(|| anyhow!("none yet"))
+        })
+        .await?;
+        Ok(element)
+    }
+
+    /// `attribute` of every element `css` selects now.
+    pub async fn attributes(&self, css: &str, attribute: &str) -> anyhow::Result<Vec<String>> {
+        let mut values = Vec::new();
+        for element in self.all(css).await? {
+            values.push(element.attr(attribute).await?.unwrap_or_default());
+        }
+        Ok(values)
+    }
+
+    /// The element that has the focus.
+    pub async fn focused(&self) -> anyhow::Result<Element> {
+        let reference = self.session.get("/element/active").await?;
+        self.session.element(&reference)
+    }
+
+    /// Runs `script` in the page and returns what it returns.
+    pub async fn run(&self, script: &str) -> anyhow::Result<Value> {
+        self.session
+            .post("/execute/sync", json!({"script": script, "args": []}))
+            .await
+    }
+
+    /// The URLs the page loaded (documents, scripts, styles, fetches).
+    pub async fn requested_urls(&self) -> anyhow::Result<Vec<String>> {
+        let urls = self
+            .run("return [location.href, ...performance.getEntriesByType('resource').map((entry) => entry.name)];")
+            .await?;
+        Ok(serde_json::from_value(urls)?)
+    }
+
+    /// The console's errors since the last call (chromedriver's log
+    /// endpoint: WebDriver itself has none).
+    pub async fn console_errors(&self) -> anyhow::Result<Vec<String>> {
+        let log = self.session.post("/se/log", json!({"type": "browser"})).await?;
+        Ok(log
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|entry| entry["level"] == "SEVERE")
+            .map(|entry| entry["message"].as_str().unwrap_or_default().to_owned())
+            .collect())
+    }
+
+    /// A PNG of the window.
+    pub async fn screenshot(&self) -> anyhow::Result<Vec<u8>> {
+        use base64::Engine as _;
+
+        let encoded = self.session.get("/screenshot").await?;
+        Ok(base64::engine::general_purpose::STANDARD.decode(encoded.as_str().unwrap_or_default())?)
+    }
+
+    pub async fn close(self) -> anyhow::Result<()> {
+        self.session.command(reqwest::Method::DELETE, "", None).await?;
+        Ok(())
+    }
+}
+
+impl Element {
+    fn path(&self, command: &str) -> String {
+        format!("/element/{}/{command}", self.id)
+    }
+
+    pub async fn attr(&self, name: &str) -> anyhow::Result<Option<String>> {
+        let value = self.session.get(&self.path(&format!("attribute/{name}"))).await?;
+        Ok(value.as_str().map(str::to_owned))
+    }
+
+    pub async fn prop(&self, name: &str) -> anyhow::Result<Option<String>> {
+        let value = self.session.get(&self.path(&format!("property/{name}"))).await?;
+        Ok(value.as_str().map(str::to_owned))
+    }
+
+    pub async fn click(&self) -> anyhow::Result<()> {
+        self.session.post(&self.path("click"), json!({})).await?;
+        Ok(())
+    }
+
+    /// Types `text` into the element (focusing it first).
+    pub async fn send_keys(&self, text: &str) -> anyhow::Result<()> {
+        self.session
+            .post(&self.path("value"), json!({"text": text}))
+            .await?;
+        Ok(())
+    }
+}

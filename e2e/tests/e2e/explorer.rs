@@ -1,0 +1,299 @@
+//! The explorer page in a real browser (headless Chromium) on engine A,
+//! chained to a graph-builder: on the bundled demo data, what the page
+//! draws, plans and explains is what the planning library answers on the
+//! graph-builder's graph; on the registry stack, a release published while
+//! the page is open shows after a reload.
+//!
+//! With `EXPLORER_SCREENSHOTS` set to a directory, the views are saved
+//! there (scripts/screenshots.sh refreshes docs/ so).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use cincinnati_client::document::{Document, Shape};
+use cincinnati_client::explain::{ExplainQuery, explain};
+use cincinnati_client::json::ExplanationJson;
+use cincinnati_client::plan::{PathAnswer, PathQuery, plan};
+use cincinnati_client::{Tier, UpdateGraph};
+use cincinnati_core::Version;
+use e2e::browser::{Browser, keys};
+use e2e::graph_builder::{GraphBuilderOptions, PATH_PREFIX};
+use e2e::offline::OfflineStack;
+use e2e::scenario::CANDIDATE;
+use e2e::stack::Stack;
+use release_set_generator::{demo_releases, testdata_graph_data};
+
+const CHANNEL: &str = "stable-4.18";
+const ARCH: &str = "amd64";
+/// Waits for the drawing: the summary carries its counts once drawn.
+const DRAWN: &str = "#summary[data-releases]";
+
+/// The page on engine A, with `query`.
+fn page_url(stack: &OfflineStack, query: &str) -> String {
+    stack.engines.engine_a.api_url(&format!("{PATH_PREFIX}/?{query}"))
+}
+
+/// The library's graph of [`ARCH`], built from the graph-builder's graph.
+async fn library_graph(stack: &OfflineStack) -> anyhow::Result<UpdateGraph> {
+    let body = reqwest::get(stack.full_graph_url()).await?.bytes().await?;
+    let graph = cincinnati_core::wire::parse(&body)?.graph;
+    Ok(UpdateGraph::build(
+        ARCH,
+        &[Document {
+            graph,
+            shape: Shape::Full,
+        }],
+    ))
+}
+
+/// Saves a screenshot as `name` where scripts/screenshots.sh asks, else in
+/// the stack's directory (kept when a test fails).
+async fn screenshot(browser: &Browser, stack: &OfflineStack, name: &str) -> anyhow::Result<()> {
+    let directory =
+        std::env::var_os("EXPLORER_SCREENSHOTS").map_or_else(|| stack.workdir().to_owned(), PathBuf::from);
+    let path = directory.join(name);
+    std::fs::write(&path, browser.screenshot().await?).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The first update of [`CHANNEL`] with risks: its ends and risk names.
+fn a_conditional_update(graph: &UpdateGraph) -> (String, String, BTreeSet<String>) {
+    let channel = graph.channel(CHANNEL).unwrap();
+    let update = channel
+        .updates()
+        .find(|update| update.risks.is_some())
+        .expect("the demo channel has conditional updates");
+    let risks = update
+        .risks
+        .unwrap()
+        .iter()
+        .map(|risk| risk.name.clone())
+        .collect();
+    (
+        graph.version(update.from).to_string(),
+        graph.version(update.to).to_string(),
+        risks,
+    )
+}
+
+#[tokio::test]
+async fn the_page_draws_plans_and_explains_what_the_library_answers() {
+    let stack = OfflineStack::start(&demo_releases(), &testdata_graph_data())
+        .await
+        .unwrap();
+    let library = library_graph(&stack).await.unwrap();
+    let browser = Browser::start().await.unwrap();
+
+    // The channel, drawn: every release of it, nothing else, no error, and
+    // nothing asked of anyone but the engine.
+    browser
+        .open(&page_url(&stack, &format!("channel={CHANNEL}&arch={ARCH}")))
+        .await
+        .unwrap();
+    let summary = browser.wait_for(DRAWN).await.unwrap();
+    let expected: BTreeSet<String> = library
+        .channel(CHANNEL)
+        .unwrap()
+        .releases()
+        .iter()
+        .map(|&release| library.version(release).to_string())
+        .collect();
+    let drawn: BTreeSet<String> = browser
+        .attributes(".node", "data-version")
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(drawn, expected);
+    assert_eq!(
+        summary.attr("data-releases").await.unwrap(),
+        Some(expected.len().to_string())
+    );
+    println!(
+        "{CHANNEL}: {} releases drawn in {} ms",
+        expected.len(),
+        summary.attr("data-draw-ms").await.unwrap().unwrap_or_default()
+    );
+    let origin = stack.engines.engine_a.api_url("/");
+    for url in browser.requested_urls().await.unwrap() {
+        assert!(url.starts_with(&origin), "the page asked {url}, not the engine");
+    }
+    screenshot(&browser, &stack, "explorer-channel.png")
+        .await
+        .unwrap();
+
+    // The keyboard: the drawing's one tab stop is the newest release; up
+    // moves to the one before it, Enter selects it.
+    let newest: Vec<String> = library.channel(CHANNEL).unwrap().releases()[..]
+        .iter()
+        .rev()
+        .take(2)
+        .map(|&release| library.version(release).to_string())
+        .collect();
+    let stop = browser.wait_for(".node[tabindex=\"0\"]").await.unwrap();
+    assert_eq!(
+        stop.attr("data-version").await.unwrap().as_ref(),
+        Some(&newest[0])
+    );
+    stop.send_keys(keys::ARROW_UP).await.unwrap();
+    let focused = browser.focused().await.unwrap();
+    assert_eq!(
+        focused.attr("data-version").await.unwrap().as_ref(),
+        Some(&newest[1])
+    );
+    focused.send_keys(keys::ENTER).await.unwrap();
+    let selected = browser.wait_for("#release-body[data-version]").await.unwrap();
+    assert_eq!(
+        selected.attr("data-version").await.unwrap().as_ref(),
+        Some(&newest[1])
+    );
+
+    // A conditional update, selected: its risks by name.
+    let (from, to, risks) = a_conditional_update(&library);
+    browser
+        .wait_for(&format!(".node[data-version=\"{from}\"]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let shown: BTreeSet<String> = browser
+        .attributes(&format!("#updates li[data-to=\"{to}\"] .risk"), "data-risk")
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(shown, risks, "the risks of {from} → {to}");
+    screenshot(&browser, &stack, "explorer-release.png")
+        .await
+        .unwrap();
+
+    // From → to, typed into the form: the library's hops, and why there is
+    // no direct update in the channel drawn.
+    let (from, to) = ("4.17.22", "4.18.40");
+    let query = PathQuery {
+        from: Version::parse(from).unwrap(),
+        to: Version::parse(to).unwrap(),
+        tier: Tier::Stable,
+        accepted_risks: BTreeSet::new(),
+        alternatives: 0,
+    };
+    let PathAnswer::Found { plan: planned, .. } = plan(&library, &query) else {
+        panic!("the library finds no path from {from} to {to}");
+    };
+    let hops: Vec<[String; 3]> = planned
+        .hops
+        .iter()
+        .map(|hop| {
+            [
+                hop.from.version.to_string(),
+                hop.to.version.to_string(),
+                hop.channel.to_owned(),
+            ]
+        })
+        .collect();
+    assert!(!hops.is_empty());
+    for (field, version) in [("#from", from), ("#to", to)] {
+        browser
+            .wait_for(field)
+            .await
+            .unwrap()
+            .send_keys(version)
+            .await
+            .unwrap();
+    }
+    browser
+        .wait_for("#choice button")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert_eq!(shown_hops(&browser).await.unwrap(), hops);
+    let explanation = explain(
+        &library,
+        &ExplainQuery {
+            channel: CHANNEL.to_owned(),
+            from: query.from.clone(),
+            to: query.to.clone(),
+        },
+        None,
+    );
+    let verdict = serde_json::to_value(ExplanationJson::new(&explanation)).unwrap()["verdict"].clone();
+    let why = browser.wait_for("#why-not").await.unwrap();
+    assert_eq!(
+        why.attr("data-verdict").await.unwrap().as_deref(),
+        verdict.as_str()
+    );
+    screenshot(&browser, &stack, "explorer-path.png").await.unwrap();
+
+    // The state is in the URL: opened again, the page shows the same.
+    let url = browser.current_url().await.unwrap();
+    for part in [
+        format!("channel={CHANNEL}"),
+        format!("arch={ARCH}"),
+        format!("from={from}"),
+        format!("to={to}"),
+    ] {
+        assert!(url.contains(&part), "{url} lacks {part}");
+    }
+    browser.open("about:blank").await.unwrap();
+    browser.open(&url).await.unwrap();
+    browser.wait_for(DRAWN).await.unwrap();
+    assert_eq!(shown_hops(&browser).await.unwrap(), hops);
+    let channel = browser
+        .wait_for("#channel")
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(channel.as_deref(), Some(CHANNEL));
+
+    assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
+    browser.close().await.unwrap();
+}
+
+/// The hops of the path the page shows, once it shows one.
+async fn shown_hops(browser: &Browser) -> anyhow::Result<Vec<[String; 3]>> {
+    browser.wait_for("#path-list li").await?;
+    let mut hops = Vec::new();
+    for item in browser.all("#path-list li").await? {
+        let attribute = async |name| anyhow::Ok(item.attr(name).await?.unwrap_or_default());
+        hops.push([
+            attribute("data-from").await?,
+            attribute("data-to").await?,
+            attribute("data-channel").await?,
+        ]);
+    }
+    Ok(hops)
+}
+
+/// A release the standard scenario's candidate channel lists before it is
+/// published.
+const NEW_RELEASE: &str = "4.17.2";
+
+/// On the registry stack's standard scenario (small: a change is rebuilt in
+/// moments, where the demo data takes a debug graph-builder many seconds).
+#[tokio::test]
+async fn a_release_published_underneath_shows_after_a_reload() {
+    let mut stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
+    let browser = Browser::start().await.unwrap();
+    let page = stack
+        .engines
+        .engine_a
+        .api_url(&format!("{PATH_PREFIX}/?channel={CANDIDATE}&arch={ARCH}"));
+    let new_node = format!(".node[data-version=\"{NEW_RELEASE}\"]");
+
+    browser.open(&page).await.unwrap();
+    browser.wait_for(DRAWN).await.unwrap();
+    assert!(browser.all(&new_node).await.unwrap().is_empty());
+
+    // Once it has travelled the chain (A serves it before B), one reload shows it.
+    stack.assert_a_new_release_arrives(NEW_RELEASE).await.unwrap();
+    browser.reload().await.unwrap();
+    browser.wait_for(DRAWN).await.unwrap();
+    assert_eq!(browser.all(&new_node).await.unwrap().len(), 1);
+    assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
+    browser.close().await.unwrap();
+}

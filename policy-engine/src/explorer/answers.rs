@@ -1,0 +1,181 @@
+//! The JSON answers behind the explorer page, each the document the
+//! command-line client prints for the same question (`cincinnati channels`,
+//! `path`, `explain` with `-o json`), computed with the same library on the
+//! engine's graph, so the page and the CLI agree:
+//!
+//! - `GET {prefix}/v1/architectures`: the architectures of the graph.
+//! - `GET {prefix}/v1/channels?arch=`: the channels of one architecture.
+//! - `GET {prefix}/v1/path?from=&to=&arch=&tier=&accept=`: an update plan,
+//!   or where updates stop.
+//! - `GET {prefix}/v1/explain?channel=&from=&to=&arch=`: why an update is,
+//!   or is not, offered.
+//!
+//! Answers go out as the graph's do: ETag, gzip and Cache-Control.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use cincinnati_client::explain::{ExplainQuery, explain};
+use cincinnati_client::json::{ChannelsJson, ExplanationJson, PathJson, SCHEMA_VERSION};
+use cincinnati_client::plan::{PathQuery, plan};
+use cincinnati_client::{ChannelView, Tier};
+use cincinnati_core::{ApiError, ErrorKind, Version};
+use regex::Regex;
+use serde::Serialize;
+use service_kit::accept::APPLICATION_JSON;
+use service_kit::query::{QueryParameters, RequiredParameters};
+use service_kit::{CachePolicy, HttpError, PreparedBody};
+
+use super::graphs::Graphs;
+use crate::query::{Arch, Channel};
+
+/// The architecture asked about when none is given, as for the graph.
+const DEFAULT_ARCH: &str = "amd64";
+
+/// A semantic version, as `/openapi` declares it: numbers without leading
+/// zeros (at most ten digits, so they fit), optional pre-release and build.
+pub const VERSION_PATTERN: &str = r"^(0|[1-9][0-9]{0,9})\.(0|[1-9][0-9]{0,9})\.(0|[1-9][0-9]{0,9})(-(0|[1-9][0-9]{0,9}|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]{0,9}|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$";
+
+static VERSION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(VERSION_PATTERN).expect("the pattern compiles"));
+
+/// `{"kind": "Architectures", "schemaVersion": 1, "architectures": [...]}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArchitecturesJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    architectures: Vec<&'a str>,
+}
+
+pub async fn architectures(
+    request: HttpRequest,
+    graphs: web::Data<Graphs>,
+    caching: web::Data<CachePolicy>,
+) -> Result<HttpResponse, HttpError> {
+    let architectures = graphs.architectures()?;
+    let document = ArchitecturesJson {
+        kind: "Architectures",
+        schema_version: SCHEMA_VERSION,
+        architectures: architectures.iter().map(String::as_str).collect(),
+    };
+    respond(&request, &document, &caching)
+}
+
+pub async fn channels(
+    request: HttpRequest,
+    graphs: web::Data<Graphs>,
+    caching: web::Data<CachePolicy>,
+) -> Result<HttpResponse, HttpError> {
+    let parameters = QueryParameters::parse(request.query_string());
+    let graph = graphs.of(&arch(&parameters)?).await?;
+    let views: Vec<ChannelView> = graph.channels().collect();
+    respond(&request, &ChannelsJson::new(graph.arch(), None, &views), &caching)
+}
+
+pub async fn path(
+    request: HttpRequest,
+    graphs: web::Data<Graphs>,
+    caching: web::Data<CachePolicy>,
+) -> Result<HttpResponse, HttpError> {
+    let parameters = QueryParameters::parse(request.query_string());
+    RequiredParameters::new(["from".to_owned(), "to".to_owned()]).check(&parameters)?;
+    let query = PathQuery {
+        from: version(&parameters, "from")?,
+        to: version(&parameters, "to")?,
+        tier: tier(&parameters)?,
+        accepted_risks: accepted_risks(&parameters),
+        alternatives: 0,
+    };
+    let graph = graphs.of(&arch(&parameters)?).await?;
+    let answer = plan(&graph, &query);
+    respond(&request, &PathJson::new(graph.arch(), &query, &answer), &caching)
+}
+
+pub async fn explanation(
+    request: HttpRequest,
+    graphs: web::Data<Graphs>,
+    caching: web::Data<CachePolicy>,
+) -> Result<HttpResponse, HttpError> {
+    let parameters = QueryParameters::parse(request.query_string());
+    RequiredParameters::new(["channel", "from", "to"].map(str::to_owned)).check(&parameters)?;
+    let channel = Channel::parse(parameters.get("channel").unwrap_or_default())?;
+    let query = ExplainQuery {
+        channel: channel.as_str().to_owned(),
+        from: version(&parameters, "from")?,
+        to: version(&parameters, "to")?,
+    };
+    let graph = graphs.of(&arch(&parameters)?).await?;
+    // The engine has the graph, not the graph-data it was built with: the
+    // explanation names a block by the `remove_regex` the graph carries.
+    let explanation = explain(&graph, &query, None);
+    respond(&request, &ExplanationJson::new(&explanation), &caching)
+}
+
+fn respond(
+    request: &HttpRequest,
+    document: &impl Serialize,
+    caching: &CachePolicy,
+) -> Result<HttpResponse, HttpError> {
+    let body =
+        serde_json::to_vec(document).map_err(|error| ApiError::new(ErrorKind::FailedJsonOut, error))?;
+    Ok(PreparedBody::new(body).respond(request, APPLICATION_JSON, caching))
+}
+
+fn arch(parameters: &QueryParameters) -> Result<Arch, ApiError> {
+    Arch::parse(parameters.get("arch").unwrap_or(DEFAULT_ARCH))
+}
+
+fn version(parameters: &QueryParameters, name: &str) -> Result<Version, ApiError> {
+    let raw = parameters.get(name).unwrap_or_default();
+    VERSION
+        .is_match(raw)
+        .then(|| Version::parse(raw).ok())
+        .flatten()
+        .ok_or_else(|| ApiError::invalid_param(name, raw, VERSION_PATTERN))
+}
+
+fn tier(parameters: &QueryParameters) -> Result<Tier, ApiError> {
+    let raw = parameters.get("tier").unwrap_or(Tier::Stable.as_str());
+    raw.parse()
+        .map_err(|error| ApiError::new(ErrorKind::InvalidParams, error))
+}
+
+/// `accept=a,b`: the risks whose conditional updates a plan may take.
+fn accepted_risks(parameters: &QueryParameters) -> BTreeSet<String> {
+    parameters
+        .get("accept")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_refused_unless_the_documented_pattern_matches() {
+        let parameters = |value: &str| QueryParameters::parse(&format!("from={value}"));
+        for good in ["4.18.1", "4.18.0-rc.3", "4.18.1%2Bamd64", "0.0.0-a-b.0"] {
+            assert!(version(&parameters(good), "from").is_ok(), "{good}");
+        }
+        for bad in ["4.18", "04.18.1", "4.18.1-01", "4.18.1-", "99999999999.0.0", ""] {
+            let error = version(&parameters(bad), "from").unwrap_err();
+            assert_eq!(error.kind, ErrorKind::InvalidParams, "{bad}");
+        }
+    }
+
+    #[test]
+    fn accepted_risks_are_a_comma_separated_list() {
+        let parameters = QueryParameters::parse("accept=A,%20B,,A");
+        assert_eq!(
+            accepted_risks(&parameters).into_iter().collect::<Vec<_>>(),
+            ["A", "B"]
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! The planning library's view of the upstream's full graph: one
+//! [`UpdateGraph`] per architecture, built on first use and kept until the
+//! upstream sends another revision.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use cincinnati_client::UpdateGraph;
+use cincinnati_client::document::{self, Document, Shape};
+use cincinnati_core::{ApiError, ErrorKind};
+use tokio::sync::OnceCell;
+
+use crate::engine::Engine;
+use crate::query::Arch;
+use crate::upstream::revision::Revision;
+
+/// See the [module documentation](self).
+pub struct Graphs {
+    engine: Arc<Engine>,
+    cached: Mutex<Cached>,
+}
+
+/// What was built from one revision. Weak: an old revision is freed when
+/// the engine drops it, not when the explorer is next asked.
+#[derive(Default)]
+struct Cached {
+    revision: Weak<Revision>,
+    architectures: Arc<BTreeSet<String>>,
+    /// Concurrent first requests for one architecture wait for one build
+    /// (each build reads a copy of the whole graph).
+    by_arch: HashMap<String, Arc<OnceCell<Arc<UpdateGraph>>>>,
+}
+
+impl Graphs {
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
+            cached: Mutex::default(),
+        }
+    }
+
+    /// The architectures of the current full graph.
+    pub fn architectures(&self) -> Result<Arc<BTreeSet<String>>, ApiError> {
+        let revision = self.engine.full_graph()?;
+        Ok(self.current(&revision).architectures.clone())
+    }
+
+    /// The graph of `arch`, built once from the current full graph (on a
+    /// blocking thread: it reads every release). Only architectures the
+    /// graph has are built (others are 404 `does_not_exist`), so made-up
+    /// ones cannot grow the cache.
+    pub async fn of(&self, arch: &Arch) -> Result<Arc<UpdateGraph>, ApiError> {
+        let revision = self.engine.full_graph()?;
+        let cell = {
+            let mut cached = self.current(&revision);
+            if !cached.architectures.contains(arch.as_str()) {
+                let known: Vec<&str> = cached.architectures.iter().map(String::as_str).collect();
+                // Not 400: a valid name, of no architecture this graph has.
+                return Err(ApiError::new(
+                    ErrorKind::DoesNotExist,
+                    format_args!("arch '{arch}' has no release (known: {})", known.join(", ")),
+                ));
+            }
+            cached
+                .by_arch
+                .entry(arch.as_str().to_owned())
+                .or_default()
+                .clone()
+        };
+        let name = arch.as_str().to_owned();
+        cell.get_or_try_init(|| async move {
+            tokio::task::spawn_blocking(move || {
+                let full = Document {
+                    graph: revision.graph().clone(),
+                    shape: Shape::Full,
+                };
+                Arc::new(UpdateGraph::build(&name, &[full]))
+            })
+            .await
+            .map_err(|error| ApiError::new(ErrorKind::FailedPluginExecution, error))
+        })
+        .await
+        .cloned()
+    }
+
+    /// The cache, emptied first if it was built from another revision.
+    fn current(&self, revision: &Arc<Revision>) -> MutexGuard<'_, Cached> {
+        let mut cached = self.cached.lock().expect("explorer graph cache lock poisoned");
+        if !Weak::ptr_eq(&cached.revision, &Arc::downgrade(revision)) {
+            *cached = Cached {
+                revision: Arc::downgrade(revision),
+                architectures: Arc::new(
+                    document::architectures(revision.graph())
+                        .into_iter()
+                        .map(str::to_owned)
+                        .collect(),
+                ),
+                by_arch: HashMap::new(),
+            };
+        }
+        cached
+    }
+}

@@ -1,0 +1,58 @@
+//! The update graph explorer: a page every engine serves at `{prefix}/`
+//! that draws a channel's releases and updates, plans the way from one
+//! release to another and says why an update is missing; and the JSON
+//! answers it reads, which are the command-line client's documents.
+//!
+//! - [`page`]: the page, its script and style, compiled in.
+//! - [`answers`]: `{prefix}/v1/architectures`, `/v1/channels`, `/v1/path`,
+//!   `/v1/explain`.
+//! - [`graphs`]: the planning library's graph of each architecture, built
+//!   from the upstream's full graph.
+//!
+//! The page draws a channel from the Graph API answer (`{prefix}/graph`),
+//! the one clusters get, and asks `/v1/path` and `/v1/explain` for the
+//! rest. The drawing is hand-written SVG: see docs/ARCHITECTURE.md.
+
+pub mod answers;
+pub mod graphs;
+pub mod page;
+
+use std::sync::Arc;
+
+use actix_web::web;
+use service_kit::routes::get_or_head;
+use service_kit::{CachePolicy, PathPrefix};
+
+use crate::engine::Engine;
+use graphs::Graphs;
+
+/// The explorer's routes under `prefix`: the JSON answers always (they are
+/// part of the API, in `/openapi`), the page and its assets when `serve_page`.
+pub fn configure(
+    prefix: PathPrefix,
+    engine: Arc<Engine>,
+    caching: CachePolicy,
+    serve_page: bool,
+) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+    let graphs = web::Data::new(Graphs::new(engine));
+    let caching = web::Data::new(caching);
+    let assets: Vec<_> = page::ASSETS
+        .iter()
+        .filter(|_| serve_page)
+        .map(|asset| (asset.path, web::Data::new(asset.prepare())))
+        .collect();
+    move |config| {
+        config.app_data(graphs.clone()).app_data(caching.clone());
+        config
+            .service(get_or_head(
+                &prefix.join("/v1/architectures"),
+                answers::architectures,
+            ))
+            .service(get_or_head(&prefix.join("/v1/channels"), answers::channels))
+            .service(get_or_head(&prefix.join("/v1/path"), answers::path))
+            .service(get_or_head(&prefix.join("/v1/explain"), answers::explanation));
+        for (path, asset) in &assets {
+            config.service(get_or_head(&prefix.join(path), page::serve).app_data(asset.clone()));
+        }
+    }
+}
