@@ -13,6 +13,8 @@ fuzz_target!(|query: &str| {
     let rules = QueryRules {
         required: RequiredParameters::new(["channel".to_owned()]),
         forwarded: BTreeSet::from(["version".to_owned()]),
+        // Both rule sets (with and without version-prune), as the input picks.
+        keyed_by_version: query.len() % 2 == 1,
     };
     let Ok(parsed) = ClientQuery::parse(query, &rules) else {
         return;
