@@ -282,6 +282,22 @@ impl Engine {
         }
     }
 
+    /// On an engine chained to another engine (which sends no full graph),
+    /// the upstream engine's explorer answer to `endpoint` and `query`;
+    /// `None` when this engine has the full graph itself.
+    pub async fn upstream_explorer_answer(
+        &self,
+        endpoint: &str,
+        query: &str,
+    ) -> Option<Result<http_fetch::Response, http_fetch::FetchError>> {
+        match self.upstream_kind() {
+            Some(UpstreamKind::PolicyEngine) => {
+                Some(self.client.fetch_explorer_answer(endpoint, query).await)
+            }
+            _ => None,
+        }
+    }
+
     fn served_revision(&self, feed: &Feed) -> Result<Arc<Revision>, ApiError> {
         feed.revision()
             .ok_or_else(|| self.unavailable(feed.last_error().map(|failure| failure.message)))

@@ -2,7 +2,8 @@
 //! chained to a graph-builder: on the bundled demo data, what the page
 //! draws, plans and explains is what the planning library answers on the
 //! graph-builder's graph; on the registry stack, a release published while
-//! the page is open shows after a reload.
+//! the page is open shows after a reload, and engine B, chained to engine
+//! A, answers the page's questions as A does.
 //!
 //! With `EXPLORER_SCREENSHOTS` set to a directory, the views are saved
 //! there (scripts/screenshots.sh refreshes docs/ so).
@@ -19,6 +20,7 @@ use cincinnati_client::{Tier, UpdateGraph};
 use cincinnati_core::Version;
 use e2e::browser::{Browser, keys};
 use e2e::graph_builder::{GraphBuilderOptions, PATH_PREFIX};
+use e2e::http;
 use e2e::offline::OfflineStack;
 use e2e::scenario::CANDIDATE;
 use e2e::stack::Stack;
@@ -296,4 +298,39 @@ async fn a_release_published_underneath_shows_after_a_reload() {
     assert_eq!(browser.all(&new_node).await.unwrap().len(), 1);
     assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
     browser.close().await.unwrap();
+}
+
+/// B has no full graph (its upstream, A, answers a channel at a time): its
+/// explorer answers are A's, errors included.
+#[tokio::test]
+async fn an_engine_chained_to_an_engine_answers_as_its_upstream_engine() {
+    let stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
+    let versions = &stack.published().graph_data.channels[CANDIDATE];
+    let (oldest, newest) = (versions.first().unwrap(), versions.last().unwrap());
+    let questions = [
+        "v1/architectures".to_owned(),
+        format!("v1/channels?arch={ARCH}"),
+        format!("v1/path?from={oldest}&to={newest}&arch={ARCH}"),
+        format!("v1/explain?channel={CANDIDATE}&from={oldest}&to={newest}&arch={ARCH}"),
+        format!("v1/path?from={oldest}&to=4.x&arch={ARCH}"),
+    ];
+    let client = reqwest::Client::new();
+    for question in questions {
+        let ask = |engine: &e2e::process::ServiceProcess| {
+            let url = engine.api_url(&format!("{PATH_PREFIX}/{question}"));
+            let client = client.clone();
+            async move { http::get(&client, &url, None).await.unwrap() }
+        };
+        let (from_a, from_b) = (
+            ask(&stack.engines.engine_a).await,
+            ask(&stack.engines.engine_b).await,
+        );
+        assert_eq!(from_b.status, from_a.status, "{question}");
+        assert_eq!(from_b.content_type, from_a.content_type, "{question}");
+        assert_eq!(
+            String::from_utf8_lossy(&from_b.body),
+            String::from_utf8_lossy(&from_a.body),
+            "{question}"
+        );
+    }
 }

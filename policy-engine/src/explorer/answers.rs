@@ -15,6 +15,7 @@
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use cincinnati_client::explain::{ExplainQuery, explain};
 use cincinnati_client::json::{ChannelsJson, ExplanationJson, PathJson, SCHEMA_VERSION};
@@ -54,6 +55,9 @@ pub async fn architectures(
     graphs: web::Data<Graphs>,
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
+    if let Some(answer) = forwarded(&request, &graphs, "architectures", &caching).await {
+        return answer;
+    }
     let architectures = graphs.architectures()?;
     let document = ArchitecturesJson {
         kind: "Architectures",
@@ -68,6 +72,9 @@ pub async fn channels(
     graphs: web::Data<Graphs>,
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
+    if let Some(answer) = forwarded(&request, &graphs, "channels", &caching).await {
+        return answer;
+    }
     let parameters = QueryParameters::parse(request.query_string());
     let graph = graphs.of(&arch(&parameters)?).await?;
     let views: Vec<ChannelView> = graph.channels().collect();
@@ -79,6 +86,9 @@ pub async fn path(
     graphs: web::Data<Graphs>,
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
+    if let Some(answer) = forwarded(&request, &graphs, "path", &caching).await {
+        return answer;
+    }
     let parameters = QueryParameters::parse(request.query_string());
     RequiredParameters::new(["from".to_owned(), "to".to_owned()]).check(&parameters)?;
     let query = PathQuery {
@@ -98,6 +108,9 @@ pub async fn explanation(
     graphs: web::Data<Graphs>,
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
+    if let Some(answer) = forwarded(&request, &graphs, "explain", &caching).await {
+        return answer;
+    }
     let parameters = QueryParameters::parse(request.query_string());
     RequiredParameters::new(["channel", "from", "to"].map(str::to_owned)).check(&parameters)?;
     let channel = Channel::parse(parameters.get("channel").unwrap_or_default())?;
@@ -111,6 +124,30 @@ pub async fn explanation(
     // explanation names a block by the `remove_regex` the graph carries.
     let explanation = explain(&graph, &query, None);
     respond(&request, &ExplanationJson::new(&explanation), &caching)
+}
+
+/// An engine chained to another engine has no full graph to plan on: it
+/// answers with the upstream engine's explorer (which may forward in turn),
+/// its answer as it is, errors included. `None` on an engine with the graph.
+async fn forwarded(
+    request: &HttpRequest,
+    graphs: &Graphs,
+    endpoint: &str,
+    caching: &CachePolicy,
+) -> Option<Result<HttpResponse, HttpError>> {
+    let fetched = graphs.upstream_answer(endpoint, request.query_string()).await?;
+    Some(match fetched {
+        Ok(answer) if answer.status.is_success() => {
+            Ok(PreparedBody::new(answer.body).respond(request, APPLICATION_JSON, caching))
+        }
+        Ok(answer) => {
+            let status = StatusCode::from_u16(answer.status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+            Ok(HttpResponse::build(status)
+                .content_type(APPLICATION_JSON)
+                .body(answer.body))
+        }
+        Err(error) => Err(ApiError::new(ErrorKind::ServiceUnavailable, error).into()),
+    })
 }
 
 fn respond(

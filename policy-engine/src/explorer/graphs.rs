@@ -39,6 +39,16 @@ impl Graphs {
         }
     }
 
+    /// On an engine chained to another engine, the upstream engine's answer
+    /// to `endpoint` (see [`Engine::upstream_explorer_answer`]).
+    pub async fn upstream_answer(
+        &self,
+        endpoint: &str,
+        query: &str,
+    ) -> Option<Result<http_fetch::Response, http_fetch::FetchError>> {
+        self.engine.upstream_explorer_answer(endpoint, query).await
+    }
+
     /// The architectures of the current full graph.
     pub fn architectures(&self) -> Result<Arc<BTreeSet<String>>, ApiError> {
         let revision = self.engine.full_graph()?;

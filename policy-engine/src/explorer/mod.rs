@@ -11,7 +11,8 @@
 //!
 //! The page draws a channel from the Graph API answer (`{prefix}/graph`),
 //! the one clusters get, and asks `/v1/path` and `/v1/explain` for the
-//! rest. The drawing is hand-written SVG: see docs/ARCHITECTURE.md.
+//! rest. An engine chained to another engine has no full graph: it asks
+//! its upstream engine's `/v1/...` and answers with that. The drawing is hand-written SVG: see docs/ARCHITECTURE.md.
 
 pub mod answers;
 pub mod graphs;

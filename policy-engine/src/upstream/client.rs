@@ -114,6 +114,22 @@ impl UpstreamClient {
             etag: response.etag,
         })
     }
+
+    /// The upstream engine's explorer answer `{base}/v1/{endpoint}?{query}`
+    /// (its graph URL's last segment replaced), whatever its status.
+    pub async fn fetch_explorer_answer(
+        &self,
+        endpoint: &str,
+        query: &str,
+    ) -> Result<http_fetch::Response, http_fetch::FetchError> {
+        let mut url = self.url.expose();
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop().extend(["v1", endpoint]);
+        }
+        url.set_query(Some(query).filter(|query| !query.is_empty()));
+        let request = Get::new("upstream explorer", &url, self.max_body_bytes).accept(APPLICATION_JSON);
+        self.http.get(request).await
+    }
 }
 
 fn status_error(url: Url, status: StatusCode, body: &[u8]) -> FetchError {
