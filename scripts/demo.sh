@@ -53,8 +53,8 @@ digest=$(basename "$(dirname "$signed")")
 
 cat <<EOT
 
-The stack is up. Open the update graph explorer (the public engine: it has
-the full graph) at
+The stack is up. Open the update graph explorer of the public engine (or of
+the in-cluster one, on 8082, which asks the public one) at
   http://127.0.0.1:8081$prefix/?channel=stable-4.18&arch=amd64
 
 or try:
