@@ -524,10 +524,13 @@ impl Engine {
                 let counters = lookup.sent_and_failed();
                 let metrics = &self.metrics;
                 // Counted by the lookups; brought up to date for the scrape.
-                metrics.lookups.inc_by(counters.sent - metrics.lookups.get());
+                // Saturating: two scrapes at once may both have added the difference.
+                metrics
+                    .lookups
+                    .inc_by(counters.sent.saturating_sub(metrics.lookups.get()));
                 metrics
                     .lookup_errors
-                    .inc_by(counters.failed - metrics.lookup_errors.get());
+                    .inc_by(counters.failed.saturating_sub(metrics.lookup_errors.get()));
                 metrics.lookup_breaker_open.set(i64::from(lookup.is_open()));
             }
         }

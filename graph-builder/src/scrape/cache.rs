@@ -193,9 +193,12 @@ impl<'a> FileEntry<'a> {
         })
     }
 
-    /// `None` for an entry that no longer parses: it is simply fetched again.
+    /// `None` for an entry that no longer parses, or a release without its
+    /// creation time (written before it was kept; deferral rings need it):
+    /// it is simply fetched again.
     fn into_cached(self) -> Option<CachedImage> {
         Some(match self {
+            FileEntry::Release { created: None, .. } => return None,
             FileEntry::Release {
                 arch,
                 metadata,

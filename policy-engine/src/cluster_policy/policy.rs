@@ -83,7 +83,8 @@ impl Rollout {
     /// When a cluster at `place` is first offered the target.
     fn includes_from(&self, place: Place) -> SystemTime {
         let percent = place.percent();
-        if percent < self.starting_percentage {
+        // (At 100% from the start, the fraction below would be 0/0.)
+        if percent < self.starting_percentage || self.starting_percentage >= 100.0 {
             return self.start;
         }
         let fraction = ((percent - self.starting_percentage) / (100.0 - self.starting_percentage)).min(1.0);
@@ -339,6 +340,15 @@ mod tests {
         assert_eq!(rollout.progress(at(1000 + 99 * 3600)), 100.0);
         assert!(rollout.includes(Place::LAST, at(1000 + 10 * 3600)));
         assert!(!rollout.includes(Place::LAST, at(1000 + 10 * 3600 - 1)));
+    }
+
+    #[test]
+    fn a_rollout_at_100_from_its_start_includes_everyone_from_its_start() {
+        let rollout = rollout(1000, 10, 100.0);
+        for place in [Place::LAST, ids(1)[0].place()] {
+            assert_eq!(rollout.includes_from(place), at(1000));
+            assert!(rollout.includes(place, at(1000)));
+        }
     }
 
     /// The share of 10,000 ids a rollout offers its target to, at 0%, 50%
