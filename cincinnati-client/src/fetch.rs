@@ -283,8 +283,6 @@ fn read_maybe_gzipped(path: &Path) -> Result<Vec<u8>, FetchError> {
     Ok(inflated)
 }
 
-/// The body of a successful answer; another is an error naming the status
-/// and what the server said.
 /// An explanation is a few KB per withheld release; far below this.
 const MAX_EXPLANATION_BYTES: usize = 16 * 1024 * 1024;
 
@@ -305,6 +303,8 @@ pub async fn cluster_policy(
     serde_json::from_slice(&body).map_err(|source| FetchError::NotAnExplanation { url: asked, source })
 }
 
+/// The body of a successful answer; another is an error naming the status
+/// and what the server said.
 fn successful(response: http_fetch::Response) -> Result<bytes::Bytes, FetchError> {
     if response.status.is_success() {
         return Ok(response.body);

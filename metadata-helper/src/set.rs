@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{self, Read as _};
 use std::os::fd::OwnedFd;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -12,6 +13,7 @@ use bytes::Bytes;
 use image_signature::MAX_SIGNATURE_BYTES;
 use image_signature::layout::SignatureName;
 use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
+use rustix::io::Errno;
 use sha2::{Digest as _, Sha256};
 use tempfile::TempDir;
 
@@ -142,11 +144,30 @@ impl SignatureSet {
     }
 
     /// Opens `relative` beneath the root; `CrossesDevices` (EXDEV) when the
-    /// path leaves the tree.
+    /// path leaves the tree. Non-blocking, so that a FIFO in the tree cannot
+    /// hold a worker (it is then refused as not a file).
     fn open_beneath_root(&self, relative: &str) -> io::Result<File> {
         let root = self.current_root()?;
-        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY;
-        Ok(openat2(&root.dir, relative, flags, Mode::empty(), ResolveFlags::BENEATH)?.into())
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+        match openat2(&root.dir, relative, flags, Mode::empty(), ResolveFlags::BENEATH) {
+            Ok(file) => Ok(file.into()),
+            // A kernel before 5.6, or a seccomp profile without openat2.
+            Err(Errno::NOSYS | Errno::PERM) => self.open_resolving(relative),
+            Err(errno) => Err(errno.into()),
+        }
+    }
+
+    /// [`Self::open_beneath_root`] without openat2: the file's real path
+    /// must lie under the root's (a `readlink` per component, twice).
+    fn open_resolving(&self, relative: &str) -> io::Result<File> {
+        let real = std::fs::canonicalize(self.root.join(relative))?;
+        if !real.starts_with(std::fs::canonicalize(&self.root)?) {
+            return Err(io::ErrorKind::CrossesDevices.into());
+        }
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
+            .open(real)
     }
 
     /// The root directory the root path names now, opened again when that
@@ -180,4 +201,34 @@ fn is_missing(error: &io::Error) -> bool {
         error.kind(),
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    /// The way without openat2 refuses what openat2 refuses: a link out.
+    #[test]
+    fn without_openat2_a_link_out_of_the_tree_is_refused_and_files_inside_open() {
+        let (root, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::create_dir(root.path().join("sha256")).unwrap();
+        std::fs::write(root.path().join("sha256/inside"), b"in").unwrap();
+        std::fs::write(outside.path().join("secret"), b"out").unwrap();
+        symlink(outside.path().join("secret"), root.path().join("sha256/out")).unwrap();
+        symlink("inside", root.path().join("sha256/link")).unwrap();
+        let set = SignatureSet::new(root.path().to_path_buf(), None, None, Counts::default());
+
+        let mut read = String::new();
+        set.open_resolving("sha256/link")
+            .unwrap()
+            .read_to_string(&mut read)
+            .unwrap();
+        assert_eq!(read, "in");
+        let refused = set.open_resolving("sha256/out").unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::CrossesDevices);
+        let missing = set.open_resolving("sha256/none").unwrap_err();
+        assert!(is_missing(&missing), "{missing}");
+    }
 }

@@ -37,22 +37,27 @@ fn read_keyring(path: &Path) -> anyhow::Result<TrustedKeys> {
     TrustedKeys::from_armored(&text).with_context(|| format!("the keyring {}", path.display()))
 }
 
-/// Verified: 0. Nothing verified: 1, unless the store failed to answer for
-/// every signature it seemed to have, which is a service failure (3).
+/// Verified: 0. Nothing verified: 1 when every signature found was checked
+/// and none counts (or there is none), 3 when the store failed to answer for
+/// some, which might have counted.
 fn ending(checked: &ReleaseSignatures, store: &str) -> Result<Answer, Failure> {
     let digest = checked.digest.as_str();
     let found = &checked.signatures;
+    let unanswered = found
+        .iter()
+        .filter(|signature| matches!(signature.outcome, Outcome::Unavailable(_)))
+        .count();
     if checked.is_verified() {
         Ok(Answer::Yes)
     } else if found.is_empty() {
         Ok(Answer::No(format!("{store} has no signature of {digest}")))
-    } else if found
-        .iter()
-        .all(|signature| matches!(signature.outcome, Outcome::Unavailable(_)))
-    {
+    } else if unanswered > 0 {
         Err(Failure {
             kind: FailureKind::Service,
-            error: anyhow!("{store} did not answer for the signatures of {digest}"),
+            error: anyhow!(
+                "{store} did not answer for {unanswered} of the {} signatures of {digest}; none of the others checks out",
+                found.len()
+            ),
         })
     } else {
         Ok(Answer::No(format!(

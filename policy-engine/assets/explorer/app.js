@@ -267,8 +267,18 @@ function html(tag, text, attributes = {}) {
   return node;
 }
 
+// Links come from the graph (errata, risks): only http(s) ones are links,
+// anything else (a javascript: URL, say) is shown as text.
 function link(url, text) {
-  return url ? html("a", text || url, { href: url, rel: "noreferrer" }) : html("span", "none");
+  if (!url) return html("span", "none");
+  let protocol = "";
+  try {
+    protocol = new URL(url, location.href).protocol;
+  } catch {
+    // Not a URL at all: text.
+  }
+  const web = protocol === "http:" || protocol === "https:";
+  return web ? html("a", text || url, { href: url, rel: "noreferrer" }) : html("span", text || url);
 }
 
 // A risk as clusters receive it: name, message, link, matching rules.

@@ -72,11 +72,12 @@ pub async fn channels(
     graphs: web::Data<Graphs>,
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
+    let parameters = QueryParameters::parse(request.query_string());
+    let arch = arch(&parameters)?;
     if let Some(answer) = forwarded(&request, &graphs, "channels", &caching).await {
         return answer;
     }
-    let parameters = QueryParameters::parse(request.query_string());
-    let graph = graphs.of(&arch(&parameters)?).await?;
+    let graph = graphs.of(&arch).await?;
     let views: Vec<ChannelView> = graph.channels().collect();
     respond(&request, &ChannelsJson::new(graph.arch(), None, &views), &caching)
 }
@@ -86,9 +87,6 @@ pub async fn path(
     graphs: web::Data<Graphs>,
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
-    if let Some(answer) = forwarded(&request, &graphs, "path", &caching).await {
-        return answer;
-    }
     let parameters = QueryParameters::parse(request.query_string());
     RequiredParameters::new(["from".to_owned(), "to".to_owned()]).check(&parameters)?;
     let query = PathQuery {
@@ -98,7 +96,11 @@ pub async fn path(
         accepted_risks: accepted_risks(&parameters),
         alternatives: 0,
     };
-    let graph = graphs.of(&arch(&parameters)?).await?;
+    let arch = arch(&parameters)?;
+    if let Some(answer) = forwarded(&request, &graphs, "path", &caching).await {
+        return answer;
+    }
+    let graph = graphs.of(&arch).await?;
     let answer = plan(&graph, &query);
     respond(&request, &PathJson::new(graph.arch(), &query, &answer), &caching)
 }
@@ -108,9 +110,6 @@ pub async fn explanation(
     graphs: web::Data<Graphs>,
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
-    if let Some(answer) = forwarded(&request, &graphs, "explain", &caching).await {
-        return answer;
-    }
     let parameters = QueryParameters::parse(request.query_string());
     RequiredParameters::new(["channel", "from", "to"].map(str::to_owned)).check(&parameters)?;
     let channel = Channel::parse(parameters.get("channel").unwrap_or_default())?;
@@ -119,7 +118,11 @@ pub async fn explanation(
         from: version(&parameters, "from")?,
         to: version(&parameters, "to")?,
     };
-    let graph = graphs.of(&arch(&parameters)?).await?;
+    let arch = arch(&parameters)?;
+    if let Some(answer) = forwarded(&request, &graphs, "explain", &caching).await {
+        return answer;
+    }
+    let graph = graphs.of(&arch).await?;
     // The engine has the graph, not the graph-data it was built with: the
     // explanation names a block by the `remove_regex` the graph carries.
     let explanation = explain(&graph, &query, None);
@@ -127,8 +130,11 @@ pub async fn explanation(
 }
 
 /// An engine chained to another engine has no full graph to plan on: it
-/// answers with the upstream engine's explorer (which may forward in turn),
-/// its answer as it is, errors included. `None` on an engine with the graph.
+/// answers a question it has checked with the upstream engine's explorer
+/// (which may forward in turn): its answer as it is, and its refusals of
+/// the question (4xx); any other failure of the upstream (5xx, or one about
+/// access: 401, 403, 407) is this engine's 503. `None` on an engine with
+/// the graph.
 async fn forwarded(
     request: &HttpRequest,
     graphs: &Graphs,
@@ -140,12 +146,19 @@ async fn forwarded(
         Ok(answer) if answer.status.is_success() => {
             Ok(PreparedBody::new(answer.body).respond(request, APPLICATION_JSON, caching))
         }
-        Ok(answer) => {
-            let status = StatusCode::from_u16(answer.status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+        Ok(answer)
+            if answer.status.is_client_error() && ![401, 403, 407].contains(&answer.status.as_u16()) =>
+        {
+            let status = StatusCode::from_u16(answer.status.as_u16()).unwrap_or(StatusCode::BAD_REQUEST);
             Ok(HttpResponse::build(status)
                 .content_type(APPLICATION_JSON)
                 .body(answer.body))
         }
+        Ok(answer) => Err(ApiError::new(
+            ErrorKind::ServiceUnavailable,
+            format_args!("the upstream engine answered {}", answer.status),
+        )
+        .into()),
         Err(error) => Err(ApiError::new(ErrorKind::ServiceUnavailable, error).into()),
     })
 }
