@@ -248,14 +248,6 @@ pub struct PolicyClass {
 }
 
 impl PolicyClass {
-    pub fn groups(&self) -> &GroupSet {
-        &self.groups
-    }
-
-    pub fn place(&self) -> Place {
-        self.place
-    }
-
     /// How long an answer of this class stays true from `now`, if not for
     /// ever (until the policy or the graph changes).
     pub fn valid_for(&self, now: SystemTime) -> Option<Duration> {
@@ -270,10 +262,6 @@ impl PolicyClass {
             .iter()
             .enumerate()
             .filter(|(index, _)| self.withheld & (1 << index) != 0)
-    }
-
-    pub fn deferral_cutoff(&self) -> Option<i64> {
-        self.deferral_cutoff
     }
 }
 
