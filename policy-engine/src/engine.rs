@@ -173,12 +173,14 @@ impl Engine {
     ) -> Result<Answered, ApiError> {
         let now = SystemTime::now();
         let class = self.classify(&query, now).await;
-        let expires_sooner = class
-            .as_ref()
-            .and_then(|class| class.valid_for(now))
-            .filter(|valid_for| *valid_for < self.limits.cache_max_age);
+        let valid_for = class.as_ref().and_then(|class| class.valid_for(now));
         let (request, revision) = self.revision_for(query, class, arrived).await?;
         let (answer, lookup) = revision.answer(request, &self.pipeline, &self.computations).await;
+        // Less the waits above (lookup, refresh, computation): caches count
+        // max-age from when the answer reaches them.
+        let expires_sooner = valid_for
+            .map(|valid_for| valid_for.saturating_sub(now.elapsed().unwrap_or_default()))
+            .filter(|valid_for| *valid_for < self.limits.cache_max_age);
         match lookup {
             Lookup::Hit => self.metrics.cache_hits.inc(),
             Lookup::Miss { evicted } => {
