@@ -9,7 +9,8 @@
 # release build of the metadata-helper on it (directory source) and nginx on
 # the same files, and loads each with wrk: CONNECTIONS keep-alive
 # connections, every request a random existing signature. Reports
-# requests/s, p99, the helper's start-up time and memory (RSS after start-up
+# requests/s, p99, CPU per request (the measure that holds on a busy
+# machine), the helper's start-up time and memory (RSS after start-up
 # and after the load, peak), and the ratio to nginx, with the load average.
 # Installs wrk and nginx (Debian) if missing.
 #
@@ -94,7 +95,8 @@ http {
 }
 CONF
 nginx -c "$work/nginx.conf" &
-pids+=($!)
+nginx=$!
+pids+=($nginx)
 
 started=$(date +%s.%N)
 "$HELPER" --signatures.dir "$work/signatures" --service.path_prefix "$PREFIX" \
@@ -118,20 +120,36 @@ for port in $HELPER_PORT $NGINX_PORT; do
         { echo "port $port does not serve the tree" >&2; exit 1; }
 done
 
-load() { # name port
+# CPU time (user + system, clock ticks) of processes and their children:
+# on a shared machine, CPU per request says more than requests/s.
+cpu_ticks() {
+    local pid total=0
+    for pid in "$@" $(pgrep -P "$(echo "$@" | tr ' ' ,)" || true); do
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+    done
+    echo $total
+}
+load() { # name port pid
     echo "== $1: $(uptime | sed 's/.*load average/load average/')"
+    local before
+    before=$(cpu_ticks "$3")
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$work/random-path.lua" \
         "http://127.0.0.1:$2" | tee "$work/$1.wrk"
+    echo $(($(cpu_ticks "$3") - before)) >"$work/$1.ticks"
 }
-load helper $HELPER_PORT
-load nginx $NGINX_PORT
+load helper $HELPER_PORT $helper
+load nginx $NGINX_PORT $nginx
 
 rate() { awk '/^Requests\/sec/ { print $2 }' "$work/$1.wrk"; }
 p99() { awk '$1 == "99%" { print $2 }' "$work/$1.wrk"; }
 errors() { grep -E 'Non-2xx|Socket errors' "$work/$1.wrk" || true; }
+# Microseconds of the server's CPU per request answered.
+cpu_per_request() {
+    python3 -c "print(f'{$(cat "$work/$1.ticks") / $(getconf CLK_TCK) * 1e6 / $(awk '/requests in/ { print $1 }' "$work/$1.wrk"):.1f}')"
+}
 echo
 echo "summary ($DIGESTS digests, $CONNECTIONS connections, $DURATION, $(uptime | sed 's/.*load average/load average/'))"
-printf '  %-16s %12s req/s  p99 %8s  %s\n' metadata-helper "$(rate helper)" "$(p99 helper)" "$(errors helper)"
-printf '  %-16s %12s req/s  p99 %8s  %s\n' nginx "$(rate nginx)" "$(p99 nginx)" "$(errors nginx)"
-echo "  ratio helper/nginx: $(python3 -c "print(f'{$(rate helper) / $(rate nginx):.2f}')")"
+printf '  %-16s %12s req/s  p99 %8s  CPU %6s µs/request  %s\n' metadata-helper "$(rate helper)" "$(p99 helper)" "$(cpu_per_request helper)" "$(errors helper)"
+printf '  %-16s %12s req/s  p99 %8s  CPU %6s µs/request  %s\n' nginx "$(rate nginx)" "$(p99 nginx)" "$(cpu_per_request nginx)" "$(errors nginx)"
+echo "  ratio helper/nginx: $(python3 -c "print(f'{$(rate helper) / $(rate nginx):.2f}')") (requests/s), $(python3 -c "print(f'{$(cpu_per_request nginx) / $(cpu_per_request helper):.2f}')") (requests per CPU second)"
 echo "  helper RSS after the load: $(rss VmRSS) (peak $(rss VmHWM))"

@@ -15,7 +15,8 @@
 //!   (`invalid_params` or `does_not_exist`, as upstream answers).
 //! - [`SignatureSet`]: one revision of the signature tree on disk, looked
 //!   up by [`SignatureName`](image_signature::layout::SignatureName): the
-//!   file's bytes and a strong ETag; nothing leaves the tree.
+//!   file's bytes and a strong ETag; nothing leaves the tree. The most
+//!   recently asked are kept in memory ([`cache`]).
 //! - [`Signatures`]: the set in service, swapped whole, and the status of
 //!   its source ([`SourceStatus`]: revision, counts, age, last error).
 //! - [`directory`]: a directory read on demand, scanned for status only.
@@ -28,6 +29,7 @@
 //!
 //! Start reading at [`tarball::TarballSource::refresh`].
 
+mod cache;
 pub mod directory;
 pub mod metrics;
 pub mod request;

@@ -104,7 +104,7 @@ impl SignatureRoute {
             HttpResponse::Ok()
         };
         response
-            .insert_header((header::ETAG, found.etag))
+            .insert_header((header::ETAG, &*found.etag))
             .insert_header((header::CACHE_CONTROL, self.caching.header_value()));
         if not_modified {
             return response.finish();

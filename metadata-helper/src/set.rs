@@ -17,8 +17,11 @@ use rustix::io::Errno;
 use sha2::{Digest as _, Sha256};
 use tempfile::TempDir;
 
+use crate::cache::{CACHE_BYTES, SignatureCache};
+
 /// A signature tree (`<root>/<algo>/<hex>/signature-<N>`) and what is known
-/// about it. Files are read when asked for; nothing is held in memory.
+/// about it. Files are read when asked for; only the most recently asked
+/// are held in memory ([`crate::cache`]).
 #[derive(Debug)]
 pub struct SignatureSet {
     root: PathBuf,
@@ -41,11 +44,13 @@ pub struct SignatureSet {
     pub loaded_at: SystemTime,
 }
 
-/// The root directory, opened, and which directory it is.
+/// The root directory, opened, which directory it is, and the signatures
+/// read from it lately.
 #[derive(Debug)]
 struct OpenRoot {
     dir: OwnedFd,
     identity: (u64, u64),
+    recent: SignatureCache,
 }
 
 /// A signature file's bytes and its strong entity tag.
@@ -53,8 +58,16 @@ struct OpenRoot {
 pub struct Signature {
     pub bytes: Bytes,
     /// `"<sha256 of the bytes>"`, quoted: a signature for a digest never
-    /// changes, so neither does its tag.
-    pub etag: String,
+    /// changes, so neither does its tag. Shared, since hits clone it.
+    pub etag: Arc<str>,
+}
+
+impl Signature {
+    /// `bytes` and their entity tag.
+    pub fn of(bytes: Bytes) -> Self {
+        let etag = format!("\"{}\"", hex::encode(Sha256::digest(&bytes))).into();
+        Self { bytes, etag }
+    }
 }
 
 /// A signature that exists but cannot be served.
@@ -108,13 +121,20 @@ impl SignatureSet {
     /// itself may be a link: a volume updated by swapping a link in place is
     /// followed from the next lookup on.
     pub fn lookup(&self, name: &SignatureName) -> Result<Option<Signature>, LookupError> {
+        let root = self.current_root().map_err(|source| LookupError::Io {
+            path: self.root.clone(),
+            source,
+        })?;
+        if let Some(recent) = root.recent.get(name) {
+            return Ok(Some(recent));
+        }
         let relative = name.path();
         let path = self.root.join(&relative);
         let io_error = |path: &Path| {
             let path = path.to_path_buf();
             move |source| LookupError::Io { path, source }
         };
-        let mut file = match self.open_beneath_root(&relative) {
+        let mut file = match self.open_beneath(&root, &relative) {
             Ok(file) => file,
             Err(error) if is_missing(&error) => return Ok(None),
             Err(error) if error.kind() == io::ErrorKind::CrossesDevices => {
@@ -136,18 +156,15 @@ impl SignatureSet {
         // find the end (signatures never change once written).
         let mut bytes = vec![0; metadata.len() as usize];
         file.read_exact(&mut bytes).map_err(io_error(&path))?;
-        let etag = format!("\"{}\"", hex::encode(Sha256::digest(&bytes)));
-        Ok(Some(Signature {
-            bytes: bytes.into(),
-            etag,
-        }))
+        let signature = Signature::of(bytes.into());
+        root.recent.insert(name.clone(), signature.clone());
+        Ok(Some(signature))
     }
 
-    /// Opens `relative` beneath the root; `CrossesDevices` (EXDEV) when the
+    /// Opens `relative` beneath `root`; `CrossesDevices` (EXDEV) when the
     /// path leaves the tree. Non-blocking, so that a FIFO in the tree cannot
     /// hold a worker (it is then refused as not a file).
-    fn open_beneath_root(&self, relative: &str) -> io::Result<File> {
-        let root = self.current_root()?;
+    fn open_beneath(&self, root: &OpenRoot, relative: &str) -> io::Result<File> {
         let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
         match openat2(&root.dir, relative, flags, Mode::empty(), ResolveFlags::BENEATH) {
             Ok(file) => Ok(file.into()),
@@ -157,7 +174,7 @@ impl SignatureSet {
         }
     }
 
-    /// [`Self::open_beneath_root`] without openat2: the file's real path
+    /// [`Self::open_beneath`] without openat2: the file's real path
     /// must lie under the root's (a `readlink` per component, twice).
     fn open_resolving(&self, relative: &str) -> io::Result<File> {
         let real = std::fs::canonicalize(self.root.join(relative))?;
@@ -189,6 +206,7 @@ impl SignatureSet {
         let open = Arc::new(OpenRoot {
             dir,
             identity: (opened.st_dev, opened.st_ino),
+            recent: SignatureCache::new(CACHE_BYTES),
         });
         self.open_root.store(Some(Arc::clone(&open)));
         Ok(open)

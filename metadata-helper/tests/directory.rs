@@ -73,6 +73,29 @@ fn files_are_served_on_demand_and_counted_by_a_scan() {
     assert_eq!(source.signatures().status().signatures, 4);
 }
 
+/// A signature asked for is kept in memory (a signature never changes), so
+/// one removed from the directory is served until the next scan, not after.
+#[test]
+fn a_signature_asked_for_is_served_from_memory_until_the_next_scan() {
+    let root = tree();
+    let source = source(root.path());
+    assert_eq!(lookup(&source, &name(A, 1)).unwrap().unwrap(), b"a1");
+    std::fs::remove_file(root.path().join("sha256").join(A).join("signature-1")).unwrap();
+    assert_eq!(
+        lookup(&source, &name(A, 1)).unwrap().unwrap(),
+        b"a1",
+        "from memory"
+    );
+    assert_eq!(lookup(&source, &name(A, 2)).unwrap().unwrap(), b"a2");
+
+    source.refresh().unwrap();
+    assert_eq!(
+        lookup(&source, &name(A, 1)).unwrap(),
+        None,
+        "a new scan, a new set"
+    );
+}
+
 #[test]
 fn links_that_lead_out_of_the_tree_are_refused_and_links_inside_followed() {
     let root = tree();
