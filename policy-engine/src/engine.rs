@@ -478,7 +478,13 @@ impl Engine {
         };
         loop {
             tokio::time::sleep(self.limits.policy_reload_interval).await;
-            match policy.reload() {
+            // Reading and hashing the file must not hold a worker that
+            // answers clients.
+            let reloading = policy.clone();
+            let reloaded = tokio::task::spawn_blocking(move || reloading.reload())
+                .await
+                .expect("a policy reload does not panic");
+            match reloaded {
                 Reload::Unchanged => {}
                 Reload::Loaded { .. } => self.metrics.policy_reloads.inc(),
                 Reload::Failed(_) => self.metrics.policy_reload_errors.inc(),

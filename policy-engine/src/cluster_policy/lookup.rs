@@ -12,9 +12,15 @@
 //!   garbage) the breaker opens: nothing is asked for [`COOL_DOWN`], then one
 //!   lookup probes whether the service is back.
 //!
-//! Answers are kept in an LRU of bounded size.
+//! Answers are kept in LRUs of bounded size: clusters the service knows in
+//! one, clusters it does not know (404, no groups) in another of the same
+//! size, so that a flood of made-up ids cannot push the real clusters' groups
+//! out. At most [`MAX_IN_FLIGHT`] lookups run at once; a cluster not known
+//! yet that would need one more gets the policy file's groups at once.
 
 use std::collections::HashMap;
+#[cfg(test)]
+use std::num::NonZero;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -32,6 +38,9 @@ use super::source::rfc3339;
 pub const OPEN_AFTER_FAILURES: u32 = 5;
 /// How long an open breaker stops lookups before one probe.
 pub const COOL_DOWN: Duration = Duration::from_secs(30);
+/// Lookups running at once: beyond, new clusters are not looked up (and not
+/// waited for) until some end, which bounds the tasks and the service's load.
+pub const MAX_IN_FLIGHT: usize = 256;
 /// A groups answer is a few hundred bytes; anything near this is not one.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
@@ -81,7 +90,7 @@ pub enum Outcome {
 pub struct GroupLookup {
     http: HttpClient,
     settings: LookupSettings,
-    known: Mutex<LruCache<ClusterId, Known>>,
+    answers: Mutex<Answers>,
     in_flight: Mutex<HashMap<ClusterId, Shared<BoxFuture<'static, Option<Groups>>>>>,
     breaker: Mutex<Breaker>,
     /// Lookups sent and failed, for the metrics.
@@ -92,6 +101,28 @@ pub struct GroupLookup {
 struct Known {
     groups: Groups,
     fetched: Instant,
+}
+
+/// What the service said, kept apart by whether it knew the cluster.
+struct Answers {
+    known: LruCache<ClusterId, Known>,
+    unknown: LruCache<ClusterId, Known>,
+}
+
+impl Answers {
+    fn get(&mut self, id: &ClusterId) -> Option<Known> {
+        self.known.get(id).or_else(|| self.unknown.get(id)).cloned()
+    }
+
+    fn put(&mut self, id: ClusterId, answer: Known) {
+        let (into, other) = if answer.groups.is_empty() {
+            (&mut self.unknown, &mut self.known)
+        } else {
+            (&mut self.known, &mut self.unknown)
+        };
+        other.pop(&id);
+        into.put(id, answer);
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -119,7 +150,10 @@ impl GroupLookup {
         let size = std::num::NonZero::new(settings.cache_size).unwrap_or(std::num::NonZero::<usize>::MIN);
         Ok(Self {
             http,
-            known: Mutex::new(LruCache::new(size)),
+            answers: Mutex::new(Answers {
+                known: LruCache::new(size),
+                unknown: LruCache::new(size),
+            }),
             in_flight: Mutex::default(),
             breaker: Mutex::default(),
             counters: Mutex::default(),
@@ -130,12 +164,7 @@ impl GroupLookup {
     /// The groups of `id` the service said last, within the lookup timeout
     /// (see the module); `None` when none are known.
     pub async fn groups(self: &Arc<Self>, id: &ClusterId) -> (Option<Groups>, Outcome) {
-        let known = self
-            .known
-            .lock()
-            .expect("lookup cache lock poisoned")
-            .get(id)
-            .cloned();
+        let known = self.answers().get(id);
         match known {
             Some(known) if known.fetched.elapsed() < self.settings.ttl => {
                 (Some(known.groups), Outcome::Cached)
@@ -162,7 +191,7 @@ impl GroupLookup {
         if let Some(lookup) = in_flight.get(&id) {
             return Some(lookup.clone());
         }
-        if !self.breaker().allows(Instant::now()) {
+        if in_flight.len() >= MAX_IN_FLIGHT || !self.breaker().allows(Instant::now()) {
             return None;
         }
         let lookup = self.clone();
@@ -186,10 +215,7 @@ impl GroupLookup {
                     groups: groups.clone(),
                     fetched: Instant::now(),
                 };
-                self.known
-                    .lock()
-                    .expect("lookup cache lock poisoned")
-                    .put(*id, known);
+                self.answers().put(*id, known);
                 Some(groups)
             }
             Err(error) => {
@@ -226,6 +252,10 @@ impl GroupLookup {
         }
     }
 
+    fn answers(&self) -> std::sync::MutexGuard<'_, Answers> {
+        self.answers.lock().expect("lookup cache lock poisoned")
+    }
+
     fn breaker(&self) -> std::sync::MutexGuard<'_, Breaker> {
         self.breaker.lock().expect("breaker lock poisoned")
     }
@@ -246,12 +276,17 @@ impl GroupLookup {
     pub fn status(&self) -> LookupStatus {
         let breaker = self.breaker();
         let counters = *self.counters();
+        let (known_clusters, unknown_clusters) = {
+            let answers = self.answers();
+            (answers.known.len(), answers.unknown.len())
+        };
         LookupStatus {
             url: self.settings.url.to_string(),
             breaker_open: breaker.open_until.is_some(),
             failures_in_a_row: breaker.failures_in_a_row,
             last_error: breaker.last_error.clone(),
-            known_clusters: self.known.lock().expect("lookup cache lock poisoned").len(),
+            known_clusters,
+            unknown_clusters,
             lookups: counters.sent,
             failed_lookups: counters.failed,
         }
@@ -269,6 +304,8 @@ pub struct LookupStatus {
     pub last_error: Option<(String, String)>,
     /// Clusters whose groups are cached.
     pub known_clusters: usize,
+    /// Clusters the service said it does not know, cached apart.
+    pub unknown_clusters: usize,
     pub lookups: u64,
     pub failed_lookups: u64,
 }
@@ -315,6 +352,50 @@ impl Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn id(number: u128) -> ClusterId {
+        let hex = format!("{number:032x}");
+        let uuid = format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        );
+        ClusterId::parse(&uuid).expect("a UUID")
+    }
+
+    fn answer(groups: &[&str]) -> Known {
+        Known {
+            groups: groups.iter().map(|group| group.to_string()).collect(),
+            fetched: Instant::now(),
+        }
+    }
+
+    #[test]
+    fn clusters_the_service_does_not_know_cannot_push_known_ones_out() {
+        let size = NonZero::new(2).unwrap();
+        let mut answers = Answers {
+            known: LruCache::new(size),
+            unknown: LruCache::new(size),
+        };
+        answers.put(id(1), answer(&["production"]));
+        for made_up in 100..200 {
+            answers.put(id(made_up), answer(&[]));
+        }
+        assert_eq!(answers.get(&id(1)).unwrap().groups[..], ["production".to_owned()]);
+        assert!(answers.get(&id(199)).unwrap().groups.is_empty());
+        assert!(
+            answers.get(&id(100)).is_none(),
+            "the unknown ones are bounded too"
+        );
+
+        // Known at last: moved, not kept twice.
+        answers.put(id(199), answer(&["test"]));
+        assert_eq!((answers.known.len(), answers.unknown.len()), (2, 1));
+        assert_eq!(answers.get(&id(199)).unwrap().groups[..], ["test".to_owned()]);
+    }
 
     #[test]
     fn the_breaker_opens_after_failures_in_a_row_and_probes_after_the_cool_down() {

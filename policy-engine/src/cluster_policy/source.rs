@@ -47,9 +47,11 @@ pub struct PolicySource {
 
 #[derive(Debug)]
 struct SourceState {
-    /// Of the last content read, good or bad: unchanged content is not
-    /// parsed (nor reported) again.
-    digest: u64,
+    /// Of the content the served policy was read from.
+    served: u64,
+    /// Of the last content refused: the same bad content is not parsed (nor
+    /// reported) again.
+    refused: Option<u64>,
     loaded_at: SystemTime,
     last_error: Option<ReloadFailure>,
 }
@@ -74,7 +76,8 @@ impl PolicySource {
             bucket,
             current: ArcSwap::from_pointee(policy),
             state: Mutex::new(SourceState {
-                digest: digest(&text),
+                served: digest(&text),
+                refused: None,
                 loaded_at: SystemTime::now(),
                 last_error: None,
             }),
@@ -91,40 +94,57 @@ impl PolicySource {
     }
 
     /// Reads the file again and takes its policy if it changed and is valid.
+    /// Blocking: reads and hashes the file.
     pub fn reload(&self) -> Reload {
-        let outcome = read(&self.path)
-            .map_err(|error| error.to_string())
-            .and_then(|text| {
-                let digest = digest(&text);
-                if digest == self.lock().digest {
-                    return Ok(None);
-                }
-                self.lock().digest = digest;
-                file::parse(&self.path.display().to_string(), &text)
-                    .map(Some)
-                    .map_err(|error| error.to_string())
-            });
-        let mut state = self.lock();
-        match outcome {
-            Ok(None) => Reload::Unchanged,
-            Ok(Some(mut policy)) => {
-                policy.generation = self.current.load().generation + 1;
-                let generation = policy.generation;
-                self.current.store(Arc::new(policy));
-                state.loaded_at = SystemTime::now();
+        let text = match read(&self.path) {
+            Ok(text) => text,
+            Err(error) => return self.refused(error.to_string(), None),
+        };
+        let digest = digest(&text);
+        {
+            let mut state = self.lock();
+            if digest == state.served {
+                // Back to what is served (a bad edit undone, a file that
+                // was unreadable for a while): nothing is refused any more.
+                state.refused = None;
                 state.last_error = None;
-                tracing::info!(path = %self.path.display(), generation, "policy file loaded");
-                Reload::Loaded { generation }
+                return Reload::Unchanged;
             }
-            Err(message) => {
-                tracing::warn!("the policy file is refused; the last good policy is kept: {message}");
-                state.last_error = Some(ReloadFailure {
-                    at: rfc3339(SystemTime::now()),
-                    message: message.clone(),
-                });
-                Reload::Failed(message)
+            if state.refused == Some(digest) {
+                return Reload::Unchanged;
             }
         }
+        match file::parse(&self.path.display().to_string(), &text) {
+            Ok(policy) => self.take(policy, digest),
+            Err(error) => self.refused(error.to_string(), Some(digest)),
+        }
+    }
+
+    /// Serves `policy`, read from content of `digest`.
+    fn take(&self, mut policy: Policy, digest: u64) -> Reload {
+        let mut state = self.lock();
+        policy.generation = self.current.load().generation + 1;
+        let generation = policy.generation;
+        self.current.store(Arc::new(policy));
+        state.served = digest;
+        state.refused = None;
+        state.loaded_at = SystemTime::now();
+        state.last_error = None;
+        tracing::info!(path = %self.path.display(), generation, "policy file loaded");
+        Reload::Loaded { generation }
+    }
+
+    /// Keeps the served policy, reporting why the file is refused (content
+    /// of `digest`, if it could be read).
+    fn refused(&self, message: String, digest: Option<u64>) -> Reload {
+        tracing::warn!("the policy file is refused; the last good policy is kept: {message}");
+        let mut state = self.lock();
+        state.refused = digest;
+        state.last_error = Some(ReloadFailure {
+            at: rfc3339(SystemTime::now()),
+            message: message.clone(),
+        });
+        Reload::Failed(message)
     }
 
     /// Whether the file on disk is refused and an older policy served.
@@ -270,6 +290,17 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         assert!(matches!(source.reload(), Reload::Failed(_)));
         assert_eq!(source.current().groups()["a"].deferral_days, 3);
+        assert!(matches!(source.reload(), Reload::Failed(_)), "unreadable, still");
+
+        // The served content back: good again, without a new generation.
+        std::fs::write(&path, "groups: {a: {deferral_days: 3}}\n").unwrap();
+        assert_eq!(source.reload(), Reload::Unchanged);
+        assert!(!source.is_stale(), "the file is the served policy's again");
+        std::fs::write(&path, "groups: {a: {deferral_days: three}}\n").unwrap();
+        assert!(
+            matches!(source.reload(), Reload::Failed(_)),
+            "the same bad edit, again"
+        );
 
         std::fs::write(&path, "groups: {a: {deferral_days: 4}}\n").unwrap();
         assert_eq!(source.reload(), Reload::Loaded { generation: 1 });
