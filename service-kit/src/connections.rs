@@ -6,15 +6,13 @@
 //! connection closed (`connections_refused_total`), so clients hear a clear
 //! refusal and retry while those already connected keep being served.
 
-use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use actix_web::body::{EitherBody, MessageBody};
-use actix_web::dev::{Extensions, ServiceRequest, ServiceResponse};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::ConnectionType;
 use actix_web::middleware::Next;
-use actix_web::rt::net::TcpStream;
 use actix_web::{HttpResponse, web};
 use cincinnati_core::{ApiError, ErrorKind};
 use prometheus::{IntCounter, IntGauge};
@@ -31,8 +29,8 @@ pub struct ConnectionLimit {
     refused: IntCounter,
 }
 
-/// Held by a connection's extensions: counts the connection while it is open.
-struct OpenConnection(ConnectionLimit);
+/// Held by a connection: counts it while it is open.
+pub(crate) struct OpenConnection(ConnectionLimit);
 
 impl ConnectionLimit {
     /// Registers `open_connections` and `connections_refused_total`.
@@ -50,23 +48,11 @@ impl ConnectionLimit {
         })
     }
 
-    /// For `HttpServer::on_connect`: counts the new connection until it
-    /// closes, and sends its segments without delay: prepared bodies go out
-    /// in several writes (see [`crate::prepared`]), and with Nagle's
-    /// algorithm the last, partial segment of an answer would wait for the
-    /// client to acknowledge the previous ones (up to its 40 ms delayed ACK).
-    pub fn on_connect(&self) -> impl Fn(&dyn Any, &mut Extensions) + Send + Sync + Clone + 'static {
-        let limit = self.clone();
-        move |connection, extensions| {
-            if let Some(stream) = connection.downcast_ref::<TcpStream>()
-                && let Err(error) = stream.set_nodelay(true)
-            {
-                tracing::debug!("cannot set TCP_NODELAY: {error}");
-            }
-            limit.open.fetch_add(1, Ordering::SeqCst);
-            limit.open_gauge.inc();
-            extensions.insert(OpenConnection(limit.clone()));
-        }
+    /// Counts a new connection until the returned guard drops.
+    pub(crate) fn track(&self) -> OpenConnection {
+        self.open.fetch_add(1, Ordering::SeqCst);
+        self.open_gauge.inc();
+        OpenConnection(self.clone())
     }
 
     pub fn open(&self) -> usize {

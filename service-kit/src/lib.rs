@@ -10,6 +10,7 @@
 //! - [`cli`]: flags derived from the settings.
 //! - [`secret`]: secrets in settings, never printed.
 //! - [`server`]: API servers with one middleware stack.
+//! - [`http1`]: the HTTP/1.1 connections every server's app is served over.
 //! - [`query`]: query strings and mandatory parameters.
 //! - [`prefix`]: the `--service.path_prefix` normalisation.
 //! - [`accept`]: `Accept` and `Accept-Encoding` negotiation.
@@ -38,6 +39,7 @@ pub mod cli;
 pub mod config;
 pub mod connections;
 pub mod errors;
+pub mod http1;
 pub mod identity_cache;
 pub mod logging;
 pub mod metrics;

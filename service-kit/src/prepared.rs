@@ -2,13 +2,9 @@
 //! and a strong ETag, answered with conditional requests (304), gzip and
 //! cache headers.
 //!
-//! Bodies go to the connection in [`SLICE`]-sized pieces of the shared
-//! bytes. actix copies each piece into the connection's write buffer and
-//! keeps that buffer for the next answer while it stays under 128 KiB;
-//! beyond that, it frees the buffer after each answer. A 176 KiB identity
-//! answer in one piece made the buffer be allocated, faulted in, filled and
-//! freed on every request (0.64 times nginx's throughput on the same bytes);
-//! in pieces, the buffer is allocated once per connection and reused.
+//! A body is the shared bytes themselves (cloning them is a reference
+//! count), which the connection layer ([`crate::http1`]) hands to the
+//! kernel without copying them.
 
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Read as _, Write};
@@ -27,11 +23,6 @@ use sha2::{Digest, Sha256};
 
 use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
 use crate::identity_cache::IdentityCache;
-
-/// The size of the pieces a body is sent in: with the head and actix's
-/// default 32 KiB fill threshold, the write buffer stays under its 128 KiB
-/// retention limit.
-pub const SLICE: usize = 64 * 1024;
 
 /// A response body prepared once: its gzip bytes, usually its identity bytes
 /// too (shared, cloning is a reference count), and a digest of the identity
@@ -166,9 +157,10 @@ impl PreparedBody {
         if gzip {
             return response
                 .insert_header((header::CONTENT_ENCODING, "gzip"))
-                .body(Slices(self.gzip.clone()));
+                .body(self.gzip.clone());
         }
-        // actix reads a HEAD answer's body to throw it away: announce the length only.
+        // A HEAD answer's body is never sent: announce its length without
+        // inflating anything.
         if request.method() == Method::HEAD {
             return response.body(LengthOnly(self.identity_len));
         }
@@ -177,7 +169,7 @@ impl PreparedBody {
             .clone()
             .or_else(|| identities.and_then(|cache| cache.get_or_inflate(self)));
         match identity {
-            Some(identity) => response.body(Slices(identity)),
+            Some(identity) => response.body(identity),
             None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
         }
     }
@@ -192,26 +184,6 @@ impl PreparedBody {
     /// A digest of the identity bytes, naming the content.
     pub(crate) fn digest(&self) -> &str {
         &self.digest
-    }
-}
-
-/// Shared bytes sent [`SLICE`] by [`SLICE`] (each a reference-counted view,
-/// not a copy).
-struct Slices(Bytes);
-
-impl MessageBody for Slices {
-    type Error = io::Error;
-
-    fn size(&self) -> BodySize {
-        BodySize::Sized(self.0.len() as u64)
-    }
-
-    fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<io::Result<Bytes>>> {
-        let rest = &mut self.get_mut().0;
-        if rest.is_empty() {
-            return Poll::Ready(None);
-        }
-        Poll::Ready(Some(Ok(rest.split_to(SLICE.min(rest.len())))))
     }
 }
 
@@ -260,7 +232,7 @@ struct Inflating {
 }
 
 impl Inflating {
-    const CHUNK: u64 = SLICE as u64;
+    const CHUNK: u64 = 64 * 1024;
 
     fn new(gzip: Bytes, len: u64) -> Self {
         Self {
@@ -408,32 +380,38 @@ mod tests {
     }
 
     #[actix_web::test]
-    async fn bodies_go_out_in_slices_of_the_shared_bytes() {
+    async fn bodies_are_the_shared_bytes_not_copies() {
         let body = large_body();
         let kept = PreparedBody::new(body.clone());
-        let compressed = PreparedBody::compressed(|out| out.write_all(body.as_bytes())).unwrap();
         let gzip_request = TestRequest::get()
             .insert_header((header::ACCEPT_ENCODING, "gzip"))
             .to_http_request();
         let identity_request = TestRequest::get().to_http_request();
         let cases = [
-            (&kept, &identity_request, body.as_bytes()),
-            (&kept, &gzip_request, &kept.gzip()[..]),
-            (&compressed, &identity_request, body.as_bytes()),
+            (&identity_request, kept.identity.clone().unwrap()),
+            (&gzip_request, kept.gzip().clone()),
         ];
-        for (prepared, request, expected) in cases {
-            let mut served = prepared
+        for (request, shared) in cases {
+            let served = kept
                 .respond(request, APPLICATION_JSON, &caching())
-                .into_body();
-            assert_eq!(served.size(), BodySize::Sized(expected.len() as u64));
-            let mut pieces = Vec::new();
-            while let Some(piece) = std::future::poll_fn(|cx| Pin::new(&mut served).poll_next(cx)).await {
-                pieces.push(piece.unwrap());
-            }
-            assert_eq!(pieces.len(), expected.len().div_ceil(SLICE));
-            assert!(pieces.iter().all(|piece| piece.len() <= SLICE));
-            assert_eq!(pieces.concat(), expected);
+                .into_body()
+                .try_into_bytes()
+                .expect("one piece of bytes");
+            assert_eq!(served, shared);
+            assert_eq!(served.as_ptr(), shared.as_ptr(), "the same memory");
         }
+
+        let compressed = PreparedBody::compressed(|out| out.write_all(body.as_bytes())).unwrap();
+        let mut inflating = compressed
+            .respond(&identity_request, APPLICATION_JSON, &caching())
+            .into_body();
+        assert_eq!(inflating.size(), BodySize::Sized(body.len() as u64));
+        let mut pieces = Vec::new();
+        while let Some(piece) = std::future::poll_fn(|cx| Pin::new(&mut inflating).poll_next(cx)).await {
+            pieces.push(piece.unwrap());
+        }
+        assert!(pieces.len() > 1, "inflated a chunk at a time");
+        assert_eq!(pieces.concat(), body.as_bytes());
     }
 
     #[actix_web::test]

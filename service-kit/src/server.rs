@@ -10,13 +10,14 @@ use std::time::{Duration, Instant};
 
 use actix_cors::Cors;
 use actix_web::body::MessageBody;
-use actix_web::dev::{Server, ServiceRequest, ServiceResponse};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::{Condition, Next, from_fn};
-use actix_web::{App, HttpServer, web};
+use actix_web::{App, web};
 use prometheus::HistogramVec;
 
 use crate::connections::{ConnectionLimit, refuse_beyond_limit};
 use crate::errors::{ResponseErrors, count_errors, not_found};
+use crate::http1::{self, Options, Server, Timeouts};
 use crate::settings::ConnectionSettings;
 use crate::telemetry::trace_requests;
 
@@ -90,14 +91,13 @@ impl ApiServer {
     /// the process together.
     pub(crate) fn bind(self) -> std::io::Result<(Server, SocketAddr)> {
         let errors = web::Data::new(self.errors);
-        let limit = self
+        let app_limit = self
             .connections
             .as_ref()
             .map(|(_, limit)| web::Data::new(limit.clone()));
         let durations = self.durations.map(web::Data::new);
         let (routes, cors) = (self.routes, self.cors);
-        let app_limit = limit.clone();
-        let mut server = HttpServer::new(move || {
+        let factory = move || {
             let mut app = App::new().app_data(errors.clone());
             if let Some(limit) = &app_limit {
                 app = app.app_data(limit.clone());
@@ -118,23 +118,22 @@ impl ApiServer {
                 .wrap(from_fn(trace_requests))
                 .configure(move |config| routes(config))
                 .default_service(web::to(not_found))
-        })
-        .disable_signals();
+        };
+        let mut options = Options::new("api");
         if let Some(workers) = self.workers {
-            server = server.workers(workers);
+            options.workers = workers;
         }
-        if let (Some((settings, _)), Some(limit)) = (&self.connections, &limit) {
-            server = server
-                .on_connect(limit.on_connect())
-                .keep_alive(Duration::from_secs(settings.keep_alive))
-                .client_request_timeout(Duration::from_secs(settings.client_timeout))
-                .backlog(settings.backlog)
-                .max_connections(settings.max_connections)
-                .max_connection_rate(settings.max_connection_rate);
+        if let Some((settings, limit)) = self.connections {
+            options.timeouts = Timeouts {
+                keep_alive: Duration::from_secs(settings.keep_alive),
+                client_request: Duration::from_secs(settings.client_timeout),
+                ..Timeouts::default()
+            };
+            options.backlog = settings.backlog;
+            options.max_connections_per_worker = settings.max_connections;
+            options.limit = Some(limit);
         }
-        let server = server.bind(self.address)?;
-        let address = server.addrs()[0];
-        Ok((server.run(), address))
+        http1::bind(self.address, factory, options)
     }
 }
 

@@ -20,7 +20,6 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use actix_web::dev::{Server, ServerHandle};
 use actix_web::web;
 use anyhow::Context as _;
 use serde::Serialize;
@@ -28,6 +27,7 @@ use serde::Serialize;
 use crate::cli::{self, Flags, Invocation, Output};
 use crate::connections::ConnectionLimit;
 use crate::errors::ResponseErrors;
+use crate::http1::{Server, ServerHandle};
 use crate::metrics::{MetricRegistry, ServiceMetrics};
 use crate::schema::Schema;
 use crate::server::ApiServer;

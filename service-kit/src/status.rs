@@ -6,11 +6,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use actix_web::dev::Server;
 use actix_web::http::header;
-use actix_web::{App, HttpResponse, HttpServer, web};
+use actix_web::{App, HttpResponse, web};
 
 use crate::errors::not_found;
+use crate::http1::{self, Options, Server};
 use crate::metrics::{MetricRegistry, TEXT_FORMAT};
 use crate::routes::get_or_head;
 use crate::supervisor::{Liveness, TaskStatus};
@@ -90,7 +90,7 @@ impl StatusServer {
     /// traffic is a few requests a minute. Signals are left to the caller,
     /// which stops every server of the process together.
     pub fn bind(self, address: SocketAddr) -> std::io::Result<BoundServer> {
-        let server = HttpServer::new(move || {
+        let factory = move || {
             let routes = self.routes.clone();
             let mut app = App::new()
                 .default_service(web::to(not_found))
@@ -123,15 +123,13 @@ impl StatusServer {
                 let document = status(tasks.tasks());
                 async move { HttpResponse::Ok().json(document) }
             }))
-        })
-        .workers(1)
-        .disable_signals()
-        .bind(address)?;
-        let address = server.addrs()[0];
-        Ok(BoundServer {
-            server: server.run(),
-            address,
-        })
+        };
+        let options = Options {
+            workers: 1,
+            ..Options::new("status")
+        };
+        let (server, address) = http1::bind(address, factory, options)?;
+        Ok(BoundServer { server, address })
     }
 }
 

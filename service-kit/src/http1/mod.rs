@@ -1,0 +1,332 @@
+//! The HTTP/1.1 servers of every service: actix-web apps (routes,
+//! middleware, extractors, error answers) served over connections of our
+//! own, which hold no buffer while they idle and write bodies without
+//! copying them.
+//!
+//! Why not actix-web's own server: it keeps an 8 KiB read buffer and a write
+//! buffer per connection for the connection's whole life, the write buffer
+//! grown to the size of the last answer it copied in; 10,000 idle
+//! keep-alive connections (a cluster fleet reconnecting after a network
+//! blip) cost about 280 MiB and took an engine near its pod's memory limit.
+//! Here an idle connection is a task waiting for its socket to become
+//! readable (see [`connection`]), and a prepared answer goes from its shared
+//! bytes to the kernel in one vectored write (see [`response`]).
+//!
+//! Each worker is a thread with a single-threaded runtime and its own
+//! instance of the app (actix-web apps are not `Send`), accepting from the
+//! one listening socket they share.
+
+mod connection;
+mod request;
+mod response;
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use actix_service::IntoServiceFactory;
+use actix_web::body::MessageBody;
+use actix_web::dev::{AppConfig, ServiceFactory, ServiceResponse};
+use futures::future::BoxFuture;
+use tokio::sync::{Semaphore, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::connections::ConnectionLimit;
+use connection::Connection;
+
+/// How long a graceful stop waits for answers in progress.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long accepting pauses after it fails (out of file descriptors, say),
+/// rather than spinning.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// How long a connection may take at each step.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// An idle keep-alive connection is closed after this long.
+    pub keep_alive: Duration,
+    /// A request head must arrive whole within this long of its first byte
+    /// (and a new connection's first byte within this long too).
+    pub client_request: Duration,
+    /// A write waits at most this long for the client to take bytes.
+    pub send: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            keep_alive: Duration::from_secs(75),
+            client_request: Duration::from_secs(5),
+            send: Duration::from_secs(30),
+        }
+    }
+}
+
+/// How a server is run; see [`bind`].
+#[derive(Clone)]
+pub struct Options {
+    /// Names the worker threads.
+    pub name: &'static str,
+    pub workers: usize,
+    pub timeouts: Timeouts,
+    /// Pending connections the kernel queues.
+    pub backlog: u32,
+    /// Connections one worker serves at once; it stops accepting beyond.
+    pub max_connections_per_worker: usize,
+    /// Counts open connections (the app answers 503 beyond its bound).
+    pub limit: Option<ConnectionLimit>,
+}
+
+impl Options {
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            workers: std::thread::available_parallelism().map_or(1, usize::from),
+            timeouts: Timeouts::default(),
+            backlog: 2048,
+            max_connections_per_worker: 25_000,
+            limit: None,
+        }
+    }
+}
+
+/// A running server: await it (or spawn it) to learn when it has stopped;
+/// stop it with its [`ServerHandle`]. Dropping it stops it at once.
+pub struct Server {
+    stopped: BoxFuture<'static, io::Result<()>>,
+    handle: ServerHandle,
+}
+
+/// Stops a [`Server`]; cheap to clone.
+#[derive(Clone)]
+pub struct ServerHandle {
+    graceful: CancellationToken,
+    immediate: CancellationToken,
+    workers: watch::Receiver<Workers>,
+}
+
+/// The workers of a server still running, and whether one panicked.
+#[derive(Debug, Clone, Copy, Default)]
+struct Workers {
+    running: usize,
+    panicked: bool,
+}
+
+impl Server {
+    pub fn handle(&self) -> ServerHandle {
+        self.handle.clone()
+    }
+}
+
+impl Future for Server {
+    type Output = io::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        self.stopped.as_mut().poll(context)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.handle.immediate.cancel();
+        self.handle.graceful.cancel();
+    }
+}
+
+impl ServerHandle {
+    /// Stops accepting connections. Gracefully, idle connections close and
+    /// answers in progress finish (for up to [`SHUTDOWN_TIMEOUT`]);
+    /// otherwise every connection is dropped. Returns once every worker has
+    /// ended.
+    pub async fn stop(&self, graceful: bool) {
+        if !graceful {
+            self.immediate.cancel();
+        }
+        self.graceful.cancel();
+        let mut workers = self.workers.clone();
+        let _ = workers.wait_for(|workers| workers.running == 0).await;
+    }
+}
+
+/// Binds `address` (port 0 picks a free one) and starts `options.workers`
+/// workers, each serving the app `factory` makes.
+pub fn bind<F, I, S, B>(address: SocketAddr, factory: F, options: Options) -> io::Result<(Server, SocketAddr)>
+where
+    F: Fn() -> I + Send + Clone + 'static,
+    I: IntoServiceFactory<S, actix_http::Request>,
+    S: ServiceFactory<
+            actix_http::Request,
+            Config = AppConfig,
+            Response = ServiceResponse<B>,
+            Error = actix_web::Error,
+        > + 'static,
+    S::InitError: std::fmt::Debug,
+    B: MessageBody + 'static,
+{
+    let listener = listen(address, options.backlog)?;
+    let bound = listener.local_addr()?;
+    let workers = options.workers.max(1);
+    let (report, watch_workers) = watch::channel(Workers {
+        running: workers,
+        panicked: false,
+    });
+    let report = Arc::new(report);
+    let handle = ServerHandle {
+        graceful: CancellationToken::new(),
+        immediate: CancellationToken::new(),
+        workers: watch_workers,
+    };
+    for index in 0..workers {
+        let worker = Worker {
+            listener: listener.try_clone()?,
+            options: options.clone(),
+            graceful: handle.graceful.clone(),
+            immediate: handle.immediate.clone(),
+        };
+        let (factory, exit) = (factory.clone(), WorkerExit(report.clone()));
+        std::thread::Builder::new()
+            .name(format!("{}-http-{index}", options.name))
+            .spawn(move || {
+                let _exit = exit;
+                worker.run(factory);
+            })?;
+    }
+    let mut workers = handle.workers.clone();
+    let stopped = Box::pin(async move {
+        let ended = *workers
+            .wait_for(|workers| workers.running == 0)
+            .await
+            .map_err(|_| io::Error::other("the server's workers vanished"))?;
+        if ended.panicked {
+            return Err(io::Error::other("a server worker panicked"));
+        }
+        Ok(())
+    });
+    Ok((Server { stopped, handle }, bound))
+}
+
+fn listen(address: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(address),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    // A restarted service binds its port again while the old connections
+    // are in TIME_WAIT.
+    socket.set_reuse_address(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&address.into())?;
+    socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
+    Ok(socket.into())
+}
+
+/// Reports a worker's end (a panic too) when its thread ends.
+struct WorkerExit(Arc<watch::Sender<Workers>>);
+
+impl Drop for WorkerExit {
+    fn drop(&mut self) {
+        let panicked = std::thread::panicking();
+        self.0.send_modify(|workers| {
+            workers.running -= 1;
+            workers.panicked |= panicked;
+        });
+    }
+}
+
+struct Worker {
+    listener: std::net::TcpListener,
+    options: Options,
+    graceful: CancellationToken,
+    immediate: CancellationToken,
+}
+
+impl Worker {
+    fn run<F, I, S, B>(self, factory: F)
+    where
+        F: Fn() -> I,
+        I: IntoServiceFactory<S, actix_http::Request>,
+        S: ServiceFactory<
+                actix_http::Request,
+                Config = AppConfig,
+                Response = ServiceResponse<B>,
+                Error = actix_web::Error,
+            > + 'static,
+        S::InitError: std::fmt::Debug,
+        B: MessageBody + 'static,
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a worker's runtime starts");
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&runtime, async move {
+            let app = match factory().into_factory().new_service(AppConfig::default()).await {
+                Ok(app) => Rc::new(app),
+                Err(error) => {
+                    tracing::error!(server = self.options.name, "the app did not start: {error:?}");
+                    return;
+                }
+            };
+            self.serve(app).await;
+        });
+    }
+
+    async fn serve<S, B>(self, app: Rc<S>)
+    where
+        S: actix_web::dev::Service<
+                actix_http::Request,
+                Response = ServiceResponse<B>,
+                Error = actix_web::Error,
+            > + 'static,
+        B: MessageBody + 'static,
+    {
+        let listener = tokio::net::TcpListener::from_std(self.listener).expect("a listener registers");
+        let slots = Arc::new(Semaphore::new(self.options.max_connections_per_worker));
+        let connections = TaskTracker::new();
+        loop {
+            let slot = tokio::select! {
+                slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+                () = self.graceful.cancelled() => break,
+            };
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(error) => {
+                        tracing::warn!(server = self.options.name, "accepting a connection failed: {error}");
+                        tokio::time::sleep(ACCEPT_PAUSE).await;
+                        continue;
+                    }
+                },
+                () = self.graceful.cancelled() => break,
+            };
+            let open = self.options.limit.as_ref().map(ConnectionLimit::track);
+            let connection = Connection::new(
+                stream,
+                peer,
+                app.clone(),
+                self.options.timeouts,
+                self.graceful.clone(),
+                open,
+            );
+            connections.spawn_local(async move {
+                connection.serve().await;
+                drop(slot);
+            });
+        }
+        drop(listener);
+        connections.close();
+        tokio::select! {
+            () = connections.wait() => {}
+            () = self.immediate.cancelled() => {}
+            () = tokio::time::sleep(SHUTDOWN_TIMEOUT) => {
+                tracing::warn!(server = self.options.name, "answers still in progress after {SHUTDOWN_TIMEOUT:?} are dropped");
+            }
+        }
+    }
+}
