@@ -21,6 +21,10 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 use crate::graph::Graph;
+use crate::release::Release;
+
+/// A test of one release, by which a stage keeps or drops it.
+pub type ReleaseTest<'a> = Box<dyn Fn(&Release) -> bool + Send + Sync + 'a>;
 
 /// One transformation of the graph. `C` is the typed input every stage of a
 /// pipeline sees: the client's parameters in the policy-engine, the current
@@ -31,6 +35,15 @@ pub trait Stage<C>: Send + Sync + fmt::Debug {
 
     /// Transforms `graph`. The error carries the kind answered to clients.
     fn apply(&self, graph: &mut Graph, context: &C) -> Result<(), ApiError>;
+
+    /// When this stage, for `context`, does nothing but keep the releases
+    /// that pass a test of each release alone, with the edges and
+    /// conditional edges among them (what [`Graph::subgraph`] keeps): that
+    /// test. [`Pipeline::run_on`] then copies only what the leading such
+    /// stages keep, instead of the whole graph.
+    fn release_test<'a>(&'a self, _context: &'a C) -> Option<ReleaseTest<'a>> {
+        None
+    }
 }
 
 /// Typed settings of a stage, read from its configuration table.
@@ -71,14 +84,34 @@ impl<C> Pipeline<C> {
     }
 
     pub fn run(&self, graph: &mut Graph, context: &C) -> Result<(), PipelineError> {
-        for stage in &self.stages {
-            stage.apply(graph, context).map_err(|error| PipelineError {
-                stage: stage.name(),
-                error,
-            })?;
-        }
-        Ok(())
+        run_stages(&self.stages, graph, context)
     }
+
+    /// Runs the pipeline on a copy of `graph`, leaving `graph` as it is. The
+    /// leading stages that only keep releases by a test (see
+    /// [`Stage::release_test`]) are applied while copying, so that a
+    /// pipeline that keeps a few hundred releases of thousands copies only
+    /// those.
+    pub fn run_on(&self, graph: &Graph, context: &C) -> Result<Graph, PipelineError> {
+        let tests: Vec<ReleaseTest<'_>> = self
+            .stages
+            .iter()
+            .map_while(|stage| stage.release_test(context))
+            .collect();
+        let mut copy = graph.subgraph(|release| tests.iter().all(|test| test(release)));
+        run_stages(&self.stages[tests.len()..], &mut copy, context)?;
+        Ok(copy)
+    }
+}
+
+fn run_stages<C>(stages: &[Box<dyn Stage<C>>], graph: &mut Graph, context: &C) -> Result<(), PipelineError> {
+    for stage in stages {
+        stage.apply(graph, context).map_err(|error| PipelineError {
+            stage: stage.name(),
+            error,
+        })?;
+    }
+    Ok(())
 }
 
 /// Why a stage configuration was refused.

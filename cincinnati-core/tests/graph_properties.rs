@@ -168,6 +168,42 @@ proptest! {
         }
         prop_assert!(filtered.releases().all(|(_, release)| keep(&release.version)));
     }
+
+    #[test]
+    fn a_subgraph_is_the_graph_filtered_in_place(
+        changes in prop::collection::vec(change(), 1..120),
+        conditional in prop::collection::vec(prop::collection::vec((0u8..24, 0u8..24), 0..4), 0..6),
+        keep_mask in any::<u32>(),
+    ) {
+        let mut graph = Graph::new();
+        for change in &changes {
+            apply(&mut graph, change);
+        }
+        *graph.conditional_edges_mut() = conditional
+            .iter()
+            .enumerate()
+            .map(|(n, edges)| ConditionalEdge {
+                edges: edges.iter().map(|&(a, b)| EdgeEndpoints { from: version(a), to: version(b) }).collect(),
+                risks: vec![Risk {
+                    url: "u".to_owned(),
+                    name: format!("R{n}"),
+                    message: "m".to_owned(),
+                    matching_rules: vec![MatchingRule::Always],
+                }],
+            })
+            .collect();
+        let keep = |v: &Version| keep_mask & (1 << ((v.minor * 16 + v.patch) % 32)) != 0;
+        let mut in_place = graph.clone();
+        in_place.retain_releases(|release| keep(&release.version));
+        let kept = |version: &Version| in_place.find(version).is_some();
+        let mut expected = in_place.clone();
+        expected.retain_conditional_edges(|edge| kept(&edge.from) && kept(&edge.to));
+
+        let subgraph = graph.subgraph(|release| keep(&release.version));
+        assert_invariants(&subgraph);
+        prop_assert_eq!(&subgraph, &expected);
+        prop_assert_eq!(wire::serialize(&subgraph, None), wire::serialize(&expected, None));
+    }
 }
 
 #[test]

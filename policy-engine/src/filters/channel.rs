@@ -8,11 +8,12 @@
 use std::collections::HashSet;
 
 use cincinnati_core::release::keys;
-use cincinnati_core::stage::{Stage, StageSettings};
-use cincinnati_core::{ApiError, Graph};
+use cincinnati_core::stage::{ReleaseTest, Stage, StageSettings};
+use cincinnati_core::{ApiError, Graph, Release};
 use serde::Deserialize;
 
 use super::PolicyRequest;
+use crate::query::Channel;
 
 pub const NAME: &str = "channel-filter";
 
@@ -60,18 +61,28 @@ impl Stage<PolicyRequest> for ChannelFilter {
             .channel
             .as_ref()
             .ok_or_else(|| ApiError::missing_params(&["channel"]))?;
-        graph.retain_releases(|release| {
-            !release.is_abstract()
-                && release
-                    .metadata_list(&self.key)
-                    .any(|listed| listed == channel.as_str())
-        });
+        graph.retain_releases(|release| self.lists(release, channel));
         let kept: HashSet<_> = graph
             .releases()
             .map(|(_, release)| release.version.clone())
             .collect();
         graph.retain_conditional_edges(|edge| kept.contains(&edge.from) && kept.contains(&edge.to));
         Ok(())
+    }
+
+    fn release_test<'a>(&'a self, request: &'a PolicyRequest) -> Option<ReleaseTest<'a>> {
+        let channel = request.query.channel.as_ref()?;
+        Some(Box::new(move |release| self.lists(release, channel)))
+    }
+}
+
+impl ChannelFilter {
+    /// Whether `release` is a concrete release of `channel`.
+    fn lists(&self, release: &Release, channel: &Channel) -> bool {
+        !release.is_abstract()
+            && release
+                .metadata_list(&self.key)
+                .any(|listed| listed == channel.as_str())
     }
 }
 
