@@ -6,11 +6,11 @@
 #
 # GRAPH.json is the upstream graph-builder graph to serve (default: a
 # synthetic present-day-sized graph, generated). nginx serves it as the
-# upstream; a release build of the policy-engine filters it; wrk loads
-# {prefix}/graph?channel=$CHANNEL&arch=amd64 with 64 keep-alive connections,
-# without and with gzip, then loads nginx serving the engine's own answer
-# bytes for comparison. Then it asks for every (channel, arch) once and
-# reports the engine's memory, and runs a connection storm (STORM clients
+# upstream; a release build of the policy-engine filters it. It asks the
+# fresh engine for every (channel, arch) once and reports its memory; then
+# wrk loads {prefix}/graph?channel=$CHANNEL&arch=amd64 with 64 keep-alive
+# connections, without and with gzip, then loads nginx serving the engine's
+# own answer bytes for comparison; then a connection storm (STORM clients
 # that each fetch the answer with gzip and keep the connection) against the
 # engine and nginx: memory before, with the connections idle, and a minute
 # after they closed. Installs wrk and nginx (Debian) if missing.
@@ -120,7 +120,7 @@ nginx -c "$work/nginx.conf" &
 pids+=($!)
 
 # As the image runs it (deploy/images/policy-engine.Dockerfile).
-MIMALLOC_PURGE_DELAY=0 "$ENGINE" \
+MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0 "$ENGINE" \
     --service.port $ENGINE_PORT --status.port $STATUS_PORT \
     --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
     --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" &
@@ -183,7 +183,7 @@ with open(sys.argv[2], "w") as out:
 PY
     "$CARGO_TARGET_DIR/release/lookup-service" --port $LOOKUP_PORT --latency-ms "$LOOKUP_LATENCY_MS" --groups 20 &
     pids+=($!)
-    MIMALLOC_PURGE_DELAY=0 "$ENGINE" \
+    MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0 "$ENGINE" \
         --service.port $POLICY_ENGINE_PORT --status.port $POLICY_STATUS_PORT \
         --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
         --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" \
@@ -217,17 +217,21 @@ LUA
     exit 0
 fi
 
+rss() { grep VmRSS "/proc/$1/status" | awk '{printf "%.1f MiB", $2 / 1024}'; }
+# On the engine as started, before any load: what it holds for its answers.
+echo "== every (channel, arch) asked once, with gzip as the cluster-version operator asks"
+echo "policy-engine RSS before: $(rss $engine)"
+started=$(date +%s.%N)
+sed "s|^|http://127.0.0.1:$ENGINE_PORT$PREFIX/graph?|" "$work/pairs" \
+    | xargs -P 2 -n 1 curl -s -o /dev/null --compressed -H 'Accept: application/json'
+echo "computed in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $started }") s; RSS with every answer computed: $(rss $engine); 10 s later: $(sleep 10; rss $engine)"
+
 load "policy-engine, identity" "$url"
 load "policy-engine, gzip" "$url" -H 'Accept-Encoding: gzip'
 load "nginx, same bytes, identity" "http://127.0.0.1:$NGINX_ANSWER_PORT/graph"
 load "nginx, same bytes, gzip" "http://127.0.0.1:$NGINX_ANSWER_PORT/graph" -H 'Accept-Encoding: gzip'
-rss() { grep VmRSS "/proc/$1/status" | awk '{printf "%.1f MiB", $2 / 1024}'; }
 echo "== policy-engine peak RSS: $(grep VmHWM /proc/$engine/status | awk '{printf "%.1f MiB", $2 / 1024}'), now $(rss $engine)"
 
-echo "== every (channel, arch) asked once, with gzip as the cluster-version operator asks"
-sed "s|^|http://127.0.0.1:$ENGINE_PORT$PREFIX/graph?|" "$work/pairs" \
-    | xargs -P 2 -n 1 curl -s -o /dev/null --compressed -H 'Accept: application/json'
-echo "policy-engine RSS with every answer computed: $(rss $engine); 10 s later: $(sleep 10; rss $engine)"
 
 if [ "$STORM" -gt 0 ]; then
     storm() { # name url pid...

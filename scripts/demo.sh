@@ -16,6 +16,8 @@ prefix=/api/upgrades_info
 pids=()
 stop() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap stop EXIT INT TERM
+# The engines' allocator settings, as their image sets them (policy-engine/src/allocator.rs).
+export MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0
 
 "$bin/graph-builder" -c deploy/demo/graph-builder.toml &
 pids+=($!)

@@ -17,10 +17,12 @@
 //! - [`engine`]: what the handlers ask; [`routes`]: the HTTP API.
 //! - [`explorer`]: the update graph explorer page and the answers it reads.
 //! - [`metrics`]: upstream's metric names plus staleness and cache metrics.
+//! - [`allocator`]: the allocator settings the launcher provides.
 //!
 //! Deliberately not here: HTTP plumbing shared with the graph-builder
 //! (`service-kit`), the graph and its JSON (`cincinnati-core`).
 
+pub mod allocator;
 pub mod cluster_policy;
 pub mod engine;
 pub mod explorer;

@@ -69,6 +69,7 @@ impl Service for PolicyEngine {
     }
 
     fn start(plan: Resolved, settings: &Settings, kit: &mut Kit<EngineMetrics>) -> anyhow::Result<Self> {
+        crate::allocator::warn_if_unset();
         let service = &settings.service;
         let refresh_stalls_after = STALLED_ROUNDS * (plan.limits.interval + plan.upstream_timeout);
         let openapi = OpenApiDocument::served(&service.api.path_prefix, plan.rules.required.names());

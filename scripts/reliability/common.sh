@@ -35,7 +35,7 @@ build_scenarios() {
     export E2E_BIN_DIR=$BIN
     # The engine's allocator returns freed pages at once, as its image sets it
     # (deploy/images/policy-engine.Dockerfile): memory figures as deployed.
-    export MIMALLOC_PURGE_DELAY=0
+    export MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0
     # Every connection of a storm is a descriptor, in the scenario and in the engine.
     ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 }

@@ -257,6 +257,17 @@ async fn a_head_sent_a_byte_at_a_time_is_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_request_is_answered_after_the_client_closes_its_side() {
+    let server = TestServer::start(|_| {});
+    let mut stream = server.connect();
+    stream.write_all(b"GET /small HTTP/1.1\r\n\r\n").unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let response = read_response(&mut stream, &mut Vec::new(), false);
+    assert_eq!((response.status, &response.body[..]), (200, SMALL.as_bytes()));
+    assert!(closed_by_server(&mut stream));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn head_announces_the_length_and_sends_no_body() {
     let server = TestServer::start(|_| {});
     let mut stream = server.connect();

@@ -60,6 +60,42 @@ enum Read {
     Closed,
 }
 
+/// Reads what `stream` holds into `buffer`, up to a head's limit. Reading
+/// until the socket has nothing more (not just once) clears the socket's
+/// readiness, so that the next wait really waits: a worker whose
+/// connections all wait then sleeps in the kernel rather than finding stale
+/// readiness, and yields the CPU the way an event loop should.
+fn read_available(stream: &TcpStream, buffer: &mut BytesMut) -> Drained {
+    while buffer.len() < request::MAX_HEAD_BYTES {
+        if buffer.capacity() - buffer.len() < HEAD_BUFFER / 2 {
+            buffer.reserve(HEAD_BUFFER);
+        }
+        match stream.try_read_buf(buffer) {
+            Ok(0) => return Drained::Closed,
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Drained::Empty,
+            Err(_) => return Drained::Closed,
+        }
+    }
+    Drained::Empty
+}
+
+thread_local! {
+    /// The worker's buffer for heads that arrive whole (see
+    /// [`Connection::read_whole_head`]).
+    static SCRATCH: std::cell::RefCell<BytesMut> =
+        std::cell::RefCell::new(BytesMut::with_capacity(request::MAX_HEAD_BYTES));
+}
+
+/// What reading the socket came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drained {
+    /// Nothing more to read for now (or a head's worth is in).
+    Empty,
+    /// The client closed the connection, or it failed.
+    Closed,
+}
+
 /// How a connection ends.
 enum End {
     /// Nothing more to say: close.
@@ -144,41 +180,60 @@ where
     /// Reads until a whole head is in; a head must be whole within the
     /// client timeout.
     async fn read_head(&mut self) -> Result<Read, Refusal> {
+        if self.unread.is_empty()
+            && let Some(read) = SCRATCH.with_borrow_mut(|scratch| self.read_whole_head(scratch))
+        {
+            return read;
+        }
         let deadline = Instant::now() + self.timeouts.client_request;
         loop {
-            if !self.unread.is_empty() {
-                match request::parse(&self.unread, self.peer) {
-                    Ok(Some(head)) => {
-                        self.unread.advance(head.len);
-                        if self.unread.is_empty() {
-                            // Free the buffer: an idle connection holds none.
-                            self.unread = BytesMut::new();
-                        }
-                        return Ok(Read::Head(head));
+            let drained = read_available(&self.stream, &mut self.unread);
+            match request::parse(&self.unread, self.peer) {
+                Ok(Some(head)) => {
+                    self.unread.advance(head.len);
+                    if self.unread.is_empty() {
+                        // Free the buffer: an idle connection holds none.
+                        self.unread = BytesMut::new();
                     }
-                    Ok(None) => {}
-                    Err(bad) => return Err(Refusal::Bad(bad)),
+                    return Ok(Read::Head(head));
                 }
-            }
-            if self.unread.capacity() - self.unread.len() < HEAD_BUFFER / 2 {
-                self.unread.reserve(HEAD_BUFFER);
-            }
-            match self.stream.try_read_buf(&mut self.unread) {
-                Ok(0) => return Ok(Read::Closed),
-                Ok(_) => continue,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock && self.unread.is_empty() => {
-                    // Readiness left over from the last read: nothing new.
-                    self.unread = BytesMut::new();
-                    return Ok(Read::Nothing);
-                }
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
-                Err(_) => return Ok(Read::Closed),
+                Ok(None) if drained == Drained::Closed => return Ok(Read::Closed),
+                Ok(None) => {}
+                Err(bad) => return Err(Refusal::Bad(bad)),
             }
             match tokio::time::timeout_at(deadline, self.stream.readable()).await {
                 Ok(Ok(())) => {}
                 Ok(Err(_)) => return Ok(Read::Closed),
                 Err(_) => return Err(Refusal::Timeout),
             }
+        }
+    }
+
+    /// Most heads arrive whole in one read: read into the worker's scratch
+    /// buffer, parse, and keep only what follows the head (a pipelined
+    /// request), so that a request costs no buffer of its own. `None` when
+    /// only a part of a head came, which is then kept in `unread`.
+    fn read_whole_head(&mut self, scratch: &mut BytesMut) -> Option<Result<Read, Refusal>> {
+        scratch.clear();
+        let drained = read_available(&self.stream, scratch);
+        if scratch.is_empty() {
+            return Some(Ok(match drained {
+                Drained::Closed => Read::Closed,
+                // Readiness left over from the last read: nothing new.
+                Drained::Empty => Read::Nothing,
+            }));
+        }
+        match request::parse(scratch, self.peer) {
+            Ok(Some(head)) => {
+                self.unread.extend_from_slice(&scratch[head.len..]);
+                Some(Ok(Read::Head(head)))
+            }
+            Ok(None) if drained == Drained::Closed => Some(Ok(Read::Closed)),
+            Ok(None) => {
+                self.unread.extend_from_slice(scratch);
+                None
+            }
+            Err(bad) => Some(Err(Refusal::Bad(bad))),
         }
     }
 

@@ -13,9 +13,11 @@
 //! bytes to the kernel in one vectored write (see [`response`]).
 //!
 //! Each worker is a thread with a single-threaded runtime and its own
-//! instance of the app (actix-web apps are not `Send`), accepting from the
-//! one listening socket they share.
+//! instance of the app (actix-web apps are not `Send`); the first also
+//! accepts connections and hands each to the worker with the fewest open
+//! (see [`accept`]).
 
+mod accept;
 mod connection;
 mod request;
 mod response;
@@ -33,7 +35,7 @@ use actix_service::IntoServiceFactory;
 use actix_web::body::MessageBody;
 use actix_web::dev::{AppConfig, ServiceFactory, ServiceResponse};
 use futures::future::BoxFuture;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -42,9 +44,6 @@ use connection::Connection;
 
 /// How long a graceful stop waits for answers in progress.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long accepting pauses after it fails (out of file descriptors, say),
-/// rather than spinning.
-const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// How long a connection may take at each step.
 #[derive(Debug, Clone, Copy)]
@@ -182,9 +181,17 @@ where
         immediate: CancellationToken::new(),
         workers: watch_workers,
     };
-    for index in 0..workers {
+    let loads = accept::Loads::new(workers);
+    let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
+    let mut acceptor = Some(Acceptor {
+        listener,
+        inboxes,
+        loads,
+    });
+    for (index, inbox) in receivers.into_iter().enumerate() {
         let worker = Worker {
-            listener: listener.try_clone()?,
+            inbox,
+            acceptor: acceptor.take(),
             options: options.clone(),
             graceful: handle.graceful.clone(),
             immediate: handle.immediate.clone(),
@@ -240,10 +247,19 @@ impl Drop for WorkerExit {
 }
 
 struct Worker {
-    listener: std::net::TcpListener,
+    /// The connections the acceptor hands this worker.
+    inbox: mpsc::UnboundedReceiver<(accept::Accepted, accept::Seat)>,
+    /// The first worker accepts for all.
+    acceptor: Option<Acceptor>,
     options: Options,
     graceful: CancellationToken,
     immediate: CancellationToken,
+}
+
+struct Acceptor {
+    listener: std::net::TcpListener,
+    inboxes: Vec<mpsc::UnboundedSender<(accept::Accepted, accept::Seat)>>,
+    loads: accept::Loads,
 }
 
 impl Worker {
@@ -277,7 +293,7 @@ impl Worker {
         });
     }
 
-    async fn serve<S, B>(self, app: Rc<S>)
+    async fn serve<S, B>(mut self, app: Rc<S>)
     where
         S: actix_web::dev::Service<
                 actix_http::Request,
@@ -286,24 +302,36 @@ impl Worker {
             > + 'static,
         B: MessageBody + 'static,
     {
-        let listener = tokio::net::TcpListener::from_std(self.listener).expect("a listener registers");
-        let slots = Arc::new(Semaphore::new(self.options.max_connections_per_worker));
+        if let Some(acceptor) = self.acceptor.take() {
+            let listener =
+                tokio::net::TcpListener::from_std(acceptor.listener).expect("a listener registers");
+            tokio::task::spawn_local(accept::run(
+                self.options.name,
+                listener,
+                acceptor.inboxes,
+                acceptor.loads,
+                self.options.max_connections_per_worker,
+                self.graceful.clone(),
+            ));
+        }
         let connections = TaskTracker::new();
         loop {
-            let slot = tokio::select! {
-                slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-                () = self.graceful.cancelled() => break,
-            };
-            let (stream, peer) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => {
-                        tracing::warn!(server = self.options.name, "accepting a connection failed: {error}");
-                        tokio::time::sleep(ACCEPT_PAUSE).await;
-                        continue;
-                    }
+            let ((stream, peer), seat) = tokio::select! {
+                accepted = self.inbox.recv() => match accepted {
+                    Some(accepted) => accepted,
+                    None => break,
                 },
                 () = self.graceful.cancelled() => break,
+            };
+            let stream = match tokio::net::TcpStream::from_std(stream) {
+                Ok(stream) => stream,
+                Err(error) => {
+                    tracing::warn!(
+                        server = self.options.name,
+                        "cannot take an accepted connection: {error}"
+                    );
+                    continue;
+                }
             };
             let open = self.options.limit.as_ref().map(ConnectionLimit::track);
             let connection = Connection::new(
@@ -316,10 +344,9 @@ impl Worker {
             );
             connections.spawn_local(async move {
                 connection.serve().await;
-                drop(slot);
+                drop(seat);
             });
         }
-        drop(listener);
         connections.close();
         tokio::select! {
             () = connections.wait() => {}

@@ -4,7 +4,7 @@
 //! per-connection buffer.
 
 use std::cell::RefCell;
-use std::io::{self, IoSlice};
+use std::io::{self, IoSlice, Write as _};
 use std::time::{Duration, SystemTime};
 
 use actix_web::HttpResponse;
@@ -83,7 +83,8 @@ fn encode_head(out: &mut Vec<u8>, head: &ResponseHead, version: Version, framing
     } else {
         "HTTP/1.1"
     };
-    out.extend_from_slice(format!("{version} {} {}\r\n", head.status.as_str(), head.reason()).as_bytes());
+    // Into the buffer directly: a response costs this one allocation.
+    let _ = write!(out, "{version} {} {}\r\n", head.status.as_str(), head.reason());
     let mut has_date = false;
     for (name, value) in head.headers.iter() {
         if name == CONTENT_LENGTH || name == TRANSFER_ENCODING || name == CONNECTION {
@@ -96,7 +97,9 @@ fn encode_head(out: &mut Vec<u8>, head: &ResponseHead, version: Version, framing
         out.extend_from_slice(b"\r\n");
     }
     match framing {
-        Framing::Length(length) => out.extend_from_slice(format!("content-length: {length}\r\n").as_bytes()),
+        Framing::Length(length) => {
+            let _ = write!(out, "content-length: {length}\r\n");
+        }
         Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
         Framing::Empty | Framing::UntilClose => {}
     }
