@@ -18,7 +18,7 @@ use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::Method;
 use bytes::{Buf as _, BytesMut};
-use tokio::io::AsyncWriteExt as _;
+use tokio::io::{AsyncWriteExt as _, Interest};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -60,17 +60,25 @@ enum Read {
     Closed,
 }
 
-/// Reads what `stream` holds into `buffer`, up to a head's limit. Reading
-/// until the socket has nothing more (not just once) clears the socket's
-/// readiness, so that the next wait really waits: a worker whose
-/// connections all wait then sleeps in the kernel rather than finding stale
-/// readiness, and yields the CPU the way an event loop should.
+/// Reads what `stream` holds into `buffer`, up to a head's limit, and
+/// clears the socket's readiness once it is drained, so that the next wait
+/// really waits: a worker whose connections all wait then sleeps in the
+/// kernel rather than finding stale readiness, and yields the CPU (to
+/// clients on the same machine, too). A read that fills less than the room
+/// it had drained the socket (as nginx reasons), which spares the read that
+/// would only say so.
 fn read_available(stream: &TcpStream, buffer: &mut BytesMut) -> Drained {
     while buffer.len() < request::MAX_HEAD_BYTES {
         if buffer.capacity() - buffer.len() < HEAD_BUFFER / 2 {
             buffer.reserve(HEAD_BUFFER);
         }
-        match stream.try_read_buf(buffer) {
+        let room = buffer.capacity() - buffer.len();
+        let read = stream.try_io(Interest::READABLE, || match stream.try_read_buf(buffer)? {
+            // Clears the readiness: nothing is left to read.
+            short if short > 0 && short < room => Err(io::ErrorKind::WouldBlock.into()),
+            read => Ok(read),
+        });
+        match read {
             Ok(0) => return Drained::Closed,
             Ok(_) => {}
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Drained::Empty,
