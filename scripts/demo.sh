@@ -69,7 +69,8 @@ or try:
   updates='import json,sys; g=json.load(sys.stdin); v=[n["version"] for n in g["nodes"]]; print(sorted(v[t] for f, t in g["edges"] if v[f] == "4.18.51"))'
   curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64&version=4.18.51&id=c0ffee00-0000-4a11-8b22-0123456789ab' -H 'Accept: application/json' | python3 -c "\$updates"
   curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64&version=4.18.51&id=c0ffee00-0001-4a11-8b22-0123456789ab' -H 'Accept: application/json' | python3 -c "\$updates"
-  # why: groups, rollout places, which rule removed which update (status port only)
+  # why: groups, rollout places, which rule removed which update, production's
+  # own risk on 4.18.44 (status port only)
   curl -s 'http://127.0.0.1:9082$prefix/v1/explain?channel=stable-4.18&arch=amd64&version=4.18.40&id=5ca1ab1e-0000-4000-8000-00000000d0e5'; echo
   # the public engine, multi-arch releases, gzip
   curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo

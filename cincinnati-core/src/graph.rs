@@ -360,6 +360,44 @@ impl Graph {
         }
     }
 
+    /// Adds what `other` has and this graph lacks: its releases (by
+    /// version), its edges between them, and its conditional edges not
+    /// listed already (an update listed twice would be dropped by clients).
+    /// Views of one graph (channels served by one engine) merge into the
+    /// view of their union; an edge that would close a cycle is refused
+    /// with the graph as far as it got.
+    pub fn merge(&mut self, other: &Graph) -> Result<(), GraphError> {
+        for (_, release) in other.releases() {
+            if self.find(&release.version).is_none() {
+                self.add_release(release.clone())?;
+            }
+        }
+        for (from, to) in other.edges() {
+            let version = |id: ReleaseId| &other.dag[id].version;
+            self.add_edge_by_version(version(from), version(to))?;
+        }
+        let listed: std::collections::HashSet<EdgeEndpoints> = self
+            .conditional_edges
+            .iter()
+            .flat_map(|group| group.edges.iter().cloned())
+            .collect();
+        for group in other.conditional_edges() {
+            let edges: Vec<EdgeEndpoints> = group
+                .edges
+                .iter()
+                .filter(|edge| !listed.contains(edge))
+                .cloned()
+                .collect();
+            if !edges.is_empty() {
+                self.conditional_edges.push(ConditionalEdge {
+                    edges,
+                    risks: group.risks.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The conditional-edge groups in a canonical order.
     pub fn sorted_conditional_edges(&self) -> Vec<ConditionalEdge> {
         let mut groups: Vec<_> = self

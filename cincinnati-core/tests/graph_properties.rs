@@ -206,6 +206,75 @@ proptest! {
     }
 }
 
+proptest! {
+    #[test]
+    fn views_of_one_graph_merge_into_what_either_has(
+        changes in prop::collection::vec(change(), 1..120),
+        conditional in prop::collection::vec(prop::collection::vec((0u8..24, 0u8..24), 0..4), 0..6),
+        mask_a in any::<u32>(),
+        mask_b in any::<u32>(),
+    ) {
+        let mut graph = Graph::new();
+        for change in &changes {
+            apply(&mut graph, change);
+        }
+        *graph.conditional_edges_mut() = conditional
+            .iter()
+            .enumerate()
+            .map(|(n, edges)| ConditionalEdge {
+                edges: edges.iter().map(|&(a, b)| EdgeEndpoints { from: version(a), to: version(b) }).collect(),
+                risks: vec![Risk {
+                    url: "u".to_owned(),
+                    name: format!("R{n}"),
+                    message: "m".to_owned(),
+                    matching_rules: vec![MatchingRule::Always],
+                }],
+            })
+            .collect();
+        let in_view = |mask: u32, v: &Version| mask & (1 << ((v.minor * 16 + v.patch) % 32)) != 0;
+        let (a, b) = (
+            graph.subgraph(|release| in_view(mask_a, &release.version)),
+            graph.subgraph(|release| in_view(mask_b, &release.version)),
+        );
+        let mut merged = a.clone();
+        merged.merge(&b).unwrap();
+        assert_invariants(&merged);
+
+        let in_either = |v: &Version| in_view(mask_a, v) || in_view(mask_b, v);
+        let within_one = |from: &Version, to: &Version| {
+            (in_view(mask_a, from) && in_view(mask_a, to)) || (in_view(mask_b, from) && in_view(mask_b, to))
+        };
+        prop_assert_eq!(
+            merged.release_count(),
+            graph.releases().filter(|(_, release)| in_either(&release.version)).count()
+        );
+        let name = |g: &Graph, id| g.release(id).unwrap().version.clone();
+        let expected_edges: Vec<(Version, Version)> = graph
+            .edges()
+            .map(|(from, to)| (name(&graph, from), name(&graph, to)))
+            .filter(|(from, to)| within_one(from, to))
+            .collect();
+        prop_assert_eq!(merged.edge_count(), expected_edges.len());
+        for (from, to) in &expected_edges {
+            prop_assert!(merged.has_edge(merged.find(from).unwrap(), merged.find(to).unwrap()));
+        }
+        let mut listed: Vec<&EdgeEndpoints> = merged.conditional_edges().iter().flat_map(|group| &group.edges).collect();
+        let count = listed.len();
+        listed.sort();
+        listed.dedup();
+        prop_assert_eq!(listed.len(), count, "no update listed twice");
+        let mut expected: Vec<&EdgeEndpoints> = graph
+            .conditional_edges()
+            .iter()
+            .flat_map(|group| &group.edges)
+            .filter(|edge| within_one(&edge.from, &edge.to) && graph.find(&edge.from).is_some() && graph.find(&edge.to).is_some())
+            .collect();
+        expected.sort();
+        expected.dedup();
+        prop_assert_eq!(listed, expected);
+    }
+}
+
 #[test]
 fn cycle_error_names_the_whole_cycle() {
     let mut graph = Graph::new();

@@ -41,7 +41,7 @@ pub mod yaml {
 
 pub use diagnostic::{Diagnostic, DiagnosticKind, Location, Severity, Strictness, UpstreamErrorClass};
 pub use files::{FilesError, GraphDataFiles, Revision};
-pub use load::{Loaded, Refused, SUPPORTED_SCHEMA};
+pub use load::{BlockedEdge, BlockedEdgeSpec, Loaded, Refused, SUPPORTED_SCHEMA, SpecProblem};
 pub use model::{
     Block, Channel, ChannelVersion, Declaration, FromPattern, GraphData, Origin, RawMetadata, ReleaseName,
     RiskDeclaration,

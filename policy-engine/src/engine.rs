@@ -174,8 +174,10 @@ impl Engine {
         let now = SystemTime::now();
         let class = self.classify(&query, now).await;
         let valid_for = class.as_ref().and_then(|class| class.valid_for(now));
-        let (request, revision) = self.revision_for(query, class, arrived).await?;
-        let (answer, lookup) = revision.answer(request, &self.pipeline, &self.computations).await;
+        let (request, revision, joined) = self.revision_for(query, class, arrived).await?;
+        let (answer, lookup) = revision
+            .answer(request, joined, &self.pipeline, &self.computations)
+            .await;
         // Less the waits above (lookup, refresh, computation): caches count
         // max-age from when the answer reaches them.
         let expires_sooner = valid_for
@@ -211,17 +213,22 @@ impl Engine {
             ));
         };
         let asked = (query.channel.clone(), query.arch.clone(), query.version.clone());
-        let (request, revision) = self.revision_for(query, Some(class.clone()), arrived).await?;
-        let (base, withheld) = revision
+        let (request, revision, _) = self.revision_for(query, Some(class.clone()), arrived).await?;
+        let view_channels = request
+            .view_channels()
+            .map(<[String]>::to_vec)
+            .unwrap_or_default();
+        let (base, applied) = revision
             .explain(request, &self.pipeline, &self.computations)
             .await?;
         let asked = cluster_policy::explain::Asked {
             channel: asked.0.as_ref().map(Channel::as_str),
             arch: asked.1.as_ref().map(Arch::as_str),
             version: asked.2.as_deref(),
+            view_channels,
         };
         Ok(cluster_policy::explain::explain(
-            &class, asked, &base, &withheld, now,
+            &class, asked, &base, &applied, now,
         ))
     }
 
@@ -235,14 +242,16 @@ impl Engine {
         Some(class)
     }
 
-    /// The request to filter for `query` and the revision to answer it
-    /// from: one whose answer is computed, or the feed revalidated first.
+    /// The request to filter for `query`, the revision to answer it from
+    /// (one whose answer is computed, or the feed revalidated first), and
+    /// the revisions of the scoped channels its view joins that an engine
+    /// upstream serves apart.
     async fn revision_for(
         self: &Arc<Self>,
         query: ClientQuery,
         class: Option<PolicyClass>,
         arrived: Instant,
-    ) -> Result<(PolicyRequest, Arc<Revision>), ApiError> {
+    ) -> Result<(PolicyRequest, Arc<Revision>, Vec<Arc<Revision>>), ApiError> {
         let source = self
             .upstream_kind()
             .ok_or_else(|| self.unavailable(self.root.last_error().map(|failure| failure.message)))?;
@@ -250,14 +259,10 @@ impl Engine {
             UpstreamKind::GraphBuilder => self.root.clone(),
             UpstreamKind::PolicyEngine => self.engine_feed(query.upstream_parameters()).await,
         };
-        let request = PolicyRequest {
-            query,
-            source,
-            class,
-            keyed_by_version: self.rules.keyed_by_version,
-        };
+        let request = PolicyRequest::new(query, source, class, self.rules.keyed_by_version);
+        let joined = self.joined_revisions(&request).await?;
         let revision = match feed.revision() {
-            Some(revision) if revision.is_answered(&request) => revision,
+            Some(revision) if revision.is_answered(&request, &joined) => revision,
             // Not computed yet, or no graph yet (the last fetch failed): ask
             // the upstream first.
             _ => {
@@ -265,7 +270,29 @@ impl Engine {
                 self.served_revision(&feed)?
             }
         };
-        Ok((request, revision))
+        Ok((request, revision, joined))
+    }
+
+    /// On an engine upstream, which serves channels apart, the revisions of
+    /// the scoped channels `request`'s view joins to the channel asked for
+    /// (a graph-builder's full graph has them already).
+    async fn joined_revisions(
+        self: &Arc<Self>,
+        request: &PolicyRequest,
+    ) -> Result<Vec<Arc<Revision>>, ApiError> {
+        let (Some(requested), Some(view)) = (&request.query.channel, request.view_channels()) else {
+            return Ok(Vec::new());
+        };
+        if request.source != UpstreamKind::PolicyEngine {
+            return Ok(Vec::new());
+        }
+        let mut joined = Vec::new();
+        for channel in view.iter().filter(|channel| *channel != requested.as_str()) {
+            let parameters = request.query.upstream_parameters().with("channel", channel);
+            let feed = self.engine_feed(parameters).await;
+            joined.push(self.served_revision(&feed)?);
+        }
+        Ok(joined)
     }
 
     /// The upstream's full graph, as last fetched: only a graph-builder

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use cincinnati_core::{MatchingRule, Risk};
+use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -24,15 +25,66 @@ const KNOWN_KEYS: &[&str] = &[
     "autoExtend",
 ];
 
+/// A blocked edge as a `blocked-edges/*.yaml` file writes it: the file's
+/// shape, also written inline in other YAML (a policy-engine group's own
+/// blocked edges).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct BlockedEdgeFile {
-    to: Spanned<String>,
-    from: Spanned<String>,
-    url: Option<String>,
-    name: Option<String>,
-    message: Option<String>,
-    matching_rules: Option<Vec<Value>>,
+pub struct BlockedEdgeSpec {
+    pub to: Spanned<String>,
+    pub from: Spanned<String>,
+    pub url: Option<String>,
+    pub name: Option<String>,
+    pub message: Option<String>,
+    pub matching_rules: Option<Vec<Value>>,
+}
+
+/// What a blocked edge declares: every update into `to` from a release
+/// matching `from` removed, or (with a risk) made conditional.
+#[derive(Debug, Clone)]
+pub struct BlockedEdge {
+    pub to: ReleaseName,
+    pub from: FromPattern,
+    pub risk: Option<Risk>,
+}
+
+/// Why a blocked edge is refused, with the line when one key is at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecProblem {
+    pub kind: DiagnosticKind,
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+impl BlockedEdgeSpec {
+    /// Checks the declaration as graph-data's loader does: `to` SemVer,
+    /// `from` a regex (compiled by `compile`), a risk all or nothing.
+    pub fn check(
+        &self,
+        compile: impl FnOnce(&str) -> Result<Regex, String>,
+    ) -> Result<BlockedEdge, SpecProblem> {
+        let to = ReleaseName::parse_target(&self.to.value).map_err(|error| SpecProblem {
+            kind: DiagnosticKind::InvalidVersion,
+            line: Some(line_of(&self.to)),
+            message: format!("`to` {:?} is not SemVer: {error}", self.to.value),
+        })?;
+        let from = compile(&self.from.value)
+            .map(|regex| FromPattern {
+                text: self.from.value.clone(),
+                regex,
+            })
+            .map_err(|error| SpecProblem {
+                kind: DiagnosticKind::InvalidRegex,
+                line: Some(line_of(&self.from)),
+                message: format!("`from` is not a valid regex: {error}"),
+            })?;
+        let risk = risk_of(self).map_err(|message| SpecProblem {
+            kind: DiagnosticKind::Syntax,
+            line: None,
+            message,
+        })?;
+        Ok(BlockedEdge { to, from, risk })
+    }
 }
 
 /// Unconditional blocks and risks, each in file order.
@@ -42,40 +94,24 @@ pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> (Vec<Bloc
     // (target, risk name) → where it was first declared.
     let mut risk_names: HashMap<(ReleaseName, String), Origin> = HashMap::new();
     for (path, text) in findings.yaml_documents(files, BLOCKED_EDGES_DIR) {
-        let Some(file) = findings.parse_yaml::<BlockedEdgeFile>(path, text, KNOWN_KEYS) else {
+        let Some(file) = findings.parse_yaml::<BlockedEdgeSpec>(path, text, KNOWN_KEYS) else {
             continue;
         };
         let origin = Origin {
             path: path.to_owned(),
             line: line_of(&file.to),
         };
-        let to = match ReleaseName::parse_target(&file.to.value) {
-            Ok(to) => to,
-            Err(error) => {
-                let message = format!("`to` {:?} is not SemVer: {error}", file.to.value);
-                findings.report_at(path, Some(origin.line), DiagnosticKind::InvalidVersion, message);
+        let edge = match file.check(|pattern| findings.compile(pattern)) {
+            Ok(edge) => edge,
+            Err(problem) => {
+                findings.report_at(path, problem.line, problem.kind, problem.message);
                 continue;
             }
         };
-        let from = match findings.compile(&file.from.value) {
-            Ok(regex) => FromPattern {
-                text: file.from.value.clone(),
-                regex,
-            },
-            Err(error) => {
-                let message = format!("`from` is not a valid regex: {error}");
-                findings.report_at(
-                    path,
-                    Some(line_of(&file.from)),
-                    DiagnosticKind::InvalidRegex,
-                    message,
-                );
-                continue;
-            }
-        };
-        match risk_of(&file) {
-            Ok(None) => blocks.push(Block { to, from, origin }),
-            Ok(Some(risk)) => {
+        let BlockedEdge { to, from, risk } = edge;
+        match risk {
+            None => blocks.push(Block { to, from, origin }),
+            Some(risk) => {
                 let key = (to.clone(), risk.name.clone());
                 if let Some(first) = risk_names.get(&key) {
                     let message = format!(
@@ -93,7 +129,6 @@ pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> (Vec<Bloc
                     origin,
                 });
             }
-            Err(message) => findings.report_at(path, None, DiagnosticKind::Syntax, message),
         }
     }
     (blocks, risks)
@@ -101,7 +136,7 @@ pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> (Vec<Bloc
 
 /// The risk a file declares, `None` for an unconditional block. A file with
 /// some risk keys but not all is refused rather than guessed at.
-fn risk_of(file: &BlockedEdgeFile) -> Result<Option<Risk>, String> {
+fn risk_of(file: &BlockedEdgeSpec) -> Result<Option<Risk>, String> {
     let (url, name, message, rules) = (&file.url, &file.name, &file.message, &file.matching_rules);
     if url.is_none() && name.is_none() && message.is_none() && rules.is_none() {
         return Ok(None);

@@ -20,6 +20,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind, Location, Strictness};
 use crate::files::{GraphDataFiles, has_yaml_extension};
 use crate::model::GraphData;
 
+pub use blocked_edges::{BlockedEdge, BlockedEdgeSpec, SpecProblem};
 pub use schema::SUPPORTED_SCHEMA;
 
 /// Graph-data that passed validation, and the warnings it raised.

@@ -1,6 +1,8 @@
 //! `cluster-policy`: what a request's [`PolicyClass`] withholds, taken out
-//! of the graph. A withheld release stays a node (a cluster running it still
-//! finds itself); the updates into it, recommended and conditional, go.
+//! of the graph, then the class's own blocked edges applied (see
+//! [`super::edges`]). A withheld release stays a node (a cluster running it
+//! still finds itself); the updates into it, recommended and conditional, go.
+//! (A class's scoped channels shape the view earlier, in the channel filter.)
 
 use std::collections::HashSet;
 
@@ -9,6 +11,7 @@ use cincinnati_core::stage::{Stage, StageSettings};
 use cincinnati_core::{ApiError, Graph, Release, Version};
 use serde::{Deserialize, Serialize};
 
+use super::edges::{self, EdgeChange};
 use super::file::parse_time;
 use super::policy::PolicyClass;
 use crate::filters::PolicyRequest;
@@ -39,7 +42,7 @@ impl Stage<PolicyRequest> for ClusterPolicyFilter {
 
     fn apply(&self, graph: &mut Graph, request: &PolicyRequest) -> Result<(), ApiError> {
         if let Some(class) = &request.class {
-            class.apply(graph);
+            class.apply(graph, request.arch());
         }
         Ok(())
     }
@@ -65,10 +68,27 @@ pub struct Withheld {
     pub why: Withholding,
 }
 
+/// What a class did to a view.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// The releases withheld, with the first rule that withholds each.
+    pub withheld: Vec<Withheld>,
+    /// What the class's blocked edges did.
+    pub edges: Vec<EdgeChange>,
+}
+
 impl PolicyClass {
+    /// Applies the class to `graph`, a view of `arch`: the updates into
+    /// every release it withholds removed, then its blocked edges applied.
+    pub fn apply(&self, graph: &mut Graph, arch: &str) -> Applied {
+        let withheld = self.withhold(graph);
+        let edges = edges::apply(graph, &self.edge_rules(), arch);
+        Applied { withheld, edges }
+    }
+
     /// Removes the updates into every release this class withholds; returns
     /// those releases with the first rule that withholds each.
-    pub fn apply(&self, graph: &mut Graph) -> Vec<Withheld> {
+    fn withhold(&self, graph: &mut Graph) -> Vec<Withheld> {
         let mut withheld: Vec<_> = graph
             .releases()
             .filter_map(|(id, release)| Some((id, release.version.clone(), self.withholding(release)?)))
@@ -178,7 +198,7 @@ mod tests {
             "2026-01-25T12:30:00Z",
         );
         let mut graph = graph(GRAPH);
-        let withheld = class.apply(&mut graph);
+        let withheld = class.apply(&mut graph, "amd64").withheld;
         // 4.18.3 is 5 days old; 4.18.4 has no creation time and is not deferred.
         assert_eq!(
             withheld,
@@ -217,7 +237,7 @@ mod tests {
             "2026-01-25T00:00:00Z",
         );
         let mut graph = graph(GRAPH);
-        let withheld = class.apply(&mut graph);
+        let withheld = class.apply(&mut graph, "amd64").withheld;
         let reasons: Vec<_> = withheld.iter().map(|w| (w.release.as_str(), &w.why)).collect();
         assert_eq!(
             reasons,

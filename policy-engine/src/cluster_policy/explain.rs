@@ -12,7 +12,9 @@
 //!   "rollouts": [{"target": "4.18.7", "progress_percent": 37.5, "offered": false}],
 //!   "valid_for_secs": 3300,
 //!   "channel": "stable-4.18", "arch": "amd64",
+//!   "view_channels": ["stable-4.18", "hotfix-acme-4.18"],
 //!   "withheld": [{"release": "4.18.7", "rule": "rollout", "rollout": 0}],
+//!   "edges": [{"from": "4.17.9", "to": "4.18.4", "line": 12, "risk": null}],
 //!   "updates": {"from": "4.18.1",
 //!               "offered": ["4.18.2"],
 //!               "removed": [{"release": "4.18.7", "rule": "rollout", "rollout": 0}]}
@@ -22,7 +24,11 @@
 //! `id` is null without a valid id (the default policy, last in every
 //! rollout); `withheld` lists every release of the channel the policy
 //! withholds from this cluster, with the first rule that does
-//! (`max_version`, `rollout`, `deferral`); `updates` (with `version`) splits
+//! (`max_version`, `rollout`, `deferral`); `view_channels`, the channels
+//! whose releases make its view (scoped channels joined, or none for a
+//! scoped channel it may not see); `edges`, what its groups' blocked edges
+//! did (`risk` null: removed; a name: made conditional on that risk, `line`
+//! the blocked edge's in the policy file); `updates` (with `version`) splits
 //! the updates from that version in the graph without the policy into
 //! those offered and those the policy removed. `rollouts[].offered` says
 //! whether the cluster is inside each rollout; `valid_for_secs`, when the
@@ -34,7 +40,8 @@ use cincinnati_core::release::same_release;
 use cincinnati_core::{Graph, Version};
 use serde::{Deserialize, Serialize};
 
-use super::apply::Withheld;
+use super::apply::{Applied, Withheld};
+use super::edges::EdgeChange;
 use super::policy::{PolicyClass, Rules};
 use super::source::rfc3339;
 
@@ -49,7 +56,11 @@ pub struct Explanation {
     pub valid_for_secs: Option<u64>,
     pub channel: Option<String>,
     pub arch: Option<String>,
+    #[serde(default)]
+    pub view_channels: Vec<String>,
     pub withheld: Vec<WithheldRelease>,
+    #[serde(default)]
+    pub edges: Vec<EdgeChange>,
     pub updates: Option<Updates>,
 }
 
@@ -78,23 +89,25 @@ pub struct Updates {
 }
 
 /// What a request is asked about.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Asked<'a> {
     pub channel: Option<&'a str>,
     pub arch: Option<&'a str>,
     pub version: Option<&'a str>,
+    /// The channels of the request's view, as its class sees them.
+    pub view_channels: Vec<String>,
 }
 
 /// The explanation of `class` at `now`, from the graph the request gets
-/// without the policy and the releases the policy withholds in it.
+/// without the policy and what the policy does to it.
 pub fn explain(
     class: &PolicyClass,
     asked: Asked<'_>,
     base: &Graph,
-    withheld: &[Withheld],
+    applied: &Applied,
     now: SystemTime,
 ) -> Explanation {
-    let withheld: Vec<WithheldRelease> = withheld.iter().map(shown).collect();
+    let withheld: Vec<WithheldRelease> = applied.withheld.iter().map(shown).collect();
     let policy = &class.policy;
     Explanation {
         id: class.id.map(|id| id.to_string()),
@@ -117,10 +130,12 @@ pub fn explain(
         valid_for_secs: class.valid_for(now).map(|valid_for| valid_for.as_secs()),
         channel: asked.channel.map(str::to_owned),
         arch: asked.arch.map(str::to_owned),
+        view_channels: asked.view_channels,
+        edges: applied.edges.clone(),
         updates: asked
             .version
             .and_then(|version| Version::parse(version).ok())
-            .and_then(|version| updates_from(base, &version, &withheld)),
+            .and_then(|version| updates_from(base, &version, &withheld, &applied.edges)),
         withheld,
     }
 }
@@ -142,8 +157,14 @@ fn shown(withheld: &Withheld) -> WithheldRelease {
 }
 
 /// The updates from `version` in `base`, recommended and conditional, split
-/// into those offered and those withheld.
-fn updates_from(base: &Graph, version: &Version, withheld: &[WithheldRelease]) -> Option<Updates> {
+/// into those offered and those the policy removed (their target withheld,
+/// or a blocked edge of the cluster's groups).
+fn updates_from(
+    base: &Graph,
+    version: &Version,
+    withheld: &[WithheldRelease],
+    edges: &[EdgeChange],
+) -> Option<Updates> {
     let (from, release) = base
         .releases()
         .find(|(_, release)| same_release(&release.version, version))?;
@@ -163,10 +184,22 @@ fn updates_from(base: &Graph, version: &Version, withheld: &[WithheldRelease]) -
     let (removed, offered): (Vec<_>, Vec<_>) = targets
         .into_iter()
         .map(|target| {
+            let name = target.to_string();
+            let blocked = edges
+                .iter()
+                .find(|change| {
+                    change.risk.is_none() && change.from == release.version.to_string() && change.to == name
+                })
+                .map(|change| WithheldRelease {
+                    release: name.clone(),
+                    rule: "blocked_edge".to_owned(),
+                    details: serde_json::Map::from_iter([("line".to_owned(), change.line.into())]),
+                });
             let removal = withheld
                 .iter()
-                .find(|withheld| withheld.release == target.to_string())
-                .cloned();
+                .find(|withheld| withheld.release == name)
+                .cloned()
+                .or(blocked);
             (target, removal)
         })
         .partition(|(_, removal)| removal.is_some());

@@ -8,7 +8,10 @@
 //!   production:
 //!     deferral_days: 14     # offer releases built at least 14 days ago
 //!     max_version: 4.18.5   # and none above 4.18.5
+//!     blocked_edges:        # graph-data's blocked-edges shape, this group only
+//!       - {to: 4.18.4, from: '4[.]17[.].*'}
 //!   canary: {}
+//!   acme: {}
 //! clusters:                 # cluster id (UUID) -> its groups
 //!   0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60: [production]
 //! rollouts:
@@ -16,18 +19,22 @@
 //!     start: 2026-11-20T00:00:00Z
 //!     duration_hours: 168
 //!     starting_percentage: 5
+//! scoped_channels:          # seen by these groups only, joined to those channels
+//!   - {channel: hotfix-acme-4.18, joins: [stable-4.18, fast-4.18], groups: [acme]}
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
+use openshift_graph_data::BlockedEdgeSpec;
 use openshift_graph_data::yaml::{self, Spanned, line_of};
 use semver::Version;
 use serde::Deserialize;
 
 use super::id::ClusterId;
-use super::policy::{MAX_ROLLOUTS, Policy, Rollout, Rules};
+use super::policy::{EdgeRule, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel};
+use crate::query::Channel;
 
 /// The longest rollout: a century (a rollout meant to stay in flight).
 const MAX_DURATION_HOURS: f64 = 24.0 * 365.0 * 100.0;
@@ -43,6 +50,8 @@ struct PolicyFile {
     clusters: HashMap<Spanned<String>, Vec<Spanned<String>>>,
     #[serde(default)]
     rollouts: Vec<RolloutFile>,
+    #[serde(default)]
+    scoped_channels: Vec<ScopedChannelFile>,
 }
 
 #[derive(Default, Deserialize)]
@@ -51,6 +60,17 @@ struct RulesFile {
     #[serde(default)]
     deferral_days: u32,
     max_version: Option<Spanned<String>>,
+    #[serde(default)]
+    blocked_edges: Vec<BlockedEdgeSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScopedChannelFile {
+    channel: Spanned<String>,
+    #[serde(default)]
+    joins: Vec<Spanned<String>>,
+    groups: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +125,7 @@ pub fn parse(path: &str, text: &str) -> Result<Policy, PolicyFileError> {
             groups: HashMap::new(),
             clusters: HashMap::new(),
             rollouts: Vec::new(),
+            scoped_channels: Vec::new(),
         }
     } else {
         yaml::parse(text).map_err(|error| {
@@ -133,12 +154,16 @@ fn problem_at<T>(spanned: &Spanned<T>, message: String) -> Problem {
 
 impl PolicyFile {
     fn validate(self, problems: &mut Vec<Problem>) -> Policy {
-        let default = self.default.validate(problems);
-        let groups: BTreeMap<String, Rules> = self
-            .groups
-            .into_iter()
-            .map(|(name, rules)| (name.value, rules.validate(problems)))
-            .collect();
+        let (default, default_edges) = self.default.validate(problems);
+        let mut groups: BTreeMap<String, Rules> = BTreeMap::new();
+        let mut group_edges: BTreeMap<String, Vec<EdgeRule>> = BTreeMap::new();
+        for (name, rules) in self.groups {
+            let (rules, edges) = rules.validate(problems);
+            if !edges.is_empty() {
+                group_edges.insert(name.value.clone(), edges);
+            }
+            groups.insert(name.value, rules);
+        }
         let mut clusters: HashMap<ClusterId, (u64, Vec<String>)> = HashMap::new();
         for (raw_id, members) in self.clusters {
             let line = line_of(&raw_id);
@@ -183,13 +208,69 @@ impl PolicyFile {
                 message: format!("{} rollouts; at most {MAX_ROLLOUTS}", rollouts.len()),
             });
         }
+        let scoped_channels = validate_scoped_channels(self.scoped_channels, &groups, problems);
         let clusters = clusters.into_iter().map(|(id, (_, names))| (id, names)).collect();
         Policy::new(default, groups, clusters, rollouts)
+            .with_edge_rules(default_edges, group_edges)
+            .with_scoped_channels(scoped_channels)
     }
 }
 
+fn validate_scoped_channels(
+    scoped: Vec<ScopedChannelFile>,
+    groups: &BTreeMap<String, Rules>,
+    problems: &mut Vec<Problem>,
+) -> Vec<ScopedChannel> {
+    let mut valid: Vec<ScopedChannel> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for file in scoped {
+        let before = problems.len();
+        for name in std::iter::once(&file.channel).chain(&file.joins) {
+            if let Err(error) = Channel::parse(&name.value) {
+                problems.push(problem_at(
+                    name,
+                    format!("channel {:?}: {}", name.value, error.value),
+                ));
+            }
+        }
+        if file.joins.iter().any(|joined| joined.value == file.channel.value) {
+            let message = format!("scoped channel {} joins itself", file.channel.value);
+            problems.push(problem_at(&file.channel, message));
+        }
+        if seen.contains(&file.channel.value) {
+            let message = format!("scoped channel {} is declared twice", file.channel.value);
+            problems.push(problem_at(&file.channel, message));
+        }
+        seen.push(file.channel.value.clone());
+        if file.groups.is_empty() {
+            let message = format!(
+                "scoped channel {} names no group that may see it",
+                file.channel.value
+            );
+            problems.push(problem_at(&file.channel, message));
+        }
+        for group in &file.groups {
+            if !groups.contains_key(&group.value) {
+                let message = format!(
+                    "scoped channel {}: group {:?} is not defined under `groups`",
+                    file.channel.value, group.value
+                );
+                problems.push(problem_at(group, message));
+            }
+        }
+        if problems.len() == before {
+            valid.push(ScopedChannel {
+                channel: file.channel.value,
+                joins: file.joins.into_iter().map(|joined| joined.value).collect(),
+                groups: file.groups.into_iter().map(|group| group.value).collect(),
+            });
+        }
+    }
+    valid
+}
+
 impl RulesFile {
-    fn validate(self, problems: &mut Vec<Problem>) -> Rules {
+    fn validate(self, problems: &mut Vec<Problem>) -> (Rules, Vec<EdgeRule>) {
         let max_version = self.max_version.and_then(|raw| match Version::parse(&raw.value) {
             Ok(version) => Some(version),
             Err(error) => {
@@ -198,10 +279,27 @@ impl RulesFile {
                 None
             }
         });
-        Rules {
+        let edges = self
+            .blocked_edges
+            .into_iter()
+            .filter_map(|spec| {
+                let line = line_of(&spec.to);
+                spec.check(|pattern| regex::Regex::new(pattern).map_err(|error| error.to_string()))
+                    .map(|edge| EdgeRule { edge, line })
+                    .map_err(|problem| {
+                        problems.push(Problem {
+                            line: problem.line.or(Some(line)),
+                            message: format!("blocked edge: {}", problem.message),
+                        });
+                    })
+                    .ok()
+            })
+            .collect();
+        let rules = Rules {
             deferral_days: self.deferral_days,
             max_version,
-        }
+        };
+        (rules, edges)
     }
 }
 
@@ -330,6 +428,65 @@ rollouts:
         ] {
             assert!(report.contains(expected), "{expected} not in {report}");
         }
+    }
+
+    #[test]
+    fn blocked_edges_and_scoped_channels_are_checked_with_their_lines() {
+        let text = "\
+groups:
+  acme:
+    blocked_edges:
+      - {to: 4.18, from: '.*'}
+      - {to: 4.18.2, from: '(unclosed'}
+      - {to: 4.18.2, from: '.*', name: HalfARisk}
+      - {to: 4.18.2, from: '.*'}
+scoped_channels:
+  - {channel: hotfix-acme-4.18, joins: [stable-4.18], groups: [acme, nobody]}
+  - {channel: Hotfix, joins: [Hotfix], groups: []}
+  - {channel: hotfix-acme-4.18, groups: [acme]}
+";
+        let report = problems(text);
+        for expected in [
+            "policy.yaml:4: blocked edge: `to` \"4.18\" is not SemVer",
+            "policy.yaml:5: blocked edge: `from` is not a valid regex",
+            "policy.yaml:6: blocked edge: a risk needs url, name, message and matchingRules",
+            "policy.yaml:9: scoped channel hotfix-acme-4.18: group \"nobody\" is not defined",
+            "policy.yaml:10: channel \"Hotfix\"",
+            "policy.yaml:10: scoped channel Hotfix joins itself",
+            "policy.yaml:10: scoped channel Hotfix names no group",
+            "policy.yaml:11: scoped channel hotfix-acme-4.18 is declared twice",
+        ] {
+            assert!(report.contains(expected), "{expected} not in {report}");
+        }
+        assert!(
+            !report.contains("policy.yaml:7:"),
+            "the good blocked edge: {report}"
+        );
+    }
+
+    #[test]
+    fn a_group_s_blocked_edges_and_scoped_channels_are_read() {
+        let text = "\
+default:
+  blocked_edges: [{to: 4.18.9, from: '.*'}]
+groups:
+  acme:
+    blocked_edges:
+      - {to: 4.18.2, from: '4[.]17[.].*', url: u, name: R, message: m, matchingRules: [{type: Always}]}
+  other: {}
+scoped_channels:
+  - {channel: hotfix-acme-4.18, joins: [stable-4.18, fast-4.18], groups: [acme]}
+";
+        let policy = parse("policy.yaml", text).unwrap();
+        assert_eq!(policy.edge_rule_count(), 2);
+        assert_eq!(
+            policy.scoped_channels(),
+            [ScopedChannel {
+                channel: "hotfix-acme-4.18".to_owned(),
+                joins: vec!["stable-4.18".to_owned(), "fast-4.18".to_owned()],
+                groups: vec!["acme".to_owned()],
+            }]
+        );
     }
 
     #[test]

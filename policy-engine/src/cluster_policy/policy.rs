@@ -1,12 +1,16 @@
-//! A validated policy: groups and their rules, cluster ids and their groups,
-//! rollouts; and the class a request falls in ([`Policy::classify`]), which
-//! is computed without touching the graph.
+//! A validated policy: groups and their rules and blocked edges, cluster ids
+//! and their groups, rollouts, scoped channels; and the class a request
+//! falls in ([`Policy::classify`]), which is computed without touching the
+//! graph.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cincinnati_core::release::keys;
+use cincinnati_core::{Graph, Release};
+use openshift_graph_data::BlockedEdge;
 use semver::Version;
 use serde::{Deserialize, Serialize};
 
@@ -92,6 +96,25 @@ impl Rollout {
     }
 }
 
+/// A blocked edge of a group's own (graph-data's shape): the updates it
+/// matches removed, or made conditional with its risk, for that group only.
+#[derive(Debug, Clone)]
+pub struct EdgeRule {
+    pub edge: BlockedEdge,
+    /// Where it is written in the policy file.
+    pub line: u64,
+}
+
+/// A channel only some groups see (a customer's hotfixes, say): for them,
+/// its releases join the views of the channels it `joins`; for everyone
+/// else it does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopedChannel {
+    pub channel: String,
+    pub joins: Vec<String>,
+    pub groups: Vec<String>,
+}
+
 /// A validated policy file.
 #[derive(Debug)]
 pub struct Policy {
@@ -101,6 +124,11 @@ pub struct Policy {
     groups: BTreeMap<String, Rules>,
     clusters: HashMap<ClusterId, Arc<GroupSet>>,
     rollouts: Vec<Rollout>,
+    /// The default's blocked edges (for clusters in no defined group).
+    default_edges: Vec<EdgeRule>,
+    /// Each group's blocked edges.
+    group_edges: BTreeMap<String, Vec<EdgeRule>>,
+    scoped_channels: Vec<ScopedChannel>,
 }
 
 impl Policy {
@@ -121,6 +149,9 @@ impl Policy {
             groups,
             clusters: HashMap::with_capacity(clusters.len()),
             rollouts,
+            default_edges: Vec::new(),
+            group_edges: BTreeMap::new(),
+            scoped_channels: Vec::new(),
         };
         let mut interned: HashMap<Vec<String>, Arc<GroupSet>> = HashMap::new();
         for (id, mut names) in clusters {
@@ -133,6 +164,62 @@ impl Policy {
             policy.clusters.insert(id, set);
         }
         policy
+    }
+
+    /// With blocked edges of the default's (`None`) and of groups.
+    pub fn with_edge_rules(
+        mut self,
+        default: Vec<EdgeRule>,
+        groups: BTreeMap<String, Vec<EdgeRule>>,
+    ) -> Self {
+        self.default_edges = default;
+        self.group_edges = groups;
+        self
+    }
+
+    /// With channels only some groups see.
+    pub fn with_scoped_channels(mut self, scoped: Vec<ScopedChannel>) -> Self {
+        self.scoped_channels = scoped;
+        self
+    }
+
+    pub fn scoped_channels(&self) -> &[ScopedChannel] {
+        &self.scoped_channels
+    }
+
+    /// `graph` as a cluster that may see no scoped channel sees it: every
+    /// scoped channel gone from the releases' channel lists, and the
+    /// releases that were listed only there gone (what public pages show).
+    pub fn without_scoped_channels(&self, graph: &Graph) -> Graph {
+        let scoped = |channel: &str| {
+            self.scoped_channels
+                .iter()
+                .any(|scoped| scoped.channel == channel)
+        };
+        let lists_only_scoped = |release: &Release| {
+            let mut channels = release.metadata_list(keys::CHANNELS).peekable();
+            channels.peek().is_some() && channels.all(scoped)
+        };
+        let mut view = graph.subgraph(|release| !lists_only_scoped(release));
+        let ids: Vec<_> = view.releases().map(|(id, _)| id).collect();
+        for id in ids {
+            let Some(metadata) = view.metadata_mut(id) else {
+                continue;
+            };
+            if let Some(channels) = metadata.get_mut(keys::CHANNELS) {
+                let kept: Vec<&str> = channels
+                    .split(',')
+                    .filter(|channel| !scoped(channel.trim()))
+                    .collect();
+                *channels = kept.join(",");
+            }
+        }
+        view
+    }
+
+    /// Blocked edges in the policy, of the default and every group.
+    pub fn edge_rule_count(&self) -> usize {
+        self.default_edges.len() + self.group_edges.values().map(Vec::len).sum::<usize>()
     }
 
     /// The groups `names` and their rules: the strictest of the groups'
@@ -253,6 +340,49 @@ impl PolicyClass {
     pub fn valid_for(&self, now: SystemTime) -> Option<Duration> {
         self.next_change
             .map(|at| at.duration_since(now).unwrap_or_default())
+    }
+
+    /// The blocked edges that apply to this class: those of its groups the
+    /// policy defines (each group's in file order), or the default's when
+    /// it is in none, as its rules are.
+    pub fn edge_rules(&self) -> Vec<&EdgeRule> {
+        let policy = &self.policy;
+        let defined: Vec<&String> = self
+            .groups
+            .names
+            .iter()
+            .filter(|name| policy.groups.contains_key(*name))
+            .collect();
+        if defined.is_empty() {
+            return policy.default_edges.iter().collect();
+        }
+        defined
+            .into_iter()
+            .filter_map(|name| policy.group_edges.get(name))
+            .flatten()
+            .collect()
+    }
+
+    /// The channels whose releases make this class's view of `requested`:
+    /// `requested` itself, unless it is a scoped channel none of the class's
+    /// groups may see, and every scoped channel the class may see that
+    /// joins `requested`.
+    pub fn view_channels<'a>(&'a self, requested: &'a str) -> Vec<&'a str> {
+        let entitled = |scoped: &ScopedChannel| {
+            scoped
+                .groups
+                .iter()
+                .any(|group| self.groups.names.contains(group))
+        };
+        let scoped = &self.policy.scoped_channels;
+        let hidden = scoped
+            .iter()
+            .any(|scoped| scoped.channel == requested && !entitled(scoped));
+        let joined = scoped
+            .iter()
+            .filter(|scoped| entitled(scoped) && scoped.joins.iter().any(|joined| joined == requested))
+            .map(|scoped| scoped.channel.as_str());
+        (!hidden).then_some(requested).into_iter().chain(joined).collect()
     }
 
     /// The rollouts whose targets are withheld, with their index.
@@ -439,6 +569,70 @@ mod tests {
         assert!(stranger.groups.names.is_empty());
         assert_eq!(stranger.groups.rules.deferral_days, 2);
         assert_ne!(stranger, class);
+    }
+
+    #[test]
+    fn a_scoped_channel_joins_the_views_of_its_groups_and_is_hidden_from_others() {
+        let (acme, other) = (ids(2)[0], ids(2)[1]);
+        let policy = Arc::new(
+            Policy::new(
+                Rules::default(),
+                BTreeMap::from([
+                    ("acme".to_owned(), Rules::default()),
+                    ("other".to_owned(), Rules::default()),
+                ]),
+                HashMap::from([(acme, vec!["acme".to_owned()]), (other, vec!["other".to_owned()])]),
+                Vec::new(),
+            )
+            .with_scoped_channels(vec![ScopedChannel {
+                channel: "hotfix-acme-4.18".to_owned(),
+                joins: vec!["stable-4.18".to_owned()],
+                groups: vec!["acme".to_owned()],
+            }]),
+        );
+        let class = |id: Option<&ClusterId>| policy.classify(id, None, at(0), Duration::from_secs(3600));
+        let acme = class(Some(&acme));
+        assert_eq!(
+            acme.view_channels("stable-4.18"),
+            ["stable-4.18", "hotfix-acme-4.18"]
+        );
+        assert_eq!(acme.view_channels("fast-4.18"), ["fast-4.18"]);
+        assert_eq!(acme.view_channels("hotfix-acme-4.18"), ["hotfix-acme-4.18"]);
+        for class in [class(Some(&other)), class(None)] {
+            assert_eq!(class.view_channels("stable-4.18"), ["stable-4.18"]);
+            assert!(class.view_channels("hotfix-acme-4.18").is_empty());
+        }
+    }
+
+    #[test]
+    fn public_views_lose_scoped_channels_and_the_releases_only_they_list() {
+        let policy = Policy::new(Rules::default(), BTreeMap::new(), HashMap::new(), Vec::new())
+            .with_scoped_channels(vec![ScopedChannel {
+                channel: "hotfix-acme-4.18".to_owned(),
+                joins: Vec::new(),
+                groups: vec!["acme".to_owned()],
+            }]);
+        let graph = cincinnati_core::wire::parse(
+            br#"{"nodes": [
+                {"version": "4.18.1", "payload": "p", "metadata": {"io.openshift.upgrades.graph.release.channels": "stable-4.18,hotfix-acme-4.18"}},
+                {"version": "4.18.2-0.hotfix", "payload": "p", "metadata": {"io.openshift.upgrades.graph.release.channels": "hotfix-acme-4.18"}},
+                {"version": "4.18.3", "payload": "p", "metadata": {}}
+              ], "edges": [[0, 1]]}"#,
+        )
+        .unwrap()
+        .graph;
+        let public = policy.without_scoped_channels(&graph);
+        let releases: Vec<(String, Option<&String>)> = public
+            .releases()
+            .map(|(_, release)| (release.version.to_string(), release.metadata.get(keys::CHANNELS)))
+            .collect();
+        assert_eq!(public.release_count(), 2);
+        assert!(
+            releases.contains(&("4.18.1".to_owned(), Some(&"stable-4.18".to_owned()))),
+            "{releases:?}"
+        );
+        assert!(releases.contains(&("4.18.3".to_owned(), None)), "{releases:?}");
+        assert_eq!(public.edge_count(), 0);
     }
 
     #[test]

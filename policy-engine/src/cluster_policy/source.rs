@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::file::{self, PolicyFileError};
 use super::id::ClusterId;
 use super::lookup::{GroupLookup, LookupStatus, Outcome};
-use super::policy::{GroupSet, Policy, PolicyClass, Rules};
+use super::policy::{GroupSet, Policy, PolicyClass, Rules, ScopedChannel};
 
 /// Why the policy file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -197,6 +197,8 @@ impl PolicySource {
                     progress_percent: rollout.progress(now),
                 })
                 .collect(),
+            blocked_edges: policy.edge_rule_count(),
+            scoped_channels: policy.scoped_channels().to_vec(),
         }
     }
 }
@@ -218,6 +220,9 @@ pub struct PolicyStatus {
     pub rollouts: Vec<RolloutStatus>,
     /// The lookup service, if one is configured.
     pub lookup: Option<LookupStatus>,
+    /// Blocked edges of the default and the groups, in all.
+    pub blocked_edges: usize,
+    pub scoped_channels: Vec<ScopedChannel>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

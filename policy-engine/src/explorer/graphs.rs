@@ -1,6 +1,8 @@
 //! The planning library's view of the upstream's full graph: one
 //! [`UpdateGraph`] per architecture, built on first use and kept until the
-//! upstream sends another revision.
+//! upstream sends another revision (or the cluster policy another
+//! generation). The page is public: a cluster policy's scoped channels are
+//! not in it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -25,6 +27,8 @@ pub struct Graphs {
 #[derive(Default)]
 struct Cached {
     revision: Weak<Revision>,
+    /// The cluster policy's generation, if the engine has one.
+    policy_generation: Option<u64>,
     architectures: Arc<BTreeSet<String>>,
     /// Concurrent first requests for one architecture wait for one build
     /// (each build reads a copy of the whole graph).
@@ -78,10 +82,17 @@ impl Graphs {
                 .clone()
         };
         let name = arch.as_str().to_owned();
+        let policy = self.engine.cluster_policy().map(|source| source.current());
         cell.get_or_try_init(|| async move {
             tokio::task::spawn_blocking(move || {
+                let graph = match policy {
+                    Some(policy) if !policy.scoped_channels().is_empty() => {
+                        policy.without_scoped_channels(revision.graph())
+                    }
+                    _ => revision.graph().clone(),
+                };
                 let full = Document {
-                    graph: revision.graph().clone(),
+                    graph,
                     shape: Shape::Full,
                 };
                 Arc::new(UpdateGraph::build(&name, &[full]))
@@ -93,12 +104,20 @@ impl Graphs {
         .cloned()
     }
 
-    /// The cache, emptied first if it was built from another revision.
+    /// The cache, emptied first if it was built from another revision or
+    /// cluster policy.
     fn current(&self, revision: &Arc<Revision>) -> MutexGuard<'_, Cached> {
+        let policy_generation = self
+            .engine
+            .cluster_policy()
+            .map(|source| source.current().generation());
         let mut cached = self.cached.lock().expect("explorer graph cache lock poisoned");
-        if !Weak::ptr_eq(&cached.revision, &Arc::downgrade(revision)) {
+        if !Weak::ptr_eq(&cached.revision, &Arc::downgrade(revision))
+            || cached.policy_generation != policy_generation
+        {
             *cached = Cached {
                 revision: Arc::downgrade(revision),
+                policy_generation,
                 architectures: Arc::new(
                     document::architectures(revision.graph())
                         .into_iter()

@@ -25,6 +25,9 @@ use crate::upstream::UpstreamKind;
 
 pub const NAME: &str = "arch-filter";
 
+/// The architecture of requests without `arch`, unless configured.
+pub const DEFAULT_ARCH: &str = "amd64";
+
 /// `[[policy]] name = "arch-filter"`: the arch list is read from
 /// `{key_prefix}.{key_suffix}`; `default_arch` serves requests without `arch`.
 #[derive(Debug, Deserialize)]
@@ -40,7 +43,7 @@ impl Default for ArchFilterSettings {
         Self {
             key_prefix: keys::PREFIX.to_owned(),
             key_suffix: "release.arch".to_owned(),
-            default_arch: "amd64".to_owned(),
+            default_arch: DEFAULT_ARCH.to_owned(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `channel-filter`: the releases of one channel.
 //!
 //! Keeps concrete releases whose channel list (comma-separated, trimmed)
-//! contains the requested channel; drops every other release with its edges
+//! contains the requested channel (or, under a cluster policy with scoped
+//! channels, one of the channels of the request's view); drops every other release with its edges
 //! and the conditional edges touching it. No edge is invented across a
 //! dropped release: a path through it vanishes.
 
@@ -13,7 +14,6 @@ use cincinnati_core::{ApiError, Graph, Release};
 use serde::Deserialize;
 
 use super::PolicyRequest;
-use crate::query::Channel;
 
 pub const NAME: &str = "channel-filter";
 
@@ -56,12 +56,10 @@ impl Stage<PolicyRequest> for ChannelFilter {
     }
 
     fn apply(&self, graph: &mut Graph, request: &PolicyRequest) -> Result<(), ApiError> {
-        let channel = request
-            .query
-            .channel
-            .as_ref()
+        let channels = request
+            .view_channels()
             .ok_or_else(|| ApiError::missing_params(&["channel"]))?;
-        graph.retain_releases(|release| self.lists(release, channel));
+        graph.retain_releases(|release| self.lists(release, channels));
         let kept: HashSet<_> = graph
             .releases()
             .map(|(_, release)| release.version.clone())
@@ -71,18 +69,18 @@ impl Stage<PolicyRequest> for ChannelFilter {
     }
 
     fn release_test<'a>(&'a self, request: &'a PolicyRequest) -> Option<ReleaseTest<'a>> {
-        let channel = request.query.channel.as_ref()?;
-        Some(Box::new(move |release| self.lists(release, channel)))
+        let channels = request.view_channels()?;
+        Some(Box::new(move |release| self.lists(release, channels)))
     }
 }
 
 impl ChannelFilter {
-    /// Whether `release` is a concrete release of `channel`.
-    fn lists(&self, release: &Release, channel: &Channel) -> bool {
+    /// Whether `release` is a concrete release of one of `channels`.
+    fn lists(&self, release: &Release, channels: &[String]) -> bool {
         !release.is_abstract()
             && release
                 .metadata_list(&self.key)
-                .any(|listed| listed == channel.as_str())
+                .any(|listed| channels.iter().any(|channel| channel == listed))
     }
 }
 

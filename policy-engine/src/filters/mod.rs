@@ -13,7 +13,7 @@ use cincinnati_core::stage::Catalog;
 
 use crate::cluster_policy::PolicyClass;
 use crate::cluster_policy::apply::ClusterPolicyFilterSettings;
-use crate::query::ClientQuery;
+use crate::query::{Arch, ClientQuery};
 use crate::upstream::UpstreamKind;
 
 /// What every filter sees: the client's query, where the graph came from,
@@ -26,6 +26,52 @@ pub struct PolicyRequest {
     /// Whether answers differ per `version` (`version-prune` runs), so
     /// that the answer cache is keyed by it.
     pub keyed_by_version: bool,
+    /// The channels whose releases make the view (see
+    /// [`PolicyRequest::view_channels`]).
+    view_channels: Option<Vec<String>>,
+}
+
+impl PolicyRequest {
+    pub fn new(
+        query: ClientQuery,
+        source: UpstreamKind,
+        class: Option<PolicyClass>,
+        keyed_by_version: bool,
+    ) -> Self {
+        let view_channels = query.channel.as_ref().map(|requested| {
+            let requested = requested.as_str();
+            match &class {
+                Some(class) => class
+                    .view_channels(requested)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+                None => vec![requested.to_owned()],
+            }
+        });
+        Self {
+            query,
+            source,
+            class,
+            keyed_by_version,
+            view_channels,
+        }
+    }
+
+    /// The architecture of the view: the one asked for, amd64 by default
+    /// (the arch filter's default).
+    pub fn arch(&self) -> &str {
+        self.query.arch.as_ref().map_or(arch::DEFAULT_ARCH, Arch::as_str)
+    }
+
+    /// The channels whose releases make this request's view: the channel
+    /// asked for as the request's policy class sees it (see
+    /// [`PolicyClass::view_channels`]: none, for a scoped channel the class
+    /// may not see; more, for the scoped channels it joins); `None` when no
+    /// channel is asked for.
+    pub fn view_channels(&self) -> Option<&[String]> {
+        self.view_channels.as_deref()
+    }
 }
 
 /// The filters a `[[policy]]` table can name.
@@ -65,11 +111,7 @@ pub(crate) mod test_graphs {
     }
 
     pub fn request(query: &str, source: UpstreamKind) -> PolicyRequest {
-        PolicyRequest {
-            query: ClientQuery::parse(query, &QueryRules::default()).unwrap(),
-            source,
-            class: None,
-            keyed_by_version: false,
-        }
+        let query = ClientQuery::parse(query, &QueryRules::default()).unwrap();
+        PolicyRequest::new(query, source, None, false)
     }
 }

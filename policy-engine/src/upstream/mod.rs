@@ -31,6 +31,17 @@ impl UpstreamParameters {
         &self.0
     }
 
+    /// These parameters with `name` set to `value`.
+    pub fn with(&self, name: &str, value: &str) -> Self {
+        Self::new(
+            self.0
+                .iter()
+                .filter(|(key, _)| key != name)
+                .cloned()
+                .chain([(name.to_owned(), value.to_owned())]),
+        )
+    }
+
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()

@@ -19,7 +19,9 @@
 //! channels cannot grow memory, and the classes a rollout or a deferral
 //! bucket leaves behind make room for the current ones.
 
+use std::borrow::Cow;
 use std::num::NonZero;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -31,7 +33,7 @@ use service_kit::telemetry::Origin;
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::cluster_policy::PolicyClass;
-use crate::cluster_policy::apply::Withheld;
+use crate::cluster_policy::apply::Applied;
 use crate::filters::PolicyRequest;
 use crate::query::{Arch, Channel};
 
@@ -49,10 +51,14 @@ struct AnswerKey {
     arch: Option<Arch>,
     class: Option<PolicyClass>,
     version: Option<String>,
+    /// The serials of the revisions joined to this one (scoped channels
+    /// fetched from an engine upstream): another revision of one of them is
+    /// another answer.
+    joined: Vec<u64>,
 }
 
 impl AnswerKey {
-    fn of(request: &PolicyRequest) -> Self {
+    fn of(request: &PolicyRequest, joined: &[Arc<Revision>]) -> Self {
         Self {
             channel: request.query.channel.clone(),
             arch: request.query.arch.clone(),
@@ -61,14 +67,19 @@ impl AnswerKey {
                 .keyed_by_version
                 .then(|| request.query.version.clone())
                 .flatten(),
+            joined: joined.iter().map(|revision| revision.serial).collect(),
         }
     }
 }
+
+/// Numbers revisions, so that an answer can name the revisions it joined.
+static SERIALS: AtomicU64 = AtomicU64::new(0);
 
 /// A parsed upstream graph, immutable, with its answer cache.
 #[derive(Debug)]
 pub struct Revision {
     graph: Graph,
+    serial: u64,
     fetched_at: SystemTime,
     /// The refresh that fetched this graph: answers link to its trace.
     origin: Origin,
@@ -91,6 +102,7 @@ impl Revision {
     pub fn new(graph: Graph, fetched_at: SystemTime, max_answers: usize) -> Self {
         Self {
             graph,
+            serial: SERIALS.fetch_add(1, Ordering::Relaxed),
             fetched_at,
             origin: Origin::current(),
             answers: Mutex::new(LruCache::new(
@@ -112,27 +124,29 @@ impl Revision {
         self.fetched_at
     }
 
-    /// Whether the answer to `request` is computed already, so asking for
-    /// it costs no filtering.
-    pub fn is_answered(&self, request: &PolicyRequest) -> bool {
+    /// Whether the answer to `request` (joined with `joined`) is computed
+    /// already, so asking for it costs no filtering.
+    pub fn is_answered(&self, request: &PolicyRequest, joined: &[Arc<Revision>]) -> bool {
         let answers = self.answers.lock().expect("answer cache lock poisoned");
         answers
-            .peek(&AnswerKey::of(request))
+            .peek(&AnswerKey::of(request, joined))
             .is_some_and(|cell| cell.initialized())
     }
 
     /// The answer to `request` through `pipeline`, computed once, while
-    /// holding one of the `computations` permits. The current span gets a
-    /// link to the trace that fetched this revision, where the work behind
-    /// the answer is.
+    /// holding one of the `computations` permits, from this revision's graph
+    /// merged with those of `joined` (the scoped channels an engine
+    /// upstream serves apart). The current span gets a link to the trace
+    /// that fetched this revision, where the work behind the answer is.
     pub async fn answer(
         self: &Arc<Self>,
         request: PolicyRequest,
+        joined: Vec<Arc<Revision>>,
         pipeline: &Arc<Pipeline<PolicyRequest>>,
         computations: &Arc<Semaphore>,
     ) -> (Answer, Lookup) {
         self.origin.link_current_span();
-        let key = AnswerKey::of(&request);
+        let key = AnswerKey::of(&request, &joined);
         let (cell, evicted) = {
             let mut answers = self.answers.lock().expect("answer cache lock poisoned");
             match answers.get(&key) {
@@ -163,7 +177,7 @@ impl Revision {
                     // if the request that started it is dropped.
                     tokio::task::spawn_blocking(move || {
                         let _permit = permit;
-                        revision.compute(&request, &pipeline)
+                        revision.compute(&request, &joined, &pipeline)
                     })
                     .await
                     .unwrap_or_else(|error| Err(ApiError::new(ErrorKind::FailedPluginExecution, error)))
@@ -178,15 +192,16 @@ impl Revision {
         (answer.clone(), lookup)
     }
 
-    /// The graph `request` gets without its policy class, and the releases
-    /// the class withholds in it: what an explanation is made of. Computed
-    /// anew (holding a permit), never cached: operators ask rarely.
+    /// The graph `request` gets without its policy class (its view's
+    /// channels still those the class sees), and what the class does to
+    /// it: what an explanation is made of. Computed anew (holding a permit),
+    /// never cached: operators ask rarely.
     pub async fn explain(
         self: &Arc<Self>,
         mut request: PolicyRequest,
         pipeline: &Arc<Pipeline<PolicyRequest>>,
         computations: &Arc<Semaphore>,
-    ) -> Result<(Graph, Vec<Withheld>), ApiError> {
+    ) -> Result<(Graph, Applied), ApiError> {
         let permit = computations
             .clone()
             .acquire_owned()
@@ -199,13 +214,30 @@ impl Revision {
             let graph = pipeline
                 .run_on(&revision.graph, &request)
                 .map_err(|failure| failure.error)?;
-            let withheld = class
-                .map(|class| class.apply(&mut graph.clone()))
+            let applied = class
+                .map(|class| class.apply(&mut graph.clone(), request.arch()))
                 .unwrap_or_default();
-            Ok((graph, withheld))
+            Ok((graph, applied))
         })
         .await
         .unwrap_or_else(|error| Err(ApiError::new(ErrorKind::FailedPluginExecution, error)))
+    }
+
+    /// This revision's graph, with those of `joined` merged into a copy.
+    fn merged_with(&self, joined: &[Arc<Revision>]) -> Result<Cow<'_, Graph>, ApiError> {
+        if joined.is_empty() {
+            return Ok(Cow::Borrowed(&self.graph));
+        }
+        let mut merged = self.graph.clone();
+        for other in joined {
+            merged.merge(&other.graph).map_err(|error| {
+                ApiError::new(
+                    ErrorKind::FailedPluginExecution,
+                    format_args!("joining a scoped channel's view: {error}"),
+                )
+            })?;
+        }
+        Ok(Cow::Owned(merged))
     }
 
     /// Filters a copy of the graph (of the channel's releases only, see
@@ -213,10 +245,14 @@ impl Revision {
     /// compressed only: nearly every client takes gzip, and the identity
     /// bytes of the few answers asked for without it are kept by the
     /// server's `IdentityCache`.
-    fn compute(&self, request: &PolicyRequest, pipeline: &Pipeline<PolicyRequest>) -> Answer {
-        let graph = pipeline
-            .run_on(&self.graph, request)
-            .map_err(|failure| failure.error)?;
+    fn compute(
+        &self,
+        request: &PolicyRequest,
+        joined: &[Arc<Revision>],
+        pipeline: &Pipeline<PolicyRequest>,
+    ) -> Answer {
+        let base = self.merged_with(joined)?;
+        let graph = pipeline.run_on(&base, request).map_err(|failure| failure.error)?;
         let body = PreparedBody::compressed(|out| wire::serialize_into(&graph, Some(API_VERSION), out))
             .expect("serialising into memory cannot fail");
         Ok(Arc::new(body))
@@ -255,6 +291,7 @@ mod tests {
         let (answer, lookup) = revision
             .answer(
                 request(query, UpstreamKind::GraphBuilder),
+                Vec::new(),
                 pipeline,
                 &computations,
             )
@@ -302,12 +339,12 @@ mod tests {
     async fn a_key_is_answered_once_computed_and_until_evicted() {
         let (revision, pipeline) = revision(1);
         let asked = |text: &str| request(text, UpstreamKind::GraphBuilder);
-        assert!(!revision.is_answered(&asked("channel=a-4.1")));
+        assert!(!revision.is_answered(&asked("channel=a-4.1"), &[]));
         lookup(&revision, &pipeline, "channel=a-4.1").await;
-        assert!(revision.is_answered(&asked("channel=a-4.1&version=4.1.0")));
+        assert!(revision.is_answered(&asked("channel=a-4.1&version=4.1.0"), &[]));
         lookup(&revision, &pipeline, "channel=made-up").await;
-        assert!(revision.is_answered(&asked("channel=made-up")));
-        assert!(!revision.is_answered(&asked("channel=a-4.1")), "evicted");
+        assert!(revision.is_answered(&asked("channel=made-up"), &[]));
+        assert!(!revision.is_answered(&asked("channel=a-4.1"), &[]), "evicted");
     }
 
     #[tokio::test]
@@ -321,6 +358,7 @@ mod tests {
                 revision
                     .answer(
                         request("channel=a-4.1", UpstreamKind::GraphBuilder),
+                        Vec::new(),
                         &pipeline,
                         &computations,
                     )
@@ -331,14 +369,14 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let asked = request("channel=a-4.1", UpstreamKind::GraphBuilder);
         assert!(
-            !revision.is_answered(&asked),
+            !revision.is_answered(&asked, &[]),
             "computed while every permit was taken"
         );
         drop(busy);
         let (answer, lookup) = waiting.await.unwrap();
         assert!(answer.is_ok());
         assert_eq!(lookup, MISS);
-        assert!(revision.is_answered(&asked));
+        assert!(revision.is_answered(&asked, &[]));
     }
 
     #[tokio::test]
@@ -347,6 +385,7 @@ mod tests {
         let (answer, _) = revision
             .answer(
                 request("arch=amd64", UpstreamKind::GraphBuilder),
+                Vec::new(),
                 &pipeline,
                 &Arc::new(Semaphore::new(1)),
             )

@@ -6,6 +6,7 @@ mod support;
 mod caching;
 mod chain;
 mod cluster_policy;
+mod cluster_scopes;
 mod connections;
 mod cors;
 mod errors;
