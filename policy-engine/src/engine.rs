@@ -216,7 +216,7 @@ impl Engine {
         let (request, revision, _) = self.revision_for(query, Some(class.clone()), arrived).await?;
         let view_channels = request
             .view_channels()
-            .map(<[String]>::to_vec)
+            .map(|channels| channels.into_iter().map(str::to_owned).collect())
             .unwrap_or_default();
         let (base, applied) = revision
             .explain(request, &self.pipeline, &self.computations)
@@ -280,14 +280,14 @@ impl Engine {
         self: &Arc<Self>,
         request: &PolicyRequest,
     ) -> Result<Vec<Arc<Revision>>, ApiError> {
+        if request.source != UpstreamKind::PolicyEngine || request.class.is_none() {
+            return Ok(Vec::new());
+        }
         let (Some(requested), Some(view)) = (&request.query.channel, request.view_channels()) else {
             return Ok(Vec::new());
         };
-        if request.source != UpstreamKind::PolicyEngine {
-            return Ok(Vec::new());
-        }
         let mut joined = Vec::new();
-        for channel in view.iter().filter(|channel| *channel != requested.as_str()) {
+        for channel in view.into_iter().filter(|channel| *channel != requested.as_str()) {
             let parameters = request.query.upstream_parameters().with("channel", channel);
             let feed = self.engine_feed(parameters).await;
             joined.push(self.served_revision(&feed)?);

@@ -41,7 +41,7 @@ impl Stage<PolicyRequest> for ClusterPolicyFilter {
     }
 
     fn apply(&self, graph: &mut Graph, request: &PolicyRequest) -> Result<(), ApiError> {
-        if let Some(class) = &request.class {
+        if let Some(class) = request.rules() {
             class.apply(graph, request.arch());
         }
         Ok(())

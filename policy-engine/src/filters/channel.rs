@@ -59,7 +59,7 @@ impl Stage<PolicyRequest> for ChannelFilter {
         let channels = request
             .view_channels()
             .ok_or_else(|| ApiError::missing_params(&["channel"]))?;
-        graph.retain_releases(|release| self.lists(release, channels));
+        graph.retain_releases(|release| self.lists(release, &channels));
         let kept: HashSet<_> = graph
             .releases()
             .map(|(_, release)| release.version.clone())
@@ -70,17 +70,17 @@ impl Stage<PolicyRequest> for ChannelFilter {
 
     fn release_test<'a>(&'a self, request: &'a PolicyRequest) -> Option<ReleaseTest<'a>> {
         let channels = request.view_channels()?;
-        Some(Box::new(move |release| self.lists(release, channels)))
+        Some(Box::new(move |release| self.lists(release, &channels)))
     }
 }
 
 impl ChannelFilter {
     /// Whether `release` is a concrete release of one of `channels`.
-    fn lists(&self, release: &Release, channels: &[String]) -> bool {
+    fn lists(&self, release: &Release, channels: &[&str]) -> bool {
         !release.is_abstract()
             && release
                 .metadata_list(&self.key)
-                .any(|listed| channels.iter().any(|channel| channel == listed))
+                .any(|listed| channels.contains(&listed))
     }
 }
 

@@ -26,9 +26,10 @@ pub struct PolicyRequest {
     /// Whether answers differ per `version` (`version-prune` runs), so
     /// that the answer cache is keyed by it.
     pub keyed_by_version: bool,
-    /// The channels whose releases make the view (see
-    /// [`PolicyRequest::view_channels`]).
-    view_channels: Option<Vec<String>>,
+    /// Whether the class's rules (withholding, blocked edges) apply: not
+    /// when explaining what they do (its scoped channels shape the view
+    /// either way).
+    apply_rules: bool,
 }
 
 impl PolicyRequest {
@@ -38,24 +39,25 @@ impl PolicyRequest {
         class: Option<PolicyClass>,
         keyed_by_version: bool,
     ) -> Self {
-        let view_channels = query.channel.as_ref().map(|requested| {
-            let requested = requested.as_str();
-            match &class {
-                Some(class) => class
-                    .view_channels(requested)
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect(),
-                None => vec![requested.to_owned()],
-            }
-        });
         Self {
             query,
             source,
             class,
             keyed_by_version,
-            view_channels,
+            apply_rules: true,
         }
+    }
+
+    /// This request with its class's rules left out: the view its class
+    /// sees before they apply.
+    pub fn without_rules(mut self) -> Self {
+        self.apply_rules = false;
+        self
+    }
+
+    /// The class whose rules apply to this request, if any.
+    pub fn rules(&self) -> Option<&PolicyClass> {
+        self.class.as_ref().filter(|_| self.apply_rules)
     }
 
     /// The architecture of the view: the one asked for, amd64 by default
@@ -69,8 +71,12 @@ impl PolicyRequest {
     /// [`PolicyClass::view_channels`]: none, for a scoped channel the class
     /// may not see; more, for the scoped channels it joins); `None` when no
     /// channel is asked for.
-    pub fn view_channels(&self) -> Option<&[String]> {
-        self.view_channels.as_deref()
+    pub fn view_channels(&self) -> Option<Vec<&str>> {
+        let requested = self.query.channel.as_ref()?.as_str();
+        Some(match &self.class {
+            Some(class) => class.view_channels(requested),
+            None => vec![requested],
+        })
     }
 }
 

@@ -198,7 +198,7 @@ impl Revision {
     /// never cached: operators ask rarely.
     pub async fn explain(
         self: &Arc<Self>,
-        mut request: PolicyRequest,
+        request: PolicyRequest,
         pipeline: &Arc<Pipeline<PolicyRequest>>,
         computations: &Arc<Semaphore>,
     ) -> Result<(Graph, Applied), ApiError> {
@@ -210,7 +210,8 @@ impl Revision {
         let (revision, pipeline) = (self.clone(), pipeline.clone());
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            let class = request.class.take();
+            let class = request.class.clone();
+            let request = request.without_rules();
             let graph = pipeline
                 .run_on(&revision.graph, &request)
                 .map_err(|failure| failure.error)?;
