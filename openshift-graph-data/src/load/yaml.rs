@@ -67,11 +67,12 @@ fn as_libyaml_reads(text: &str) -> Cow<'_, str> {
     let Some(content_line) = block_scalar_ending_the_input(text) else {
         return Cow::Borrowed(text);
     };
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let lines = yaml_lines(text);
+    let Some(before_content) = lines.get(..content_line) else {
+        return Cow::Borrowed(text);
+    };
     // Lines between the header and the first content line are empty ones.
-    let header_line = lines[..content_line]
-        .iter()
-        .rposition(|line| !line.trim().is_empty());
+    let header_line = before_content.iter().rposition(|line| !line.trim().is_empty());
     let rewritten = header_line.and_then(|index| {
         let header = BLOCK_SCALAR_HEADER.captures(lines[index])?;
         let mut line = lines[index][..header.get(0)?.start()].to_owned();
@@ -89,6 +90,31 @@ fn as_libyaml_reads(text: &str) -> Cow<'_, str> {
         written.push_str(if at == index { &header } else { line });
     }
     Cow::Owned(written)
+}
+
+/// `text`'s lines, each with its line break, as YAML breaks lines (and the
+/// parser numbers them): at CR LF, a lone CR or a lone LF.
+fn yaml_lines(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let end = match bytes[at] {
+            b'\r' if bytes.get(at + 1) == Some(&b'\n') => at + 2,
+            b'\r' | b'\n' => at + 1,
+            _ => {
+                at += 1;
+                continue;
+            }
+        };
+        lines.push(&text[start..end]);
+        (start, at) = (end, end);
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
 }
 
 /// A block scalar header at the end of its line (the parser has checked its
@@ -195,6 +221,30 @@ mod tests {
         assert_eq!(rewritten("a: |\n  x\nb: y"), None);
         assert_eq!(rewritten("a: |\n  x\n# comment"), None);
         assert_eq!(rewritten("a: [unclosed"), None);
+        // Lines broken by a lone CR, as YAML breaks them (an old Mac editor's).
+        assert_eq!(rewritten("a: b\rc: |\r  x").as_deref(), Some("a: b\rc: |-\r  x"));
+    }
+
+    /// Found by the `graph_data_yaml` fuzz target: a document with lone CRs
+    /// and a block scalar last panicked, its lines counted at LF only.
+    #[test]
+    fn lone_carriage_returns_do_not_confuse_the_rewrite() {
+        let fuzzed = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/fuzz/graph_data_yaml-crash-4edb2f2f"
+        ))
+        .unwrap();
+        let text = String::from_utf8_lossy(&fuzzed);
+        assert!(text.contains('\r'));
+        let _ = as_libyaml_reads(&text);
+        let _ = parse::<serde_json::Value>(&text);
+    }
+
+    #[test]
+    fn lines_break_as_yaml_breaks_them() {
+        assert_eq!(yaml_lines("a\r\nb\rc\nd"), ["a\r\n", "b\r", "c\n", "d"]);
+        assert_eq!(yaml_lines("a\n"), ["a\n"]);
+        assert!(yaml_lines("").is_empty());
     }
 
     #[test]
