@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 use cincinnati_core::ApiError;
 use service_kit::query::{QueryParameters, RequiredParameters};
@@ -10,13 +11,14 @@ use service_kit::query::{QueryParameters, RequiredParameters};
 use crate::upstream::UpstreamParameters;
 
 /// A channel name: `^[0-9a-z\-\.]+$` (note that `+` in a URL decodes to a
-/// space, so `fast-4+9` is invalid).
+/// space, so `fast-4+9` is invalid). Shared: a request's channel is part of
+/// the keys its answer is looked up by, cloned without copying.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Channel(String);
+pub struct Channel(Arc<str>);
 
 /// An architecture: `^[0-9a-z]+$` (`amd64`, `s390x`, `multi`, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Arch(String);
+pub struct Arch(Arc<str>);
 
 impl Channel {
     pub const PATTERN: &'static str = r"^[0-9a-z\-\.]+$";
@@ -27,7 +29,7 @@ impl Channel {
                 byte.is_ascii_digit() || byte.is_ascii_lowercase() || byte == b'-' || byte == b'.'
             });
         valid
-            .then(|| Self(raw.to_owned()))
+            .then(|| Self(Arc::from(raw)))
             .ok_or_else(|| ApiError::invalid_param("channel", raw, Self::PATTERN))
     }
 
@@ -45,7 +47,7 @@ impl Arch {
                 .bytes()
                 .all(|byte| byte.is_ascii_digit() || byte.is_ascii_lowercase());
         valid
-            .then(|| Self(raw.to_owned()))
+            .then(|| Self(Arc::from(raw)))
             .ok_or_else(|| ApiError::invalid_param("arch", raw, Self::PATTERN))
     }
 

@@ -240,7 +240,13 @@ impl GroupLookup {
         match response.status {
             StatusCode::NOT_FOUND => Ok(Arc::from([])),
             status if status.is_success() => serde_json::from_slice::<GroupsAnswer>(&response.body)
-                .map(|answer| Groups::from(answer.groups))
+                .map(|answer| {
+                    // In the order the policy's group sets are kept in.
+                    let mut groups = answer.groups;
+                    groups.sort();
+                    groups.dedup();
+                    Groups::from(groups)
+                })
                 .map_err(|error| LookupError::Garbage {
                     url: response.url,
                     error,

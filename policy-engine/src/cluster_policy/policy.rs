@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cincinnati_core::release::keys;
@@ -129,7 +129,15 @@ pub struct Policy {
     /// Each group's blocked edges.
     group_edges: BTreeMap<String, Vec<EdgeRule>>,
     scoped_channels: Vec<ScopedChannel>,
+    /// The group sets of clusters whose groups come from the lookup service,
+    /// by their names: made once, shared by every request of such a
+    /// cluster, and by every cluster with the same groups.
+    looked_up_sets: Mutex<HashMap<Vec<String>, Arc<GroupSet>>>,
 }
+
+/// Group sets kept for clusters of the lookup service: far more than there
+/// are combinations of groups in practice.
+const MAX_LOOKED_UP_SETS: usize = 4096;
 
 impl Policy {
     /// A policy whose group sets are shared between the clusters that have
@@ -152,6 +160,7 @@ impl Policy {
             default_edges: Vec::new(),
             group_edges: BTreeMap::new(),
             scoped_channels: Vec::new(),
+            looked_up_sets: Mutex::default(),
         };
         let mut interned: HashMap<Vec<String>, Arc<GroupSet>> = HashMap::new();
         for (id, mut names) in clusters {
@@ -240,6 +249,41 @@ impl Policy {
                 names,
             }),
         }
+    }
+
+    /// The group set of `id` with the groups the lookup service named for
+    /// it (`looked_up`, sorted): the file's groups and those of the
+    /// service's the policy defines; `None` when that adds no group.
+    pub fn with_looked_up(&self, id: &ClusterId, looked_up: &[String]) -> Option<Arc<GroupSet>> {
+        let from_file = self.groups_of(id);
+        let adds = |name: &String| self.groups.contains_key(name) && !from_file.contains(name);
+        if !looked_up.iter().any(adds) {
+            return None;
+        }
+        // Mostly the service names every group and the file none: its
+        // answer is the key as it is.
+        let built;
+        let names = if from_file.is_empty() && looked_up.iter().all(adds) {
+            looked_up
+        } else {
+            let mut names: Vec<String> = from_file
+                .iter()
+                .chain(looked_up.iter().filter(|name| adds(name)))
+                .cloned()
+                .collect();
+            names.sort();
+            built = names;
+            &built[..]
+        };
+        let mut sets = self.looked_up_sets.lock().expect("group set lock poisoned");
+        if let Some(set) = sets.get(names) {
+            return Some(set.clone());
+        }
+        let set = self.group_set(names.to_vec());
+        if sets.len() < MAX_LOOKED_UP_SETS {
+            sets.insert(names.to_vec(), set.clone());
+        }
+        Some(set)
     }
 
     /// The groups the file puts `id` in.
@@ -398,7 +442,8 @@ impl PolicyClass {
 impl PartialEq for PolicyClass {
     fn eq(&self, other: &Self) -> bool {
         self.policy.generation == other.policy.generation
-            && self.groups == other.groups
+            // Group sets are shared: most classes compare by address.
+            && (Arc::ptr_eq(&self.groups, &other.groups) || self.groups == other.groups)
             && self.withheld == other.withheld
             && self.deferral_cutoff == other.deferral_cutoff
     }

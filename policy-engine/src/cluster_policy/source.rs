@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::file::{self, PolicyFileError};
 use super::id::ClusterId;
 use super::lookup::{GroupLookup, LookupStatus, Outcome};
-use super::policy::{GroupSet, Policy, PolicyClass, Rules, ScopedChannel};
+use super::policy::{Policy, PolicyClass, Rules, ScopedChannel};
 
 /// Why the policy file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -161,7 +161,7 @@ impl PolicySource {
         let (groups, outcome) = match (&self.lookup, &id) {
             (Some(lookup), Some(id)) => {
                 let (looked_up, outcome) = lookup.groups(id).await;
-                let groups = looked_up.and_then(|names| with_looked_up(&policy, id, &names));
+                let groups = looked_up.and_then(|names| policy.with_looked_up(id, &names));
                 (groups, Some(outcome))
             }
             _ => (None, None),
@@ -234,21 +234,6 @@ pub struct RolloutStatus {
     pub starting_percentage: f64,
     /// The share of clusters offered the target now.
     pub progress_percent: f64,
-}
-
-/// The file's groups of `id` and those the lookup service named that the
-/// file defines (others have no rules); `None` when that adds nothing.
-fn with_looked_up(policy: &Policy, id: &ClusterId, looked_up: &[String]) -> Option<Arc<GroupSet>> {
-    let from_file = policy.groups_of(id);
-    let added: Vec<&String> = looked_up
-        .iter()
-        .filter(|name| policy.groups().contains_key(*name) && !from_file.contains(name))
-        .collect();
-    if added.is_empty() {
-        return None;
-    }
-    let names = from_file.iter().chain(added).cloned().collect();
-    Some(policy.group_set(names))
 }
 
 fn read(path: &Path) -> Result<String, SourceError> {
