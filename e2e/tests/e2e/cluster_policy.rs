@@ -130,3 +130,77 @@ async fn an_in_cluster_engine_with_a_policy_chained_to_a_central_one_without() {
     assert_eq!(targets(&cautious, "4.16.1"), without(&["4.17.0", "4.17.1"]));
     assert!(targets(&cautious, "4.16.0").contains("4.16.2"));
 }
+
+/// In the early-access group: `fast-4.17` is scoped to it.
+const EARLY: &str = "7e3f2c40-9f5d-4a8c-8ba2-334455667788";
+
+/// A scoped channel across the real chain: C, with the policy, fetches the
+/// scoped channel's view from A apart and joins it to the channel a cluster
+/// of the entitled group asks for; every other cluster sees the channel as
+/// A serves it, and the scoped channel not at all.
+#[tokio::test]
+async fn a_scoped_channel_joins_its_groups_views_across_the_chain_and_no_one_elses() {
+    let stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
+    stack.await_expected("fast-4.17", "amd64").await.unwrap();
+    let file = stack.workdir().join("policy.yaml");
+    let policy = format!(
+        "\
+groups:
+  early: {{}}
+  others: {{}}
+clusters:
+  {EARLY}: [early]
+  {HELD}: [others]
+scoped_channels:
+  - {{channel: fast-4.17, joins: [stable-4.16], groups: [early]}}
+"
+    );
+    std::fs::write(&file, policy).unwrap();
+    let engine_c = policy_engine::start_with(
+        stack.workdir(),
+        "c",
+        &graph_url(&stack.engines.engine_a),
+        &["--cluster_policy.file", file.to_str().unwrap()],
+    )
+    .await
+    .unwrap();
+    let http = stack.http().clone();
+    let served = |channel: &str, id: &str| {
+        let url = format!("{}?channel={channel}&arch=amd64&id={id}", graph_url(&engine_c));
+        let http = http.clone();
+        async move {
+            let answer = e2e::http::get(&http, &url, Some("application/json"))
+                .await
+                .unwrap();
+            ClientGraph::from_served(&answer.json().unwrap()).unwrap()
+        }
+    };
+    let (stable, fast) = (
+        stack.expected("stable-4.16", "amd64"),
+        stack.expected("fast-4.17", "amd64"),
+    );
+    let names = |graph: &ClientGraph| graph.nodes.keys().cloned().collect::<BTreeSet<_>>();
+
+    let early = served("stable-4.16", EARLY).await;
+    assert_eq!(
+        names(&early),
+        &names(&stable) | &names(&fast),
+        "stable-4.16 joined by fast-4.17"
+    );
+    assert!(
+        fast.edges.is_subset(&early.edges) && stable.edges.is_subset(&early.edges),
+        "the updates of both views: {:?}",
+        early.edges
+    );
+    assert!(targets(&early, "4.16.2").contains("4.17.1"), "{:?}", early.edges);
+
+    for id in [HELD, ""] {
+        let other = served("stable-4.16", id).await;
+        assert_eq!(names(&other), names(&stable), "{id}");
+        assert!(
+            served("fast-4.17", id).await.nodes.is_empty(),
+            "{id}: fast-4.17 is not theirs"
+        );
+    }
+    assert_eq!(names(&served("fast-4.17", EARLY).await), names(&fast));
+}
