@@ -376,7 +376,9 @@ impl Graph {
             let version = |id: ReleaseId| &other.dag[id].version;
             self.add_edge_by_version(version(from), version(to))?;
         }
-        let listed: std::collections::HashSet<EdgeEndpoints> = self
+        // The first entry listing an update keeps it, even when `other`
+        // itself lists it twice.
+        let mut listed: std::collections::HashSet<EdgeEndpoints> = self
             .conditional_edges
             .iter()
             .flat_map(|group| group.edges.iter().cloned())
@@ -385,7 +387,7 @@ impl Graph {
             let edges: Vec<EdgeEndpoints> = group
                 .edges
                 .iter()
-                .filter(|edge| !listed.contains(edge))
+                .filter(|edge| listed.insert((*edge).clone()))
                 .cloned()
                 .collect();
             if !edges.is_empty() {
