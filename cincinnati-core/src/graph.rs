@@ -1,6 +1,6 @@
 //! The update graph: releases joined by update edges, always acyclic.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 
 use petgraph::Direction;
@@ -274,6 +274,20 @@ impl Graph {
             Some(edge) => self.dag.remove_edge(edge).is_some(),
             None => false,
         }
+    }
+
+    /// Removes the edges `edges` names (those of them that exist), in one
+    /// pass over the graph's edges rather than a search for each: graph-data
+    /// removes tens of thousands of updates at once.
+    pub fn remove_edges(&mut self, edges: impl IntoIterator<Item = (ReleaseId, ReleaseId)>) {
+        let removed: HashSet<(ReleaseId, ReleaseId)> = edges.into_iter().collect();
+        if removed.is_empty() {
+            return;
+        }
+        self.dag.retain_edges(|dag, edge| {
+            dag.edge_endpoints(edge)
+                .is_some_and(|endpoints| !removed.contains(&endpoints))
+        });
     }
 
     pub fn conditional_edges(&self) -> &[ConditionalEdge] {

@@ -104,7 +104,9 @@ struct PreviewJson<'a> {
 }
 
 pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Result<Answer, Failure> {
-    // Three reads, side by side: the graph-data, the releases, what is served.
+    // Three reads side by side (the graph-data, the releases, what is
+    // served), and the graph-data applied to the releases as soon as both
+    // are in, while the served graph may still be read.
     let dir = args.dir.clone();
     let graph_data = tokio::task::spawn_blocking(move || load(&dir));
     let releases = input.fetcher_for(&args.releases)?;
@@ -114,19 +116,25 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
         releases.document(&query).await
     });
     let channels: Vec<String> = args.channel.iter().cloned().collect();
-    let served = input.graph_in_background(input.fetcher.clone(), channels).await?;
+    let served = input.graph_in_background(input.fetcher.clone(), channels);
+    let arch = input.arch.clone();
+    let built = async {
+        let graph_data = joined(graph_data.await)?.map_err(|refused| {
+            let first = refused.errors.first().map(|error| in_dir(&args.dir, error));
+            Failure::input(anyhow!(
+                "graph-data in {} is refused with {} error(s), first: {}",
+                args.dir.display(),
+                refused.errors.len(),
+                first.unwrap_or_default()
+            ))
+        })?;
+        let releases = joined(releases.await)?.graph;
+        joined(tokio::task::spawn_blocking(move || build(releases, &graph_data.graph_data, &arch)).await)
+    };
+    let (served, built) = tokio::join!(served, built);
+    let served = served?;
     holds_channels(&served, &input.fetcher)?;
-    let graph_data = joined(graph_data.await)?.map_err(|refused| {
-        let first = refused.errors.first().map(|error| in_dir(&args.dir, error));
-        Failure::input(anyhow!(
-            "graph-data in {} is refused with {} error(s), first: {}",
-            args.dir.display(),
-            refused.errors.len(),
-            first.unwrap_or_default()
-        ))
-    })?;
-    let releases = joined(releases.await)?.graph;
-    let (built, warnings) = build(releases, &graph_data.graph_data, &input.arch)?;
+    let (built, warnings) = built?;
     let changes = only(diff(&served, &built), args.channel.as_deref());
     let document = PreviewJson {
         diff: DiffJson::new(

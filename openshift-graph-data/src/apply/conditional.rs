@@ -6,7 +6,7 @@
 //! so updates are grouped by their complete risk list: each update appears
 //! in exactly one group, carrying every risk that applies to it, in file order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use cincinnati_core::{ConditionalEdge, EdgeEndpoints, Graph, ReleaseId, Risk};
 
@@ -27,13 +27,19 @@ pub(super) fn resolve(graph: &Graph, data: &GraphData, names: &VersionNames) -> 
         }
     }
     // One risk is declared once per target release; updates into different
-    // targets with equal risks belong in one group.
-    let mut updates_of: BTreeMap<Vec<&Risk>, Vec<EdgeEndpoints>> = BTreeMap::new();
+    // targets with equal risks belong in one group. Risks are compared once,
+    // each named by the first declaration of an equal one, and groups keyed
+    // by those names: comparing whole risks (their messages) for every
+    // update was most of this step.
+    let declared: Vec<&Risk> = data.risks().iter().map(|declaration| &declaration.risk).collect();
+    let mut first_equal: HashMap<&Risk, usize> = HashMap::with_capacity(declared.len());
+    let names: Vec<usize> = declared
+        .iter()
+        .enumerate()
+        .map(|(position, risk)| *first_equal.entry(risk).or_insert(position))
+        .collect();
+    let mut updates_of: HashMap<Vec<usize>, Vec<EdgeEndpoints>> = HashMap::new();
     for ((from, to), positions) in risks_of {
-        let risks = positions
-            .into_iter()
-            .map(|position| &data.risks()[position].risk)
-            .collect();
         let version = |id| {
             graph
                 .release(id)
@@ -41,12 +47,24 @@ pub(super) fn resolve(graph: &Graph, data: &GraphData, names: &VersionNames) -> 
                 .version
                 .clone()
         };
-        updates_of.entry(risks).or_default().push(EdgeEndpoints {
+        let key = positions.into_iter().map(|position| names[position]).collect();
+        updates_of.entry(key).or_default().push(EdgeEndpoints {
             from: version(from),
             to: version(to),
         });
     }
-    updates_of
+    let mut groups: Vec<(Vec<&Risk>, Vec<EdgeEndpoints>)> = updates_of
+        .into_iter()
+        .map(|(key, edges)| {
+            (
+                key.into_iter().map(|position| declared[position]).collect(),
+                edges,
+            )
+        })
+        .collect();
+    // In the order of their risks, as before the risks were named.
+    groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    groups
         .into_iter()
         .map(|(risks, mut edges)| {
             edges.sort_unstable();

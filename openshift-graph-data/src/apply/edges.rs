@@ -72,9 +72,8 @@ pub fn apply_edge_instructions(
     {
         *graph.conditional_edges_mut() = conditional::resolve(graph, data, &names);
     }
-    for (from, to) in edges_to_remove(graph, &order, graph_data, rules, &names)? {
-        graph.remove_edge(from, to);
-    }
+    let removals = edges_to_remove(graph, &order, graph_data, rules, &names)?;
+    graph.remove_edges(removals);
     if rules.remove_consumed_metadata {
         for id in order {
             let metadata = graph

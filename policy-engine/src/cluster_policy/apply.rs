@@ -95,13 +95,12 @@ impl PolicyClass {
             .collect();
         withheld.sort_by(|a, b| a.1.cmp(&b.1));
         let into_withheld: HashSet<&Version> = withheld.iter().map(|(_, version, _)| version).collect();
+        let withheld_ids: HashSet<_> = withheld.iter().map(|(id, _, _)| *id).collect();
         let edges: Vec<_> = graph
             .edges()
-            .filter(|&(_, to)| withheld.iter().any(|(id, _, _)| *id == to))
+            .filter(|(_, to)| withheld_ids.contains(to))
             .collect();
-        for (from, to) in edges {
-            graph.remove_edge(from, to);
-        }
+        graph.remove_edges(edges);
         graph.retain_conditional_edges(|edge| !into_withheld.contains(&edge.to));
         withheld
             .into_iter()

@@ -49,16 +49,18 @@ pub fn apply(graph: &mut Graph, rules: &[&EdgeRule], arch: &str) -> Vec<EdgeChan
             (from, to, version(from), version(to))
         })
         .collect();
+    let mut removed = Vec::new();
     for (from_id, to_id, from, to) in updates {
         let matched = matching(rules, &from, &to, arch, &mut changes);
         if matched.is_empty() {
             continue;
         }
-        graph.remove_edge(from_id, to_id);
+        removed.push((from_id, to_id));
         if let Some(risks) = matched.into_iter().collect::<Option<Vec<Risk>>>() {
             risky.insert(EdgeEndpoints { from, to }, risks);
         }
     }
+    graph.remove_edges(removed);
 
     // A group this empties goes; one that had no edges stays as it was.
     graph.conditional_edges_mut().retain_mut(|group| {
