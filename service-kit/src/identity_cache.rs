@@ -8,6 +8,10 @@
 //! answers most recently asked for without gzip, up to a byte budget: a hot
 //! answer is served from memory as fast as a kept one, a cold one is
 //! inflated as it is sent, and memory stays bounded whatever clients ask.
+//! The identity bytes of a body no longer served (an answer of a graph since
+//! replaced) go at the next insertion rather than when the budget runs out:
+//! an engine whose graph changes every minute would otherwise fill its whole
+//! budget with answers no one can ask for any more.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -35,6 +39,15 @@ struct Entries {
 struct Entry {
     identity: Bytes,
     last_used: u64,
+    /// A share of the body's gzip bytes: once it is the only one left, the
+    /// body itself is gone and nobody can ask for its identity bytes again.
+    gzip: Bytes,
+}
+
+impl Entry {
+    fn body_is_gone(&self) -> bool {
+        self.gzip.is_unique()
+    }
 }
 
 impl IdentityCache {
@@ -54,14 +67,19 @@ impl IdentityCache {
         if len > self.budget {
             return None;
         }
-        if let Some(identity) = self.lock().touch(body.digest()) {
+        if let Some(identity) = self.lock().touch(body) {
             return Some(identity);
         }
         // Inflated outside the lock: two first requests may both inflate.
         let identity = body.inflate().ok()?;
         let mut entries = self.lock();
-        if entries.touch(body.digest()).is_none() {
-            entries.insert(body.digest().to_owned(), identity.clone(), self.budget);
+        if entries.touch(body).is_none() {
+            let entry = Entry {
+                identity: identity.clone(),
+                last_used: 0,
+                gzip: body.gzip_bytes(),
+            };
+            entries.insert(body.digest().to_owned(), entry, self.budget);
         }
         Some(identity)
     }
@@ -77,17 +95,22 @@ impl IdentityCache {
 }
 
 impl Entries {
-    fn touch(&mut self, digest: &str) -> Option<Bytes> {
+    /// The identity bytes of `body`'s content, if kept, marked as just used
+    /// and tied to `body` (another body of the same content may be the one
+    /// still served).
+    fn touch(&mut self, body: &PreparedBody) -> Option<Bytes> {
         self.clock += 1;
         let clock = self.clock;
-        self.by_digest.get_mut(digest).map(|entry| {
+        self.by_digest.get_mut(body.digest()).map(|entry| {
             entry.last_used = clock;
+            entry.gzip = body.gzip_bytes();
             entry.identity.clone()
         })
     }
 
-    fn insert(&mut self, digest: String, identity: Bytes, budget: usize) {
-        while self.held + identity.len() > budget {
+    fn insert(&mut self, digest: String, mut entry: Entry, budget: usize) {
+        self.forget_gone_bodies();
+        while self.held + entry.identity.len() > budget {
             let Some(oldest) = self
                 .by_digest
                 .iter()
@@ -100,9 +123,20 @@ impl Entries {
                 self.held -= evicted.identity.len();
             }
         }
-        self.held += identity.len();
-        let last_used = self.clock;
-        self.by_digest.insert(digest, Entry { identity, last_used });
+        self.held += entry.identity.len();
+        entry.last_used = self.clock;
+        self.by_digest.insert(digest, entry);
+    }
+
+    fn forget_gone_bodies(&mut self) {
+        let held = &mut self.held;
+        self.by_digest.retain(|_, entry| {
+            let gone = entry.body_is_gone();
+            if gone {
+                *held -= entry.identity.len();
+            }
+            !gone
+        });
     }
 }
 
@@ -148,6 +182,20 @@ mod tests {
         assert_eq!(cache.get_or_inflate(&a).unwrap(), identity(&a));
         cache.get_or_inflate(&b);
         assert_eq!(cache.held_bytes(), 7_000, "c made room for b");
+    }
+
+    #[test]
+    fn the_identity_bytes_of_a_body_no_longer_served_go_at_the_next_insertion() {
+        let cache = IdentityCache::new(100_000);
+        let (replaced, kept) = (body(1, 4_000), body(2, 3_000));
+        cache.get_or_inflate(&replaced);
+        cache.get_or_inflate(&kept);
+        drop(replaced);
+        assert_eq!(cache.held_bytes(), 7_000, "nothing is swept between insertions");
+        let newer = body(3, 2_000);
+        cache.get_or_inflate(&newer);
+        assert_eq!(cache.held_bytes(), 5_000, "the dropped body's bytes went, the others stay");
+        assert_eq!(cache.get_or_inflate(&kept).unwrap(), identity(&kept));
     }
 
     #[test]

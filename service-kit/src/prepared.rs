@@ -185,6 +185,11 @@ impl PreparedBody {
     pub(crate) fn digest(&self) -> &str {
         &self.digest
     }
+
+    /// A share of the gzip bytes (a reference count, not a copy).
+    pub(crate) fn gzip_bytes(&self) -> Bytes {
+        self.gzip.clone()
+    }
 }
 
 /// Feeds the identity bytes to the hasher and the compressor, counting them.
