@@ -150,9 +150,10 @@ impl GroupLookup {
         let size = std::num::NonZero::new(settings.cache_size).unwrap_or(std::num::NonZero::<usize>::MIN);
         Ok(Self {
             http,
+            // Sparse: grown as clusters are met, not sized for a fleet up front.
             answers: Mutex::new(Answers {
-                known: LruCache::new(size),
-                unknown: LruCache::new(size),
+                known: LruCache::sparse(size),
+                unknown: LruCache::sparse(size),
             }),
             in_flight: Mutex::default(),
             breaker: Mutex::default(),

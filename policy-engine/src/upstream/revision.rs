@@ -105,7 +105,10 @@ impl Revision {
             serial: SERIALS.fetch_add(1, Ordering::Relaxed),
             fetched_at,
             origin: Origin::current(),
-            answers: Mutex::new(LruCache::new(
+            // Sparse: grown as answers are kept. An engine chained to an
+            // engine holds a revision per feed, most with an answer or two;
+            // room for `max_answers` up front cost ~130 KiB each.
+            answers: Mutex::new(LruCache::sparse(
                 NonZero::new(max_answers).unwrap_or(NonZero::<usize>::MIN),
             )),
         }
