@@ -194,7 +194,11 @@ mod tests {
         assert_eq!(cache.held_bytes(), 7_000, "nothing is swept between insertions");
         let newer = body(3, 2_000);
         cache.get_or_inflate(&newer);
-        assert_eq!(cache.held_bytes(), 5_000, "the dropped body's bytes went, the others stay");
+        assert_eq!(
+            cache.held_bytes(),
+            5_000,
+            "the dropped body's bytes went, the others stay"
+        );
         assert_eq!(cache.get_or_inflate(&kept).unwrap(), identity(&kept));
     }
 
