@@ -301,15 +301,18 @@ impl<S: Service> Application<S> {
     }
 
     /// Serves until SIGTERM/SIGINT or [`StopHandle::stop`], then lets
-    /// in-flight requests finish and stops the tasks.
+    /// in-flight requests finish and stops the tasks. Signals are handled
+    /// before the listening line is logged: whoever reads it may send one.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let stopped = self.stop.until_stopped().context("listening for signals")?;
+        self.log_listening();
         let (handles, servers): (Vec<ServerHandle>, Vec<Server>) = self
             .servers
             .into_iter()
             .map(|(_, _, server)| (server.handle(), server))
             .unzip();
         let servers = futures::future::try_join_all(servers.into_iter().map(tokio::spawn));
-        self.stop.until_stopped().await.context("listening for signals")?;
+        stopped.await;
         for handle in &handles {
             handle.stop(true).await;
         }
@@ -406,6 +409,5 @@ pub async fn run<S: Service>(invocation: &Invocation) -> anyhow::Result<()> {
     }
     let application = Application::<S>::build(&settings)
         .with_context(|| format!("starting the {}", S::DECLARATION.name))?;
-    application.log_listening();
     application.run_until_stopped().await
 }

@@ -12,18 +12,22 @@ impl StopHandle {
         self.0.cancel();
     }
 
-    /// Resolves on SIGTERM (what Kubernetes sends), SIGINT (Ctrl-C) or
-    /// [`StopHandle::stop`]; every clone of the handle is stopped then.
-    pub async fn until_stopped(&self) -> std::io::Result<()> {
+    /// Handles SIGTERM (what Kubernetes sends) and SIGINT (Ctrl-C) from
+    /// now on, rather than letting them end the process: the returned future
+    /// resolves on either or on [`StopHandle::stop`], and every clone of the
+    /// handle is stopped then.
+    pub fn until_stopped(&self) -> std::io::Result<impl Future<Output = ()> + use<>> {
         use tokio::signal::unix::{SignalKind, signal};
         let mut terminate = signal(SignalKind::terminate())?;
         let mut interrupt = signal(SignalKind::interrupt())?;
-        tokio::select! {
-            _ = terminate.recv() => tracing::info!("SIGTERM received, shutting down"),
-            _ = interrupt.recv() => tracing::info!("SIGINT received, shutting down"),
-            () = self.0.cancelled() => {}
-        }
-        self.stop();
-        Ok(())
+        let handle = self.clone();
+        Ok(async move {
+            tokio::select! {
+                _ = terminate.recv() => tracing::info!("SIGTERM received, shutting down"),
+                _ = interrupt.recv() => tracing::info!("SIGINT received, shutting down"),
+                () = handle.0.cancelled() => {}
+            }
+            handle.stop();
+        })
     }
 }
