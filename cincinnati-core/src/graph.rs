@@ -392,7 +392,7 @@ impl Graph {
         }
         // The first entry listing an update keeps it, even when `other`
         // itself lists it twice.
-        let mut listed: std::collections::HashSet<EdgeEndpoints> = self
+        let mut listed: HashSet<EdgeEndpoints> = self
             .conditional_edges
             .iter()
             .flat_map(|group| group.edges.iter().cloned())

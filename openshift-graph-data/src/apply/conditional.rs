@@ -33,7 +33,7 @@ pub(super) fn resolve(graph: &Graph, data: &GraphData, names: &VersionNames) -> 
     // update was most of this step.
     let declared: Vec<&Risk> = data.risks().iter().map(|declaration| &declaration.risk).collect();
     let mut first_equal: HashMap<&Risk, usize> = HashMap::with_capacity(declared.len());
-    let names: Vec<usize> = declared
+    let risk_names: Vec<usize> = declared
         .iter()
         .enumerate()
         .map(|(position, risk)| *first_equal.entry(risk).or_insert(position))
@@ -47,7 +47,10 @@ pub(super) fn resolve(graph: &Graph, data: &GraphData, names: &VersionNames) -> 
                 .version
                 .clone()
         };
-        let key = positions.into_iter().map(|position| names[position]).collect();
+        let key = positions
+            .into_iter()
+            .map(|position| risk_names[position])
+            .collect();
         updates_of.entry(key).or_default().push(EdgeEndpoints {
             from: version(from),
             to: version(to),
