@@ -60,7 +60,7 @@ fn names_its_arch(release: &Release) -> bool {
 
 /// The architecture of a release of a full graph: its build metadata, or
 /// its `release.arch` metadata.
-pub(crate) fn arch_of(release: &Release) -> Option<&str> {
+pub fn arch_of(release: &Release) -> Option<&str> {
     if release.version.build.is_empty() {
         release.metadata.get(keys::ARCH).map(String::as_str)
     } else {

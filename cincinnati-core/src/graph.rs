@@ -150,6 +150,12 @@ impl Graph {
         })
     }
 
+    /// One past the highest index of a release in the graph: tables indexed
+    /// by [`ReleaseId::index`] have this many rows.
+    pub fn release_bound(&self) -> usize {
+        self.dag.node_bound()
+    }
+
     pub fn release_count(&self) -> usize {
         self.dag.node_count()
     }
@@ -280,7 +286,7 @@ impl Graph {
     /// pass over the graph's edges rather than a search for each: graph-data
     /// removes tens of thousands of updates at once.
     pub fn remove_edges(&mut self, edges: impl IntoIterator<Item = (ReleaseId, ReleaseId)>) {
-        let removed: HashSet<(ReleaseId, ReleaseId)> = edges.into_iter().collect();
+        let removed: foldhash::HashSet<(ReleaseId, ReleaseId)> = edges.into_iter().collect();
         if removed.is_empty() {
             return;
         }
@@ -310,13 +316,32 @@ impl Graph {
 
     /// Keeps only the releases for which `keep` holds, with the edges between
     /// them; no edge is invented across a removed release. Conditional edges
-    /// are left alone. Rebuilds the graph once instead of removing releases
-    /// one by one, so filtering most of a large graph away stays linear.
-    pub fn retain_releases(&mut self, keep: impl FnMut(&Release) -> bool) {
+    /// are left alone. Rebuilds the graph once around the kept releases
+    /// (moved, not copied) instead of removing releases one by one, so
+    /// filtering most of a large graph away stays linear.
+    pub fn retain_releases(&mut self, mut keep: impl FnMut(&Release) -> bool) {
+        let kept: Vec<ReleaseId> = self
+            .dag
+            .node_indices()
+            .filter(|&id| keep(&self.dag[id]))
+            .collect();
+        let releases = kept
+            .into_iter()
+            .map(|id| {
+                // An empty release, allocating nothing, takes its place
+                // until the old graph goes.
+                let empty = Release {
+                    version: Version::new(0, 0, 0),
+                    payload: None,
+                    metadata: Metadata::new(),
+                };
+                (id, std::mem::replace(&mut self.dag[id], empty))
+            })
+            .collect();
         let conditional_edges = std::mem::take(&mut self.conditional_edges);
         *self = Self {
             conditional_edges,
-            ..self.releases_kept(keep)
+            ..self.around(releases)
         };
     }
 
@@ -324,8 +349,14 @@ impl Graph {
     /// and the conditional edges whose ends are both among them (a group
     /// left without edges is dropped). Copies only what is kept: filtering a
     /// few hundred releases out of thousands does not copy the thousands.
-    pub fn subgraph(&self, keep: impl FnMut(&Release) -> bool) -> Self {
-        let mut kept = self.releases_kept(keep);
+    pub fn subgraph(&self, mut keep: impl FnMut(&Release) -> bool) -> Self {
+        let releases = self
+            .dag
+            .node_indices()
+            .filter(|&id| keep(&self.dag[id]))
+            .map(|id| (id, self.dag[id].clone()))
+            .collect();
+        let mut kept = self.around(releases);
         let is_kept = |version: &Version| kept.by_version.contains_key(version);
         let groups = self
             .conditional_edges
@@ -347,16 +378,14 @@ impl Graph {
         kept
     }
 
-    /// The releases for which `keep` holds and the edges between them,
-    /// without conditional edges.
-    fn releases_kept(&self, mut keep: impl FnMut(&Release) -> bool) -> Self {
+    /// A graph of `releases` (each with its handle in this graph) and this
+    /// graph's edges between them, without conditional edges.
+    fn around(&self, releases: Vec<(ReleaseId, Release)>) -> Self {
         let inner = &self.dag;
-        let mut kept = StableDiGraph::with_capacity(inner.node_count(), inner.edge_count());
+        let mut kept = StableDiGraph::with_capacity(releases.len(), inner.edge_count());
         let mut new_ids = vec![None; inner.node_bound()];
-        for id in inner.node_indices() {
-            if keep(&inner[id]) {
-                new_ids[id.index()] = Some(kept.add_node(inner[id].clone()));
-            }
+        for (id, release) in releases {
+            new_ids[id.index()] = Some(kept.add_node(release));
         }
         for edge in inner.edge_references() {
             if let (Some(from), Some(to)) = (new_ids[edge.source().index()], new_ids[edge.target().index()]) {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cincinnati_core::Graph;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use openshift_graph_data::apply::apply_with_defaults;
+use openshift_graph_data::apply::{apply_with_defaults, apply_with_defaults_to};
 use openshift_graph_data::{GraphData, GraphDataFiles, Strictness};
 use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
 
@@ -31,6 +31,19 @@ fn benches(c: &mut Criterion) {
         b.iter_batched(
             || releases.clone(),
             |mut graph| apply(&mut graph, &data),
+            BatchSize::LargeInput,
+        )
+    });
+    // What `cincinnati graph-data preview` applies: one architecture's releases.
+    group.bench_function("apply_to_amd64", |b| {
+        b.iter_batched(
+            || releases.clone(),
+            |mut graph| {
+                apply_with_defaults_to(&mut graph, &data, |release| {
+                    release.version.build.as_str() == "amd64"
+                })
+                .expect("instructions apply")
+            },
             BatchSize::LargeInput,
         )
     });

@@ -6,6 +6,7 @@ use std::fmt;
 use cincinnati_core::release::without_build;
 use cincinnati_core::{Risk, Version};
 use regex::Regex;
+use regex_automata::meta;
 
 use crate::files::Revision;
 
@@ -62,7 +63,34 @@ pub struct ReleaseName {
 #[derive(Debug, Clone)]
 pub struct FromPattern {
     pub text: String,
-    pub regex: Regex,
+    regex: meta::Regex,
+}
+
+impl FromPattern {
+    /// Compiles `text` with the regex crate's syntax and semantics, as
+    /// upstream does, but with only the engines a yes/no match uses: the
+    /// full DFAs and capture engines the regex crate also builds were most
+    /// of the cost of loading graph-data, and a match against a version
+    /// string never needs them. Errors are worded as the regex crate words
+    /// them.
+    pub fn compile(text: &str) -> Result<Self, String> {
+        let config = meta::Config::new().dfa(false).onepass(false).backtrack(false);
+        match meta::Regex::builder().configure(config).build(text) {
+            Ok(regex) => Ok(Self {
+                text: text.to_owned(),
+                regex,
+            }),
+            Err(_) => Err(Regex::new(text).err().map_or_else(
+                || format!("{text:?} cannot be compiled"),
+                |error| error.to_string(),
+            )),
+        }
+    }
+
+    /// Whether `version` (arch-suffixed, as in the graph) matches.
+    pub fn is_match(&self, version: &str) -> bool {
+        self.regex.is_match(version)
+    }
 }
 
 /// `raw/metadata.json`: metadata to set (or append to) on a release.
@@ -241,7 +269,7 @@ impl GraphData {
     pub fn declarations_for(&self, from: &Version, to: &Version) -> impl Iterator<Item = Declaration<'_>> {
         let from = from.to_string();
         self.declarations_into(to)
-            .filter(move |declaration| declaration.from().regex.is_match(&from))
+            .filter(move |declaration| declaration.from().is_match(&from))
     }
 
     fn declaration(&self, rule: RuleRef) -> Declaration<'_> {
@@ -276,6 +304,22 @@ mod tests {
 
     fn v(text: &str) -> Version {
         Version::parse(text).unwrap()
+    }
+
+    #[test]
+    fn a_from_pattern_matches_as_the_regex_crate_does_and_is_refused_in_its_words() {
+        let pattern = FromPattern::compile("4[.]1[0-4][.].*").unwrap();
+        assert!(pattern.is_match("4.12.3+amd64"));
+        assert!(!pattern.is_match("4.15.0+amd64"));
+        assert!(
+            FromPattern::compile(r"(?i)^4\.16\.3[+]AMD64$")
+                .unwrap()
+                .is_match("4.16.3+amd64")
+        );
+        for refused in ["4[.", "(?P<x", "a{2,1}", r"\w{1000}{1000}"] {
+            let expected = Regex::new(refused).unwrap_err().to_string();
+            assert_eq!(FromPattern::compile(refused).unwrap_err(), expected);
+        }
     }
 
     #[test]

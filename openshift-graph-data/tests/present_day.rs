@@ -5,7 +5,9 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use cincinnati_core::Release;
 use common::{Context, edge_names, expected, load_dir, parse_then_edges};
+use openshift_graph_data::apply::{apply_with_defaults, apply_with_defaults_to};
 use openshift_graph_data::{DiagnosticKind, Location};
 use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
 
@@ -70,10 +72,58 @@ fn every_unconditional_block_removes_its_updates() {
     for block in graph_data.blocks() {
         for (from, to) in &updates {
             assert!(
-                !(block.to.matches(to) && block.from.regex.is_match(from)),
+                !(block.to.matches(to) && block.from.is_match(from)),
                 "{from} -> {to} survived {}",
                 block.origin.path
             );
         }
     }
+}
+
+/// What `cincinnati graph-data preview` relies on: graph-data applied to one
+/// architecture's releases leaves them as applying it to every release does,
+/// and reports what applying to every release reports about graph-data.
+#[test]
+fn applying_to_one_architecture_leaves_its_releases_as_applying_to_all_does() {
+    let (graph_data, _) = load_dir(&testdata_graph_data());
+    let releases = present_day_graph(&Settings::default()).unwrap();
+    let mut whole = releases.clone();
+    let whole_warnings = apply_with_defaults(&mut whole, &graph_data).unwrap();
+    assert!(
+        !whole_warnings.is_empty(),
+        "channels list 4.1 releases, which the generated set starts after"
+    );
+    for arch in ["amd64", "arm64", "multi", "ppc64le", "s390x"] {
+        let of_arch = |release: &Release| release.version.build.as_str() == arch;
+        let mut one = releases.clone();
+        let warnings = apply_with_defaults_to(&mut one, &graph_data, of_arch).unwrap();
+        assert!(one.release_count() > 0 && one.release_count() < releases.release_count() / 3);
+        assert!(!one.conditional_edges().is_empty(), "{arch}");
+        assert!(
+            one == whole.subgraph(of_arch),
+            "{arch}: not as applying to every release"
+        );
+        assert_eq!(warnings, whole_warnings, "{arch}");
+    }
+}
+
+/// An update between architectures (never in a graph-builder's releases)
+/// would make one architecture's result depend on another's releases: then
+/// the whole graph is applied to.
+#[test]
+fn an_update_across_architectures_has_the_whole_graph_applied_to() {
+    let (graph_data, _) = load_dir(&testdata_graph_data());
+    let mut releases = present_day_graph(&Settings::default()).unwrap();
+    let find = |graph: &cincinnati_core::Graph, version: &str| {
+        graph
+            .find(&common::v(version))
+            .unwrap_or_else(|| panic!("{version} is generated"))
+    };
+    let (from, to) = (find(&releases, "4.16.3+amd64"), find(&releases, "4.16.4+arm64"));
+    releases.add_edge(from, to).unwrap();
+    let mut whole = releases.clone();
+    apply_with_defaults(&mut whole, &graph_data).unwrap();
+    let of_amd64 = |release: &Release| release.version.build.as_str() == "amd64";
+    apply_with_defaults_to(&mut releases, &graph_data, of_amd64).unwrap();
+    assert!(releases == whole);
 }

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use anyhow::{Context as _, anyhow};
 use cincinnati_client::diff::diff;
+use cincinnati_client::document::arch_of;
 use cincinnati_client::json::{DiffJson, SCHEMA_VERSION};
 use cincinnati_client::{Document, Query, UpdateGraph};
-use openshift_graph_data::apply::apply_with_defaults;
+use openshift_graph_data::apply::apply_with_defaults_to;
 use openshift_graph_data::{Diagnostic, GraphData, GraphDataFiles, Loaded, Location, Refused, Strictness};
 use serde::Serialize;
 
@@ -155,14 +156,16 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
     Ok(verdict(&changes))
 }
 
-/// The graph the graph-builder builds from `releases` and `graph_data`,
-/// with what applying reported.
+/// The graph the graph-builder builds from `releases` and `graph_data`, for
+/// `arch` (its releases only: the others are never compared), with what
+/// applying reported.
 fn build(
     mut releases: cincinnati_core::Graph,
     graph_data: &GraphData,
     arch: &str,
 ) -> Result<(UpdateGraph, Vec<Diagnostic>), Failure> {
-    let warnings = apply_with_defaults(&mut releases, graph_data)
+    let of_arch = |release: &cincinnati_core::Release| arch_of(release).is_none_or(|named| named == arch);
+    let warnings = apply_with_defaults_to(&mut releases, graph_data, of_arch)
         .context("applying the graph-data's edge instructions")
         .map_err(Failure::input)?;
     let document = Document::classify(releases, arch, None);

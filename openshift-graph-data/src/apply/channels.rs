@@ -1,7 +1,5 @@
 //! Channel membership: `release.channels` on every release a channel lists.
 
-use std::collections::BTreeMap;
-
 use cincinnati_core::{Graph, ReleaseId};
 
 use super::InstructionKeys;
@@ -18,28 +16,15 @@ pub(super) fn apply(
     data: &GraphData,
     keys: &InstructionKeys,
 ) -> Vec<Diagnostic> {
-    let mut warnings = Vec::new();
-    let mut added: BTreeMap<ReleaseId, Vec<&str>> = BTreeMap::new();
-    for channel in data.channels() {
-        for listed in &channel.versions {
-            let mut found = false;
-            for id in index.find(graph, &listed.name) {
-                added.entry(id).or_default().push(&channel.name);
-                found = true;
-            }
-            if !found {
-                warnings.push(Diagnostic::warning(
-                    Location::file(&channel.origin.path, Some(listed.line)),
-                    DiagnosticKind::UnmatchedChannelVersion,
-                    format!(
-                        "{} is in channel {} but matches no release",
-                        listed.name, channel.name
-                    ),
-                ));
-            }
-        }
-    }
-    for (id, channels) in added {
+    let mut added: Vec<Vec<&str>> = vec![Vec::new(); graph.release_bound()];
+    let warnings = for_each_member(graph, index, data, |id, channel| added[id.index()].push(channel));
+    let listed: Vec<_> = graph
+        .releases()
+        .map(|(id, _)| id)
+        .filter(|id| !added[id.index()].is_empty())
+        .collect();
+    for id in listed {
+        let channels = std::mem::take(&mut added[id.index()]);
         let Some(metadata) = graph.metadata_mut(id) else {
             continue;
         };
@@ -55,6 +40,43 @@ pub(super) fn apply(
         all.extend(channels);
         let value = in_client_order(all).join(",");
         metadata.insert(keys.channels.clone(), value);
+    }
+    warnings
+}
+
+/// A warning for each version a channel lists that matches no release of
+/// `graph`.
+pub(super) fn unmatched(graph: &Graph, data: &GraphData) -> Vec<Diagnostic> {
+    for_each_member(graph, &ReleaseIndex::of_concrete(graph), data, |_, _| {})
+}
+
+/// Calls `member` with every release a channel lists and the channel's
+/// name; returns a warning for each listed version that matches no release.
+fn for_each_member<'d>(
+    graph: &Graph,
+    index: &ReleaseIndex,
+    data: &'d GraphData,
+    mut member: impl FnMut(ReleaseId, &'d str),
+) -> Vec<Diagnostic> {
+    let mut warnings = Vec::new();
+    for channel in data.channels() {
+        for listed in &channel.versions {
+            let mut found = false;
+            for id in index.find(graph, &listed.name) {
+                member(id, &channel.name);
+                found = true;
+            }
+            if !found {
+                warnings.push(Diagnostic::warning(
+                    Location::file(&channel.origin.path, Some(listed.line)),
+                    DiagnosticKind::UnmatchedChannelVersion,
+                    format!(
+                        "{} is in channel {} but matches no release",
+                        listed.name, channel.name
+                    ),
+                ));
+            }
+        }
     }
     warnings
 }

@@ -6,72 +6,84 @@
 //! so updates are grouped by their complete risk list: each update appears
 //! in exactly one group, carrying every risk that applies to it, in file order.
 
-use std::collections::{BTreeMap, HashMap};
-
 use cincinnati_core::{ConditionalEdge, EdgeEndpoints, Graph, ReleaseId, Risk};
 
-use super::index::{ReleaseIndex, VersionNames};
+use super::from_matches::FromMatches;
+use super::index::ReleaseIndex;
 use crate::model::GraphData;
 
-pub(super) fn resolve(graph: &Graph, data: &GraphData, names: &VersionNames) -> Vec<ConditionalEdge> {
+/// The conditional edges of `graph`'s updates that `data`'s risks apply to.
+/// `in_version_order` lists every release of `graph` by version.
+pub(super) fn resolve<'d>(
+    graph: &Graph,
+    data: &'d GraphData,
+    in_version_order: &[ReleaseId],
+    matches: &mut FromMatches<'d>,
+) -> Vec<ConditionalEdge> {
     let index = ReleaseIndex::of_concrete(graph);
-    // Update → positions of its risks, in file order.
-    let mut risks_of: BTreeMap<(ReleaseId, ReleaseId), Vec<usize>> = BTreeMap::new();
+    let mut rank = vec![0; graph.release_bound()];
+    for (position, id) in in_version_order.iter().enumerate() {
+        rank[id.index()] = position;
+    }
+    // (update as the ranks of its ends, position of a risk that applies to
+    // it); sorted, each update's risks are together and in file order, and
+    // updates in the order their groups list them.
+    let mut applying: Vec<((usize, usize), usize)> = Vec::new();
     for (position, declaration) in data.risks().iter().enumerate() {
         for target in index.find(graph, &declaration.to) {
-            for parent in graph.parents(target) {
-                if declaration.from.regex.is_match(names.get(parent)) {
-                    risks_of.entry((parent, target)).or_default().push(position);
-                }
-            }
+            let sources = graph
+                .parents(target)
+                .filter(|&parent| matches.is_match(&declaration.from, parent));
+            applying.extend(sources.map(|parent| ((rank[parent.index()], rank[target.index()]), position)));
         }
     }
+    applying.sort_unstable();
     // One risk is declared once per target release; updates into different
     // targets with equal risks belong in one group. Risks are compared once,
     // each named by the first declaration of an equal one, and groups keyed
     // by those names: comparing whole risks (their messages) for every
     // update was most of this step.
     let declared: Vec<&Risk> = data.risks().iter().map(|declaration| &declaration.risk).collect();
-    let mut first_equal: HashMap<&Risk, usize> = HashMap::with_capacity(declared.len());
+    let mut first_equal = foldhash::HashMap::<&Risk, usize>::default();
     let risk_names: Vec<usize> = declared
         .iter()
         .enumerate()
         .map(|(position, risk)| *first_equal.entry(risk).or_insert(position))
         .collect();
-    let mut updates_of: HashMap<Vec<usize>, Vec<EdgeEndpoints>> = HashMap::new();
-    for ((from, to), positions) in risks_of {
-        let version = |id| {
-            graph
-                .release(id)
-                .expect("a release of this graph")
-                .version
-                .clone()
+    let version = |rank: usize| {
+        graph
+            .release(in_version_order[rank])
+            .expect("a release of this graph")
+            .version
+            .clone()
+    };
+    let mut group_of = foldhash::HashMap::<Vec<usize>, usize>::default();
+    let mut groups: Vec<(Vec<&Risk>, Vec<EdgeEndpoints>)> = Vec::new();
+    let mut key = Vec::new();
+    for risks_of_one in applying.chunk_by(|a, b| a.0 == b.0) {
+        key.clear();
+        key.extend(risks_of_one.iter().map(|&(_, position)| risk_names[position]));
+        let group = match group_of.get(&key) {
+            Some(&group) => group,
+            None => {
+                let risks = key.iter().map(|&name| declared[name]).collect();
+                groups.push((risks, Vec::new()));
+                group_of.insert(key.clone(), groups.len() - 1);
+                groups.len() - 1
+            }
         };
-        let key = positions
-            .into_iter()
-            .map(|position| risk_names[position])
-            .collect();
-        updates_of.entry(key).or_default().push(EdgeEndpoints {
+        let (from, to) = risks_of_one[0].0;
+        groups[group].1.push(EdgeEndpoints {
             from: version(from),
             to: version(to),
         });
     }
-    let mut groups: Vec<(Vec<&Risk>, Vec<EdgeEndpoints>)> = updates_of
-        .into_iter()
-        .map(|(key, edges)| {
-            (
-                key.into_iter().map(|position| declared[position]).collect(),
-                edges,
-            )
-        })
-        .collect();
     // In the order of their risks, as before the risks were named.
     groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     groups
         .into_iter()
         .map(|(risks, mut edges)| {
-            edges.sort_unstable();
-            // Grown by pushes; tens of thousands of edges are kept per graph.
+            // Grown by pushes (in order); tens of thousands are kept per graph.
             edges.shrink_to_fit();
             ConditionalEdge {
                 edges,

@@ -4,7 +4,8 @@
 use cincinnati_core::release::with_arch;
 use cincinnati_core::{Graph, GraphError, Release, ReleaseId, Version};
 
-use super::index::{VersionNames, in_version_order};
+use super::from_matches::FromMatches;
+use super::index::in_version_order;
 use super::remove_regex::{ParentMatcher, RegexCache, combine};
 use super::{InstructionKeys, conditional};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Location};
@@ -66,13 +67,13 @@ pub fn apply_edge_instructions(
 ) -> Result<Vec<Diagnostic>, EdgeError> {
     let order = in_version_order(graph);
     let warnings = add_edges(graph, &order, &rules.keys);
-    let names = VersionNames::of(graph);
+    let mut matches = FromMatches::of(graph);
     if rules.include_conditional_edges
         && let Some(data) = graph_data
     {
-        *graph.conditional_edges_mut() = conditional::resolve(graph, data, &names);
+        *graph.conditional_edges_mut() = conditional::resolve(graph, data, &order, &mut matches);
     }
-    let removals = edges_to_remove(graph, &order, graph_data, rules, &names)?;
+    let removals = edges_to_remove(graph, &order, graph_data, rules, &mut matches)?;
     graph.remove_edges(removals);
     if rules.remove_consumed_metadata {
         for id in order {
@@ -135,12 +136,12 @@ fn add_edges(graph: &mut Graph, order: &[ReleaseId], keys: &InstructionKeys) -> 
     warnings
 }
 
-fn edges_to_remove(
+fn edges_to_remove<'d>(
     graph: &Graph,
     order: &[ReleaseId],
-    graph_data: Option<&GraphData>,
+    graph_data: Option<&'d GraphData>,
     rules: &EdgeRules,
-    names: &VersionNames,
+    matches: &mut FromMatches<'d>,
 ) -> Result<Vec<(ReleaseId, ReleaseId)>, EdgeError> {
     let keys = &rules.keys;
     let mut cache = RegexCache::default();
@@ -160,7 +161,7 @@ fn edges_to_remove(
             let matcher = parent_matcher(release, pattern, graph_data, &mut cache, keys)?;
             let parents = graph
                 .parents(id)
-                .filter(|&parent| matcher.is_match(names.get(parent)));
+                .filter(|&parent| matcher.is_match(parent, matches));
             removals.extend(parents.map(|parent| (parent, id)));
         }
         for child in found(graph, release, &keys.next_remove, &keys.arch)? {
@@ -184,7 +185,7 @@ fn parent_matcher<'a>(
         let rules: Vec<_> = data.declarations_into(&release.version).collect();
         if !rules.is_empty() && combine(rules.iter().map(|rule| rule.from().text.as_str())) == pattern {
             return Ok(ParentMatcher::AnyOf(
-                rules.iter().map(|rule| &rule.from().regex).collect(),
+                rules.iter().map(|rule| rule.from()).collect(),
             ));
         }
     }

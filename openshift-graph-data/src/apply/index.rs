@@ -1,8 +1,6 @@
 //! Finding releases by the names graph-data uses, in O(1) instead of
 //! upstream's scan of every release per entry.
 
-use std::collections::HashMap;
-
 use cincinnati_core::release::without_build;
 use cincinnati_core::{Graph, ReleaseId, Version};
 
@@ -11,12 +9,12 @@ use crate::model::ReleaseName;
 /// Concrete releases (abstract ones carry no metadata) by version without
 /// build metadata.
 pub(crate) struct ReleaseIndex {
-    by_release: HashMap<Version, Vec<ReleaseId>>,
+    by_release: foldhash::HashMap<Version, Vec<ReleaseId>>,
 }
 
 impl ReleaseIndex {
     pub fn of_concrete(graph: &Graph) -> Self {
-        let mut by_release: HashMap<Version, Vec<ReleaseId>> = HashMap::new();
+        let mut by_release = foldhash::HashMap::<Version, Vec<ReleaseId>>::default();
         for (id, release) in graph.releases() {
             if !release.is_abstract() {
                 by_release
@@ -47,24 +45,6 @@ impl ReleaseIndex {
                     .release(id)
                     .is_some_and(|release| name.matches(&release.version))
             })
-    }
-}
-
-/// Every release's version as text, as `from` regexes see it (`4.16.3+amd64`).
-pub(crate) struct VersionNames(HashMap<ReleaseId, String>);
-
-impl VersionNames {
-    pub fn of(graph: &Graph) -> Self {
-        Self(
-            graph
-                .releases()
-                .map(|(id, release)| (id, release.version.to_string()))
-                .collect(),
-        )
-    }
-
-    pub fn get(&self, id: ReleaseId) -> &str {
-        self.0.get(&id).map(String::as_str).unwrap_or_default()
     }
 }
 

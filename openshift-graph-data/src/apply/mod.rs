@@ -20,6 +20,7 @@
 mod channels;
 mod conditional;
 mod edges;
+mod from_matches;
 mod index;
 mod node_remove;
 mod remove_regex;
@@ -38,6 +39,33 @@ pub fn apply_with_defaults(
     data: &crate::GraphData,
 ) -> Result<Vec<crate::Diagnostic>, EdgeError> {
     let mut warnings = apply_graph_data(graph, data, &InstructionKeys::default());
+    warnings.extend(apply_edge_instructions(graph, Some(data), &EdgeRules::default())?);
+    Ok(warnings)
+}
+
+/// [`apply_with_defaults`] for the releases for which `keep` holds (one
+/// architecture's, say), the others left out first: what a preview of one
+/// architecture's channels needs, at a fraction of the cost (a present-day
+/// graph has five architectures). Graph-data applies to each release and to
+/// the updates into and out of it, so when no update joins a kept release to
+/// another one, the kept releases end exactly as applying to the whole graph
+/// leaves them. When one does, the whole graph is applied to and kept. A
+/// channel version that matches no release is reported against the whole
+/// graph, as the graph-builder reports it.
+pub fn apply_with_defaults_to(
+    graph: &mut cincinnati_core::Graph,
+    data: &crate::GraphData,
+    keep: impl Fn(&cincinnati_core::Release) -> bool,
+) -> Result<Vec<crate::Diagnostic>, EdgeError> {
+    let kept = |id| graph.release(id).is_some_and(&keep);
+    if graph.edges().any(|(from, to)| kept(from) != kept(to)) {
+        return apply_with_defaults(graph, data);
+    }
+    let mut warnings = channels::unmatched(graph, data);
+    graph.retain_releases(&keep);
+    // Its only warnings are unmatched channel versions, about the kept
+    // releases alone: the whole graph's are above.
+    apply_graph_data(graph, data, &InstructionKeys::default());
     warnings.extend(apply_edge_instructions(graph, Some(data), &EdgeRules::default())?);
     Ok(warnings)
 }

@@ -7,7 +7,11 @@
 
 use std::collections::HashMap;
 
+use cincinnati_core::ReleaseId;
 use regex::Regex;
+
+use super::from_matches::FromMatches;
+use crate::model::FromPattern;
 
 /// One regex matching what any of `patterns` matches. Each alternative is
 /// grouped, so that inline flags such as `(?i)` stay within their pattern.
@@ -26,16 +30,18 @@ pub(crate) fn combine<'a>(patterns: impl IntoIterator<Item = &'a str>) -> String
 /// Decides which parents a `previous.remove_regex` removes.
 pub(crate) enum ParentMatcher<'a> {
     /// The value is exactly what graph-data wrote: its regexes were compiled
-    /// once, when the graph-data was loaded.
-    AnyOf(Vec<&'a Regex>),
+    /// once, when the graph-data was loaded, and their matches are shared.
+    AnyOf(Vec<&'a FromPattern>),
     Compiled(Regex),
 }
 
-impl ParentMatcher<'_> {
-    pub fn is_match(&self, version: &str) -> bool {
+impl<'a> ParentMatcher<'a> {
+    pub fn is_match(&self, parent: ReleaseId, matches: &mut FromMatches<'a>) -> bool {
         match self {
-            ParentMatcher::AnyOf(regexes) => regexes.iter().any(|regex| regex.is_match(version)),
-            ParentMatcher::Compiled(regex) => regex.is_match(version),
+            ParentMatcher::AnyOf(patterns) => {
+                patterns.iter().any(|pattern| matches.is_match(pattern, parent))
+            }
+            ParentMatcher::Compiled(regex) => regex.is_match(matches.name(parent)),
         }
     }
 }

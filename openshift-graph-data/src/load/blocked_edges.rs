@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use cincinnati_core::{MatchingRule, Risk};
-use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -58,26 +57,22 @@ pub struct SpecProblem {
 
 impl BlockedEdgeSpec {
     /// Checks the declaration as graph-data's loader does: `to` SemVer,
-    /// `from` a regex (compiled by `compile`), a risk all or nothing.
+    /// `from` a regex (compiled by `compile`, [`FromPattern::compile`] or a
+    /// cache of it), a risk all or nothing.
     pub fn check(
         &self,
-        compile: impl FnOnce(&str) -> Result<Regex, String>,
+        compile: impl FnOnce(&str) -> Result<FromPattern, String>,
     ) -> Result<BlockedEdge, SpecProblem> {
         let to = ReleaseName::parse_target(&self.to.value).map_err(|error| SpecProblem {
             kind: DiagnosticKind::InvalidVersion,
             line: Some(line_of(&self.to)),
             message: format!("`to` {:?} is not SemVer: {error}", self.to.value),
         })?;
-        let from = compile(&self.from.value)
-            .map(|regex| FromPattern {
-                text: self.from.value.clone(),
-                regex,
-            })
-            .map_err(|error| SpecProblem {
-                kind: DiagnosticKind::InvalidRegex,
-                line: Some(line_of(&self.from)),
-                message: format!("`from` is not a valid regex: {error}"),
-            })?;
+        let from = compile(&self.from.value).map_err(|error| SpecProblem {
+            kind: DiagnosticKind::InvalidRegex,
+            line: Some(line_of(&self.from)),
+            message: format!("`from` is not a valid regex: {error}"),
+        })?;
         let risk = risk_of(self).map_err(|message| SpecProblem {
             kind: DiagnosticKind::Syntax,
             line: None,
@@ -93,10 +88,9 @@ pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> (Vec<Bloc
     let mut risks: Vec<RiskDeclaration> = Vec::new();
     // (target, risk name) → where it was first declared.
     let mut risk_names: HashMap<(ReleaseName, String), Origin> = HashMap::new();
-    for (path, text) in findings.yaml_documents(files, BLOCKED_EDGES_DIR) {
-        let Some(file) = findings.parse_yaml::<BlockedEdgeSpec>(path, text, KNOWN_KEYS) else {
-            continue;
-        };
+    let documents = findings.parse_documents::<BlockedEdgeSpec>(files, BLOCKED_EDGES_DIR, KNOWN_KEYS);
+    findings.compile_all(documents.iter().map(|(_, file)| file.from.value.as_str()));
+    for (path, file) in documents {
         let origin = Origin {
             path: path.to_owned(),
             line: line_of(&file.to),

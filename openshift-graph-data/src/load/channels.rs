@@ -24,10 +24,7 @@ struct ChannelFile {
 /// which one was meant cannot be known.
 pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> Vec<Channel> {
     let mut by_name: BTreeMap<String, Channel> = BTreeMap::new();
-    for (path, text) in findings.yaml_documents(files, CHANNELS_DIR) {
-        let Some(file) = findings.parse_yaml::<ChannelFile>(path, text, KNOWN_KEYS) else {
-            continue;
-        };
+    for (path, file) in findings.parse_documents::<ChannelFile>(files, CHANNELS_DIR, KNOWN_KEYS) {
         let origin = Origin {
             path: path.to_owned(),
             line: line_of(&file.name),

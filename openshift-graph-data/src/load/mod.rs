@@ -14,11 +14,11 @@ pub(crate) mod yaml;
 use std::collections::HashMap;
 use std::fmt;
 
-use regex::Regex;
+use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Location, Strictness};
 use crate::files::{GraphDataFiles, has_yaml_extension};
-use crate::model::GraphData;
+use crate::model::{FromPattern, GraphData};
 
 pub use blocked_edges::{BlockedEdge, BlockedEdgeSpec, SpecProblem};
 pub use schema::SUPPORTED_SCHEMA;
@@ -98,7 +98,7 @@ struct Findings<'a> {
     diagnostics: Vec<Diagnostic>,
     /// `from` regexes compiled once each: graph-data repeats a few patterns
     /// (`.*`, `4[.]14[.].*`) across hundreds of files.
-    regexes: HashMap<String, Result<Regex, String>>,
+    regexes: HashMap<String, Result<FromPattern, String>>,
 }
 
 impl<'a> Findings<'a> {
@@ -123,11 +123,27 @@ impl<'a> Findings<'a> {
         self.report(Location::file(path, line), kind, message);
     }
 
-    fn compile(&mut self, pattern: &str) -> Result<Regex, String> {
+    fn compile(&mut self, pattern: &str) -> Result<FromPattern, String> {
         self.regexes
             .entry(pattern.to_owned())
-            .or_insert_with(|| Regex::new(pattern).map_err(|error| error.to_string()))
+            .or_insert_with(|| FromPattern::compile(pattern))
             .clone()
+    }
+
+    /// Compiles the `patterns` not compiled yet, side by side, for
+    /// [`Findings::compile`] to find: compiling is most of the cost of a
+    /// blocked edge.
+    fn compile_all<'p>(&mut self, patterns: impl Iterator<Item = &'p str>) {
+        let mut new: Vec<&str> = patterns
+            .filter(|pattern| !self.regexes.contains_key(*pattern))
+            .collect();
+        new.sort_unstable();
+        new.dedup();
+        let compiled: Vec<_> = new
+            .into_par_iter()
+            .map(|pattern| (pattern.to_owned(), FromPattern::compile(pattern)))
+            .collect();
+        self.regexes.extend(compiled);
     }
 
     /// The YAML documents directly in `dir`, in path order. Files that are
@@ -162,24 +178,27 @@ impl<'a> Findings<'a> {
         documents
     }
 
-    /// Parses a YAML document, reporting unknown top-level keys (warnings:
-    /// newer graph-data may add keys) and syntax errors. `None` when the
-    /// document cannot be used.
-    fn parse_yaml<T: serde::de::DeserializeOwned>(
+    /// The YAML documents directly in `dir` read as `T`, in path order.
+    /// Documents are parsed side by side (graph-data is over a thousand
+    /// small files); unknown top-level keys are reported as warnings (newer
+    /// graph-data may add keys), and documents that cannot be read are
+    /// reported and left out.
+    fn parse_documents<'f, T: serde::de::DeserializeOwned + Send>(
         &mut self,
-        path: &str,
-        text: &str,
+        files: &'f GraphDataFiles,
+        dir: &'f str,
         known: &[&str],
-    ) -> Option<T> {
-        match yaml::parse::<T>(text) {
-            Ok(document) => {
-                let keys = if yaml::only_known_keys(text, known) {
-                    Vec::new()
-                } else {
-                    yaml::top_level_keys(text).unwrap_or_default()
-                };
-                for key in keys {
-                    if !known.contains(&key.value.as_str()) {
+    ) -> Vec<(&'f str, T)> {
+        let parsed: Vec<_> = self
+            .yaml_documents(files, dir)
+            .into_par_iter()
+            .map(|(path, text)| (path, parse_yaml::<T>(text, known)))
+            .collect();
+        let mut documents = Vec::with_capacity(parsed.len());
+        for (path, result) in parsed {
+            match result {
+                Ok((document, unknown_keys)) => {
+                    for key in unknown_keys {
                         self.report_at(
                             path,
                             Some(yaml::line_of(&key)),
@@ -191,13 +210,28 @@ impl<'a> Findings<'a> {
                             ),
                         );
                     }
+                    documents.push((path, document));
                 }
-                Some(document)
-            }
-            Err(error) => {
-                self.report_at(path, error.line, DiagnosticKind::Syntax, error.message);
-                None
+                Err(error) => self.report_at(path, error.line, DiagnosticKind::Syntax, error.message),
             }
         }
+        documents
     }
+}
+
+/// A YAML document and its top-level keys that are not `known`.
+fn parse_yaml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    known: &[&str],
+) -> Result<(T, Vec<yaml::Spanned<String>>), yaml::YamlError> {
+    let document = yaml::parse::<T>(text)?;
+    let unknown_keys = if yaml::only_known_keys(text, known) {
+        Vec::new()
+    } else {
+        let keys = yaml::top_level_keys(text).unwrap_or_default();
+        keys.into_iter()
+            .filter(|key| !known.contains(&key.value.as_str()))
+            .collect()
+    };
+    Ok((document, unknown_keys))
 }

@@ -101,7 +101,7 @@ fn matching(
     let from_text = from_name.to_string();
     rules
         .iter()
-        .filter(|rule| rule.edge.to.matches(&to_name) && rule.edge.from.regex.is_match(&from_text))
+        .filter(|rule| rule.edge.to.matches(&to_name) && rule.edge.from.is_match(&from_text))
         .map(|rule| {
             let risk = rule.edge.risk.clone();
             changes.push(EdgeChange {
@@ -164,10 +164,7 @@ mod tests {
         EdgeRule {
             edge: BlockedEdge {
                 to: ReleaseName::parse_target(to).unwrap(),
-                from: FromPattern {
-                    text: from.to_owned(),
-                    regex: regex::Regex::new(from).unwrap(),
-                },
+                from: FromPattern::compile(from).unwrap(),
                 risk: risk.map(|name| Risk {
                     url: "https://example.com".to_owned(),
                     name: name.to_owned(),

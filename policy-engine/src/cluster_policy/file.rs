@@ -27,8 +27,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use openshift_graph_data::BlockedEdgeSpec;
 use openshift_graph_data::yaml::{self, Spanned, line_of};
+use openshift_graph_data::{BlockedEdgeSpec, FromPattern};
 use semver::Version;
 use serde::Deserialize;
 
@@ -284,7 +284,7 @@ impl RulesFile {
             .into_iter()
             .filter_map(|spec| {
                 let line = line_of(&spec.to);
-                spec.check(|pattern| regex::Regex::new(pattern).map_err(|error| error.to_string()))
+                spec.check(FromPattern::compile)
                     .map(|edge| EdgeRule { edge, line })
                     .map_err(|problem| {
                         problems.push(Problem {
