@@ -125,7 +125,7 @@ struct WireGraph {
 
 #[derive(Deserialize)]
 struct WireNode {
-    version: String,
+    version: WireVersion,
     #[serde(default)]
     payload: Option<String>,
     #[serde(default)]
@@ -134,14 +134,19 @@ struct WireNode {
 
 impl WireNode {
     fn into_release(self, index: usize) -> Result<Release, WireError> {
-        if self.version.is_empty() {
-            return Err(WireError::EmptyVersion { index });
-        }
-        let version = Version::parse(&self.version).map_err(|source| WireError::InvalidVersion {
-            index,
-            version: self.version,
-            source,
-        })?;
+        let version = match self.version {
+            WireVersion::Parsed(version) => version,
+            WireVersion::Invalid { text, .. } if text.is_empty() => {
+                return Err(WireError::EmptyVersion { index });
+            }
+            WireVersion::Invalid { text, why } => {
+                return Err(WireError::InvalidVersion {
+                    index,
+                    version: text,
+                    source: why,
+                });
+            }
+        };
         Ok(Release {
             version,
             payload: self.payload,
@@ -158,8 +163,43 @@ struct WireConditionalEdge {
 
 #[derive(Deserialize)]
 struct WireEdge {
-    from: String,
-    to: String,
+    from: WireVersion,
+    to: WireVersion,
+}
+
+/// A version as a document writes it, parsed as it is read: a graph names
+/// tens of thousands of versions, and keeping each one's text until it is
+/// parsed was a third of reading a graph's conditional edges. The text is
+/// kept only when it is not a version, for the error.
+enum WireVersion {
+    Parsed(Version),
+    Invalid { text: String, why: semver::Error },
+}
+
+impl<'de> Deserialize<'de> for WireVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct VersionVisitor;
+
+        impl serde::de::Visitor<'_> for VersionVisitor {
+            type Value = WireVersion;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a version string")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<WireVersion, E> {
+                Ok(match Version::parse(text) {
+                    Ok(version) => WireVersion::Parsed(version),
+                    Err(why) => WireVersion::Invalid {
+                        text: text.to_owned(),
+                        why,
+                    },
+                })
+            }
+        }
+
+        deserializer.deserialize_str(VersionVisitor)
+    }
 }
 
 #[derive(Deserialize)]
@@ -196,18 +236,19 @@ impl WireConditionalEdge {
             .into_iter()
             .enumerate()
             .map(|(edge, WireEdge { from, to })| {
-                let parse = |field, version: String| {
-                    Version::parse(&version).map_err(|source| WireError::InvalidConditionalVersion {
+                let parsed = |field, version| match version {
+                    WireVersion::Parsed(version) => Ok(version),
+                    WireVersion::Invalid { text, why } => Err(WireError::InvalidConditionalVersion {
                         group,
                         edge,
                         field,
-                        version,
-                        source,
-                    })
+                        version: text,
+                        source: why,
+                    }),
                 };
                 Ok(EdgeEndpoints {
-                    from: parse("from", from)?,
-                    to: parse("to", to)?,
+                    from: parsed("from", from)?,
+                    to: parsed("to", to)?,
                 })
             })
             .collect::<Result<Vec<_>, WireError>>()?;

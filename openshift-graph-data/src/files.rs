@@ -112,7 +112,13 @@ impl GraphDataFiles {
                 let Ok(name) = entry.file_name().into_string() else {
                     continue;
                 };
-                if entry.path().is_file() {
+                // The directory listing knows most entries' type: a stat
+                // for each of over a thousand files only for links.
+                let is_file = match entry.file_type() {
+                    Ok(kind) if !kind.is_symlink() => kind.is_file(),
+                    _ => entry.path().is_file(),
+                };
+                if is_file {
                     listed.push((format!("{dir}/{name}"), entry.path()));
                 }
             }
@@ -405,6 +411,24 @@ mod tests {
         files.insert("version", b"1.1.0\n".to_vec());
         assert_ne!(files.revision(), before);
         assert!(before.as_str().starts_with("sha256:") && before.as_str().len() == 71);
+    }
+
+    #[test]
+    fn linked_files_are_read_and_directories_are_not() {
+        let root = tempfile::tempdir().unwrap();
+        let channels = root.path().join(CHANNELS_DIR);
+        std::fs::create_dir_all(channels.join("sub.yaml")).unwrap();
+        std::fs::write(root.path().join("fast-4.1.yaml"), "name: fast-4.1\n").unwrap();
+        std::os::unix::fs::symlink(root.path().join("fast-4.1.yaml"), channels.join("fast-4.1.yaml"))
+            .unwrap();
+        std::fs::write(channels.join("stable-4.1.yaml"), "name: stable-4.1\n").unwrap();
+        let files = GraphDataFiles::from_dir(root.path()).unwrap();
+        let read: Vec<_> = files.in_dir(CHANNELS_DIR).map(|(path, _)| path).collect();
+        assert_eq!(read, ["channels/fast-4.1.yaml", "channels/stable-4.1.yaml"]);
+        assert_eq!(
+            files.get("channels/fast-4.1.yaml"),
+            Some(&b"name: fast-4.1\n"[..])
+        );
     }
 
     #[test]

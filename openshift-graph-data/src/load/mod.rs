@@ -67,17 +67,25 @@ impl GraphData {
                 format!("not published: {why}"),
             );
         }
-        let schema_version = schema::read(files, &mut findings);
-        let raw_metadata = raw_metadata::read(files, &mut findings);
-        let channels = channels::read(files, &mut findings);
-        let (blocks, risks) = blocked_edges::read(files, &mut findings);
+        // Hashing megabytes of content takes a fair share of the parsing's
+        // time: done beside it.
+        let (revision, (schema_version, raw_metadata, channels, (blocks, risks))) = rayon::join(
+            || files.revision(),
+            || {
+                (
+                    schema::read(files, &mut findings),
+                    raw_metadata::read(files, &mut findings),
+                    channels::read(files, &mut findings),
+                    blocked_edges::read(files, &mut findings),
+                )
+            },
+        );
 
         let (errors, warnings): (Vec<_>, Vec<_>) =
             findings.diagnostics.into_iter().partition(Diagnostic::is_error);
         let Some(schema_version) = schema_version.filter(|_| errors.is_empty()) else {
             return Err(Refused { errors, warnings });
         };
-        let revision = files.revision();
         let mut graph_data = GraphData {
             schema_version,
             raw_metadata,
