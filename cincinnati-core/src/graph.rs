@@ -330,11 +330,7 @@ impl Graph {
             .map(|id| {
                 // An empty release, allocating nothing, takes its place
                 // until the old graph goes.
-                let empty = Release {
-                    version: Version::new(0, 0, 0),
-                    payload: None,
-                    metadata: Metadata::new(),
-                };
+                let empty = Release::abstract_release(Version::new(0, 0, 0));
                 (id, std::mem::replace(&mut self.dag[id], empty))
             })
             .collect();

@@ -60,10 +60,17 @@ pub struct ReleaseName {
 }
 
 /// A `from` regex: unanchored, matched against arch-suffixed versions.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FromPattern {
     pub text: String,
     regex: meta::Regex,
+}
+
+/// The pattern as written: the compiled engine's own `Debug` is pages long.
+impl fmt::Debug for FromPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("FromPattern").field(&self.text).finish()
+    }
 }
 
 impl FromPattern {

@@ -250,3 +250,28 @@ fn an_empty_disallowed_errors_skips_broken_files_like_upstream() {
     assert_eq!(only(&loaded.warnings).kind, DiagnosticKind::Syntax);
     assert!(loaded.graph_data.blocks().is_empty());
 }
+
+/// Files are parsed side by side, but their problems are listed file by
+/// file, in path order: a file's reading and content problems together.
+#[test]
+fn problems_are_listed_file_by_file() {
+    let refused = refused(graph_data_with(&[
+        ("blocked-edges/a.yaml", "to: 4.1.0\nfrom: '['\nowner: x\n"),
+        ("blocked-edges/b.yaml", "to: 4.1.0\nfrom: [.*\n"),
+        ("blocked-edges/c.yaml", "to: not-semver\nfrom: .*\n"),
+    ]));
+    let errors: Vec<_> = refused
+        .errors
+        .iter()
+        .map(|error| (error.location.clone(), error.kind))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (at("blocked-edges/a.yaml", 2), DiagnosticKind::InvalidRegex),
+            (at("blocked-edges/b.yaml", 2), DiagnosticKind::Syntax),
+            (at("blocked-edges/c.yaml", 1), DiagnosticKind::InvalidVersion),
+        ]
+    );
+    assert_eq!(only(&refused.warnings).kind, DiagnosticKind::UnknownKey);
+}

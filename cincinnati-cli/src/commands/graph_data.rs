@@ -160,15 +160,17 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
 /// `arch` (its releases only: the others are never compared), with what
 /// applying reported.
 fn build(
-    mut releases: cincinnati_core::Graph,
+    releases: cincinnati_core::Graph,
     graph_data: &GraphData,
     arch: &str,
 ) -> Result<(UpdateGraph, Vec<Diagnostic>), Failure> {
+    // Classified before the other architectures' releases go: releases
+    // naming their architectures are a full graph even when none is `arch`'s.
+    let mut document = Document::classify(releases, arch, None);
     let of_arch = |release: &cincinnati_core::Release| arch_of(release).is_none_or(|named| named == arch);
-    let warnings = apply_with_defaults_to(&mut releases, graph_data, of_arch)
+    let warnings = apply_with_defaults_to(&mut document.graph, graph_data, of_arch)
         .context("applying the graph-data's edge instructions")
         .map_err(Failure::input)?;
-    let document = Document::classify(releases, arch, None);
     Ok((UpdateGraph::build(arch, &[document]), warnings))
 }
 

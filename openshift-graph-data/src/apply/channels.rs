@@ -25,9 +25,7 @@ pub(super) fn apply(
         .collect();
     for id in listed {
         let channels = std::mem::take(&mut added[id.index()]);
-        let Some(metadata) = graph.metadata_mut(id) else {
-            continue;
-        };
+        let metadata = graph.metadata_mut(id).expect("listed from this graph");
         let existing = metadata
             .get(&keys.channels)
             .map(String::as_str)

@@ -47,18 +47,19 @@ pub fn apply_with_defaults(
 /// architecture's, say), the others left out first: what a preview of one
 /// architecture's channels needs, at a fraction of the cost (a present-day
 /// graph has five architectures). Graph-data applies to each release and to
-/// the updates into and out of it, so when no update joins a kept release to
-/// another one, the kept releases end exactly as applying to the whole graph
-/// leaves them. When one does, the whole graph is applied to and kept. A
-/// channel version that matches no release is reported against the whole
-/// graph, as the graph-builder reports it.
+/// the updates into and out of it, so the kept releases end exactly as
+/// applying to the whole graph leaves them, and a channel version that
+/// matches no release is reported against the whole graph, as the
+/// graph-builder reports it. When the left-out releases could change the
+/// outcome (an update joins a kept release to one left out, or a left-out
+/// release carries an edge instruction, whose warnings or errors the
+/// graph-builder would report), the whole graph is applied to and kept.
 pub fn apply_with_defaults_to(
     graph: &mut cincinnati_core::Graph,
     data: &crate::GraphData,
     keep: impl Fn(&cincinnati_core::Release) -> bool,
 ) -> Result<Vec<crate::Diagnostic>, EdgeError> {
-    let kept = |id| graph.release(id).is_some_and(&keep);
-    if graph.edges().any(|(from, to)| kept(from) != kept(to)) {
+    if !left_out_alone(graph, data, &keep) {
         return apply_with_defaults(graph, data);
     }
     let mut warnings = channels::unmatched(graph, data);
@@ -68,6 +69,35 @@ pub fn apply_with_defaults_to(
     apply_graph_data(graph, data, &InstructionKeys::default());
     warnings.extend(apply_edge_instructions(graph, Some(data), &EdgeRules::default())?);
     Ok(warnings)
+}
+
+/// Whether the releases `keep` leaves out cannot change the outcome: no
+/// update joins them to a kept release, and none carries an edge
+/// instruction (in its metadata, or from graph-data's raw metadata).
+fn left_out_alone(
+    graph: &cincinnati_core::Graph,
+    data: &crate::GraphData,
+    keep: &impl Fn(&cincinnati_core::Release) -> bool,
+) -> bool {
+    let keys = InstructionKeys::default();
+    let instructions = keys.edge_instructions();
+    let named_by_graph_data: Vec<&crate::ReleaseName> = data
+        .raw_metadata()
+        .iter()
+        .filter(|raw| raw.entries.keys().any(|key| instructions.contains(&key.as_str())))
+        .map(|raw| &raw.release)
+        .collect();
+    let instructed = |release: &cincinnati_core::Release| {
+        instructions.iter().any(|key| release.metadata.contains_key(*key))
+            || named_by_graph_data
+                .iter()
+                .any(|name| name.matches(&release.version))
+    };
+    let kept = |id| graph.release(id).is_some_and(keep);
+    !graph.edges().any(|(from, to)| kept(from) != kept(to))
+        && !graph
+            .releases()
+            .any(|(_, release)| !keep(release) && instructed(release))
 }
 
 /// The metadata keys of every instruction, under one prefix.

@@ -89,8 +89,12 @@ pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> (Vec<Bloc
     // (target, risk name) → where it was first declared.
     let mut risk_names: HashMap<(ReleaseName, String), Origin> = HashMap::new();
     let documents = findings.parse_documents::<BlockedEdgeSpec>(files, BLOCKED_EDGES_DIR, KNOWN_KEYS);
-    findings.compile_all(documents.iter().map(|(_, file)| file.from.value.as_str()));
-    for (path, file) in documents {
+    let patterns = documents.iter().filter_map(|(_, parsed)| parsed.as_ref().ok());
+    findings.compile_all(patterns.map(|(file, _)| file.from.value.as_str()));
+    for (path, parsed) in documents {
+        let Some(file) = findings.accept(path, parsed, KNOWN_KEYS) else {
+            continue;
+        };
         let origin = Origin {
             path: path.to_owned(),
             line: line_of(&file.to),

@@ -24,7 +24,10 @@ struct ChannelFile {
 /// which one was meant cannot be known.
 pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> Vec<Channel> {
     let mut by_name: BTreeMap<String, Channel> = BTreeMap::new();
-    for (path, file) in findings.parse_documents::<ChannelFile>(files, CHANNELS_DIR, KNOWN_KEYS) {
+    for (path, parsed) in findings.parse_documents::<ChannelFile>(files, CHANNELS_DIR, KNOWN_KEYS) {
+        let Some(file) = findings.accept(path, parsed, KNOWN_KEYS) else {
+            continue;
+        };
         let origin = Origin {
             path: path.to_owned(),
             line: line_of(&file.name),

@@ -186,52 +186,56 @@ impl<'a> Findings<'a> {
         documents
     }
 
-    /// The YAML documents directly in `dir` read as `T`, in path order.
-    /// Documents are parsed side by side (graph-data is over a thousand
-    /// small files); unknown top-level keys are reported as warnings (newer
-    /// graph-data may add keys), and documents that cannot be read are
-    /// reported and left out.
+    /// The YAML documents directly in `dir`, in path order, each read as
+    /// `T`. They are parsed side by side (graph-data is over a thousand
+    /// small files); their problems are reported by [`Findings::accept`] as
+    /// each is used, so that a file's problems are listed together.
     fn parse_documents<'f, T: serde::de::DeserializeOwned + Send>(
         &mut self,
         files: &'f GraphDataFiles,
         dir: &'f str,
         known: &[&str],
-    ) -> Vec<(&'f str, T)> {
-        let parsed: Vec<_> = self
-            .yaml_documents(files, dir)
+    ) -> Vec<(&'f str, Parsed<T>)> {
+        self.yaml_documents(files, dir)
             .into_par_iter()
             .map(|(path, text)| (path, parse_yaml::<T>(text, known)))
-            .collect();
-        let mut documents = Vec::with_capacity(parsed.len());
-        for (path, result) in parsed {
-            match result {
-                Ok((document, unknown_keys)) => {
-                    for key in unknown_keys {
-                        self.report_at(
-                            path,
-                            Some(yaml::line_of(&key)),
-                            DiagnosticKind::UnknownKey,
-                            format!(
-                                "unknown key `{}` is ignored (known: {})",
-                                key.value,
-                                known.join(", ")
-                            ),
-                        );
-                    }
-                    documents.push((path, document));
+            .collect()
+    }
+
+    /// The document at `path` once its reading's problems are reported:
+    /// unknown top-level keys as warnings (newer graph-data may add keys),
+    /// and why it could not be read, leaving it out (`None`).
+    fn accept<T>(&mut self, path: &str, parsed: Parsed<T>, known: &[&str]) -> Option<T> {
+        match parsed {
+            Ok((document, unknown_keys)) => {
+                for key in unknown_keys {
+                    self.report_at(
+                        path,
+                        Some(yaml::line_of(&key)),
+                        DiagnosticKind::UnknownKey,
+                        format!(
+                            "unknown key `{}` is ignored (known: {})",
+                            key.value,
+                            known.join(", ")
+                        ),
+                    );
                 }
-                Err(error) => self.report_at(path, error.line, DiagnosticKind::Syntax, error.message),
+                Some(document)
+            }
+            Err(error) => {
+                self.report_at(path, error.line, DiagnosticKind::Syntax, error.message);
+                None
             }
         }
-        documents
     }
 }
 
+/// A YAML document read as `T`, with its top-level keys that are not known,
+/// or why it could not be read.
+type Parsed<T> = Result<(T, Vec<yaml::Spanned<String>>), yaml::YamlError>;
+
 /// A YAML document and its top-level keys that are not `known`.
-fn parse_yaml<T: serde::de::DeserializeOwned>(
-    text: &str,
-    known: &[&str],
-) -> Result<(T, Vec<yaml::Spanned<String>>), yaml::YamlError> {
+fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Parsed<T> {
     let document = yaml::parse::<T>(text)?;
     let unknown_keys = if yaml::only_known_keys(text, known) {
         Vec::new()
