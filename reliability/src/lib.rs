@@ -10,6 +10,7 @@
 //! - [`metrics`]: reading one sample from a Prometheus page.
 //! - [`demo`]: a graph-builder on the bundled demo data and engines behind it.
 //! - [`faulty_upstream`]: an HTTP server that misbehaves on command.
+//! - [`proxies`]: HAProxy and nginx as reverse proxies in front of a service.
 //! - [`raw_client`]: idle keep-alive clients and slowloris clients on raw TCP.
 //! - [`status`]: reading the services' `/status` documents.
 //! - [`tls_upstream`]: an HTTPS upstream whose certificate can turn untrusted.
@@ -19,6 +20,7 @@ pub mod faulty_upstream;
 pub mod load;
 pub mod memory;
 pub mod metrics;
+pub mod proxies;
 pub mod raw_client;
 pub mod report;
 pub mod status;

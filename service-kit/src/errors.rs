@@ -87,8 +87,14 @@ impl ResponseErrors {
 
     /// How many errors of `kind` were answered (for tests and status pages).
     pub fn count(&self, kind: ErrorKind) -> u64 {
+        self.counter(kind).get()
+    }
+
+    /// The counter of error answers of `kind`, for answers given outside
+    /// the app (a connection refused at the limit).
+    pub fn counter(&self, kind: ErrorKind) -> prometheus::IntCounter {
         let code = kind.status_code().to_string();
-        self.0.with_label_values(&[code.as_str(), kind.as_str()]).get()
+        self.0.with_label_values(&[code.as_str(), kind.as_str()])
     }
 }
 

@@ -10,7 +10,6 @@
 //! - [`cli`]: flags derived from the settings.
 //! - [`secret`]: secrets in settings, never printed.
 //! - [`server`]: API servers with one middleware stack.
-//! - [`http1`]: the HTTP/1.1 connections every server's app is served over.
 //! - [`query`]: query strings and mandatory parameters.
 //! - [`prefix`]: the `--service.path_prefix` normalisation.
 //! - [`accept`]: `Accept` and `Accept-Encoding` negotiation.
@@ -18,7 +17,6 @@
 //!   `Cache-Control`.
 //! - [`identity_cache`]: identity bytes of compressed-only bodies, for the
 //!   answers most recently asked for without gzip.
-//! - [`connections`]: open connections counted and bounded.
 //! - [`errors`]: `ApiError` as a JSON answer, JSON 404 and 405, error counting.
 //! - [`routes`]: GET-and-HEAD resources.
 //! - [`status`]: the status server (probes, `/metrics`, `/status`).
@@ -37,9 +35,7 @@ pub mod accept;
 pub mod build_info;
 pub mod cli;
 pub mod config;
-pub mod connections;
 pub mod errors;
-pub mod http1;
 pub mod identity_cache;
 pub mod logging;
 pub mod metrics;

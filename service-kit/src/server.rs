@@ -1,8 +1,9 @@
 //! The API servers of a service, all with one middleware stack: request
 //! tracing (outermost), CORS where the service wants it, latency by route
-//! where it keeps a histogram for it, error counting, and the bound on open
-//! connections where it has one (innermost); unknown paths and methods are
-//! answered with JSON 404 and 405.
+//! where it keeps a histogram for it, and error counting; unknown paths and
+//! methods are answered with JSON 404 and 405. They are served over
+//! `http1-server`'s connections, with the bound on open connections where
+//! the service has one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,9 +16,13 @@ use actix_web::middleware::{Condition, Next, from_fn};
 use actix_web::{App, web};
 use prometheus::HistogramVec;
 
-use crate::connections::{ConnectionLimit, refuse_beyond_limit};
+use cincinnati_core::{ApiError, ErrorKind};
+use http1_server::{ConnectionLimit, LimitMetrics, Options, Server, Timeouts};
+use prometheus::{IntCounter, IntGauge};
+
+use crate::accept::APPLICATION_JSON;
 use crate::errors::{ResponseErrors, count_errors, not_found};
-use crate::http1::{self, Options, Server, Timeouts};
+use crate::metrics::MetricRegistry;
 use crate::settings::ConnectionSettings;
 use crate::telemetry::trace_requests;
 
@@ -91,23 +96,15 @@ impl ApiServer {
     /// the process together.
     pub(crate) fn bind(self) -> std::io::Result<(Server, SocketAddr)> {
         let errors = web::Data::new(self.errors);
-        let app_limit = self
-            .connections
-            .as_ref()
-            .map(|(_, limit)| web::Data::new(limit.clone()));
         let durations = self.durations.map(web::Data::new);
         let (routes, cors) = (self.routes, self.cors);
         let factory = move || {
             let mut app = App::new().app_data(errors.clone());
-            if let Some(limit) = &app_limit {
-                app = app.app_data(limit.clone());
-            }
             if let Some(durations) = &durations {
                 app = app.app_data(durations.clone());
             }
             let routes = routes.clone();
-            app.wrap(from_fn(refuse_beyond_limit))
-                .wrap(from_fn(count_errors))
+            app.wrap(from_fn(count_errors))
                 .wrap(from_fn(time_requests))
                 .wrap(Condition::new(
                     cors,
@@ -133,8 +130,37 @@ impl ApiServer {
             options.max_connections_per_worker = settings.max_connections;
             options.limit = Some(limit);
         }
-        http1::bind(self.address, factory, options)
+        http1_server::bind(self.address, factory, options)
     }
+}
+
+/// The bound of `max` open connections of a server, its metrics
+/// (`open_connections`, `connections_refused_total`) registered, a refused
+/// connection answered with the service's JSON error and counted among its
+/// error answers.
+pub(crate) fn connection_limit(
+    max: usize,
+    registry: &MetricRegistry,
+    errors: &ResponseErrors,
+) -> prometheus::Result<ConnectionLimit> {
+    let refused = registry.add(IntCounter::new(
+        "connections_refused_total",
+        "Connections answered 503 and closed on arrival because the limit of open connections was reached",
+    )?)?;
+    let metrics = LimitMetrics {
+        open: registry.add(IntGauge::new("open_connections", "Client connections open now")?)?,
+        refused: vec![refused, errors.counter(ErrorKind::ServiceUnavailable)],
+    };
+    let error = ApiError::new(
+        ErrorKind::ServiceUnavailable,
+        format_args!("the limit of {max} open connections is reached; try again later"),
+    );
+    Ok(ConnectionLimit::new(
+        max,
+        metrics,
+        APPLICATION_JSON,
+        error.to_json().as_bytes(),
+    ))
 }
 
 /// Observes the app's [`RequestDurations`], if it has one.

@@ -25,12 +25,12 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use crate::cli::{self, Flags, Invocation, Output};
-use crate::connections::ConnectionLimit;
+use http1_server::{Server, ServerHandle};
+
 use crate::errors::ResponseErrors;
-use crate::http1::{Server, ServerHandle};
 use crate::metrics::{MetricRegistry, ServiceMetrics};
 use crate::schema::Schema;
-use crate::server::ApiServer;
+use crate::server::{ApiServer, connection_limit};
 use crate::settings::{ConnectionSettings, ServiceSettings, distinct_addresses};
 use crate::shutdown::StopHandle;
 use crate::status::StatusServer;
@@ -170,7 +170,7 @@ impl<M: ServiceMetrics> Kit<M> {
         connections: &ConnectionSettings,
         configure: impl FnOnce(ApiServer) -> ApiServer,
     ) -> anyhow::Result<SocketAddr> {
-        let limit = ConnectionLimit::new(connections.max_open_connections, &self.registry)
+        let limit = connection_limit(connections.max_open_connections, &self.registry, &self.errors)
             .context("registering metrics")?;
         let server = configure(ApiServer::new(address, self.errors.clone())).connections(connections, limit);
         self.bind(name, address, server)
@@ -228,11 +228,26 @@ impl<M: ServiceMetrics> Kit<M> {
     }
 
     /// The status server: probes at the declared paths, `/metrics`, `/status`.
+    /// Neither probe stays green while an API server's thread is stuck: the
+    /// status server runs on threads of its own and would answer anyway.
     fn status_server(&mut self, declaration: &Declaration) -> StatusServer {
         let readiness = self.readiness.take().unwrap_or_else(|| Box::new(|| true));
+        let servers = ServersTurning(
+            self.servers
+                .iter()
+                .map(|(name, _, server)| (*name, server.handle()))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        let liveness = {
+            let (tasks, servers) = (self.supervisor.liveness(), servers.clone());
+            move || servers.all_turning() && tasks.is_live()
+        };
         let mut status = StatusServer::new(self.registry.clone())
-            .liveness(declaration.liveness_path, self.supervisor.liveness())
-            .probe(declaration.readiness_path, readiness);
+            .liveness(declaration.liveness_path, self.supervisor.liveness(), liveness)
+            .probe(declaration.readiness_path, move || {
+                servers.all_turning() && readiness()
+            });
         if let Some(refresh) = self.before_scrape.take() {
             status = status.before_scrape(refresh);
         }
@@ -243,6 +258,33 @@ impl<M: ServiceMetrics> Kit<M> {
             status = status.routes(routes);
         }
         status
+    }
+}
+
+/// How long an API server's thread may go without turning its event loop
+/// before the service is neither live nor ready: far beyond what any answer
+/// takes (answers are computed off the servers' threads), so only a thread
+/// that is stuck gets there.
+const SERVER_STALLED_AFTER: Duration = Duration::from_secs(5);
+
+/// The API servers whose threads the probes watch.
+#[derive(Clone)]
+struct ServersTurning(std::sync::Arc<[(&'static str, ServerHandle)]>);
+
+impl ServersTurning {
+    fn all_turning(&self) -> bool {
+        let mut all = true;
+        for (name, server) in self.0.iter() {
+            let stalled_for = server.stalled_for();
+            if stalled_for >= SERVER_STALLED_AFTER {
+                tracing::warn!(
+                    server = name,
+                    "a thread of the server has not turned its event loop for {stalled_for:?}"
+                );
+                all = false;
+            }
+        }
+        all
     }
 }
 
@@ -410,4 +452,51 @@ pub async fn run<S: Service>(invocation: &Invocation) -> anyhow::Result<()> {
     let application = Application::<S>::build(&settings)
         .with_context(|| format!("starting the {}", S::DECLARATION.name))?;
     application.run_until_stopped().await
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::{App, HttpResponse};
+    use registry_testkit::poll;
+
+    use super::*;
+
+    /// A handler that blocks its thread (as none may) makes the probes fail
+    /// until the thread turns again.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_stuck_server_thread_fails_the_probes_until_it_turns_again() {
+        let factory = || {
+            App::new().route(
+                "/block",
+                web::get().to(|| async {
+                    std::thread::sleep(SERVER_STALLED_AFTER + Duration::from_secs(1));
+                    HttpResponse::Ok().finish()
+                }),
+            )
+        };
+        let options = http1_server::Options {
+            workers: 1,
+            ..http1_server::Options::new("test")
+        };
+        let (server, address) = http1_server::bind("127.0.0.1:0".parse().unwrap(), factory, options).unwrap();
+        let servers = ServersTurning(vec![("api", server.handle())].into());
+        poll::eventually("the server turning", Duration::from_secs(10), || {
+            let turning = servers.all_turning();
+            async move { turning }
+        })
+        .await;
+
+        let blocked = tokio::spawn(reqwest::get(format!("http://{address}/block")));
+        poll::eventually("the probes failing", Duration::from_secs(30), || {
+            let turning = servers.all_turning();
+            async move { !turning }
+        })
+        .await;
+        assert_eq!(blocked.await.unwrap().unwrap().status(), 200);
+        poll::eventually("the probes passing again", Duration::from_secs(10), || {
+            let turning = servers.all_turning();
+            async move { turning }
+        })
+        .await;
+    }
 }

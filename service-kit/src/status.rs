@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use actix_web::http::header;
 use actix_web::{App, HttpResponse, web};
+use http1_server::{Options, Server};
 
 use crate::errors::not_found;
-use crate::http1::{self, Options, Server};
 use crate::metrics::{MetricRegistry, TEXT_FORMAT};
 use crate::routes::get_or_head;
 use crate::supervisor::{Liveness, TaskStatus};
@@ -63,11 +63,16 @@ impl StatusServer {
         self
     }
 
-    /// Answers `path` with 200 while every supervised task is making
-    /// progress; the tasks are handed to the status document.
-    pub fn liveness(mut self, path: &str, liveness: Liveness) -> Self {
-        self.tasks = liveness.clone();
-        self.probe(path, move || liveness.is_live())
+    /// Answers `path` with 200 while `live` holds; the supervised tasks
+    /// (whose progress it should include) are handed to the status document.
+    pub fn liveness(
+        mut self,
+        path: &str,
+        tasks: Liveness,
+        live: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.tasks = tasks;
+        self.probe(path, live)
     }
 
     /// Runs before each `/metrics` answer, to update gauges computed from
@@ -128,7 +133,7 @@ impl StatusServer {
             workers: 1,
             ..Options::new("status")
         };
-        let (server, address) = http1::bind(address, factory, options)?;
+        let (server, address) = http1_server::bind(address, factory, options)?;
         Ok(BoundServer { server, address })
     }
 }

@@ -6,6 +6,7 @@ mod build_info;
 mod cluster_policy;
 mod explorer;
 mod freshness;
+mod front_door;
 mod interop;
 mod registry_faults;
 mod served_graph;

@@ -1,6 +1,7 @@
-//! Open connections are counted and bounded: beyond `max_open_connections`
-//! a request is answered 503 and its connection closed, while connections
-//! already open keep being served.
+//! Open connections are counted and bounded: a connection arriving beyond
+//! `max_open_connections` is answered 503 and closed, while connections
+//! admitted before keep being served. (The layer's own tests:
+//! `http1-server/tests/layer/front_door.rs`.)
 
 use std::time::Duration;
 
@@ -93,7 +94,10 @@ async fn connections_beyond_the_limit_are_refused_clearly() {
     let body: serde_json::Value = serde_json::from_str(&refused.body).unwrap();
     assert_eq!(body["kind"], "service_unavailable");
     assert!(
-        body["value"].as_str().unwrap().contains("the limit is 2"),
+        body["value"]
+            .as_str()
+            .unwrap()
+            .contains("limit of 2 open connections"),
         "{body}"
     );
     assert!(third.is_closed().await);

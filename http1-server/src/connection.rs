@@ -16,26 +16,33 @@ use std::time::Duration;
 use actix_web::HttpResponse;
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceResponse};
-use actix_web::http::Method;
+use actix_web::http::{Method, StatusCode, header};
 use bytes::{Buf as _, BytesMut};
-use tokio::io::{AsyncWriteExt as _, Interest};
+use tokio::io::Interest;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::Timeouts;
-use super::request::{self, BadHead, Head};
-use super::response::{self, Exchange};
-use crate::connections::OpenConnection;
+use crate::Timeouts;
+use crate::limit::Admitted;
+use crate::linger::linger;
+use crate::request::{self, BadHead, Head};
+use crate::response::{self, Exchange};
 
 /// Bytes taken for a request head at first; a head needing more gets more,
 /// up to [`request::MAX_HEAD_BYTES`].
 const HEAD_BUFFER: usize = 2048;
 
 /// How long a closing connection reads and discards what the client still
-/// sends, so that the kernel does not answer it with a reset that could
-/// destroy the response before the client reads it.
+/// sends (see [`linger`]).
 const LINGER: Duration = Duration::from_secs(2);
+
+/// Requests answered in a row before the connection lets the worker's other
+/// connections run. A pipelining client that reads as fast as the worker
+/// answers always has its next request buffered: without a yield, its
+/// connection would hold the worker for as long as it keeps sending
+/// (hyper yields as often).
+const REQUESTS_BETWEEN_YIELDS: u32 = 16;
 
 pub struct Connection<S> {
     stream: TcpStream,
@@ -48,7 +55,16 @@ pub struct Connection<S> {
     /// Bytes read past the last head (the next pipelined request); empty and
     /// unallocated otherwise.
     unread: BytesMut,
-    _open: Option<OpenConnection>,
+    /// When waiting for the next request's first byte ends: the client
+    /// timeout after the accept, then the keep-alive timeout after each
+    /// answer.
+    idle_until: Instant,
+    /// Nothing answered yet: the first head must be whole by `idle_until`
+    /// (the client timeout after the accept); a later head within the
+    /// client timeout of its first byte.
+    first: bool,
+    /// Counts the connection against the server's bound while it is open.
+    _admitted: Option<Admitted>,
 }
 
 /// What reading a head came to.
@@ -124,7 +140,8 @@ where
         app: Rc<S>,
         timeouts: Timeouts,
         stopping: CancellationToken,
-        open: Option<OpenConnection>,
+        accepted_at: Instant,
+        admitted: Option<Admitted>,
     ) -> Self {
         // Heads and bodies go out in one vectored write; what Nagle's
         // algorithm would hold back is only a response's last segment.
@@ -138,17 +155,23 @@ where
             timeouts,
             stopping,
             unread: BytesMut::new(),
-            _open: open,
+            idle_until: accepted_at + timeouts.client_request,
+            first: true,
+            _admitted: admitted,
         }
     }
 
     pub async fn serve(mut self) {
-        // A new connection's first request is due within the client
-        // timeout; later ones within the keep-alive timeout.
-        let mut idle_until = Instant::now() + self.timeouts.client_request;
+        let mut answered_in_a_row = 0;
         let end = loop {
-            if self.unread.is_empty() && !self.wait_for_bytes(idle_until).await {
-                break End::Close;
+            if self.unread.is_empty() {
+                if !self.wait_for_bytes().await {
+                    break End::Close;
+                }
+                answered_in_a_row = 0;
+            } else if answered_in_a_row >= REQUESTS_BETWEEN_YIELDS {
+                tokio::task::yield_now().await;
+                answered_in_a_row = 0;
             }
             // Boxed, as everything but the wait for bytes: the task's size is
             // that of its largest state, and idle is the state that counts.
@@ -161,8 +184,12 @@ where
                     break End::Linger;
                 }
             };
+            answered_in_a_row += 1;
             match Box::pin(self.answer(head)).await {
-                Ok(None) => idle_until = Instant::now() + self.timeouts.keep_alive,
+                Ok(None) => {
+                    self.idle_until = Instant::now() + self.timeouts.keep_alive;
+                    self.first = false;
+                }
                 Ok(Some(end)) => break end,
                 Err(error) => {
                     tracing::debug!(peer = %self.peer, "connection ended while answering: {error}");
@@ -171,29 +198,34 @@ where
             }
         };
         if let End::Linger = end {
-            Box::pin(linger(self.stream)).await;
+            Box::pin(linger(self.stream, LINGER)).await;
         }
     }
 
     /// Waits, holding no buffer, until the client sends something; `false`
-    /// when it sends nothing until `deadline` or the server stops.
-    async fn wait_for_bytes(&mut self, deadline: Instant) -> bool {
+    /// when it sends nothing until the next head is due or the server stops.
+    async fn wait_for_bytes(&mut self) -> bool {
         tokio::select! {
             readable = self.stream.readable() => readable.is_ok(),
-            () = tokio::time::sleep_until(deadline) => false,
+            () = tokio::time::sleep_until(self.idle_until) => false,
             () = self.stopping.cancelled() => false,
         }
     }
 
-    /// Reads until a whole head is in; a head must be whole within the
-    /// client timeout.
+    /// Reads until a whole head is in. The first head must be whole within
+    /// the client timeout of the accept; a later one within the client
+    /// timeout of its first byte.
     async fn read_head(&mut self) -> Result<Read, Refusal> {
+        let deadline = if self.first {
+            self.idle_until
+        } else {
+            Instant::now() + self.timeouts.client_request
+        };
         if self.unread.is_empty()
             && let Some(read) = SCRATCH.with_borrow_mut(|scratch| self.read_whole_head(scratch))
         {
             return read;
         }
-        let deadline = Instant::now() + self.timeouts.client_request;
         loop {
             let drained = read_available(&self.stream, &mut self.unread);
             match request::parse(&self.unread, self.peer) {
@@ -248,21 +280,35 @@ where
     /// Hands the request to the app and writes its answer; `Ok(None)` when
     /// the connection may take another request.
     async fn answer(&mut self, head: Head) -> io::Result<Option<End>> {
+        let has_body = head.body.is_present();
         let version = head.request.head().version;
         let head_only = head.request.head().method == Method::HEAD;
-        let response: HttpResponse<EitherBody<B>> = match self.app.call(head.request).await {
-            Ok(response) => response.into_parts().1.map_into_left_body(),
-            Err(error) => error.error_response().map_into_right_body(),
+        let response: HttpResponse<EitherBody<B>> = if head.asks_server {
+            // RFC 9110 §9.3.7: what the server allows, as no resource says.
+            HttpResponse::Ok()
+                .insert_header((header::ALLOW, "GET, HEAD"))
+                .finish()
+                .map_into_right_body()
+        } else {
+            let mut request = head.request;
+            if has_body {
+                *request.payload() = unread_body();
+            }
+            match self.app.call(request).await {
+                Ok(response) => response.into_parts().1.map_into_left_body(),
+                Err(error) => error.error_response().map_into_right_body(),
+            }
         };
         let exchange = Exchange {
             version,
             head_only,
-            keep_alive: head.keep_alive && !head.has_body && !self.stopping.is_cancelled(),
+            // Decided after the answer: a stop meanwhile closes the connection.
+            keep_alive: head.keep_alive && !has_body && !self.stopping.is_cancelled(),
             send_timeout: self.timeouts.send,
         };
         if response::send(&self.stream, response, exchange).await? {
             Ok(None)
-        } else if head.has_body || !self.unread.is_empty() {
+        } else if has_body || !self.unread.is_empty() {
             Ok(Some(End::Linger))
         } else {
             Ok(Some(End::Close))
@@ -273,7 +319,7 @@ where
     /// with its bare status, as HTTP servers do.
     async fn refuse(&mut self, refusal: Refusal) {
         tracing::debug!(peer = %self.peer, "request refused: {refusal}");
-        let status = actix_web::http::StatusCode::from_u16(refusal.status()).expect("a valid status");
+        let status = StatusCode::from_u16(refusal.status()).expect("a valid status");
         let response = HttpResponse::new(status);
         let exchange = Exchange {
             version: actix_web::http::Version::HTTP_11,
@@ -285,6 +331,17 @@ where
             tracing::debug!(peer = %self.peer, "cannot send the refusal: {error}");
         }
     }
+}
+
+/// The payload a request with a body hands the app: this layer reads no
+/// bodies (no route of the services takes one), so a handler that tries to
+/// read one fails with this error instead of reading an empty body.
+fn unread_body() -> actix_http::Payload {
+    let error = actix_http::error::PayloadError::Io(io::Error::other(
+        "this server reads no request bodies (http1-server); a route that takes one needs the connection layer to read them first",
+    ));
+    let stream: actix_http::BoxedPayloadStream = Box::pin(futures::stream::once(async move { Err(error) }));
+    actix_http::Payload::from(stream)
 }
 
 /// A head refused before the app sees it.
@@ -305,34 +362,20 @@ impl Refusal {
     }
 }
 
-/// Closes the sending side, then reads and discards what the client still
-/// sends for up to [`LINGER`], then closes.
-async fn linger(mut stream: TcpStream) {
-    if stream.shutdown().await.is_err() {
-        return;
-    }
-    let mut discard = vec![0; 4096];
-    let reading = async {
-        loop {
-            if stream.readable().await.is_err() {
-                return;
-            }
-            match stream.try_read(&mut discard) {
-                Ok(0) => return,
-                Ok(_) => {}
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
-                Err(_) => return,
-            }
-        }
-    };
-    let _ = tokio::time::timeout(LINGER, reading).await;
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use actix_web::{App, HttpResponse, web};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     use super::*;
+
+    const TIMEOUTS: Timeouts = Timeouts {
+        keep_alive: Duration::from_secs(75),
+        client_request: Duration::from_secs(5),
+        send: Duration::from_secs(30),
+    };
 
     /// What an idle keep-alive connection costs is mostly its task, whose
     /// size is the future's: the app's and the response's futures must stay
@@ -347,13 +390,111 @@ mod tests {
             stream,
             peer,
             Rc::new(app),
-            crate::http1::Timeouts::default(),
+            TIMEOUTS,
             CancellationToken::new(),
+            Instant::now(),
             None,
         );
         let serving = connection.serve();
         let size = std::mem::size_of_val(&serving);
         assert!(size <= 1024, "{size} bytes");
         drop(client);
+    }
+
+    /// Serves one connection on tokio's paused clock (which moves to the
+    /// next timer whenever nothing else can run, so that timeouts are
+    /// exact) while `client` talks to it; returns what the client returns.
+    async fn on_paused_clock<T>(client: impl AsyncFnOnce(TcpStream, Instant) -> T) -> T {
+        let app = actix_web::test::init_service(App::new().route("/", web::get().to(HttpResponse::Ok))).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (client_stream, accepted) = tokio::join!(
+            TcpStream::connect(listener.local_addr().unwrap()),
+            listener.accept()
+        );
+        let (stream, peer) = accepted.unwrap();
+        let accepted_at = Instant::now();
+        let connection = Connection::new(
+            stream,
+            peer,
+            Rc::new(app),
+            TIMEOUTS,
+            CancellationToken::new(),
+            accepted_at,
+            None,
+        );
+        let ((), answer) = tokio::join!(connection.serve(), client(client_stream.unwrap(), accepted_at));
+        answer
+    }
+
+    /// Reads one bodiless answer's status line, or `None` at the end of the stream.
+    async fn status(stream: &mut TcpStream) -> Option<String> {
+        let mut read = Vec::new();
+        let mut byte = [0];
+        while !read.ends_with(b"\r\n\r\n") {
+            if stream.read(&mut byte).await.ok()? == 0 {
+                return None;
+            }
+            read.push(byte[0]);
+        }
+        let text = String::from_utf8(read).unwrap();
+        Some(text.lines().next().unwrap().to_owned())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_head_is_due_within_the_client_timeout_of_the_accept() {
+        let (status, after) = on_paused_clock(async |mut client, accepted_at| {
+            tokio::time::sleep(Duration::from_secs(4)).await;
+            client
+                .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                .await
+                .unwrap();
+            (status(&mut client).await, accepted_at.elapsed())
+        })
+        .await;
+        assert_eq!(status.as_deref(), Some("HTTP/1.1 408 Request Timeout"));
+        assert_eq!(after.as_secs(), TIMEOUTS.client_request.as_secs(), "{after:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_later_head_is_due_within_the_client_timeout_of_its_first_byte() {
+        let (first, second, after) = on_paused_clock(async |mut client, _| {
+            client
+                .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                .await
+                .unwrap();
+            let first = status(&mut client).await;
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            client
+                .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                .await
+                .unwrap();
+            let started = Instant::now();
+            (first, status(&mut client).await, started.elapsed())
+        })
+        .await;
+        assert_eq!(first.as_deref(), Some("HTTP/1.1 200 OK"));
+        assert_eq!(second.as_deref(), Some("HTTP/1.1 408 Request Timeout"));
+        assert_eq!(after.as_secs(), TIMEOUTS.client_request.as_secs(), "{after:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_connection_closes_after_the_keep_alive_timeout() {
+        let (answered, closed_after) = on_paused_clock(async |mut client, _| {
+            client
+                .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                .await
+                .unwrap();
+            let answered = status(&mut client).await;
+            let idle_since = Instant::now();
+            assert_eq!(status(&mut client).await, None);
+            (answered, idle_since.elapsed())
+        })
+        .await;
+        assert_eq!(answered.as_deref(), Some("HTTP/1.1 200 OK"));
+        assert_eq!(
+            closed_after.as_secs(),
+            TIMEOUTS.keep_alive.as_secs(),
+            "{closed_after:?}"
+        );
     }
 }

@@ -13,14 +13,24 @@
 //! bytes to the kernel in one vectored write (see [`response`]).
 //!
 //! Each worker is a thread with a single-threaded runtime and its own
-//! instance of the app (actix-web apps are not `Send`); the first also
-//! accepts connections and hands each to the worker with the fewest open
-//! (see [`accept`]).
+//! instance of the app (actix-web apps are not `Send`); a thread of its own
+//! accepts connections, admits them (see [`ConnectionLimit`]) and hands each
+//! to the worker with the fewest open (see [`accept`]). Every thread stamps
+//! the turns of its event loop (see [`ServerHandle::stalled_for`]).
+//!
+//! What the layer does not do: read request bodies (no route of the
+//! services takes one; a request with a body is answered, the app's
+//! attempt to read the body fails, and the connection is closed, so a body
+//! is never read as a request), HTTP/2, upgrades. `request` holds the
+//! checks of RFC 9112 a request head must pass before the app sees it.
 
 mod accept;
 mod connection;
-mod request;
+mod limit;
+mod linger;
+pub mod request;
 mod response;
+mod turns;
 
 use std::future::Future;
 use std::io;
@@ -39,8 +49,9 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::connections::ConnectionLimit;
 use connection::Connection;
+pub use limit::{ConnectionLimit, LimitMetrics};
+use turns::Turns;
 
 /// How long a graceful stop waits for answers in progress.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -78,7 +89,7 @@ pub struct Options {
     pub backlog: u32,
     /// Connections one worker serves at once; it stops accepting beyond.
     pub max_connections_per_worker: usize,
-    /// Counts open connections (the app answers 503 beyond its bound).
+    /// Bounds the connections admitted across workers (503 beyond).
     pub limit: Option<ConnectionLimit>,
 }
 
@@ -108,9 +119,10 @@ pub struct ServerHandle {
     graceful: CancellationToken,
     immediate: CancellationToken,
     workers: watch::Receiver<Workers>,
+    turns: Turns,
 }
 
-/// The workers of a server still running, and whether one panicked.
+/// The threads of a server still running, and whether one panicked.
 #[derive(Debug, Clone, Copy, Default)]
 struct Workers {
     running: usize,
@@ -151,6 +163,13 @@ impl ServerHandle {
         let mut workers = self.workers.clone();
         let _ = workers.wait_for(|workers| workers.running == 0).await;
     }
+
+    /// How long the server's least recently turning thread (the acceptor or
+    /// a worker) has not turned its event loop: near zero while every
+    /// thread can take and answer connections, growing while one is stuck.
+    pub fn stalled_for(&self) -> Duration {
+        self.turns.stalled_for()
+    }
 }
 
 /// Binds `address` (port 0 picks a free one) and starts `options.workers`
@@ -171,8 +190,10 @@ where
     let listener = listen(address, options.backlog)?;
     let bound = listener.local_addr()?;
     let workers = options.workers.max(1);
+    // The workers, then the acceptor.
+    let threads = workers + 1;
     let (report, watch_workers) = watch::channel(Workers {
-        running: workers,
+        running: threads,
         panicked: false,
     });
     let report = Arc::new(report);
@@ -180,38 +201,50 @@ where
         graceful: CancellationToken::new(),
         immediate: CancellationToken::new(),
         workers: watch_workers,
+        turns: Turns::new(threads),
     };
-    let loads = accept::Loads::new(workers);
     let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
-    let mut acceptor = Some(Acceptor {
-        listener,
-        inboxes,
-        loads,
-    });
     for (index, inbox) in receivers.into_iter().enumerate() {
         let worker = Worker {
             inbox,
-            acceptor: acceptor.take(),
             options: options.clone(),
             graceful: handle.graceful.clone(),
             immediate: handle.immediate.clone(),
         };
-        let (factory, exit) = (factory.clone(), WorkerExit(report.clone()));
+        let (factory, exit, turns) = (factory.clone(), WorkerExit(report.clone()), handle.turns.clone());
         std::thread::Builder::new()
             .name(format!("{}-http-{index}", options.name))
             .spawn(move || {
                 let _exit = exit;
-                worker.run(factory);
+                worker.run(factory, turns.stamp_forever(index));
             })?;
     }
+    let acceptor = accept::Acceptor {
+        server: options.name,
+        listener,
+        inboxes,
+        loads: accept::Loads::new(workers),
+        max_per_worker: options.max_connections_per_worker,
+        limit: options.limit.clone(),
+        stopping: handle.graceful.clone(),
+    };
+    let (exit, turns) = (WorkerExit(report.clone()), handle.turns.clone());
+    std::thread::Builder::new()
+        .name(format!("{}-accept", options.name))
+        .spawn(move || {
+            let _exit = exit;
+            let runtime = thread_runtime();
+            runtime.spawn(turns.stamp_forever(workers));
+            runtime.block_on(acceptor.run());
+        })?;
     let mut workers = handle.workers.clone();
     let stopped = Box::pin(async move {
         let ended = *workers
             .wait_for(|workers| workers.running == 0)
             .await
-            .map_err(|_| io::Error::other("the server's workers vanished"))?;
+            .map_err(|_| io::Error::other("the server's threads vanished"))?;
         if ended.panicked {
-            return Err(io::Error::other("a server worker panicked"));
+            return Err(io::Error::other("a server thread panicked"));
         }
         Ok(())
     });
@@ -233,7 +266,15 @@ fn listen(address: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener
     Ok(socket.into())
 }
 
-/// Reports a worker's end (a panic too) when its thread ends.
+/// A single-threaded runtime for one of the server's threads.
+fn thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a server thread's runtime starts")
+}
+
+/// Reports a thread's end (a panic too) when it ends.
 struct WorkerExit(Arc<watch::Sender<Workers>>);
 
 impl Drop for WorkerExit {
@@ -248,22 +289,16 @@ impl Drop for WorkerExit {
 
 struct Worker {
     /// The connections the acceptor hands this worker.
-    inbox: mpsc::UnboundedReceiver<(accept::Accepted, accept::Seat)>,
-    /// The first worker accepts for all.
-    acceptor: Option<Acceptor>,
+    inbox: mpsc::UnboundedReceiver<accept::Accepted>,
     options: Options,
     graceful: CancellationToken,
     immediate: CancellationToken,
 }
 
-struct Acceptor {
-    listener: std::net::TcpListener,
-    inboxes: Vec<mpsc::UnboundedSender<(accept::Accepted, accept::Seat)>>,
-    loads: accept::Loads,
-}
-
 impl Worker {
-    fn run<F, I, S, B>(self, factory: F)
+    /// Serves on this thread until the server stops, running `beside` (the
+    /// stamping of its turns) on the same loop.
+    fn run<F, I, S, B>(self, factory: F, beside: impl Future<Output = ()> + 'static)
     where
         F: Fn() -> I,
         I: IntoServiceFactory<S, actix_http::Request>,
@@ -276,11 +311,9 @@ impl Worker {
         S::InitError: std::fmt::Debug,
         B: MessageBody + 'static,
     {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a worker's runtime starts");
+        let runtime = thread_runtime();
         let local = tokio::task::LocalSet::new();
+        local.spawn_local(beside);
         local.block_on(&runtime, async move {
             let app = match factory().into_factory().new_service(AppConfig::default()).await {
                 Ok(app) => Rc::new(app),
@@ -302,28 +335,16 @@ impl Worker {
             > + 'static,
         B: MessageBody + 'static,
     {
-        if let Some(acceptor) = self.acceptor.take() {
-            let listener =
-                tokio::net::TcpListener::from_std(acceptor.listener).expect("a listener registers");
-            tokio::task::spawn_local(accept::run(
-                self.options.name,
-                listener,
-                acceptor.inboxes,
-                acceptor.loads,
-                self.options.max_connections_per_worker,
-                self.graceful.clone(),
-            ));
-        }
         let connections = TaskTracker::new();
         loop {
-            let ((stream, peer), seat) = tokio::select! {
+            let accepted = tokio::select! {
                 accepted = self.inbox.recv() => match accepted {
                     Some(accepted) => accepted,
                     None => break,
                 },
                 () = self.graceful.cancelled() => break,
             };
-            let stream = match tokio::net::TcpStream::from_std(stream) {
+            let stream = match tokio::net::TcpStream::from_std(accepted.stream) {
                 Ok(stream) => stream,
                 Err(error) => {
                     tracing::warn!(
@@ -333,15 +354,16 @@ impl Worker {
                     continue;
                 }
             };
-            let open = self.options.limit.as_ref().map(ConnectionLimit::track);
             let connection = Connection::new(
                 stream,
-                peer,
+                accepted.peer,
                 app.clone(),
                 self.options.timeouts,
                 self.graceful.clone(),
-                open,
+                accepted.accepted_at,
+                accepted.admitted,
             );
+            let seat = accepted.seat;
             connections.spawn_local(async move {
                 connection.serve().await;
                 drop(seat);
