@@ -4,13 +4,11 @@
 //! `{prefix}/graph-data`. The only module that does I/O.
 
 use std::fmt;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cincinnati_core::Version;
 use cincinnati_core::wire::{self, WireError};
-use flate2::read::MultiGzDecoder;
 use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, Url};
 use openshift_graph_data::{FilesError, GraphDataFiles, MAX_TARBALL_BYTES};
 
@@ -257,7 +255,12 @@ impl Fetcher {
 
 /// A saved Graph API document, gzip-compressed or not.
 pub fn read_graph(path: &Path) -> Result<cincinnati_core::Graph, FetchError> {
-    let bytes = read_maybe_gzipped(path)?;
+    let bytes = std::fs::read(path)
+        .and_then(wire::inflate_if_gzip)
+        .map_err(|source| FetchError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
     wire::parse(&bytes)
         .map(|document| document.graph)
         .map_err(|source| FetchError::Invalid {
@@ -265,22 +268,6 @@ pub fn read_graph(path: &Path) -> Result<cincinnati_core::Graph, FetchError> {
             local: true,
             source,
         })
-}
-
-fn read_maybe_gzipped(path: &Path) -> Result<Vec<u8>, FetchError> {
-    let failed = |source| FetchError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let bytes = std::fs::read(path).map_err(failed)?;
-    if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return Ok(bytes);
-    }
-    let mut inflated = Vec::with_capacity(bytes.len() * 8);
-    MultiGzDecoder::new(bytes.as_slice())
-        .read_to_end(&mut inflated)
-        .map_err(failed)?;
-    Ok(inflated)
 }
 
 /// An explanation is a few KB per withheld release; far below this.

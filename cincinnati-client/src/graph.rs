@@ -18,7 +18,6 @@ use cincinnati_core::{Release, Risk, Version};
 use crate::channel::reading_order;
 use crate::cvo::{self, DropReason, Resolved, RiskSet};
 use crate::document::{Document, Shape, arch_of};
-use crate::view::ChannelView;
 
 /// A release of one [`UpdateGraph`]. Releases are numbered in version
 /// order, so comparing handles compares versions.
@@ -138,14 +137,9 @@ impl UpdateGraph {
         }
     }
 
-    /// Every channel a release is in, in reading order.
-    pub fn channels(&self) -> impl Iterator<Item = ChannelView<'_>> + '_ {
-        (0..self.channel_names.len()).map(|id| ChannelView::new(self, ChannelId(id as u32)))
-    }
-
-    pub fn channel(&self, name: &str) -> Option<ChannelView<'_>> {
-        let id = *self.channel_ids.get(name)?;
-        Some(ChannelView::new(self, id))
+    /// Every channel, in reading order.
+    pub(crate) fn all_channel_ids(&self) -> impl Iterator<Item = ChannelId> + use<> {
+        (0..self.channel_names.len() as u32).map(ChannelId)
     }
 
     /// The channels `release` is in, in reading order.

@@ -47,11 +47,21 @@ pub struct VersionNotFound {
     pub channel: String,
 }
 
-impl<'g> ChannelView<'g> {
-    pub(crate) fn new(graph: &'g UpdateGraph, id: ChannelId) -> Self {
-        Self { graph, id }
+/// A graph's channels, as views: the graph itself knows a channel only by
+/// its number.
+impl UpdateGraph {
+    /// Every channel a release is in, in reading order.
+    pub fn channels(&self) -> impl Iterator<Item = ChannelView<'_>> + '_ {
+        self.all_channel_ids().map(|id| ChannelView { graph: self, id })
     }
 
+    pub fn channel(&self, name: &str) -> Option<ChannelView<'_>> {
+        let id = self.channel_id(name)?;
+        Some(ChannelView { graph: self, id })
+    }
+}
+
+impl<'g> ChannelView<'g> {
     pub fn name(&self) -> &'g str {
         self.graph.channel_name(self.id)
     }

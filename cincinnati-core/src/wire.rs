@@ -15,6 +15,8 @@
 //! version, edges and conditional edges sorted, metadata keys sorted, so the
 //! same graph always gives the same bytes.
 
+use std::io::Read as _;
+
 use semver::Version;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
@@ -75,6 +77,23 @@ pub fn parse(json: &[u8]) -> Result<GraphDocument, WireError> {
 pub fn parse_reader(json: impl std::io::Read) -> Result<GraphDocument, WireError> {
     validate(serde_json::from_reader(json)?)
 }
+
+/// A saved document's bytes as JSON: inflated when they are gzip (a
+/// served body kept as it came, `graph.json.gz`), else as they are. Only
+/// decoding, so it belongs here: reading the file is the caller's. The error
+/// is flate2's, for a gzip stream that is cut short or corrupt.
+pub fn inflate_if_gzip(bytes: Vec<u8>) -> std::io::Result<Vec<u8>> {
+    if !bytes.starts_with(&GZIP_MAGIC) {
+        return Ok(bytes);
+    }
+    // JSON compresses about tenfold.
+    let mut inflated = Vec::with_capacity(bytes.len() * 8);
+    flate2::read::MultiGzDecoder::new(bytes.as_slice()).read_to_end(&mut inflated)?;
+    Ok(inflated)
+}
+
+/// The first two bytes of every gzip member (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 fn validate(document: WireGraph) -> Result<GraphDocument, WireError> {
     let releases = document
@@ -473,5 +492,38 @@ impl Serialize for RuleView<'_> {
                 raw.serialize(serializer)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+
+    use super::*;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn plain_bytes_pass_unchanged_and_gzip_is_inflated_every_member() {
+        let json = br#"{"nodes":[],"edges":[]}"#;
+        assert_eq!(inflate_if_gzip(json.to_vec()).unwrap(), json);
+        assert_eq!(inflate_if_gzip(gzip(json)).unwrap(), json);
+        let mut members = gzip(&json[..10]);
+        members.extend(gzip(&json[10..]));
+        assert_eq!(inflate_if_gzip(members).unwrap(), json);
+        assert_eq!(inflate_if_gzip(Vec::new()).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_gzip_stream_cut_short_is_an_error() {
+        let whole = gzip(br#"{"nodes":[],"edges":[]}"#);
+        assert!(inflate_if_gzip(whole[..whole.len() - 4].to_vec()).is_err());
     }
 }

@@ -96,6 +96,50 @@ fn apply(graph: &mut Graph, change: &Change) {
     }
 }
 
+/// A graph made by random changes, with conditional edges in groups of a
+/// risk each. A graph lists each update in one conditional entry at most (as
+/// graph-data's resolution makes it): views of it must keep that.
+fn graph_with_risks() -> impl Strategy<Value = Graph> {
+    (
+        prop::collection::vec(change(), 1..120),
+        prop::collection::vec(prop::collection::vec((0u8..24, 0u8..24), 0..4), 0..6),
+    )
+        .prop_map(|(changes, conditional)| {
+            let mut graph = Graph::new();
+            for change in &changes {
+                apply(&mut graph, change);
+            }
+            let mut listed = std::collections::HashSet::new();
+            *graph.conditional_edges_mut() = conditional
+                .iter()
+                .enumerate()
+                .map(|(n, edges)| ConditionalEdge {
+                    edges: edges
+                        .iter()
+                        .filter(|&&edge| listed.insert(edge))
+                        .map(|&(a, b)| EdgeEndpoints {
+                            from: version(a),
+                            to: version(b),
+                        })
+                        .collect(),
+                    risks: vec![Risk {
+                        url: "u".to_owned(),
+                        name: format!("R{n}"),
+                        message: "m".to_owned(),
+                        matching_rules: vec![MatchingRule::Always],
+                    }],
+                })
+                .collect();
+            graph
+        })
+}
+
+/// Whether `version` is among those `mask` picks (one bit per version, as
+/// [`version`] numbers them, modulo 32).
+fn in_mask(mask: u32, version: &Version) -> bool {
+    mask & (1 << ((version.minor * 16 + version.patch) % 32)) != 0
+}
+
 fn risk(name: &str) -> Risk {
     Risk {
         url: format!("https://example.com/{name}"),
@@ -153,7 +197,7 @@ proptest! {
         for change in &changes {
             apply(&mut graph, change);
         }
-        let keep = |v: &Version| keep_mask & (1 << ((v.minor * 16 + v.patch) % 32)) != 0;
+        let keep = |v: &Version| in_mask(keep_mask, v);
         let expected_edges: Vec<(Version, Version)> = graph
             .edges()
             .map(|(a, b)| (graph.release(a).unwrap().version.clone(), graph.release(b).unwrap().version.clone()))
@@ -171,35 +215,10 @@ proptest! {
 
     #[test]
     fn a_subgraph_is_the_graph_filtered_in_place(
-        changes in prop::collection::vec(change(), 1..120),
-        conditional in prop::collection::vec(prop::collection::vec((0u8..24, 0u8..24), 0..4), 0..6),
+        graph in graph_with_risks(),
         keep_mask in any::<u32>(),
     ) {
-        let mut graph = Graph::new();
-        for change in &changes {
-            apply(&mut graph, change);
-        }
-        // A graph lists each update in one conditional entry at most (as
-        // graph-data's resolution makes it): the views must keep that.
-        let mut listed = std::collections::HashSet::new();
-        *graph.conditional_edges_mut() = conditional
-            .iter()
-            .enumerate()
-            .map(|(n, edges)| ConditionalEdge {
-                edges: edges
-                    .iter()
-                    .filter(|&&edge| listed.insert(edge))
-                    .map(|&(a, b)| EdgeEndpoints { from: version(a), to: version(b) })
-                    .collect(),
-                risks: vec![Risk {
-                    url: "u".to_owned(),
-                    name: format!("R{n}"),
-                    message: "m".to_owned(),
-                    matching_rules: vec![MatchingRule::Always],
-                }],
-            })
-            .collect();
-        let keep = |v: &Version| keep_mask & (1 << ((v.minor * 16 + v.patch) % 32)) != 0;
+        let keep = |v: &Version| in_mask(keep_mask, v);
         let mut in_place = graph.clone();
         in_place.retain_releases(|release| keep(&release.version));
         let kept = |version: &Version| in_place.find(version).is_some();
@@ -216,47 +235,21 @@ proptest! {
 proptest! {
     #[test]
     fn views_of_one_graph_merge_into_what_either_has(
-        changes in prop::collection::vec(change(), 1..120),
-        conditional in prop::collection::vec(prop::collection::vec((0u8..24, 0u8..24), 0..4), 0..6),
+        graph in graph_with_risks(),
         mask_a in any::<u32>(),
         mask_b in any::<u32>(),
     ) {
-        let mut graph = Graph::new();
-        for change in &changes {
-            apply(&mut graph, change);
-        }
-        // A graph lists each update in one conditional entry at most (as
-        // graph-data's resolution makes it): the views must keep that.
-        let mut listed = std::collections::HashSet::new();
-        *graph.conditional_edges_mut() = conditional
-            .iter()
-            .enumerate()
-            .map(|(n, edges)| ConditionalEdge {
-                edges: edges
-                    .iter()
-                    .filter(|&&edge| listed.insert(edge))
-                    .map(|&(a, b)| EdgeEndpoints { from: version(a), to: version(b) })
-                    .collect(),
-                risks: vec![Risk {
-                    url: "u".to_owned(),
-                    name: format!("R{n}"),
-                    message: "m".to_owned(),
-                    matching_rules: vec![MatchingRule::Always],
-                }],
-            })
-            .collect();
-        let in_view = |mask: u32, v: &Version| mask & (1 << ((v.minor * 16 + v.patch) % 32)) != 0;
         let (a, b) = (
-            graph.subgraph(|release| in_view(mask_a, &release.version)),
-            graph.subgraph(|release| in_view(mask_b, &release.version)),
+            graph.subgraph(|release| in_mask(mask_a, &release.version)),
+            graph.subgraph(|release| in_mask(mask_b, &release.version)),
         );
         let mut merged = a.clone();
         merged.merge(&b).unwrap();
         assert_invariants(&merged);
 
-        let in_either = |v: &Version| in_view(mask_a, v) || in_view(mask_b, v);
+        let in_either = |v: &Version| in_mask(mask_a, v) || in_mask(mask_b, v);
         let within_one = |from: &Version, to: &Version| {
-            (in_view(mask_a, from) && in_view(mask_a, to)) || (in_view(mask_b, from) && in_view(mask_b, to))
+            (in_mask(mask_a, from) && in_mask(mask_a, to)) || (in_mask(mask_b, from) && in_mask(mask_b, to))
         };
         prop_assert_eq!(
             merged.release_count(),

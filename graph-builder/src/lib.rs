@@ -2,9 +2,9 @@
 //! files), applies OpenShift graph-data, and serves the update graph.
 //!
 //! Start reading at [`service`]: what the graph-builder declares to the
-//! service skeleton. It turns settings into a [`plan::Plan`] (sources,
-//! stages, schedule), starts the [`refresh`] tasks, and serves the
-//! [`server`] routes.
+//! service skeleton. It turns [`settings`] into a [`plan::Plan`] (sources,
+//! stages from the [`plugins`] catalogue, a [`schedule`]), starts the
+//! [`refresh`] tasks, and serves the [`server`] routes.
 //!
 //! The modules are public for the integration tests, `e2e` and
 //! `benchmarks`, which drive single parts against real servers; the ones
@@ -18,6 +18,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod plugins;
 pub mod refresh;
+pub mod schedule;
 pub mod scrape;
 mod server;
 pub mod service;

@@ -6,19 +6,15 @@
 //! Sources run on their own schedules; stages run, in configured order, each
 //! time either source brings something new.
 
-use std::time::Duration;
-
-use cincinnati_core::stage::{Catalog, Pipeline};
-use openshift_graph_data::{
-    EdgeAddRemoveSettings, NodeRemoveSettings, SecondaryMetadataParseSettings, Strictness,
-};
+use cincinnati_core::stage::Pipeline;
+use openshift_graph_data::{SecondaryMetadataParseSettings, Strictness};
 
 use crate::pipeline::BuildContext;
 use crate::plugins::{
     EDGE_ADD_REMOVE, GRAPH_DATA_PARSE, PluginError, PluginTable, RELEASE_GRAPH_FILE,
-    RELEASE_METADATA_DIRECTORY, RELEASE_SCRAPE, invalid, typed,
+    RELEASE_METADATA_DIRECTORY, RELEASE_SCRAPE, catalog, invalid, typed,
 };
-use crate::refresh::Schedule;
+use crate::schedule::{Schedule, ScheduleError};
 use crate::settings::{RegistryDefaults, Settings};
 use crate::sources::graph_data::GraphDataSource;
 use crate::sources::releases::{RegistryScrapeSettings, ReleaseSource};
@@ -35,10 +31,8 @@ pub struct Plan {
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("service.pause_secs must be positive")]
-    ZeroPause,
-    #[error("service.graph_data_pause_secs must be positive")]
-    ZeroGraphDataPause,
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
     #[error(transparent)]
     Plugin(#[from] PluginError),
     #[error(
@@ -55,17 +49,9 @@ pub enum PlanError {
     Stage(#[from] cincinnati_core::stage::ConfigError),
 }
 
-/// The stages a `[[plugin_settings]]` table can name.
-pub fn catalog() -> Catalog<BuildContext> {
-    Catalog::new()
-        .register::<SecondaryMetadataParseSettings>()
-        .register::<EdgeAddRemoveSettings>()
-        .register::<NodeRemoveSettings>()
-}
-
 impl Plan {
     pub fn from_settings(settings: &Settings) -> Result<Self, PlanError> {
-        let schedule = schedule(settings)?;
+        let schedule = Schedule::from_settings(&settings.service)?;
         if settings.plugin_settings.is_empty() {
             return Self::default_plan(&settings.upstream.registry, schedule);
         }
@@ -169,22 +155,6 @@ impl Plan {
             "stages": self.pipeline.stage_names().collect::<Vec<_>>(),
         })
     }
-}
-
-/// The refresh schedule, refusing pauses of zero.
-fn schedule(settings: &Settings) -> Result<Schedule, PlanError> {
-    let service = &settings.service;
-    if service.pause_secs == 0 {
-        return Err(PlanError::ZeroPause);
-    }
-    if service.graph_data_pause_secs == Some(0) {
-        return Err(PlanError::ZeroGraphDataPause);
-    }
-    Ok(Schedule {
-        releases: Duration::from_secs(service.pause_secs),
-        graph_data: Duration::from_secs(service.graph_data_pause_secs.unwrap_or(service.pause_secs)),
-        scrape_timeout: service.scrape_timeout_secs.map(Duration::from_secs),
-    })
 }
 
 fn set_once<'a, T>(

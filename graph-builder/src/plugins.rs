@@ -1,15 +1,18 @@
 //! `[[plugin_settings]]` tables, typed where they are read: each source's
 //! settings (their secrets [`service_kit::secret::Secret`]s), or a stage's
-//! table, checked against the stage catalogue and handed to it as given.
+//! table, checked against the stage catalogue ([`catalog`]) and handed to
+//! it as given.
 //! Printed by `--check-config` with every default filled in and no secret.
 
 use std::collections::BTreeSet;
 
+use cincinnati_core::stage::Catalog;
+use openshift_graph_data::{EdgeAddRemoveSettings, NodeRemoveSettings, SecondaryMetadataParseSettings};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use service_kit::settings::Named;
 
-use crate::plan::catalog;
+use crate::pipeline::BuildContext;
 use crate::sources::graph_data::{ImageSettings, TarballSettings};
 use crate::sources::releases::{PathSettings, RegistryScrapeSettings};
 
@@ -31,6 +34,14 @@ const SOURCES: [&str; 5] = [
     GRAPH_DATA_IMAGE,
     GRAPH_DATA_TARBALL,
 ];
+
+/// The stages a `[[plugin_settings]]` table can name.
+pub fn catalog() -> Catalog<BuildContext> {
+    Catalog::new()
+        .register::<SecondaryMetadataParseSettings>()
+        .register::<EdgeAddRemoveSettings>()
+        .register::<NodeRemoveSettings>()
+}
 
 /// Every plugin name a `[[plugin_settings]]` table may have.
 pub fn known_plugins() -> BTreeSet<&'static str> {

@@ -22,33 +22,10 @@ use crate::found::DropReason;
 use crate::metrics::Metrics;
 use crate::pipeline::{BuildContext, build};
 use crate::plan::Plan;
+use crate::schedule::Schedule;
 use crate::sources::graph_data::{GraphDataSource, GraphDataSourceError};
 use crate::sources::releases::{Fetched, ReleaseSnapshot, ReleaseSource, SourceError};
 use crate::state::{DroppedEntry, PublishedGraphData, State, unix_now};
-
-/// How often each source is refreshed.
-#[derive(Debug, Clone, Copy)]
-pub struct Schedule {
-    pub releases: Duration,
-    pub graph_data: Duration,
-    pub scrape_timeout: Option<Duration>,
-}
-
-/// Rounds of a source's schedule that may pass without one completing
-/// before the process is not live.
-const STALLED_ROUNDS: u32 = 3;
-
-/// What one round may take beyond its pause when scrapes have no timeout: a
-/// cold scrape of a large registry takes minutes, not hours.
-const ROUND_ALLOWANCE: Duration = Duration::from_secs(3600);
-
-impl Schedule {
-    /// How long a source refreshed every `pause` may go without completing
-    /// a round before the process is not live.
-    fn stalls_after(&self, pause: Duration) -> Duration {
-        STALLED_ROUNDS * pause + self.scrape_timeout.unwrap_or(ROUND_ALLOWANCE)
-    }
-}
 
 /// Everything the tasks share.
 #[derive(Clone)]

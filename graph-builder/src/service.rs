@@ -7,7 +7,6 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{Arg, ArgAction};
 use service_kit::cli::Flags;
-use service_kit::settings::Defaults;
 use service_kit::{Declaration, Ignored, Kit, PreparedBody, Service};
 
 use crate::metrics::Metrics;
@@ -21,15 +20,6 @@ use crate::state::{Health, SourceHealth, State, age_seconds};
 /// The running graph-builder.
 pub struct GraphBuilder {
     state: Arc<State>,
-}
-
-/// The graph-builder's ports and caching default.
-#[derive(Debug, Clone)]
-pub enum GraphBuilderDefaults {}
-
-impl Defaults for GraphBuilderDefaults {
-    const API_PORT: u16 = 8080;
-    const STATUS_PORT: u16 = 9080;
 }
 
 /// `--once`: build the graph once, print it, exit.

@@ -25,11 +25,19 @@ use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
 use service_kit::settings::{
-    ApiSettings, Logging, RequestSettings, ServiceSettings as Skeleton, StatusSettings,
+    ApiSettings, Defaults, Logging, RequestSettings, ServiceSettings as Skeleton, StatusSettings,
 };
 
 use crate::plugins::PluginTable;
-use crate::service::GraphBuilderDefaults;
+
+/// The graph-builder's ports and caching default.
+#[derive(Debug, Clone)]
+pub enum GraphBuilderDefaults {}
+
+impl Defaults for GraphBuilderDefaults {
+    const API_PORT: u16 = 8080;
+    const STATUS_PORT: u16 = 9080;
+}
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default)]

@@ -13,7 +13,7 @@ use std::sync::{Mutex, PoisonError};
 use image_signature::layout::SignatureName;
 use lru::LruCache;
 
-use crate::set::Signature;
+use crate::signature::Signature;
 
 /// Bytes of signatures kept per set: the whole 2026 OpenShift mirror (about
 /// 12,000 signatures of under a kilobyte) fits twice over, and the helper

@@ -37,16 +37,18 @@ pub mod serve;
 pub mod service;
 mod set;
 pub mod settings;
+mod signature;
 mod status;
 pub mod tarball;
 mod unpack;
 
-pub use service::{HelperMetrics, MetadataHelper, MetadataHelperDefaults};
+pub use service::{HelperMetrics, MetadataHelper};
 pub use service_kit::shutdown::StopHandle;
-pub use settings::Settings;
+pub use settings::{MetadataHelperDefaults, Settings};
 
 /// A bound, not yet running metadata-helper.
 pub type Application = service_kit::Application<MetadataHelper>;
 
-pub use set::{LookupError, Signature, SignatureSet};
+pub use set::{LookupError, SignatureSet};
+pub use signature::Signature;
 pub use status::{Signatures, SourceStatus, Status};

@@ -29,7 +29,8 @@ use service_kit::{CachePolicy, HttpError, PathPrefix};
 
 use crate::metrics::ServeMetrics;
 use crate::request;
-use crate::set::{LookupError, Signature};
+use crate::set::LookupError;
+use crate::signature::Signature;
 use crate::status::Signatures;
 
 pub const CONTENT_TYPE: &str = "application/octet-stream";

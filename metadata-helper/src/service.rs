@@ -8,7 +8,6 @@ use std::time::Duration;
 use anyhow::Context as _;
 use service_kit::cli::Flags;
 use service_kit::metrics::{MetricRegistry, ServiceMetrics};
-use service_kit::settings::Defaults;
 use service_kit::{Declaration, Kit, Service};
 use tempfile::TempDir;
 
@@ -23,21 +22,15 @@ use crate::tarball::TarballSource;
 /// is not live.
 const STALLED_ROUNDS: u32 = 3;
 
+/// What the helper's requests (tarball fetches) say they are.
+const USER_AGENT: &str = concat!("metadata-helper/", env!("CARGO_PKG_VERSION"));
+
 /// The running metadata-helper.
 pub struct MetadataHelper {
     signatures: Signatures,
     /// The private work directory, when none is configured: removed when
     /// the service is dropped.
     _work_dir: Option<TempDir>,
-}
-
-/// Upstream's ports.
-#[derive(Debug, Clone)]
-pub enum MetadataHelperDefaults {}
-
-impl Defaults for MetadataHelperDefaults {
-    const API_PORT: u16 = 8082;
-    const STATUS_PORT: u16 = 9082;
 }
 
 /// The helper's metrics: the route's, and the signature set's.
@@ -73,7 +66,7 @@ impl Service for MetadataHelper {
     type Plan = Plan;
 
     fn plan(settings: &Settings) -> anyhow::Result<Plan> {
-        Ok(settings.signatures.resolve(&user_agent())?)
+        Ok(settings.signatures.resolve(USER_AGENT)?)
     }
 
     fn describe(plan: &Plan) -> serde_json::Value {
@@ -161,8 +154,4 @@ impl MetadataHelper {
     pub fn signatures(&self) -> &Signatures {
         &self.signatures
     }
-}
-
-fn user_agent() -> String {
-    format!("metadata-helper/{}", env!("CARGO_PKG_VERSION"))
 }

@@ -9,15 +9,14 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use arc_swap::ArcSwapOption;
-use bytes::Bytes;
 use image_signature::MAX_SIGNATURE_BYTES;
 use image_signature::layout::SignatureName;
 use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
 use rustix::io::Errno;
-use sha2::{Digest as _, Sha256};
 use tempfile::TempDir;
 
 use crate::cache::{CACHE_BYTES, SignatureCache};
+use crate::signature::Signature;
 
 /// A signature tree (`<root>/<algo>/<hex>/signature-<N>`) and what is known
 /// about it. Files are read when asked for; only the most recently asked
@@ -51,23 +50,6 @@ struct OpenRoot {
     dir: OwnedFd,
     identity: (u64, u64),
     recent: SignatureCache,
-}
-
-/// A signature file's bytes and its strong entity tag.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Signature {
-    pub bytes: Bytes,
-    /// `"<sha256 of the bytes>"`, quoted: a signature for a digest never
-    /// changes, so neither does its tag. Shared, since hits clone it.
-    pub etag: Arc<str>,
-}
-
-impl Signature {
-    /// `bytes` and their entity tag.
-    pub fn of(bytes: Bytes) -> Self {
-        let etag = format!("\"{}\"", hex::encode(Sha256::digest(&bytes))).into();
-        Self { bytes, etag }
-    }
 }
 
 /// A signature that exists but cannot be served.

@@ -25,11 +25,19 @@ use http_fetch::{ExtraRoots, Url};
 use serde::{Deserialize, Serialize};
 use service_kit::secret::RedactedUrl;
 use service_kit::settings::{
-    ApiSettings, ConnectionSettings, Logging, ServiceSettings as Skeleton, StatusSettings,
+    ApiSettings, ConnectionSettings, Defaults, Logging, ServiceSettings as Skeleton, StatusSettings,
 };
 
-use crate::service::MetadataHelperDefaults;
 use crate::tarball::TarballSettings;
+
+/// Upstream's ports.
+#[derive(Debug, Clone)]
+pub enum MetadataHelperDefaults {}
+
+impl Defaults for MetadataHelperDefaults {
+    const API_PORT: u16 = 8082;
+    const STATUS_PORT: u16 = 9082;
+}
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default)]

@@ -7,14 +7,21 @@
 //! bytes. Start reading at [`service`] (what the engine declares to the
 //! service skeleton), then [`engine`].
 //!
-//! - [`settings`]: configuration (upstream's names and layout; the flags
-//!   are derived from it by the skeleton).
-//! - [`query`]: the client's parameters, validated.
-//! - [`filters`]: `channel-filter` and `arch-filter` as stages.
+//! From the bottom up (each module uses only those above it in this list):
+//!
+//! - [`query`]: the client's parameters, validated; [`metrics`].
 //! - [`cluster_policy`]: per-cluster policy (groups, deferral, pins,
-//!   rollouts) and its `cluster-policy` filter.
-//! - [`upstream`]: fetching, keeping the last good graph, answer caches.
-//! - [`engine`]: what the handlers ask; [`routes`]: the HTTP API.
+//!   rollouts, scoped channels), behind one façade.
+//! - [`request`]: the request a filter sees.
+//! - [`filters`]: the `[[policy]]` stages (channel, arch, cluster-policy,
+//!   version-prune).
+//! - [`answers`]: the answers computed from a revision, and their cache.
+//! - [`upstream`]: fetching, the feeds, keeping the last good graph.
+//! - [`engine`]: what the handlers ask, composed of the above; [`status`]:
+//!   its `/status` document.
+//! - [`routes`]: the HTTP API; [`explorer`]; [`settings`]: configuration
+//!   (upstream's names and layout; the flags are derived from it by the
+//!   skeleton); [`service`]: what the engine declares to the skeleton.
 //! - [`explorer`]: the update graph explorer page and the answers it reads.
 //! - [`metrics`]: upstream's metric names plus staleness and cache metrics.
 //! - [`allocator`]: the allocator settings the launcher provides.
@@ -23,15 +30,20 @@
 //! (`service-kit`), the graph and its JSON (`cincinnati-core`).
 
 pub mod allocator;
+pub mod answers;
 pub mod cluster_policy;
 pub mod engine;
 pub mod explorer;
 pub mod filters;
 pub mod metrics;
 pub mod query;
+pub mod request;
 pub mod routes;
 pub mod service;
 pub mod settings;
+pub mod status;
+#[cfg(test)]
+mod test_graphs;
 pub mod upstream;
 
 pub use service::PolicyEngine;

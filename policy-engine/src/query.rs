@@ -8,7 +8,9 @@ use std::sync::Arc;
 use cincinnati_core::ApiError;
 use service_kit::query::{QueryParameters, RequiredParameters};
 
-use crate::upstream::UpstreamParameters;
+/// The architecture of requests without `arch`, unless the arch filter's
+/// `default_arch` says otherwise (upstream's default).
+pub const DEFAULT_ARCH: &str = "amd64";
 
 /// A channel name: `^[0-9a-z\-\.]+$` (note that `+` in a URL decodes to a
 /// space, so `fast-4+9` is invalid). Shared: a request's channel is part of
@@ -83,7 +85,7 @@ pub struct ClientQuery {
 }
 
 /// Which parameters a request must carry and which it forwards upstream.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct QueryRules {
     /// Configured mandatory parameters plus those the filters require.
     pub required: RequiredParameters,
@@ -91,6 +93,20 @@ pub struct QueryRules {
     pub forwarded: BTreeSet<String>,
     /// Whether answers differ per `version` (`version-prune` runs).
     pub keyed_by_version: bool,
+    /// The architecture of requests without `arch`: the arch filter's
+    /// `default_arch`, which every filter and the explorer use.
+    pub default_arch: Arch,
+}
+
+impl Default for QueryRules {
+    fn default() -> Self {
+        Self {
+            required: RequiredParameters::default(),
+            forwarded: BTreeSet::new(),
+            keyed_by_version: false,
+            default_arch: Arch(Arc::from(DEFAULT_ARCH)),
+        }
+    }
 }
 
 impl ClientQuery {
@@ -115,19 +131,6 @@ impl ClientQuery {
             forwarded,
         })
     }
-
-    /// The query an engine upstream gets: `channel`, `arch` as given and the
-    /// configured extra parameters, in a stable order so equal queries share
-    /// one cached upstream answer.
-    pub fn upstream_parameters(&self) -> UpstreamParameters {
-        UpstreamParameters::new(
-            self.channel
-                .iter()
-                .map(|channel| ("channel".to_owned(), channel.to_string()))
-                .chain(self.arch.iter().map(|arch| ("arch".to_owned(), arch.to_string())))
-                .chain(self.forwarded.clone()),
-        )
-    }
 }
 
 #[cfg(test)]
@@ -140,7 +143,7 @@ mod tests {
         QueryRules {
             required: RequiredParameters::new(required.iter().map(|name| name.to_string())),
             forwarded: forwarded.iter().map(|name| name.to_string()).collect(),
-            keyed_by_version: false,
+            ..QueryRules::default()
         }
     }
 
@@ -205,23 +208,6 @@ mod tests {
         assert_eq!(
             error.value,
             r"invalid client parameters: channel 'fast-4 9' does not match regex '^[0-9a-z\-\.]+$'"
-        );
-    }
-
-    #[test]
-    fn upstream_parameters_are_stable_and_limited_to_forwarded_ones() {
-        let query = ClientQuery::parse(
-            "version=4.1.0&arch=arm64&channel=fast-4.1&id=x",
-            &rules(&[], &["version"]),
-        )
-        .unwrap();
-        assert_eq!(
-            query.upstream_parameters().pairs(),
-            [
-                ("arch".to_owned(), "arm64".to_owned()),
-                ("channel".to_owned(), "fast-4.1".to_owned()),
-                ("version".to_owned(), "4.1.0".to_owned()),
-            ]
         );
     }
 }

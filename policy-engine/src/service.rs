@@ -5,14 +5,15 @@
 use std::sync::Arc;
 
 use service_kit::cli::Flags;
-use service_kit::settings::Defaults;
 use service_kit::{Declaration, Ignored, Kit, Service};
 
+use crate::cluster_policy::ClusterPolicy;
 use crate::engine::Engine;
 use crate::explorer;
 use crate::metrics::EngineMetrics;
 use crate::routes::{self, openapi::OpenApiDocument};
 use crate::settings::{Resolved, Settings};
+use crate::upstream::feeds::Feeds;
 
 /// Refresh rounds (each an interval and an upstream timeout) that may pass
 /// without one completing before the engine is not live.
@@ -21,16 +22,6 @@ const STALLED_ROUNDS: u32 = 3;
 /// The running policy-engine.
 pub struct PolicyEngine {
     engine: Arc<Engine>,
-}
-
-/// The policy-engine's ports and caching default.
-#[derive(Debug, Clone)]
-pub enum PolicyEngineDefaults {}
-
-impl Defaults for PolicyEngineDefaults {
-    const API_PORT: u16 = 8081;
-    const STATUS_PORT: u16 = 9081;
-    const CACHE_MAX_AGE_SECS: u64 = 60;
 }
 
 impl Service for PolicyEngine {
@@ -71,16 +62,25 @@ impl Service for PolicyEngine {
     fn start(plan: Resolved, settings: &Settings, kit: &mut Kit<EngineMetrics>) -> anyhow::Result<Self> {
         crate::allocator::warn_if_unset();
         let service = &settings.service;
-        let refresh_stalls_after = STALLED_ROUNDS * (plan.limits.interval + plan.upstream_timeout);
+        let refresh_stalls_after = STALLED_ROUNDS * (plan.limits.feeds.interval + plan.upstream_timeout);
         let openapi = OpenApiDocument::served(&service.api.path_prefix, plan.rules.required.names());
-        let engine = Arc::new(Engine::new(
+        let metrics = kit.metrics().clone();
+        let feeds = Feeds::new(
             plan.client,
+            settings.upstream.cincinnati.kind.fixed(),
+            plan.limits.feeds.clone(),
+            metrics.clone(),
+        );
+        let cluster_policy = plan
+            .cluster_policy
+            .map(|source| ClusterPolicy::new(source, plan.limits.policy_reload_interval, metrics.clone()));
+        let engine = Arc::new(Engine::new(
+            feeds,
             plan.pipeline,
             plan.rules,
-            settings.upstream.cincinnati.kind.fixed(),
-            plan.limits,
-            kit.metrics().clone(),
-            plan.cluster_policy,
+            &plan.limits,
+            metrics,
+            cluster_policy,
         ));
         let routes = routes::configure(
             service.api.path_prefix.clone(),
@@ -105,18 +105,17 @@ impl Service for PolicyEngine {
                 })
             },
         )?;
-        let refresher = engine.clone();
+        let feeds = engine.feeds().clone();
         kit.spawn("upstream refresh", Some(refresh_stalls_after), move |heartbeat| {
-            refresher.clone().run_refresher(heartbeat)
+            feeds.clone().run_refresher(heartbeat)
         });
         kit.status_routes(routes::explain::configure(
             &service.api.path_prefix,
             engine.clone(),
         ));
-        if engine.cluster_policy().is_some() {
-            let reloader = engine.clone();
+        if let Some(policy) = engine.cluster_policy().cloned() {
             kit.spawn("policy reload", None, move |heartbeat| {
-                reloader.clone().run_policy_reloader(heartbeat)
+                policy.clone().run_reloader(heartbeat)
             });
         }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());

@@ -32,13 +32,24 @@ use service_kit::settings::{
 };
 
 use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
-use crate::cluster_policy::{self, PolicySource, source::SourceError};
+use crate::cluster_policy::{PolicySource, source::SourceError};
 use crate::engine::Limits;
-use crate::filters::{self, PolicyRequest};
+use crate::filters;
 use crate::query::QueryRules;
-use crate::service::PolicyEngineDefaults;
+use crate::request::PolicyRequest;
 use crate::upstream::KindSetting;
 use crate::upstream::client::{InvalidUpstream, UpstreamClient};
+use crate::upstream::feeds::FeedLimits;
+
+/// The policy-engine's ports and caching default.
+#[derive(Debug, Clone)]
+pub enum PolicyEngineDefaults {}
+
+impl service_kit::settings::Defaults for PolicyEngineDefaults {
+    const API_PORT: u16 = 8081;
+    const STATUS_PORT: u16 = 9081;
+    const CACHE_MAX_AGE_SECS: u64 = 60;
+}
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -237,9 +248,11 @@ pub enum SettingsError {
     ClusterPolicy(#[from] SourceError),
     #[error(
         "cluster_policy.file is set, but no [[policy]] table names {}",
-        cluster_policy::apply::NAME
+        filters::cluster_policy::NAME
     )]
     ClusterPolicyNotApplied,
+    #[error("[[policy]]: {0}")]
+    DefaultArch(String),
     #[error("cluster_policy.lookup_url needs cluster_policy.file, where the groups are defined")]
     LookupWithoutFile,
     #[error("cluster_policy.lookup_url {url}: {reason}")]
@@ -285,7 +298,7 @@ impl Settings {
             Some(_)
                 if !pipeline
                     .stage_names()
-                    .any(|name| name == cluster_policy::apply::NAME) =>
+                    .any(|name| name == filters::cluster_policy::NAME) =>
             {
                 return Err(SettingsError::ClusterPolicyNotApplied);
             }
@@ -304,7 +317,7 @@ impl Settings {
             &upstream.root_certificate_dir,
         )?;
         Ok(Resolved {
-            rules: self.query_rules(&pipeline),
+            rules: self.query_rules(&pipeline, &filter_tables)?,
             limits: self.limits(),
             pipeline,
             upstream_url,
@@ -340,12 +353,17 @@ impl Settings {
 
     /// The configured mandatory parameters, plus `channel` when the channel
     /// filter runs, so every missing parameter is named in one answer.
-    fn query_rules(&self, pipeline: &Pipeline<PolicyRequest>) -> QueryRules {
+    fn query_rules(
+        &self,
+        pipeline: &Pipeline<PolicyRequest>,
+        filter_tables: &[toml::Table],
+    ) -> Result<QueryRules, SettingsError> {
         let mut required = self.service.requests.required();
         if pipeline.stage_names().any(|name| name == filters::channel::NAME) {
             required = required.and("channel");
         }
-        QueryRules {
+        Ok(QueryRules {
+            default_arch: filters::arch::default_arch(filter_tables).map_err(SettingsError::DefaultArch)?,
             keyed_by_version: pipeline
                 .stage_names()
                 .any(|name| name == filters::version_prune::NAME),
@@ -357,17 +375,19 @@ impl Settings {
                 .iter()
                 .cloned()
                 .collect(),
-        }
+        })
     }
 
     fn limits(&self) -> Limits {
         let upstream = &self.upstream.cincinnati;
         let interval = Duration::from_secs(upstream.interval_secs.max(1));
         Limits {
-            interval,
-            max_answers: upstream.max_answers,
-            max_feeds: upstream.max_feeds,
-            idle_feed_after: (interval * 10).max(Duration::from_secs(600)),
+            feeds: FeedLimits {
+                interval,
+                max_answers: upstream.max_answers,
+                max_feeds: upstream.max_feeds,
+                idle_feed_after: (interval * 10).max(Duration::from_secs(600)),
+            },
             identity_cache_bytes: self.service.identity_cache_bytes,
             cache_max_age: Duration::from_secs(self.service.requests.cache_max_age_secs),
             policy_reload_interval: Duration::from_secs(self.cluster_policy.reload_secs.max(1)),
@@ -407,6 +427,11 @@ mod tests {
         );
         assert_eq!(resolved.upstream_url.to_string(), "http://gb:8080/g");
         assert_eq!(resolved.upstream_timeout, Duration::from_secs(7));
+        assert_eq!(
+            resolved.rules.default_arch.as_str(),
+            "arm64",
+            "the arch filter's default, for every filter"
+        );
     }
 
     #[test]

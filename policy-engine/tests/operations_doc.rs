@@ -11,9 +11,9 @@
 use std::collections::BTreeSet;
 
 use doc_tables::{debug_of, fields_of, single_code, toml_literal};
-use policy_engine::cluster_policy::apply::ClusterPolicyFilterSettings;
 use policy_engine::filters::arch::ArchFilterSettings;
 use policy_engine::filters::channel::ChannelFilterSettings;
+use policy_engine::filters::cluster_policy::ClusterPolicyFilterSettings;
 use policy_engine::filters::version_prune::VersionPruneSettings;
 use policy_engine::settings::{GraphFetchSettings, Settings, known_policies};
 use policy_engine::{Application, PolicyEngine};

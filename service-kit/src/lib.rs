@@ -28,6 +28,7 @@
 //! - [`shutdown`]: the termination signal.
 //! - [`supervisor`]: long-running tasks restarted when they die, and
 //!   liveness from their heartbeats.
+//! - [`timestamp`]: times as the services write them (RFC 3339).
 //!
 //! This crate knows HTTP and nothing of graphs: it never parses or filters one.
 
@@ -52,6 +53,7 @@ pub mod shutdown;
 pub mod status;
 pub mod supervisor;
 pub mod telemetry;
+pub mod timestamp;
 
 pub use accept::MediaTypes;
 pub use errors::HttpError;

@@ -7,7 +7,6 @@
 //! - `release-metadata-directory`: a directory of JSON files, each
 //!   `{"payload", "arch", "release-metadata": {cincinnati-metadata-v0}}`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -242,7 +241,12 @@ fn snapshot_of(report: ScrapeReport) -> ReleaseSnapshot {
 }
 
 fn read_graph_file(path: &Path) -> Result<ReleaseSnapshot, SourceError> {
-    let bytes = read_maybe_gzipped(path)?;
+    let bytes = std::fs::read(path)
+        .and_then(wire::inflate_if_gzip)
+        .map_err(|source| SourceError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
     let graph = wire::parse(&bytes)
         .map_err(|source| SourceError::Graph {
             path: path.to_owned(),
@@ -255,22 +259,6 @@ fn read_graph_file(path: &Path) -> Result<ReleaseSnapshot, SourceError> {
         dropped: Vec::new(),
         downloaded: 0,
     })
-}
-
-fn read_maybe_gzipped(path: &Path) -> Result<Vec<u8>, SourceError> {
-    let read_error = |source| SourceError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let bytes = std::fs::read(path).map_err(read_error)?;
-    if !bytes.starts_with(&[0x1f, 0x8b]) {
-        return Ok(bytes);
-    }
-    let mut plain = Vec::with_capacity(bytes.len() * 8);
-    flate2::read::MultiGzDecoder::new(bytes.as_slice())
-        .read_to_end(&mut plain)
-        .map_err(read_error)?;
-    Ok(plain)
 }
 
 /// One file of a release metadata directory.

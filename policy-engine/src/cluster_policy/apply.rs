@@ -1,52 +1,20 @@
-//! `cluster-policy`: what a request's [`PolicyClass`] withholds, taken out
-//! of the graph, then the class's own blocked edges applied (see
+//! What a [`PolicyClass`] does to a view: the releases it withholds taken
+//! out of the graph, then its own blocked edges applied (see
 //! [`super::edges`]). A withheld release stays a node (a cluster running it
 //! still finds itself); the updates into it, recommended and conditional, go.
-//! (A class's scoped channels shape the view earlier, in the channel filter.)
+//! (A class's scoped channels shape the view earlier, in the channel
+//! filter; the `cluster-policy` filter that applies a request's class is
+//! `crate::filters::cluster_policy`.)
 
 use std::collections::HashSet;
 
 use cincinnati_core::release::{keys, same_release, without_build};
-use cincinnati_core::stage::{Stage, StageSettings};
-use cincinnati_core::{ApiError, Graph, Release, Version};
-use serde::{Deserialize, Serialize};
+use cincinnati_core::{Graph, Release, Version};
+use serde::Serialize;
+use service_kit::timestamp::parse_rfc3339;
 
 use super::edges::{self, EdgeChange};
-use super::file::parse_time;
 use super::policy::PolicyClass;
-use crate::filters::PolicyRequest;
-
-pub const NAME: &str = "cluster-policy";
-
-/// `[[policy]] name = "cluster-policy"`: no keys; the policy is the
-/// `[cluster_policy]` settings'.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClusterPolicyFilterSettings {}
-
-impl StageSettings<PolicyRequest> for ClusterPolicyFilterSettings {
-    const NAME: &'static str = NAME;
-
-    fn build(self) -> Result<Box<dyn Stage<PolicyRequest>>, String> {
-        Ok(Box::new(ClusterPolicyFilter))
-    }
-}
-
-#[derive(Debug)]
-struct ClusterPolicyFilter;
-
-impl Stage<PolicyRequest> for ClusterPolicyFilter {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn apply(&self, graph: &mut Graph, request: &PolicyRequest) -> Result<(), ApiError> {
-        if let Some(class) = request.rules() {
-            class.apply(graph, request.arch());
-        }
-        Ok(())
-    }
-}
 
 /// Why a release is not offered to a class.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,7 +97,7 @@ impl PolicyClass {
         let cutoff = self.deferral_cutoff?;
         let created = release.metadata.get(keys::CREATED)?;
         // A creation time that does not parse says nothing: not deferred.
-        let built = parse_time(created).ok()?;
+        let built = parse_rfc3339(created).ok()?;
         let built_secs = built
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_secs() as i64);
@@ -149,7 +117,7 @@ mod tests {
     use super::*;
     use crate::cluster_policy::id::ClusterId;
     use crate::cluster_policy::policy::{Policy, Rollout, Rules};
-    use crate::filters::test_graphs::{graph, serialized};
+    use crate::test_graphs::{graph, serialized};
 
     const GRAPH: &str = r#"{
       "nodes": [
@@ -176,7 +144,7 @@ mod tests {
         policy.classify(
             Some(&id),
             None,
-            parse_time(now).unwrap(),
+            parse_rfc3339(now).unwrap(),
             Duration::from_secs(3600),
         )
     }

@@ -144,7 +144,7 @@ mod tests {
     use openshift_graph_data::{BlockedEdge, FromPattern, ReleaseName};
 
     use super::*;
-    use crate::filters::test_graphs::{graph, serialized};
+    use crate::test_graphs::{graph, serialized};
 
     const GRAPH: &str = r#"{
       "nodes": [

@@ -39,11 +39,11 @@ use std::time::SystemTime;
 use cincinnati_core::release::same_release;
 use cincinnati_core::{Graph, Version};
 use serde::{Deserialize, Serialize};
+use service_kit::timestamp::rfc3339;
 
 use super::apply::{Applied, Withheld};
 use super::edges::EdgeChange;
 use super::policy::{PolicyClass, Rules};
-use super::source::rfc3339;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Explanation {

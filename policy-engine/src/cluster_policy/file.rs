@@ -25,12 +25,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use openshift_graph_data::yaml::{self, Spanned, line_of};
 use openshift_graph_data::{BlockedEdgeSpec, FromPattern};
 use semver::Version;
 use serde::Deserialize;
+use service_kit::timestamp::parse_rfc3339;
 
 use super::id::ClusterId;
 use super::policy::{EdgeRule, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel};
@@ -313,7 +314,7 @@ impl RolloutFile {
                 problems.push(problem_at(&self.target, message));
             })
             .ok();
-        let start = parse_time(&self.start.value)
+        let start = parse_rfc3339(&self.start.value)
             .map_err(|error| {
                 let message = format!(
                     "rollout start {:?} is not an RFC 3339 time: {error}",
@@ -346,11 +347,6 @@ impl RolloutFile {
             line,
         })
     }
-}
-
-/// An RFC 3339 time (`2026-11-20T00:00:00Z`).
-pub fn parse_time(text: &str) -> Result<SystemTime, time::error::Parse> {
-    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).map(SystemTime::from)
 }
 
 #[cfg(test)]

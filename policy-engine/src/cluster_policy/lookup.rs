@@ -21,7 +21,9 @@
 use std::collections::HashMap;
 #[cfg(test)]
 use std::num::NonZero;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::FutureExt as _;
@@ -30,9 +32,9 @@ use http_fetch::{ClientSettings, Get, HttpClient, StatusCode, Url};
 use lru::LruCache;
 use serde::{Deserialize, Serialize};
 use service_kit::secret::RedactedUrl;
+use service_kit::timestamp::rfc3339;
 
 use super::id::ClusterId;
-use super::source::rfc3339;
 
 /// Failures in a row that open the breaker.
 pub const OPEN_AFTER_FAILURES: u32 = 5;
@@ -188,7 +190,7 @@ impl GroupLookup {
     /// The lookup of `id` in flight, or a new one if the breaker allows it.
     /// It runs to its end (bounded by the timeout) whoever waits for it.
     fn lookup(self: &Arc<Self>, id: ClusterId) -> Option<Shared<BoxFuture<'static, Option<Groups>>>> {
-        let mut in_flight = self.in_flight.lock().expect("lookup lock poisoned");
+        let mut in_flight = self.in_flight.lock();
         if let Some(lookup) = in_flight.get(&id) {
             return Some(lookup.clone());
         }
@@ -198,7 +200,7 @@ impl GroupLookup {
         let lookup = self.clone();
         let task = tokio::spawn(async move {
             let groups = lookup.ask(&id).await;
-            lookup.in_flight.lock().expect("lookup lock poisoned").remove(&id);
+            lookup.in_flight.lock().remove(&id);
             groups
         });
         let shared = task.map(Result::ok).map(Option::flatten).boxed().shared();
@@ -259,16 +261,16 @@ impl GroupLookup {
         }
     }
 
-    fn answers(&self) -> std::sync::MutexGuard<'_, Answers> {
-        self.answers.lock().expect("lookup cache lock poisoned")
+    fn answers(&self) -> parking_lot::MutexGuard<'_, Answers> {
+        self.answers.lock()
     }
 
-    fn breaker(&self) -> std::sync::MutexGuard<'_, Breaker> {
-        self.breaker.lock().expect("breaker lock poisoned")
+    fn breaker(&self) -> parking_lot::MutexGuard<'_, Breaker> {
+        self.breaker.lock()
     }
 
-    fn counters(&self) -> std::sync::MutexGuard<'_, Counters> {
-        self.counters.lock().expect("lookup counters lock poisoned")
+    fn counters(&self) -> parking_lot::MutexGuard<'_, Counters> {
+        self.counters.lock()
     }
 
     pub fn sent_and_failed(&self) -> Counters {

@@ -5,16 +5,20 @@
 //! (deferral, pins) and the rollouts in flight decide which releases are
 //! withheld from it, the groups' blocked edges which updates are removed or
 //! made conditional, and the policy's scoped channels which channels its
-//! view is made of. All of that is a [`PolicyClass`], computed per request from the id and the time
-//! without touching the graph; answers are computed once per (channel,
-//! arch, class) and cached like every answer. A request without an id, or
-//! with one that is not a UUID, gets the default rules and is last in every
-//! rollout: never an error.
+//! view is made of. All of that is a [`PolicyClass`], computed per request
+//! from the id and the time without touching the graph; answers are
+//! computed once per (channel, arch, class) and cached like every answer. A
+//! request without an id, or with one that is not a UUID, gets the default
+//! rules and is last in every rollout: never an error.
+//!
+//! The engine uses it through one façade, [`ClusterPolicy`]: classify,
+//! explain, reload, status, gauges.
 //!
 //! - [`id`]: cluster ids and the rollout place (a documented hash).
 //! - [`file`]: the policy file, validated with file:line errors.
 //! - [`policy`]: the validated policy and the classes of requests.
-//! - [`apply`]: the `cluster-policy` filter, which applies a class.
+//! - [`apply`]: what a class does to a view (the `cluster-policy` filter
+//!   applies it: `crate::filters::cluster_policy`).
 //! - [`edges`]: a class's own blocked edges and risks, applied to its view.
 //! - [`source`]: the file as served, reloaded when it changes.
 //! - [`lookup`]: the lookup service that adds groups to the file's.
@@ -30,5 +34,169 @@ pub mod lookup;
 pub mod policy;
 pub mod source;
 
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use cincinnati_core::Graph;
 pub use policy::{Policy, PolicyClass};
+use service_kit::supervisor::Heartbeat;
 pub use source::PolicySource;
+
+use self::apply::Applied;
+use self::explain::{Asked, Explanation};
+use self::lookup::Outcome;
+use self::source::{PolicyStatus, Reload};
+use crate::metrics::EngineMetrics;
+
+/// The per-cluster policy as the engine serves it: the file (reloaded on
+/// its interval), the lookup service, and the metrics they feed.
+pub struct ClusterPolicy {
+    source: Arc<PolicySource>,
+    reload_interval: Duration,
+    metrics: EngineMetrics,
+}
+
+impl ClusterPolicy {
+    pub fn new(source: Arc<PolicySource>, reload_interval: Duration, metrics: EngineMetrics) -> Self {
+        Self {
+            source,
+            reload_interval,
+            metrics,
+        }
+    }
+
+    /// The policy served now.
+    pub fn current(&self) -> Arc<Policy> {
+        self.source.current()
+    }
+
+    /// The class of a request with `id` (any text; one that is not a UUID
+    /// is treated as none) at `now`. A lookup that fell back to the file's
+    /// groups is counted.
+    pub async fn classify(&self, id: Option<&str>, now: SystemTime) -> PolicyClass {
+        let (class, lookup) = self.source.classify(id, now).await;
+        if lookup == Some(Outcome::Fallback) {
+            self.metrics.lookup_fallbacks.inc();
+        }
+        class
+    }
+
+    /// Why a cluster of `class` sees what it sees at `now`, from the graph
+    /// its request gets without the class's rules and what they do to it.
+    pub fn explain(
+        &self,
+        class: &PolicyClass,
+        asked: Asked<'_>,
+        base: &Graph,
+        applied: &Applied,
+        now: SystemTime,
+    ) -> Explanation {
+        explain::explain(class, asked, base, applied, now)
+    }
+
+    /// Reads the policy file on its interval, until the supervisor stops it.
+    pub async fn run_reloader(self: Arc<Self>, heartbeat: Heartbeat) {
+        loop {
+            tokio::time::sleep(self.reload_interval).await;
+            // Reading and hashing the file must not hold a worker that
+            // answers clients.
+            let source = self.source.clone();
+            let reloaded = tokio::task::spawn_blocking(move || source.reload())
+                .await
+                .expect("a policy reload does not panic");
+            match reloaded {
+                Reload::Unchanged => {}
+                Reload::Loaded { .. } => self.metrics.policy_reloads.inc(),
+                Reload::Failed(_) => self.metrics.policy_reload_errors.inc(),
+            }
+            heartbeat.beat();
+        }
+    }
+
+    pub fn status(&self, now: SystemTime) -> PolicyStatus {
+        self.source.status(now)
+    }
+
+    /// Brings the policy's gauges and the lookup service's counters up to
+    /// date, before a scrape.
+    pub fn update_gauges(&self) {
+        let metrics = &self.metrics;
+        metrics.policy_stale.set(i64::from(self.source.is_stale()));
+        if let Some(lookup) = self.source.lookup() {
+            let counters = lookup.sent_and_failed();
+            // Counted by the lookups; brought up to date for the scrape.
+            // Saturating: two scrapes at once may both have added the difference.
+            metrics
+                .lookups
+                .inc_by(counters.sent.saturating_sub(metrics.lookups.get()));
+            metrics
+                .lookup_errors
+                .inc_by(counters.failed.saturating_sub(metrics.lookup_errors.get()));
+            metrics.lookup_breaker_open.set(i64::from(lookup.is_open()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use registry_testkit::poll;
+    use service_kit::metrics::{MetricRegistry, ServiceMetrics as _};
+    use service_kit::supervisor::{Backoff, Supervisor};
+
+    use super::*;
+    use crate::cluster_policy::id::ClusterId;
+
+    const ID: &str = "0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60";
+
+    fn served(text: &str) -> (tempfile::TempDir, std::path::PathBuf, Arc<ClusterPolicy>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.yaml");
+        std::fs::write(&path, text).unwrap();
+        let source = Arc::new(PolicySource::open(&path, Duration::from_secs(3600), None).unwrap());
+        let metrics = EngineMetrics::register(&MetricRegistry::new("test").unwrap()).unwrap();
+        let policy = Arc::new(ClusterPolicy::new(source, Duration::from_millis(20), metrics));
+        (dir, path, policy)
+    }
+
+    #[tokio::test]
+    async fn classes_follow_the_file_as_it_is_reloaded_and_refused() {
+        let (_dir, path, policy) = served(&format!(
+            "groups: {{prod: {{deferral_days: 3}}}}\nclusters: {{{ID}: [prod]}}\n"
+        ));
+        let class = policy.classify(Some(ID), SystemTime::now()).await;
+        assert_eq!(class.id, ClusterId::parse(ID));
+        assert_eq!(class.groups.names, ["prod"]);
+        assert_eq!(policy.current().generation(), 0);
+        let mut supervisor =
+            Supervisor::new(&MetricRegistry::new("test").unwrap(), Backoff::default()).unwrap();
+        let reloader = policy.clone();
+        supervisor.spawn("policy reload", None, move |heartbeat| {
+            reloader.clone().run_reloader(heartbeat)
+        });
+
+        std::fs::write(
+            &path,
+            format!("groups: {{canary: {{}}}}\nclusters: {{{ID}: [canary]}}\n"),
+        )
+        .unwrap();
+        poll::eventually("the edit served", Duration::from_secs(10), || {
+            let policy = policy.clone();
+            async move { policy.classify(Some(ID), SystemTime::now()).await.groups.names == ["canary"] }
+        })
+        .await;
+        assert_eq!(policy.metrics.policy_reloads.get(), 1);
+
+        std::fs::write(&path, "groups: [not, a, map]\n").unwrap();
+        poll::eventually("the bad edit refused", Duration::from_secs(10), || {
+            let refused = policy.metrics.policy_reload_errors.get();
+            async move { refused == 1 }
+        })
+        .await;
+        policy.update_gauges();
+        assert_eq!(policy.metrics.policy_stale.get(), 1);
+        assert!(policy.status(SystemTime::now()).last_error.is_some());
+        let still = policy.classify(Some(ID), SystemTime::now()).await;
+        assert_eq!(still.groups.names, ["canary"], "the last good policy kept");
+        supervisor.shutdown().await;
+    }
+}

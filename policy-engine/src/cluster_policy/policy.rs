@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cincinnati_core::release::keys;
@@ -275,7 +277,7 @@ impl Policy {
             built = names;
             &built[..]
         };
-        let mut sets = self.looked_up_sets.lock().expect("group set lock poisoned");
+        let mut sets = self.looked_up_sets.lock();
         if let Some(set) = sets.get(names) {
             return Some(set.clone());
         }

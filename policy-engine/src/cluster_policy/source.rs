@@ -5,11 +5,14 @@
 
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
 use serde::{Deserialize, Serialize};
+use service_kit::timestamp::rfc3339;
 
 use super::file::{self, PolicyFileError};
 use super::id::ClusterId;
@@ -169,8 +172,8 @@ impl PolicySource {
         (policy.classify(id.as_ref(), groups, now, self.bucket), outcome)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, SourceState> {
-        self.state.lock().expect("policy source lock poisoned")
+    fn lock(&self) -> parking_lot::MutexGuard<'_, SourceState> {
+        self.state.lock()
     }
 
     /// What `/status` shows.
@@ -247,13 +250,6 @@ fn digest(text: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     text.hash(&mut hasher);
     hasher.finish()
-}
-
-/// `at` in RFC 3339, as the policy file writes times.
-pub fn rfc3339(at: SystemTime) -> String {
-    time::OffsetDateTime::from(at)
-        .format(&time::format_description::well_known::Rfc3339)
-        .expect("a system time formats")
 }
 
 #[cfg(test)]

@@ -31,9 +31,6 @@ use service_kit::{CachePolicy, HttpError, PreparedBody};
 use super::graphs::Graphs;
 use crate::query::{Arch, Channel};
 
-/// The architecture asked about when none is given, as for the graph.
-const DEFAULT_ARCH: &str = "amd64";
-
 /// A semantic version, as `/openapi` declares it: numbers without leading
 /// zeros (at most ten digits, so they fit), optional pre-release and build.
 pub const VERSION_PATTERN: &str = r"^(0|[1-9][0-9]{0,9})\.(0|[1-9][0-9]{0,9})\.(0|[1-9][0-9]{0,9})(-(0|[1-9][0-9]{0,9}|[0-9]*[A-Za-z-][0-9A-Za-z-]*)(\.(0|[1-9][0-9]{0,9}|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$";
@@ -73,7 +70,7 @@ pub async fn channels(
     caching: web::Data<CachePolicy>,
 ) -> Result<HttpResponse, HttpError> {
     let parameters = QueryParameters::parse(request.query_string());
-    let arch = arch(&parameters)?;
+    let arch = arch(&parameters, &graphs)?;
     if let Some(answer) = forwarded(&request, &graphs, "channels", &caching).await {
         return answer;
     }
@@ -96,7 +93,7 @@ pub async fn path(
         accepted_risks: accepted_risks(&parameters),
         alternatives: 0,
     };
-    let arch = arch(&parameters)?;
+    let arch = arch(&parameters, &graphs)?;
     if let Some(answer) = forwarded(&request, &graphs, "path", &caching).await {
         return answer;
     }
@@ -118,7 +115,7 @@ pub async fn explanation(
         from: version(&parameters, "from")?,
         to: version(&parameters, "to")?,
     };
-    let arch = arch(&parameters)?;
+    let arch = arch(&parameters, &graphs)?;
     if let Some(answer) = forwarded(&request, &graphs, "explain", &caching).await {
         return answer;
     }
@@ -173,8 +170,12 @@ fn respond(
     Ok(PreparedBody::new(body).respond(request, APPLICATION_JSON, caching))
 }
 
-fn arch(parameters: &QueryParameters) -> Result<Arch, ApiError> {
-    Arch::parse(parameters.get("arch").unwrap_or(DEFAULT_ARCH))
+/// The architecture asked about; without one, the engine's default, as
+/// for the graph.
+fn arch(parameters: &QueryParameters, graphs: &Graphs) -> Result<Arch, ApiError> {
+    parameters
+        .get("arch")
+        .map_or_else(|| Ok(graphs.default_arch().clone()), Arch::parse)
 }
 
 fn version(parameters: &QueryParameters, name: &str) -> Result<Version, ApiError> {

@@ -5,15 +5,17 @@
 //! not in it.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 
 use cincinnati_client::UpdateGraph;
 use cincinnati_client::document::{self, Document, Shape};
 use cincinnati_core::{ApiError, ErrorKind};
+use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::OnceCell;
 
 use crate::engine::Engine;
 use crate::query::Arch;
+use crate::request::UpstreamKind;
 use crate::upstream::revision::Revision;
 
 /// See the [module documentation](self).
@@ -43,14 +45,26 @@ impl Graphs {
         }
     }
 
-    /// On an engine chained to another engine, the upstream engine's answer
-    /// to `endpoint` (see [`Engine::upstream_explorer_answer`]).
+    /// On an engine chained to another engine (which sends no full graph),
+    /// the upstream engine's explorer answer to `endpoint` and `query`;
+    /// `None` when this engine has the full graph itself.
     pub async fn upstream_answer(
         &self,
         endpoint: &str,
         query: &str,
     ) -> Option<Result<http_fetch::Response, http_fetch::FetchError>> {
-        self.engine.upstream_explorer_answer(endpoint, query).await
+        let feeds = self.engine.feeds();
+        match feeds.kind() {
+            Some(UpstreamKind::PolicyEngine) => {
+                Some(feeds.client().fetch_explorer_answer(endpoint, query).await)
+            }
+            _ => None,
+        }
+    }
+
+    /// The architecture asked about when none is given.
+    pub fn default_arch(&self) -> &Arch {
+        &self.engine.rules().default_arch
     }
 
     /// The architectures of the current full graph.
@@ -82,7 +96,7 @@ impl Graphs {
                 .clone()
         };
         let name = arch.as_str().to_owned();
-        let policy = self.engine.cluster_policy().map(|source| source.current());
+        let policy = self.engine.cluster_policy().map(|policy| policy.current());
         cell.get_or_try_init(|| async move {
             tokio::task::spawn_blocking(move || {
                 let graph = match policy {
@@ -110,8 +124,8 @@ impl Graphs {
         let policy_generation = self
             .engine
             .cluster_policy()
-            .map(|source| source.current().generation());
-        let mut cached = self.cached.lock().expect("explorer graph cache lock poisoned");
+            .map(|policy| policy.current().generation());
+        let mut cached = self.cached.lock();
         if !Weak::ptr_eq(&cached.revision, &Arc::downgrade(revision))
             || cached.policy_generation != policy_generation
         {

@@ -19,17 +19,15 @@ use cincinnati_core::{ApiError, ErrorKind, Graph, Release, Version};
 use semver::BuildMetadata;
 use serde::Deserialize;
 
-use super::PolicyRequest;
-use crate::query::Arch;
-use crate::upstream::UpstreamKind;
+use crate::query::{Arch, DEFAULT_ARCH};
+use crate::request::{PolicyRequest, UpstreamKind};
 
 pub const NAME: &str = "arch-filter";
 
-/// The architecture of requests without `arch`, unless configured.
-pub const DEFAULT_ARCH: &str = "amd64";
-
 /// `[[policy]] name = "arch-filter"`: the arch list is read from
-/// `{key_prefix}.{key_suffix}`; `default_arch` serves requests without `arch`.
+/// `{key_prefix}.{key_suffix}`; `default_arch` serves requests without
+/// `arch`, for every filter and the explorer alike (see
+/// [`default_arch`]).
 #[derive(Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ArchFilterSettings {
@@ -52,19 +50,39 @@ impl StageSettings<PolicyRequest> for ArchFilterSettings {
     const NAME: &'static str = NAME;
 
     fn build(self) -> Result<Box<dyn Stage<PolicyRequest>>, String> {
-        let default_arch =
-            Arch::parse(&self.default_arch).map_err(|error| format!("default_arch: {}", error.value))?;
+        self.default_arch()?;
         Ok(Box::new(ArchFilter {
             key: format!("{}.{}", self.key_prefix, self.key_suffix),
-            default_arch,
         }))
     }
+}
+
+impl ArchFilterSettings {
+    fn default_arch(&self) -> Result<Arch, String> {
+        Arch::parse(&self.default_arch).map_err(|error| format!("default_arch: {}", error.value))
+    }
+}
+
+/// The architecture of requests without `arch` under the filter tables
+/// `tables`: the arch filter's `default_arch`, or [`DEFAULT_ARCH`].
+pub fn default_arch(tables: &[toml::Table]) -> Result<Arch, String> {
+    let Some(table) = tables
+        .iter()
+        .find(|table| table.get("name").and_then(toml::Value::as_str) == Some(NAME))
+    else {
+        return Arch::parse(DEFAULT_ARCH).map_err(|error| error.value);
+    };
+    let mut fields = table.clone();
+    fields.remove("name");
+    let settings: ArchFilterSettings = toml::Value::Table(fields)
+        .try_into()
+        .map_err(|error| format!("{NAME}: {error}"))?;
+    settings.default_arch()
 }
 
 #[derive(Debug)]
 struct ArchFilter {
     key: String,
-    default_arch: Arch,
 }
 
 impl Stage<PolicyRequest> for ArchFilter {
@@ -73,7 +91,7 @@ impl Stage<PolicyRequest> for ArchFilter {
     }
 
     fn apply(&self, graph: &mut Graph, request: &PolicyRequest) -> Result<(), ApiError> {
-        let arch = request.query.arch.as_ref().unwrap_or(&self.default_arch).as_str();
+        let arch = request.arch().as_str();
         let already_filtered = request.source == UpstreamKind::PolicyEngine;
 
         graph.retain_releases(|release| match release.metadata.get(&self.key) {
@@ -131,7 +149,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::filters::test_graphs::{graph, request, serialized};
+    use crate::test_graphs::{graph, serialized};
 
     const GRAPH: &str = r#"{
       "nodes": [
@@ -158,7 +176,7 @@ mod tests {
         ArchFilterSettings::default()
             .build()
             .unwrap()
-            .apply(&mut graph, &request(query, source))?;
+            .apply(&mut graph, &PolicyRequest::for_test(query, source))?;
         Ok(graph)
     }
 

@@ -90,8 +90,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::filters::test_graphs::{graph, request, serialized};
-    use crate::upstream::UpstreamKind;
+    use crate::request::UpstreamKind;
+    use crate::test_graphs::{graph, serialized};
 
     const GRAPH: &str = r#"{
       "nodes": [
@@ -111,10 +111,10 @@ mod tests {
 
     fn filter(query: &str) -> Result<Graph, ApiError> {
         let mut graph = graph(GRAPH);
-        ChannelFilterSettings::default()
-            .build()
-            .unwrap()
-            .apply(&mut graph, &request(query, UpstreamKind::GraphBuilder))?;
+        ChannelFilterSettings::default().build().unwrap().apply(
+            &mut graph,
+            &PolicyRequest::for_test(query, UpstreamKind::GraphBuilder),
+        )?;
         Ok(graph)
     }
 
@@ -170,7 +170,7 @@ mod tests {
             .unwrap()
             .apply(
                 &mut once,
-                &request("channel=fast-4.1", UpstreamKind::PolicyEngine),
+                &PolicyRequest::for_test("channel=fast-4.1", UpstreamKind::PolicyEngine),
             )
             .unwrap();
         assert_eq!(serialized(&once), before);

@@ -98,8 +98,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::filters::test_graphs::{graph, request, serialized};
-    use crate::upstream::UpstreamKind;
+    use crate::request::UpstreamKind;
+    use crate::test_graphs::{graph, serialized};
 
     const GRAPH: &str = r#"{
       "nodes": [
@@ -119,7 +119,10 @@ mod tests {
     fn prune(query: &str) -> serde_json::Value {
         let mut graph = graph(GRAPH);
         VersionPrune
-            .apply(&mut graph, &request(query, UpstreamKind::GraphBuilder))
+            .apply(
+                &mut graph,
+                &PolicyRequest::for_test(query, UpstreamKind::GraphBuilder),
+            )
             .unwrap();
         serialized(&graph)
     }

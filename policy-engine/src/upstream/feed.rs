@@ -8,7 +8,9 @@
 //! waiting for its turn can tell from [`Feed::checked_after`] that another
 //! refresh already did its work.
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 use std::time::{Instant, SystemTime};
 
 use cincinnati_core::wire::{self, WireError};
@@ -136,11 +138,11 @@ impl Feed {
     }
 
     pub fn touch(&self) {
-        *self.last_used.lock().expect("feed lock poisoned") = Instant::now();
+        *self.last_used.lock() = Instant::now();
     }
 
     pub fn last_used(&self) -> Instant {
-        *self.last_used.lock().expect("feed lock poisoned")
+        *self.last_used.lock()
     }
 
     /// Waits for the first fetch of this feed, running it if nobody has.
@@ -200,7 +202,7 @@ impl Feed {
             Err(error) => Err(RefreshError::Fetch(error)),
         };
         let now = SystemTime::now();
-        let mut state = self.state.write().expect("feed lock poisoned");
+        let mut state = self.state.write();
         state.last_check = Some(Instant::now());
         let span = tracing::Span::current();
         match outcome {
@@ -270,8 +272,8 @@ impl Feed {
         }
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, FeedState> {
-        self.state.read().expect("feed lock poisoned")
+    fn read(&self) -> parking_lot::RwLockReadGuard<'_, FeedState> {
+        self.state.read()
     }
 }
 

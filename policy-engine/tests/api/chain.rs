@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use policy_engine::upstream::UpstreamKind;
+use policy_engine::request::UpstreamKind;
 
 use crate::support::app::{TestApp, settings, spawn, spawn_ready};
 use crate::support::upstream::{Behaviour, FakeUpstream};

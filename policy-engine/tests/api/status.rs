@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use policy_engine::upstream::UpstreamKind;
+use policy_engine::request::UpstreamKind;
 
 use crate::support::app::{settings, spawn_ready};
 use crate::support::fixture;

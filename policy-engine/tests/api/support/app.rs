@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use policy_engine::engine::EngineStatus;
+use policy_engine::status::EngineStatus;
 use policy_engine::{Application, Settings, StopHandle};
 use reqwest::header::HeaderMap;
 
