@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use service_kit::MediaTypes;
-use service_kit::accept::accepts_gzip;
+use http_answers::MediaTypes;
+use http_answers::accept::accepts_gzip;
 
 fuzz_target!(|text: &str| {
     let values: Vec<&str> = text.split('\n').collect();

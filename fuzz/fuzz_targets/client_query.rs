@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
 use policy_engine::query::{Arch, Channel, ClientQuery, QueryRules};
-use service_kit::query::RequiredParameters;
+use http_answers::query::RequiredParameters;
 
 fuzz_target!(|query: &str| {
     let rules = QueryRules {

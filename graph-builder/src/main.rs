@@ -20,7 +20,8 @@ async fn main() -> anyhow::Result<()> {
     }
     let settings = service::settings::<GraphBuilder>(&invocation)?;
     let logging = settings.logging();
-    let _telemetry = service_kit::logging::init("graph-builder", logging.verbosity, logging.log_format)?;
+    let _telemetry =
+        service_kit::logging::init(&GraphBuilder::DECLARATION, logging.verbosity, logging.log_format)?;
     let graph = build_once(&settings).await?;
     let mut stdout = std::io::stdout().lock();
     graph

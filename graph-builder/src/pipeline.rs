@@ -6,8 +6,8 @@ use std::time::SystemTime;
 
 use cincinnati_core::stage::{Pipeline, PipelineError};
 use cincinnati_core::wire;
+use http_answers::PreparedBody;
 use openshift_graph_data::{Diagnostic, GraphData, GraphDataInput};
-use service_kit::PreparedBody;
 
 use crate::sources::releases::ReleaseSnapshot;
 use crate::state::ServedGraph;

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use cincinnati_core::{ApiError, ErrorKind};
-use service_kit::query::{QueryParameters, RequiredParameters};
-use service_kit::routes::get_or_head;
-use service_kit::{CachePolicy, HttpError, MediaTypes, PathPrefix};
+use http_answers::query::{QueryParameters, RequiredParameters};
+use http_answers::routes::get_or_head;
+use http_answers::{CachePolicy, HttpError, MediaTypes, PathPrefix};
 
 use crate::metrics::Metrics;
 use crate::state::State;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Arg, ArgAction};
-use service_kit::cli::Flags;
-use service_kit::{Declaration, Ignored, Kit, PreparedBody, Service};
+use http_answers::PreparedBody;
+use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::metrics::Metrics;
 use crate::pipeline::build;
@@ -28,6 +28,7 @@ pub const ONCE: &str = "once";
 impl Service for GraphBuilder {
     const DECLARATION: Declaration = Declaration {
         name: "graph-builder",
+        crate_name: env!("CARGO_CRATE_NAME"),
         version: env!("CARGO_PKG_VERSION"),
         about: "Builds the Cincinnati update graph from release images and graph-data, and serves it",
         env_prefix: "CINCINNATI_GB_",

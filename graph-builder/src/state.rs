@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwapOption;
+use http_answers::PreparedBody;
 use serde::{Deserialize, Serialize};
-use service_kit::PreparedBody;
 use service_kit::supervisor::TaskStatus;
 
 use crate::found::Dropped;
@@ -140,7 +140,7 @@ impl State {
             graph: graph.as_ref().map(|served| GraphStatus {
                 etag: served
                     .body
-                    .entity_tag(service_kit::accept::APPLICATION_JSON, false),
+                    .entity_tag(http_answers::accept::APPLICATION_JSON, false),
                 built_unix: unix(served.built_at),
                 age_seconds: age_seconds(served.built_at),
                 releases: served.releases,

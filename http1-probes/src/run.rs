@@ -14,6 +14,11 @@ use crate::wire::{self, Response};
 /// any server's client timeout (the slowloris case waits for it).
 const READ_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// How long, behind a proxy, the client waits for bytes after the answers
+/// (a request smuggled into a backend connection answers at once); the
+/// proxy keeps the client's connection open whatever the server did.
+const PROXIED_WAIT: Duration = Duration::from_secs(1);
+
 /// Where the cases are sent.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -23,6 +28,8 @@ pub struct Target {
     /// What `{path}` becomes: a path (and query) the server answers 200 to
     /// a GET.
     pub path: String,
+    /// How long to wait for the server to close after the answers.
+    close_wait: Duration,
 }
 
 impl Target {
@@ -31,6 +38,17 @@ impl Target {
             address,
             host: address.to_string(),
             path: path.to_owned(),
+            close_wait: READ_TIMEOUT,
+        }
+    }
+
+    /// A server behind a proxy at `address`: cases are judged by
+    /// [`Outcome::safe`], and the client does not wait for a close the
+    /// proxy would not pass on.
+    pub fn proxied(address: SocketAddr, path: &str) -> Self {
+        Self {
+            close_wait: PROXIED_WAIT,
+            ..Self::new(address, path)
         }
     }
 
@@ -209,6 +227,7 @@ fn after_answers(
             Err(error) => Err(error),
         };
     }
+    stream.set_read_timeout(Some(target.close_wait))?;
     let rest = wire::read_until_closed(stream, pending)?;
     if rest.is_empty() {
         Ok(After::Closed)

@@ -21,11 +21,11 @@ use std::time::Duration;
 use actix_web::http::{Method, header};
 use actix_web::{HttpRequest, HttpResponse, Scope, web};
 use cincinnati_core::{ApiError, ErrorKind};
+use http_answers::accept::header_values;
+use http_answers::errors::method_not_allowed;
+use http_answers::prepared::matches_if_none_match;
+use http_answers::{CachePolicy, HttpError, PathPrefix};
 use image_signature::layout::SignatureName;
-use service_kit::accept::header_values;
-use service_kit::errors::method_not_allowed;
-use service_kit::prepared::matches_if_none_match;
-use service_kit::{CachePolicy, HttpError, PathPrefix};
 
 use crate::metrics::ServeMetrics;
 use crate::request;

@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use service_kit::cli::Flags;
 use service_kit::metrics::{MetricRegistry, ServiceMetrics};
-use service_kit::{Declaration, Kit, Service};
+use service_kit::{Declaration, Flags, Kit, Service};
 use tempfile::TempDir;
 
 use crate::directory::DirectorySource;
@@ -52,6 +51,7 @@ impl ServiceMetrics for HelperMetrics {
 impl Service for MetadataHelper {
     const DECLARATION: Declaration = Declaration {
         name: "metadata-helper",
+        crate_name: env!("CARGO_CRATE_NAME"),
         version: env!("CARGO_PKG_VERSION"),
         about: "Serves release signatures, so disconnected clusters verify updates from the update service alone",
         env_prefix: "CINCINNATI_MH_",

@@ -7,12 +7,12 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use actix_web::{App, HttpServer, web};
+use http_answers::PathPrefix;
+use http_answers::errors::not_found;
 use metadata_helper::Signatures;
 use metadata_helper::directory::DirectorySource;
 use metadata_helper::metrics::ServeMetrics;
 use metadata_helper::serve::SignatureRoute;
-use service_kit::PathPrefix;
-use service_kit::errors::not_found;
 use service_kit::metrics::MetricRegistry;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;

@@ -23,9 +23,9 @@ use std::sync::Arc;
 
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph, wire};
+use http_answers::PreparedBody;
 use lru::LruCache;
 use parking_lot::Mutex;
-use service_kit::PreparedBody;
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::cluster_policy::PolicyClass;

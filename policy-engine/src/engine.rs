@@ -7,8 +7,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind};
+use http_answers::{IdentityCache, PreparedBody};
 use service_kit::supervisor::TaskStatus;
-use service_kit::{IdentityCache, PreparedBody};
 
 use crate::answers::Computations;
 use crate::cluster_policy::explain::{Asked, Explanation};

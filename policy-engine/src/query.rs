@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use cincinnati_core::ApiError;
-use service_kit::query::{QueryParameters, RequiredParameters};
+use http_answers::query::{QueryParameters, RequiredParameters};
 
 /// The architecture of requests without `arch`, unless the arch filter's
 /// `default_arch` says otherwise (upstream's default).

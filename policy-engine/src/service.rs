@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use service_kit::cli::Flags;
-use service_kit::{Declaration, Ignored, Kit, Service};
+use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::cluster_policy::ClusterPolicy;
 use crate::engine::Engine;
@@ -27,6 +26,7 @@ pub struct PolicyEngine {
 impl Service for PolicyEngine {
     const DECLARATION: Declaration = Declaration {
         name: "policy-engine",
+        crate_name: env!("CARGO_CRATE_NAME"),
         version: env!("CARGO_PKG_VERSION"),
         about: "Serves every cluster its view of the Cincinnati update graph",
         env_prefix: "CINCINNATI_PE_",

@@ -12,24 +12,8 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use figment::value::Value as ConfigValue;
 
 use crate::config::{ConfigError, Layers};
+use crate::declaration::Declaration;
 use crate::schema::Schema;
-use crate::service::Declaration;
-
-/// What a service says about its flags besides its settings.
-#[derive(Debug, Clone, Copy)]
-pub struct Flags {
-    /// `(key, alias)`: `--alias` sets `key` too.
-    pub aliases: &'static [(&'static str, &'static str)],
-    /// Keys that have no flag.
-    pub without: &'static [&'static str],
-}
-
-impl Flags {
-    pub const NONE: Flags = Flags {
-        aliases: &[],
-        without: &[],
-    };
-}
 
 /// How `--check-config` prints the effective settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,6 +178,7 @@ mod tests {
     use serde::{Deserialize, Serialize};
 
     use super::*;
+    use crate::declaration::Flags;
 
     #[derive(Debug, Default, Serialize, Deserialize)]
     #[serde(default)]
@@ -213,6 +198,7 @@ mod tests {
 
     const DECLARATION: Declaration = Declaration {
         name: "test-service",
+        crate_name: env!("CARGO_CRATE_NAME"),
         version: "1",
         about: "a test",
         env_prefix: "SKCLI_",

@@ -14,6 +14,7 @@ use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
 
+use crate::declaration::Declaration;
 use crate::telemetry::{self, Telemetry, TelemetryError};
 
 /// How much to log: 0 warnings and errors, 1 info, 2 debug, 3 or more trace.
@@ -92,12 +93,13 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the global subscriber for `service` (its OpenTelemetry
-/// `service.name`). Fails if one is installed already (a second service in
-/// the same process, or a test that set one up). Keep the returned guard
-/// until the service stops: dropping it flushes the spans.
+/// Installs the global subscriber for the service `declaration` describes
+/// (its name is the OpenTelemetry `service.name`). Fails if one is
+/// installed already (a second service in the same process, or a test that
+/// set one up). Keep the returned guard until the service stops: dropping
+/// it flushes the spans.
 pub fn init(
-    service: &'static str,
+    declaration: &Declaration,
     verbosity: Verbosity,
     format: LogFormat,
 ) -> Result<Telemetry, LoggingError> {
@@ -107,7 +109,7 @@ pub fn init(
         LogFormat::Text => lines.boxed(),
         LogFormat::Json => lines.json().boxed(),
     };
-    let (spans, telemetry) = telemetry::export_layer(service)?;
+    let (spans, telemetry) = telemetry::export_layer(declaration)?;
     tracing_subscriber::registry()
         .with(lines.with_filter(filter))
         .with(spans)

@@ -20,11 +20,11 @@ use cincinnati_core::{ApiError, ErrorKind};
 use http1_server::{ConnectionLimit, LimitMetrics, Options, Server, Timeouts};
 use prometheus::{IntCounter, IntGauge};
 
-use crate::accept::APPLICATION_JSON;
-use crate::errors::{ResponseErrors, count_errors, not_found};
 use crate::metrics::MetricRegistry;
 use crate::settings::ConnectionSettings;
 use crate::telemetry::trace_requests;
+use http_answers::accept::APPLICATION_JSON;
+use http_answers::errors::{ResponseErrors, count_errors, not_found};
 
 type Routes = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
 

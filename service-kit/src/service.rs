@@ -24,10 +24,10 @@ use actix_web::web;
 use anyhow::Context as _;
 use serde::Serialize;
 
-use crate::cli::{self, Flags, Invocation, Output};
+use crate::cli::{self, Invocation, Output};
+use crate::declaration::{Declaration, Ignored};
 use http1_server::{Server, ServerHandle};
 
-use crate::errors::ResponseErrors;
 use crate::metrics::{MetricRegistry, ServiceMetrics};
 use crate::schema::Schema;
 use crate::server::{ApiServer, connection_limit};
@@ -35,35 +35,7 @@ use crate::settings::{ConnectionSettings, ServiceSettings, distinct_addresses};
 use crate::shutdown::StopHandle;
 use crate::status::StatusServer;
 use crate::supervisor::{Backoff, Heartbeat, Supervisor, TaskStatus};
-
-/// What a service is called and where things are.
-#[derive(Debug, Clone, Copy)]
-pub struct Declaration {
-    /// The binary and OpenTelemetry `service.name`: `graph-builder`.
-    pub name: &'static str,
-    /// `env!("CARGO_PKG_VERSION")` of the service's crate.
-    pub version: &'static str,
-    /// One line for `--help`.
-    pub about: &'static str,
-    /// Environment variables are `{env_prefix}{SECTION}__{KEY}`.
-    pub env_prefix: &'static str,
-    /// Metric names are `{metric_prefix}_{name}`.
-    pub metric_prefix: &'static str,
-    /// The probe paths on the status port.
-    pub liveness_path: &'static str,
-    pub readiness_path: &'static str,
-    pub flags: Flags,
-    /// Settings accepted so existing configurations load, with what is
-    /// logged when one is set.
-    pub ignored: &'static [Ignored],
-}
-
-/// A setting that is read and ignored, with a warning when set.
-#[derive(Debug, Clone, Copy)]
-pub struct Ignored {
-    pub key: &'static str,
-    pub warning: &'static str,
-}
+use http_answers::errors::ResponseErrors;
 
 /// Every service ignores upstream's Jaeger endpoint: spans go over OTLP.
 const TRACING_ENDPOINT: Ignored = Ignored {
@@ -121,8 +93,10 @@ impl<M: ServiceMetrics> Kit<M> {
         let registry = MetricRegistry::new(prefix).context("creating the metrics registry")?;
         let register = || -> prometheus::Result<_> {
             registry.add_build_info(crate::build_info::git_commit())?;
+            let errors = ResponseErrors::new()?;
+            registry.add(errors.collector())?;
             Ok((
-                ResponseErrors::register(&registry)?,
+                errors,
                 Supervisor::new(&registry, Backoff::default())?,
                 M::register(&registry)?,
             ))
@@ -444,7 +418,7 @@ pub async fn main<S: Service>(commit: &'static str) -> anyhow::Result<()> {
 pub async fn run<S: Service>(invocation: &Invocation) -> anyhow::Result<()> {
     let settings = settings::<S>(invocation)?;
     let logging = settings.logging();
-    let _telemetry = crate::logging::init(S::DECLARATION.name, logging.verbosity, logging.log_format)?;
+    let _telemetry = crate::logging::init(&S::DECLARATION, logging.verbosity, logging.log_format)?;
     if invocation.check_config() {
         println!("{}", check_config::<S>(&settings, invocation.output())?);
         return Ok(());

@@ -33,8 +33,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::string_list;
 use crate::logging::{LogFormat, Verbosity};
-use crate::query::RequiredParameters;
-use crate::{CachePolicy, PathPrefix};
+use http_answers::query::RequiredParameters;
+use http_answers::{CachePolicy, PathPrefix};
 
 /// The defaults in which services differ.
 pub trait Defaults: Debug + Clone + Send + Sync + 'static {

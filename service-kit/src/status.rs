@@ -10,10 +10,10 @@ use actix_web::http::header;
 use actix_web::{App, HttpResponse, web};
 use http1_server::{Options, Server};
 
-use crate::errors::not_found;
 use crate::metrics::{MetricRegistry, TEXT_FORMAT};
-use crate::routes::get_or_head;
 use crate::supervisor::{Liveness, TaskStatus};
+use http_answers::errors::not_found;
+use http_answers::routes::get_or_head;
 
 type Check = Arc<dyn Fn() -> bool + Send + Sync>;
 type Refresh = Arc<dyn Fn() + Send + Sync>;

@@ -30,6 +30,8 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::registry::LookupSpan;
 
+use crate::declaration::Declaration;
+
 /// Either turns the export on.
 const ENDPOINT_VARIABLES: [&str; 2] = [
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -58,9 +60,10 @@ impl Drop for Telemetry {
 #[error("cannot set up the OTLP span exporter: {0}")]
 pub struct TelemetryError(#[from] ExporterBuildError);
 
-/// The layer exporting `service`'s spans, or none when no endpoint is set.
+/// The layer exporting the spans of the service `declaration` describes,
+/// or none when no endpoint is set.
 pub(crate) fn export_layer<S>(
-    service: &'static str,
+    declaration: &Declaration,
 ) -> Result<(Option<impl Layer<S> + use<S>>, Telemetry), TelemetryError>
 where
     S: Subscriber + for<'span> LookupSpan<'span>,
@@ -68,6 +71,7 @@ where
     if !export_configured() {
         return Ok((None, Telemetry::default()));
     }
+    let service = declaration.name;
     let provider = SdkTracerProvider::builder()
         .with_batch_exporter(SpanExporter::builder().with_http().build()?)
         .with_resource(resource(service))
@@ -75,7 +79,7 @@ where
     global::set_text_map_propagator(TraceContextPropagator::new());
     let layer = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer(service))
-        .with_filter(exported_spans());
+        .with_filter(exported_spans(declaration.crate_name));
     Ok((
         Some(layer),
         Telemetry {
@@ -101,11 +105,12 @@ fn resource(service: &'static str) -> Resource {
     Resource::builder().with_service_name(name).build()
 }
 
-/// The services' own spans, and the client spans of their outgoing requests
+/// The service's own spans (those of its crate, `service_crate`, and the
+/// skeleton's), and the client spans of its outgoing requests
 /// (`http_fetch`). Other libraries' are left out: oci-client makes one per
 /// blob, and the exporter's HTTP client would trace its own exports.
-fn exported_spans() -> Targets {
-    ["graph_builder", "policy_engine", "service_kit", "http_fetch"]
+fn exported_spans(service_crate: &'static str) -> Targets {
+    [service_crate, "service_kit", "http_fetch"]
         .into_iter()
         .fold(Targets::new(), |targets, target| {
             targets.with_target(target, Level::INFO)

@@ -22,11 +22,11 @@ use cincinnati_client::json::{ChannelsJson, ExplanationJson, PathJson, SCHEMA_VE
 use cincinnati_client::plan::{PathQuery, plan};
 use cincinnati_client::{ChannelView, Tier};
 use cincinnati_core::{ApiError, ErrorKind, Version};
+use http_answers::accept::APPLICATION_JSON;
+use http_answers::query::{QueryParameters, RequiredParameters};
+use http_answers::{CachePolicy, HttpError, PreparedBody};
 use regex::Regex;
 use serde::Serialize;
-use service_kit::accept::APPLICATION_JSON;
-use service_kit::query::{QueryParameters, RequiredParameters};
-use service_kit::{CachePolicy, HttpError, PreparedBody};
 
 use super::graphs::Graphs;
 use crate::query::{Arch, Channel};

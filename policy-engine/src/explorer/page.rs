@@ -5,7 +5,7 @@
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
-use service_kit::{CachePolicy, PreparedBody};
+use http_answers::{CachePolicy, PreparedBody};
 
 /// Everything the page loads comes from the engine itself; no inline
 /// script or style, no frames, no plugins.

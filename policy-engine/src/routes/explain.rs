@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use service_kit::routes::get_or_head;
-use service_kit::{HttpError, PathPrefix};
+use http_answers::routes::get_or_head;
+use http_answers::{HttpError, PathPrefix};
 
 use crate::engine::Engine;
 use crate::query::ClientQuery;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use service_kit::{CachePolicy, HttpError, MediaTypes};
+use http_answers::{CachePolicy, HttpError, MediaTypes};
 use tracing::Instrument as _;
 
 use crate::engine::Engine;

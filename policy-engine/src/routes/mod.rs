@@ -8,8 +8,8 @@ pub mod openapi;
 use std::sync::Arc;
 
 use actix_web::web;
-use service_kit::routes::get_or_head;
-use service_kit::{CachePolicy, PathPrefix};
+use http_answers::routes::get_or_head;
+use http_answers::{CachePolicy, PathPrefix};
 
 use crate::engine::Engine;
 use openapi::OpenApiDocument;

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use http_answers::accept::APPLICATION_JSON;
+use http_answers::{CachePolicy, PathPrefix, PreparedBody};
 use serde_json::{Value, json};
-use service_kit::accept::APPLICATION_JSON;
-use service_kit::{CachePolicy, PathPrefix, PreparedBody};
 
 /// The document with prefix-less paths; `served` adapts it.
 const TEMPLATE: &str = include_str!("openapi.json");

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use cincinnati_core::ErrorKind;
+use http_answers::accept::APPLICATION_JSON;
 use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
-use service_kit::accept::APPLICATION_JSON;
 use service_kit::secret::RedactedUrl;
 
 use super::UpstreamParameters;

@@ -10,7 +10,7 @@ use crate::support::upstream::{Behaviour, FakeUpstream};
 async fn documented_app() -> (FakeUpstream, TestApp) {
     let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
     let mut settings = settings(&upstream.url());
-    settings.service.api.path_prefix = service_kit::PathPrefix::parse("api/upgrades_info");
+    settings.service.api.path_prefix = http_answers::PathPrefix::parse("api/upgrades_info");
     settings.service.requests.mandatory_client_parameters = vec!["id".into()];
     let app = spawn_ready(settings).await;
     (upstream, app)

@@ -139,7 +139,7 @@ async fn mandatory_parameters_are_configurable() {
 async fn the_path_prefix_is_normalised() {
     let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
     let mut settings = settings(&upstream.url());
-    settings.service.api.path_prefix = service_kit::PathPrefix::parse("//api/upgrades_info//");
+    settings.service.api.path_prefix = http_answers::PathPrefix::parse("//api/upgrades_info//");
     let app = spawn_ready(settings).await;
 
     for path in ["/api/upgrades_info/graph", "/api/upgrades_info/v1/graph"] {

@@ -96,7 +96,12 @@ async fn main() -> anyhow::Result<ExitCode> {
     let mut report = Report::new("front-door", args.strict);
     report.figure("engine's connection limit (max_open_connections)", limit);
     for (front, address) in &fronts {
-        conformance(&mut report, front, Target::new(*address, &path)).await?;
+        let target = if *front == "direct" {
+            Target::new(*address, &path)
+        } else {
+            Target::proxied(*address, &path)
+        };
+        conformance(&mut report, front, target).await?;
     }
     for (front, address) in &fronts {
         flood(&mut report, front, Target::new(*address, &path), &engine, &args).await?;

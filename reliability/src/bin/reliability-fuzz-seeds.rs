@@ -1,7 +1,8 @@
 //! Writes the seed corpora of the fuzz targets (`fuzz/fuzz_targets/`), one
 //! directory per target under the given directory: small real inputs from
 //! `testdata/` and from the workspace's own image and signing tools, so the
-//! fuzzers start from the shapes real upstreams send.
+//! fuzzers start from the shapes real upstreams send, and the connection
+//! layer's conformance cases, the shapes clients send.
 //!
 //!     reliability-fuzz-seeds <directory>
 
@@ -9,6 +10,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use http1_probes::cases::{self, Step};
 use release_images::ReleaseMetadata;
 use release_images::signature::SigningKey;
 use reliability::demo::testdata;
@@ -35,6 +37,7 @@ fn main() -> anyhow::Result<()> {
     client_query(&seeds)?;
     registry_manifest(&seeds)?;
     signature(&seeds)?;
+    http1_head(&seeds)?;
     Ok(())
 }
 
@@ -254,6 +257,26 @@ fn signature(seeds: &Seeds) -> anyhow::Result<()> {
         "-----BEGIN PGP MESSAGE-----\n\n-----END PGP MESSAGE-----"
     )?;
     seeds.write("signature", "armored-empty", armored)?;
+    Ok(())
+}
+
+/// The connection layer's conformance cases (`http1_probes::cases`), each
+/// the bytes its client sends, on one connection.
+fn http1_head(seeds: &Seeds) -> anyhow::Result<()> {
+    for case in cases::all() {
+        let bytes: String = case
+            .steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Send(text) => Some(text.as_str()),
+                Step::Pause(_) | Step::CloseWrite => None,
+            })
+            .collect();
+        let bytes = bytes
+            .replace("{path}", "/graph?channel=stable-4.18")
+            .replace("{host}", "127.0.0.1:8080");
+        seeds.write("http1_head", case.name, bytes)?;
+    }
     Ok(())
 }
 

@@ -11,8 +11,6 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use cincinnati_core::{ApiError, ErrorKind};
 use prometheus::{IntCounterVec, Opts};
 
-use crate::metrics::MetricRegistry;
-
 /// An [`ApiError`] answered over HTTP. A newtype because neither the error
 /// nor actix's `ResponseError` trait belongs to this crate.
 #[derive(Debug, thiserror::Error)]
@@ -53,22 +51,28 @@ pub async fn method_not_allowed(request: HttpRequest) -> Result<HttpResponse, Ht
     .into())
 }
 
-/// `graph_response_errors_total{code,kind}`: every error answer, by status
-/// and kind. Registered once per service; handed to [`count_errors`] as app
-/// data.
+/// Every error answer, by status and kind (`graph_response_errors_total`,
+/// upstream's name, whatever the service serves). Made once per service,
+/// registered by the skeleton; handed to [`count_errors`] as app data.
 #[derive(Clone)]
 pub struct ResponseErrors(IntCounterVec);
 
 impl ResponseErrors {
-    pub fn register(registry: &MetricRegistry) -> prometheus::Result<Self> {
-        let counter = registry.add(IntCounterVec::new(
+    /// The counter, for the service's registry to take.
+    pub fn new() -> prometheus::Result<Self> {
+        let counter = IntCounterVec::new(
             Opts::new(
                 "graph_response_errors_total",
                 "Error responses by HTTP status and kind",
             ),
             &["code", "kind"],
-        )?)?;
+        )?;
         Ok(Self(counter))
+    }
+
+    /// What a registry takes to expose the counter.
+    pub fn collector(&self) -> IntCounterVec {
+        self.0.clone()
     }
 
     /// Counts `response` if it carries an [`HttpError`].
@@ -127,8 +131,7 @@ mod tests {
 
     #[actix_web::test]
     async fn errors_answer_json_with_their_status_and_are_counted() {
-        let registry = MetricRegistry::new("test").unwrap();
-        let errors = ResponseErrors::register(&registry).unwrap();
+        let errors = ResponseErrors::new().unwrap();
         let app = test::init_service(
             App::new()
                 .app_data(web::Data::new(errors.clone()))

@@ -1,0 +1,30 @@
+//! How the services answer over HTTP, on actix-web: what every route of
+//! every service shares between its handler and the wire.
+//!
+//! - [`accept`]: `Accept` and `Accept-Encoding` negotiation.
+//! - [`prepared`]: bodies computed once, served with ETag, 304, gzip and
+//!   `Cache-Control`.
+//! - [`identity_cache`]: identity bytes of compressed-only bodies, for the
+//!   answers most recently asked for without gzip.
+//! - [`errors`]: `ApiError` as a JSON answer, JSON 404 and 405, and their
+//!   counting.
+//! - [`query`]: query strings and mandatory parameters.
+//! - [`prefix`]: the `--service.path_prefix` normalisation.
+//! - [`routes`]: GET-and-HEAD resources.
+//!
+//! The servers these answers go out through are `http1-server`'s; the
+//! skeleton that composes them into a service is `service-kit`.
+
+pub mod accept;
+pub mod errors;
+pub mod identity_cache;
+pub mod prefix;
+pub mod prepared;
+pub mod query;
+pub mod routes;
+
+pub use accept::MediaTypes;
+pub use errors::HttpError;
+pub use identity_cache::IdentityCache;
+pub use prefix::PathPrefix;
+pub use prepared::{CachePolicy, PreparedBody};
