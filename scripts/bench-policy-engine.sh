@@ -49,8 +49,9 @@ MODE=${MODE:-default}
 IDS=${IDS:-100000}
 LOOKUP_LATENCY_MS=${LOOKUP_LATENCY_MS:-5}
 WARMUP=${WARMUP:-40s}
-# As the image runs the engine (deploy/images/policy-engine.Dockerfile).
-ALLOCATOR_ENV=${ALLOCATOR_ENV:-MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0}
+# Environment for the engine (e.g. mimalloc options, for experiments); the
+# engine applies its own allocator settings (policy-engine/src/allocator.rs).
+ALLOCATOR_ENV=${ALLOCATOR_ENV:-}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-pe}
 UPSTREAM_PORT=18180 ENGINE_PORT=18181 STATUS_PORT=19181 NGINX_ANSWER_PORT=18182
 LOOKUP_PORT=18183 POLICY_ENGINE_PORT=18184 POLICY_STATUS_PORT=19184

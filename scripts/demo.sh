@@ -16,8 +16,6 @@ prefix=/api/upgrades_info
 pids=()
 stop() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap stop EXIT INT TERM
-# The engines' allocator settings, as their image sets them (policy-engine/src/allocator.rs).
-export MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0
 
 "$bin/graph-builder" -c deploy/demo/graph-builder.toml &
 pids+=($!)
@@ -71,7 +69,7 @@ or try:
   curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64&version=4.18.51&id=c0ffee00-0001-4a11-8b22-0123456789ab' -H 'Accept: application/json' | python3 -c "\$updates"
   # why: groups, rollout places, which rule removed which update, production's
   # own risk on 4.18.44 (status port only)
-  curl -s 'http://127.0.0.1:9082$prefix/v1/explain?channel=stable-4.18&arch=amd64&version=4.18.40&id=5ca1ab1e-0000-4000-8000-00000000d0e5'; echo
+  curl -s 'http://127.0.0.1:9082$prefix/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.40&id=5ca1ab1e-0000-4000-8000-00000000d0e5'; echo
   # the public engine, multi-arch releases, gzip
   curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo
   # an error: a channel name that is not valid

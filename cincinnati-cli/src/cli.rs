@@ -164,7 +164,7 @@ pub struct ExplainArgs {
     pub id: Option<String>,
     /// With --id, the engine's explain endpoint (on its status port).
     /// Default: --url with the port 1000 higher (8082 → 9082) and
-    /// {prefix}/v1/explain for {prefix}/graph
+    /// {prefix}/v1/explain-cluster for {prefix}/graph
     #[arg(long, value_name = "URL", requires = "id")]
     pub explain_url: Option<String>,
 }

@@ -222,7 +222,7 @@ async fn explain_with_an_id_says_which_policy_rule_removed_the_update() {
     .await
     .expect("the engine with a policy starts");
     let graph_url = e2e::policy_engine::graph_url(&engine);
-    let explain_url = engine.status_url("/api/upgrades_info/v1/explain");
+    let explain_url = engine.status_url("/api/upgrades_info/v1/explain-cluster");
     // Held at or below 4.18.45 by the demo policy's production group.
     let production = "5ca1ab1e-0000-4000-8000-00000000d0e5";
     let explain = |id: &str| {

@@ -1,13 +1,14 @@
 //! A policy-engine's explanation of what one cluster sees
-//! (`{prefix}/v1/explain` on its status port; the document is described in
-//! docs/policy-engine.md), as `cincinnati explain --id` reads it, and where
-//! that endpoint is by convention.
+//! (`{prefix}/v1/explain-cluster` on its status port; the document is described in
+//! docs/policy-engine.md): the one definition of the document, which the
+//! engine writes and `cincinnati explain --id` reads, and where that
+//! endpoint is by convention.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The parts of the explanation the client shows; unknown fields are
-/// ignored, so newer engines keep working.
+/// The explanation. Unknown fields are ignored and fields newer than the
+/// first engines default, so clients and engines of other versions agree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClusterPolicy {
     /// The cluster id as the engine read it; none when it is not a UUID.
@@ -16,9 +17,40 @@ pub struct ClusterPolicy {
     pub groups: Vec<String>,
     /// The rules the groups add up to (`deferral_days`, `max_version`).
     pub rules: Map<String, Value>,
+    /// RFC 3339: releases built after it are deferred.
+    #[serde(default)]
+    pub deferral_cutoff: Option<String>,
     pub rollouts: Vec<RolloutPlace>,
+    /// When the cluster's class changes next.
+    #[serde(default)]
+    pub valid_for_secs: Option<u64>,
+    #[serde(default)]
+    pub channel: Option<String>,
+    #[serde(default)]
+    pub arch: Option<String>,
+    /// The channels whose releases make the cluster's view.
+    #[serde(default)]
+    pub view_channels: Vec<String>,
+    /// Every release of the channel withheld from the cluster, with the
+    /// first rule that withholds it.
+    #[serde(default)]
+    pub withheld: Vec<Removal>,
+    /// What the cluster's groups' blocked edges did.
+    #[serde(default)]
+    pub edges: Vec<EdgeChange>,
     /// With a version: the updates from it, offered and removed.
     pub updates: Option<PolicyUpdates>,
+}
+
+/// What a blocked edge of the cluster's groups did to one update.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeChange {
+    pub from: String,
+    pub to: String,
+    /// The line of the blocked edge in the policy file.
+    pub line: u64,
+    /// `None`: the update is removed; a risk's name: it is conditional on it.
+    pub risk: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,8 +67,9 @@ pub struct PolicyUpdates {
     pub removed: Vec<Removal>,
 }
 
-/// An update the policy removed: its target, the rule, and the rule's
-/// details (`max_version`, `deferral_days` and `created`, `rollout`).
+/// A release (or the update to it) the policy removed: its target, the
+/// rule, and the rule's details (`max_version`, `deferral_days` and
+/// `created`, `rollout`, a blocked edge's `line`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Removal {
     pub release: String,
@@ -72,7 +105,7 @@ impl Removal {
 
 /// The explain endpoint of the engine serving `graph_url`, by the ports'
 /// convention (the status port is the API port plus 1000: 8081 → 9081) and
-/// with `{prefix}/v1/explain` in place of `{prefix}/graph` or
+/// with `{prefix}/v1/explain-cluster` in place of `{prefix}/graph` or
 /// `{prefix}/v1/graph`.
 pub fn explain_url_of(graph_url: &http_fetch::Url) -> Option<http_fetch::Url> {
     let mut url = graph_url.clone();
@@ -83,7 +116,7 @@ pub fn explain_url_of(graph_url: &http_fetch::Url) -> Option<http_fetch::Url> {
         .strip_suffix("/v1/graph")
         .or_else(|| path.strip_suffix("/graph"))?
         .to_owned();
-    url.set_path(&format!("{prefix}/v1/explain"));
+    url.set_path(&format!("{prefix}/v1/explain-cluster"));
     url.set_query(None);
     Some(url)
 }
@@ -97,11 +130,11 @@ mod tests {
         let url = |text: &str| explain_url_of(&text.parse().unwrap()).map(|url| url.to_string());
         assert_eq!(
             url("http://127.0.0.1:8082/api/upgrades_info/graph?channel=x").as_deref(),
-            Some("http://127.0.0.1:9082/api/upgrades_info/v1/explain")
+            Some("http://127.0.0.1:9082/api/upgrades_info/v1/explain-cluster")
         );
         assert_eq!(
             url("http://pe:8081/v1/graph").as_deref(),
-            Some("http://pe:9081/v1/explain")
+            Some("http://pe:9081/v1/explain-cluster")
         );
         assert_eq!(url("http://pe:8081/somewhere"), None);
     }

@@ -1,7 +1,7 @@
 //! Graph API documents as a client receives them: a graph-builder's full
 //! graph, or a policy-engine's answer for one channel and architecture.
 
-use cincinnati_core::release::keys;
+use cincinnati_core::release::{arch_of, keys};
 use cincinnati_core::{Graph, Release};
 
 /// A parsed Graph API document and what it holds.
@@ -56,16 +56,6 @@ pub fn architectures(graph: &Graph) -> std::collections::BTreeSet<&str> {
 
 fn names_its_arch(release: &Release) -> bool {
     !release.version.build.is_empty() || release.metadata.contains_key(keys::ARCH)
-}
-
-/// The architecture of a release of a full graph: its build metadata, or
-/// its `release.arch` metadata.
-pub fn arch_of(release: &Release) -> Option<&str> {
-    if release.version.build.is_empty() {
-        release.metadata.get(keys::ARCH).map(String::as_str)
-    } else {
-        Some(release.version.build.as_str())
-    }
 }
 
 #[cfg(test)]

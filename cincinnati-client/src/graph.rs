@@ -17,7 +17,9 @@ use cincinnati_core::{Release, Risk, Version};
 
 use crate::channel::reading_order;
 use crate::cvo::{self, DropReason, Resolved, RiskSet};
-use crate::document::{Document, Shape, arch_of};
+use cincinnati_core::release::arch_of;
+
+use crate::document::{Document, Shape};
 
 /// A release of one [`UpdateGraph`]. Releases are numbered in version
 /// order, so comparing handles compares versions.

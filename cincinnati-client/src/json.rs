@@ -14,7 +14,7 @@ use crate::cluster_policy::ClusterPolicy;
 use crate::cvo::DropReason;
 use crate::diff::{ChannelDiff, GraphDiff, UpdateChange};
 use crate::explain::{DeclarationKind, Explanation, ReleaseFacts, Verdict};
-use crate::graph::ReleaseRef;
+use crate::graph::{ReleaseRef, UpdateGraph};
 use crate::plan::{Break, Hop, PathAnswer, PathQuery, Plan};
 use crate::signatures::{Outcome, ReleaseSignatures};
 use crate::view::{ChannelView, ConditionalUpdate, Updates};
@@ -450,6 +450,84 @@ impl<'a> ChannelsJson<'a> {
             arch,
             version,
             channels,
+        }
+    }
+}
+
+/// One channel as clusters on it see it (a policy-engine's `/v1/channel`,
+/// which the explorer page draws): its releases in version order, each
+/// with the updates a cluster at it is offered there, by the CVO's rules
+/// ([`crate::cvo`]), as [`ChannelView::updates_for`] offers them to a
+/// cluster of the graph's architecture. A channel no release is in has
+/// no releases, as the Graph API answers it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelGraphJson<'a> {
+    kind: &'static str,
+    schema_version: u32,
+    pub channel: &'a str,
+    pub arch: &'a str,
+    /// Oldest first.
+    pub releases: Vec<ChannelReleaseJson<'a>>,
+    /// How many updates of each kind the channel offers, over all releases.
+    pub recommended_count: usize,
+    pub conditional_count: usize,
+}
+
+/// A release (its [`ReleaseJson`] fields) and its updates on the channel.
+#[derive(Serialize)]
+pub struct ChannelReleaseJson<'a> {
+    #[serde(flatten)]
+    pub release: ReleaseJson<'a>,
+    /// Newest first.
+    pub updates: Vec<ChannelUpdateJson<'a>>,
+}
+
+/// An update offered: recommended, or conditional with its risks (each
+/// with the matching rules clusters evaluate). An update the graph lists
+/// as both is conditional; one clusters drop is not listed.
+#[derive(Serialize)]
+pub struct ChannelUpdateJson<'a> {
+    pub to: String,
+    pub recommended: bool,
+    /// Empty for a recommended update.
+    pub risks: Vec<RiskView<'a>>,
+}
+
+impl<'a> ChannelGraphJson<'a> {
+    pub fn new(graph: &'a UpdateGraph, channel: &'a str) -> Self {
+        let view = graph.channel(channel);
+        let (mut recommended_count, mut conditional_count) = (0, 0);
+        let releases = view
+            .iter()
+            .flat_map(|view| view.releases().iter().map(move |&release| (view, release)))
+            .map(|(view, release)| {
+                let updates: Vec<ChannelUpdateJson<'a>> = view
+                    .updates_from(release)
+                    .rev()
+                    .map(|update| ChannelUpdateJson {
+                        to: graph.version(update.to).to_string(),
+                        recommended: update.risks.is_none(),
+                        risks: risks(update.risks.unwrap_or_default()),
+                    })
+                    .collect();
+                let recommended = updates.iter().filter(|update| update.recommended).count();
+                recommended_count += recommended;
+                conditional_count += updates.len() - recommended;
+                ChannelReleaseJson {
+                    release: graph.release(release).into(),
+                    updates,
+                }
+            })
+            .collect();
+        Self {
+            kind: "ChannelGraph",
+            schema_version: SCHEMA_VERSION,
+            channel,
+            arch: graph.arch(),
+            releases,
+            recommended_count,
+            conditional_count,
         }
     }
 }

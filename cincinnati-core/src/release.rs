@@ -72,11 +72,55 @@ impl Release {
     }
 }
 
+// The architecture of a release, as the Graph API writes it: a
+// graph-builder names every release with its architecture as build
+// metadata (`4.16.3+amd64`) and lists it in `release.arch`; a policy-engine
+// answers one architecture with both removed. Every crate asks these.
+
+/// The architecture of a release of a full graph: its build metadata, or
+/// else its `release.arch` metadata; `None` for a release of a view (one
+/// architecture's, named without it).
+pub fn arch_of(release: &Release) -> Option<&str> {
+    if release.version.build.is_empty() {
+        release.metadata.get(keys::ARCH).map(String::as_str)
+    } else {
+        Some(release.version.build.as_str())
+    }
+}
+
 /// `version` with its build metadata replaced by `arch` (`4.16.3` → `4.16.3+amd64`).
 pub fn with_arch(version: &Version, arch: &str) -> Result<Version, semver::Error> {
     let mut versioned = version.clone();
     versioned.build = BuildMetadata::new(arch)?;
     Ok(versioned)
+}
+
+/// `version` named as in a full graph of `arch`: `arch` added as build
+/// metadata unless it carries some already (`4.16.3` → `4.16.3+amd64`), so
+/// that graph-data's names and regexes match a view's releases too.
+pub fn named_with_arch(version: &Version, arch: &str) -> Version {
+    if version.build.is_empty() {
+        with_arch(version, arch).unwrap_or_else(|_| version.clone())
+    } else {
+        version.clone()
+    }
+}
+
+/// `version` without the build identifiers equal to `arch`, if it had any
+/// (`4.16.3+amd64` → `4.16.3`): how a view names a full graph's release.
+pub fn without_arch(version: &Version, arch: &str) -> Option<Version> {
+    if !version.build.split('.').any(|identifier| identifier == arch) {
+        return None;
+    }
+    let kept: Vec<&str> = version
+        .build
+        .split('.')
+        .filter(|identifier| *identifier != arch)
+        .collect();
+    let mut stripped = version.clone();
+    // The kept identifiers were valid in the original build metadata.
+    stripped.build = BuildMetadata::new(&kept.join(".")).unwrap_or(BuildMetadata::EMPTY);
+    Some(stripped)
 }
 
 /// `version` without build metadata (`4.16.3+amd64` → `4.16.3`).
@@ -105,6 +149,32 @@ mod tests {
         let suffixed = with_arch(&v("4.2.10-s390x"), "s390x").unwrap();
         assert_eq!(suffixed.to_string(), "4.2.10-s390x+s390x");
         assert_eq!(without_build(&suffixed), v("4.2.10-s390x"));
+    }
+
+    #[test]
+    fn a_release_s_architecture_is_its_build_metadata_or_its_arch_key() {
+        let named = Release::concrete(v("4.16.3+arm64"), "p", Metadata::default());
+        assert_eq!(arch_of(&named), Some("arm64"));
+        let listed = Release::concrete(
+            v("4.16.3"),
+            "p",
+            Metadata::from_iter([(keys::ARCH.to_owned(), "s390x".to_owned())]),
+        );
+        assert_eq!(arch_of(&listed), Some("s390x"));
+        assert_eq!(
+            arch_of(&Release::concrete(v("4.16.3"), "p", Metadata::default())),
+            None
+        );
+    }
+
+    #[test]
+    fn a_view_s_names_and_a_full_graph_s_convert_both_ways() {
+        assert_eq!(named_with_arch(&v("4.16.3"), "amd64"), v("4.16.3+amd64"));
+        assert_eq!(named_with_arch(&v("4.16.3+multi"), "amd64"), v("4.16.3+multi"));
+        assert_eq!(without_arch(&v("4.16.3+amd64"), "amd64"), Some(v("4.16.3")));
+        assert_eq!(without_arch(&v("4.16.3+amd64.x"), "amd64"), Some(v("4.16.3+x")));
+        assert_eq!(without_arch(&v("4.16.3+multi"), "amd64"), None);
+        assert_eq!(without_arch(&v("4.16.3"), "amd64"), None);
     }
 
     #[test]

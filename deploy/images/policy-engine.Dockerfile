@@ -25,12 +25,6 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/policy-engine /usr/local/bin/policy-engine
 USER 65532:65532
-# The engine's allocator (mimalloc) returns a page to the system as soon as
-# it is empty, and commits arena memory only as it is used so that purging
-# returns it: every answer computed, the engine holds 50 MiB instead of 101
-# (policy-engine/src/allocator.rs, docs/benchmarks-policy-engine.md; the
-# benchmarks and the demo run with these).
-ENV MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0
 # Graph API, status (probes, /metrics, /status). The defaults listen on
 # 127.0.0.1: pass --service.address 0.0.0.0 --status.address 0.0.0.0
 # (deploy/kubernetes does) to be reachable from outside the container.

@@ -6,11 +6,10 @@
 //! on; then the same again for the request after it, as far as our framing
 //! can follow (not past a chunked body: we never decode one). A difference
 //! passes only when a table names it — [`DELIBERATE`] (we refuse what hyper
-//! accepts, on purpose), [`HYPER_DEVIATIONS`] (hyper does not take what we
-//! accept, and the RFC is on our side or allows both), [`REFUSALS_TO_FIX`]
-//! and [`ACCEPTANCES_TO_FIX`] (we are wrong: reported, each entry goes with
-//! its fix), each entry naming its rule — and only when the request shows
-//! the entry's reason: a new kind of difference fails.
+//! accepts, on purpose) and [`HYPER_DEVIATIONS`] (hyper does not take what
+//! we accept, and the RFC is on our side or allows both), each entry naming
+//! its rule — and only when the request shows the entry's reason: a new
+//! kind of difference fails.
 //!
 //! hyper is driven over an in-memory stream that hands it the input, then
 //! end of stream, on a current-thread runtime built once per thread; its
@@ -53,6 +52,12 @@ struct Refusal {
 /// Where we refuse what hyper accepts on purpose: a rule has us refuse it,
 /// and hyper does not check it.
 const DELIBERATE: &[Refusal] = &[
+    // RFC 9110 §9.1: a method the server does not implement is 501; a token
+    // with `#$%&'` names none the http crate actix-web uses (0.2) knows.
+    Refusal {
+        refusal: BadHead::NotImplemented("method"),
+        shows: |seen, _| seen.method.as_str().bytes().any(|byte| b"#$%&'".contains(&byte)),
+    },
     // RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status
     // code to any HTTP/1.1 request message that lacks a Host header field".
     Refusal {
@@ -195,43 +200,6 @@ const HYPER_DEVIATIONS: &[Acceptance] = &[
     },
 ];
 
-/// Where we refuse what hyper accepts, and we are wrong: reported, to be
-/// fixed in `http1-server` (then the entry goes).
-const REFUSALS_TO_FIX: &[Refusal] = &[
-    // RFC 9110 §9.1: `method = token`, and a token's characters (§5.6.2)
-    // include "#" / "$" / "%" / "&" / "'", which the http crate actix-web
-    // uses (0.2) does not take in a method (http 1.x does): 400 for a
-    // well-formed request, where an unknown method is 501 (§9.1) or 405.
-    Refusal {
-        refusal: BadHead::Malformed("invalid method"),
-        shows: |seen, _| seen.method.as_str().bytes().any(|byte| b"#$%&'".contains(&byte)),
-    },
-];
-
-/// Where hyper does not take what we accept, and we are wrong: reported,
-/// to be fixed in `http1-server` (then the entry goes).
-const ACCEPTANCES_TO_FIX: &[Acceptance] = &[
-    // RFC 9112 §9.3: "If the "close" connection option is present, the
-    // connection will not persist after the current response; else, [...]
-    // If the received protocol is HTTP/1.0, the "keep-alive" connection
-    // option is present, [...] the connection will persist". We keep an
-    // HTTP/1.0 connection open on `keep-alive` even beside `close`.
-    Acceptance {
-        hyper: None,
-        shows: |head| {
-            let request = head.request.head();
-            format!("{:?}", request.version) == "HTTP/1.0"
-                && head.keep_alive
-                && request
-                    .headers
-                    .get_all("connection")
-                    .filter_map(|value| value.to_str().ok())
-                    .flat_map(|value| value.split(','))
-                    .any(|option| option.trim().eq_ignore_ascii_case("close"))
-        },
-    },
-];
-
 /// Where our peer is, as far as the parser cares.
 const PEER: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 40000);
 
@@ -244,7 +212,6 @@ fn check(input: &[u8]) {
     let known = |hyper_did: Option<&str>, head: &request::Head| {
         HYPER_DEVIATIONS
             .iter()
-            .chain(ACCEPTANCES_TO_FIX)
             .any(|entry| entry.hyper == hyper_did && (entry.shows)(head))
     };
     let mut at = 0;
@@ -258,7 +225,6 @@ fn check(input: &[u8]) {
             (Err(bad), Some(seen)) => {
                 if DELIBERATE
                     .iter()
-                    .chain(REFUSALS_TO_FIX)
                     .any(|entry| entry.refusal == bad && (entry.shows)(seen, bytes))
                 {
                     return;

@@ -6,7 +6,7 @@ use graph_builder::service::{ONCE, build_once};
 use service_kit::Service as _;
 use service_kit::cli::Invocation;
 use service_kit::service;
-use service_kit::settings::ServiceSettings as _;
+use service_kit::settings::SkeletonSettings as _;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

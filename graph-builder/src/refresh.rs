@@ -3,17 +3,19 @@
 //! new. A failure anywhere leaves the last good graph served and shows in the
 //! logs, the metrics and the status document. The tasks run under a
 //! [`Supervisor`]: one that panics is started again (the builder rebuilds
-//! from what the sources last published), and a scheduled one that stops
-//! completing rounds makes the process not live.
+//! from what the sources last published), and a source's periodic task that
+//! stops completing rounds makes the process not live (the builder waits for
+//! changes, so it has no schedule to miss).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::stage::Pipeline;
 use openshift_graph_data::{
     Diagnostic, GraphData, Loaded, Refused, Revision, Strictness, Tarball, write_tar_gz,
 };
-use service_kit::supervisor::{Heartbeat, Supervisor};
+use service_kit::periodic::Every;
+use service_kit::supervisor::Supervisor;
 use service_kit::telemetry;
 use tokio::sync::{Mutex as AsyncMutex, watch};
 use tracing::Instrument as _;
@@ -22,7 +24,6 @@ use crate::found::DropReason;
 use crate::metrics::Metrics;
 use crate::pipeline::{BuildContext, build};
 use crate::plan::Plan;
-use crate::schedule::Schedule;
 use crate::sources::graph_data::{GraphDataSource, GraphDataSourceError};
 use crate::sources::releases::{Fetched, ReleaseSnapshot, ReleaseSource, SourceError};
 use crate::state::{DroppedEntry, PublishedGraphData, State, unix_now};
@@ -48,37 +49,39 @@ pub fn spawn(plan: Plan, shared: Shared, supervisor: &mut Supervisor) {
     let needs_graph_data = graph_data.is_some();
     // Sources keep state between rounds (the scrape cache): a restarted task
     // takes over the same source.
-    let releases = Arc::new(AsyncMutex::new(releases));
-    let stall = Some(schedule.stalls_after(schedule.releases));
+    let releases = Arc::new(AsyncMutex::new(ReleaseRounds {
+        source: releases,
+        interrupted: false,
+    }));
     let task_shared = shared.clone();
-    supervisor.spawn("releases", stall, move |heartbeat| {
+    let every = Every::new("releases", schedule.releases).allowing(schedule.round_allowance());
+    supervisor.spawn_every(every, move || {
         refresh_releases(
             releases.clone(),
-            schedule,
+            schedule.scrape_timeout,
             task_shared.clone(),
             releases_tx.clone(),
-            heartbeat,
         )
     });
     if let Some(source) = graph_data {
-        let source = Arc::new(AsyncMutex::new(source));
+        let source = Arc::new(AsyncMutex::new(GraphDataRounds {
+            source,
+            refused: false,
+        }));
         let strictness = Arc::new(strictness);
-        let stall = Some(schedule.stalls_after(schedule.graph_data));
         let task_shared = shared.clone();
-        supervisor.spawn("graph-data", stall, move |heartbeat| {
+        let every = Every::new("graph-data", schedule.graph_data).allowing(schedule.round_allowance());
+        supervisor.spawn_every(every, move || {
             refresh_graph_data(
                 source.clone(),
                 strictness.clone(),
-                schedule.graph_data,
                 task_shared.clone(),
                 graph_data_tx.clone(),
-                heartbeat,
             )
         });
     }
     let pipeline = Arc::new(pipeline);
-    // Waits for changes, so it has no schedule to miss.
-    supervisor.spawn("graph build", None, move |_| {
+    supervisor.spawn("graph build", move || {
         rebuild_on_change(
             pipeline.clone(),
             needs_graph_data,
@@ -89,51 +92,59 @@ pub fn spawn(plan: Plan, shared: Shared, supervisor: &mut Supervisor) {
     });
 }
 
+/// The release source, and whether a round was cut short in it.
+struct ReleaseRounds {
+    source: ReleaseSource,
+    /// Set while a round runs: still set at the start of the next, the task
+    /// died in the middle of one.
+    interrupted: bool,
+}
+
+/// One round of the releases task: a scrape (a trace of its own), the
+/// releases published when they are new.
 async fn refresh_releases(
-    source: Arc<AsyncMutex<ReleaseSource>>,
-    schedule: Schedule,
+    rounds: Arc<AsyncMutex<ReleaseRounds>>,
+    scrape_timeout: Option<Duration>,
     shared: Shared,
     publish: watch::Sender<Option<Arc<ReleaseSnapshot>>>,
-    heartbeat: Heartbeat,
 ) {
-    let mut source = source.lock().await;
+    let mut rounds = rounds.lock().await;
+    let ReleaseRounds { source, interrupted } = &mut *rounds;
     // A task that died mid-scrape may have left its source half-updated.
-    source.forget_previous();
-    loop {
-        let started = Instant::now();
-        // Each scrape is a trace of its own.
-        let scrape = async {
-            shared.metrics.upstream_scrapes.inc();
-            let fetched = fetch_releases(&mut source, schedule.scrape_timeout).await;
-            if let Some(counts) = source.request_counts() {
-                shared.metrics.observe_registry_requests(&counts);
-            }
-            shared.record_releases(fetched)
-        };
-        let new = scrape
-            .instrument(tracing::info_span!(
-                "release scrape",
-                releases = tracing::field::Empty
-            ))
-            .await;
-        if let Some(snapshot) = new {
-            // Rebuild only for new releases, not for every scrape.
-            let changed = publish
-                .borrow()
-                .as_ref()
-                .is_none_or(|published| published.graph != snapshot.graph);
-            if changed {
-                publish.send_replace(Some(Arc::new(snapshot)));
-            }
-        }
-        let elapsed = started.elapsed().as_secs_f64();
-        shared.metrics.scrape_duration.observe(elapsed);
-        if shared.metrics.scrape_duration.get_sample_count() == 1 {
-            shared.metrics.initial_scrape_duration.set(elapsed);
-        }
-        heartbeat.beat();
-        tokio::time::sleep(schedule.releases).await;
+    if std::mem::replace(interrupted, true) {
+        source.forget_previous();
     }
+    let started = Instant::now();
+    let scrape = async {
+        shared.metrics.upstream_scrapes.inc();
+        let fetched = fetch_releases(source, scrape_timeout).await;
+        if let Some(counts) = source.request_counts() {
+            shared.metrics.observe_registry_requests(&counts);
+        }
+        shared.record_releases(fetched)
+    };
+    let new = scrape
+        .instrument(tracing::info_span!(
+            "release scrape",
+            releases = tracing::field::Empty
+        ))
+        .await;
+    if let Some(snapshot) = new {
+        // Rebuild only for new releases, not for every scrape.
+        let changed = publish
+            .borrow()
+            .as_ref()
+            .is_none_or(|published| published.graph != snapshot.graph);
+        if changed {
+            publish.send_replace(Some(Arc::new(snapshot)));
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    shared.metrics.scrape_duration.observe(elapsed);
+    if shared.metrics.scrape_duration.get_sample_count() == 1 {
+        shared.metrics.initial_scrape_duration.set(elapsed);
+    }
+    *interrupted = false;
 }
 
 /// One release refresh, abandoned (and its requests cancelled) after
@@ -169,7 +180,11 @@ impl Shared {
                 metrics.raw_releases.set(raw_releases as i64);
                 metrics.cache_hits.inc_by(raw_releases as u64);
                 metrics.source_up.with_label_values(&["releases"]).set(1);
-                self.state.health().releases.succeeded();
+                self.state
+                    .health()
+                    .releases
+                    .freshness
+                    .succeeded(SystemTime::now());
                 return None;
             }
             Ok(Fetched::New(snapshot)) => *snapshot,
@@ -178,7 +193,11 @@ impl Shared {
                 telemetry::mark_failed(&error);
                 metrics.upstream_errors.inc();
                 metrics.source_up.with_label_values(&["releases"]).set(0);
-                self.state.health().releases.failed(&error);
+                self.state
+                    .health()
+                    .releases
+                    .freshness
+                    .failed(SystemTime::now(), &error);
                 return None;
             }
         };
@@ -200,12 +219,13 @@ impl Shared {
             .count();
         let mut health = self.state.health();
         if unavailable == 0 {
-            health.releases.succeeded();
+            health.releases.freshness.succeeded(SystemTime::now());
         } else {
             // Served, but incomplete: say so until a scrape gets them all.
-            health.releases.failed(format_args!(
-                "{unavailable} release image(s) could not be fetched; see `dropped`"
-            ));
+            health.releases.freshness.failed(
+                SystemTime::now(),
+                format_args!("{unavailable} release image(s) could not be fetched; see `dropped`"),
+            );
         }
         let dropped: Vec<DroppedEntry> = snapshot.dropped.iter().map(DroppedEntry::from).collect();
         // Each problem is logged when it first appears, not on every scrape.
@@ -217,46 +237,47 @@ impl Shared {
     }
 }
 
+/// The graph-data source, and whether what it offers was refused.
+struct GraphDataRounds {
+    source: GraphDataSource,
+    /// While the source keeps offering content that was refused, it stays
+    /// reported as failing.
+    refused: bool,
+}
+
+/// One round of the graph-data task: a load (a trace of its own), the
+/// graph-data published when it is new and valid.
 async fn refresh_graph_data(
-    source: Arc<AsyncMutex<GraphDataSource>>,
+    rounds: Arc<AsyncMutex<GraphDataRounds>>,
     strictness: Arc<Strictness>,
-    pause: Duration,
     shared: Shared,
     publish: watch::Sender<Option<Arc<GraphData>>>,
-    heartbeat: Heartbeat,
 ) {
-    let mut source = source.lock().await;
-    // While the source keeps offering content that was refused, it stays
-    // reported as failing.
-    let mut refused = false;
-    loop {
-        let current = publish.borrow().as_ref().map(|data| data.revision().clone());
-        // Each load is a trace of its own.
-        let load = async {
-            match fetch_graph_data(&mut source, &strictness, current.as_ref()).await {
-                Ok(GraphDataUpdate::Unchanged) => {
-                    if !refused {
-                        shared.graph_data_up();
-                    }
-                }
-                Ok(GraphDataUpdate::InUse) => {
-                    refused = false;
+    let mut rounds = rounds.lock().await;
+    let GraphDataRounds { source, refused } = &mut *rounds;
+    let current = publish.borrow().as_ref().map(|data| data.revision().clone());
+    let load = async {
+        match fetch_graph_data(source, &strictness, current.as_ref()).await {
+            Ok(GraphDataUpdate::Unchanged) => {
+                if !*refused {
                     shared.graph_data_up();
                 }
-                Ok(GraphDataUpdate::New(update)) => {
-                    refused = false;
-                    publish.send_replace(Some(shared.publish_graph_data(*update)));
-                }
-                Err(error) => {
-                    refused = matches!(error, GraphDataError::Refused(_));
-                    shared.graph_data_failed(&error);
-                }
             }
-        };
-        load.instrument(tracing::info_span!("graph-data load")).await;
-        heartbeat.beat();
-        tokio::time::sleep(pause).await;
-    }
+            Ok(GraphDataUpdate::InUse) => {
+                *refused = false;
+                shared.graph_data_up();
+            }
+            Ok(GraphDataUpdate::New(update)) => {
+                *refused = false;
+                publish.send_replace(Some(shared.publish_graph_data(*update)));
+            }
+            Err(error) => {
+                *refused = matches!(error, GraphDataError::Refused(_));
+                shared.graph_data_failed(&error);
+            }
+        }
+    };
+    load.instrument(tracing::info_span!("graph-data load")).await;
 }
 
 /// What a graph-data refresh brought.
@@ -355,7 +376,7 @@ impl Shared {
     fn graph_data_up(&self) {
         self.metrics.source_up.with_label_values(&["graph_data"]).set(1);
         if let Some(health) = self.state.health().graph_data.as_mut() {
-            health.succeeded();
+            health.freshness.succeeded(SystemTime::now());
         }
     }
 
@@ -367,7 +388,7 @@ impl Shared {
         metrics.upstream_errors.inc();
         metrics.source_up.with_label_values(&["graph_data"]).set(0);
         if let Some(health) = self.state.health().graph_data.as_mut() {
-            health.failed(error);
+            health.freshness.failed(SystemTime::now(), error);
         }
     }
 }
@@ -431,7 +452,7 @@ pub fn publish_built(
             );
             shared.state.graph.store(Some(Arc::new(served)));
             let mut health = shared.state.health();
-            health.build.succeeded();
+            health.build.freshness.succeeded(SystemTime::now());
             health.apply_warnings = built.warnings.iter().map(ToString::to_string).collect();
         }
         Err(error) => {
@@ -439,7 +460,12 @@ pub fn publish_built(
             telemetry::mark_failed(&error);
             metrics.build_errors.inc();
             metrics.upstream_errors.inc();
-            shared.state.health().build.failed(&error);
+            shared
+                .state
+                .health()
+                .build
+                .freshness
+                .failed(SystemTime::now(), &error);
         }
     }
 }

@@ -1,5 +1,5 @@
-//! When each source is refreshed (from `[service]`), and how long a source
-//! may go without completing a round before the process is not live.
+//! When each source is refreshed (from `[service]`), and what one round may
+//! take (the allowance of service-kit's liveness rule for periodic tasks).
 
 use std::time::Duration;
 
@@ -21,13 +21,10 @@ pub enum ScheduleError {
     ZeroGraphDataPause,
 }
 
-/// Rounds of a source's schedule that may pass without one completing
-/// before the process is not live.
-const STALLED_ROUNDS: u32 = 3;
-
 /// What one round may take beyond its pause when scrapes have no timeout: a
-/// cold scrape of a large registry takes minutes, not hours.
-const ROUND_ALLOWANCE: Duration = Duration::from_secs(3600);
+/// cold scrape of a large registry takes minutes, not hours. With the
+/// default pause (300 s), a source is stalled after 3 × 25 min.
+const ROUND_ALLOWANCE: Duration = Duration::from_secs(20 * 60);
 
 impl Schedule {
     /// The schedule `[service]` asks for, refusing pauses of zero.
@@ -46,10 +43,10 @@ impl Schedule {
         })
     }
 
-    /// How long a source refreshed every `pause` may go without completing
-    /// a round before the process is not live.
-    pub fn stalls_after(&self, pause: Duration) -> Duration {
-        STALLED_ROUNDS * pause + self.scrape_timeout.unwrap_or(ROUND_ALLOWANCE)
+    /// What one round of a source may take: the scrape timeout, or
+    /// twenty minutes.
+    pub fn round_allowance(&self) -> Duration {
+        self.scrape_timeout.unwrap_or(ROUND_ALLOWANCE)
     }
 }
 
@@ -93,18 +90,14 @@ mod tests {
     }
 
     #[test]
-    fn a_source_stalls_after_three_rounds_and_the_time_a_round_may_take() {
-        let pause = Duration::from_secs(10);
+    fn a_round_may_take_the_scrape_timeout_or_twenty_minutes() {
         let timed = Schedule::from_settings(&ServiceSettings {
             scrape_timeout_secs: Some(60),
             ..service(10, None)
         })
         .unwrap();
-        assert_eq!(timed.stalls_after(pause), Duration::from_secs(3 * 10 + 60));
+        assert_eq!(timed.round_allowance(), Duration::from_secs(60));
         let untimed = Schedule::from_settings(&service(10, None)).unwrap();
-        assert_eq!(
-            untimed.stalls_after(pause),
-            Duration::from_secs(3 * 10) + ROUND_ALLOWANCE
-        );
+        assert_eq!(untimed.round_allowance(), ROUND_ALLOWANCE);
     }
 }

@@ -4,10 +4,11 @@
 //! come from the service skeleton.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use cincinnati_core::{ApiError, ErrorKind};
+use http_answers::conditional::respond_tagged;
 use http_answers::query::{QueryParameters, RequiredParameters};
 use http_answers::routes::get_or_head;
 use http_answers::{CachePolicy, HttpError, MediaTypes, PathPrefix};
@@ -79,20 +80,11 @@ async fn serve_graph_data(
         return Err(ApiError::new(ErrorKind::FileOpenError, "no graph-data has been loaded").into());
     };
     let etag = format!("\"{}\"", published.tarball_digest);
-    let not_modified = request
-        .headers()
-        .get_all(header::IF_NONE_MATCH)
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .any(|candidate| candidate.trim().trim_start_matches("W/") == etag || candidate.trim() == "*");
-    if not_modified {
-        return Ok(HttpResponse::NotModified()
-            .insert_header((header::ETAG, etag))
-            .finish());
-    }
-    Ok(HttpResponse::Ok()
-        .content_type("application/gzip")
-        .insert_header((header::ETAG, etag))
-        .insert_header((header::CACHE_CONTROL, "public, no-cache"))
-        .body(published.tarball.clone()))
+    // Followers revalidate on every refresh: a 304 costs them nothing.
+    let caching = CachePolicy::revalidate_after(Duration::ZERO);
+    Ok(respond_tagged(&request, &etag, &caching, None, |response| {
+        response
+            .content_type("application/gzip")
+            .body(published.tarball.clone())
+    }))
 }

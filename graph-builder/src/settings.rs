@@ -25,7 +25,7 @@ use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
 use service_kit::settings::{
-    ApiSettings, Defaults, Logging, RequestSettings, ServiceSettings as Skeleton, StatusSettings,
+    ApiSettings, Defaults, Logging, RequestSettings, SkeletonSettings, StatusSettings,
 };
 
 use crate::plugins::PluginTable;
@@ -116,7 +116,7 @@ impl Default for RegistryDefaults {
     }
 }
 
-impl Skeleton for Settings {
+impl SkeletonSettings for Settings {
     fn logging(&self) -> &Logging {
         &self.logging
     }

@@ -11,7 +11,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use arc_swap::ArcSwapOption;
 use http_answers::PreparedBody;
 use serde::{Deserialize, Serialize};
+use service_kit::freshness::Freshness;
 use service_kit::supervisor::TaskStatus;
+use service_kit::timestamp::rfc3339;
 
 use crate::found::Dropped;
 
@@ -45,27 +47,16 @@ pub struct PublishedGraphData {
 #[serde(deny_unknown_fields)]
 pub struct SourceHealth {
     pub description: String,
-    pub last_success_unix: Option<u64>,
-    pub last_error: Option<String>,
-    pub last_error_unix: Option<u64>,
+    #[serde(flatten)]
+    pub freshness: Freshness,
 }
 
 impl SourceHealth {
     pub fn new(description: String) -> Self {
         Self {
             description,
-            ..Self::default()
+            freshness: Freshness::default(),
         }
-    }
-
-    pub fn succeeded(&mut self) {
-        self.last_success_unix = Some(unix_now());
-        self.last_error = None;
-    }
-
-    pub fn failed(&mut self, error: impl std::fmt::Display) {
-        self.last_error = Some(error.to_string());
-        self.last_error_unix = Some(unix_now());
     }
 }
 
@@ -141,7 +132,7 @@ impl State {
                 etag: served
                     .body
                     .entity_tag(http_answers::accept::APPLICATION_JSON, false),
-                built_unix: unix(served.built_at),
+                built_at: rfc3339(served.built_at),
                 age_seconds: age_seconds(served.built_at),
                 releases: served.releases,
                 edges: served.edges,
@@ -176,7 +167,8 @@ pub struct Status {
 #[serde(deny_unknown_fields)]
 pub struct GraphStatus {
     pub etag: String,
-    pub built_unix: u64,
+    /// RFC 3339.
+    pub built_at: String,
     pub age_seconds: f64,
     pub releases: usize,
     pub edges: usize,

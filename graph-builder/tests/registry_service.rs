@@ -141,14 +141,14 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
     registry.stop().unwrap();
     let status = app
         .wait_for("the registry error", |status| {
-            status.sources.releases.last_error.is_some()
+            status.sources.releases.freshness.is_stale()
         })
         .await;
     assert_eq!(status.graph().releases, 4, "the last good graph is kept");
     assert_eq!(served_graph(&app).await["nodes"].as_array().unwrap().len(), 4);
 
     registry.restart().await.unwrap();
-    app.wait_for("recovery", |status| status.sources.releases.last_error.is_none())
+    app.wait_for("recovery", |status| !status.sources.releases.freshness.is_stale())
         .await;
 }
 

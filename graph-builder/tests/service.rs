@@ -298,7 +298,7 @@ async fn a_missing_release_source_keeps_the_service_up_but_not_ready() {
     .await;
     let status = app
         .wait_for("the release error", |status| {
-            status.sources.releases.last_error.is_some()
+            status.sources.releases.freshness.is_stale()
         })
         .await;
     assert!(!status.ready);

@@ -82,7 +82,7 @@ async fn a_build_that_panics_is_started_again_and_the_graph_is_served() {
     assert!(death.contains("building the graph does not panic"), "{death}");
     let releases = tasks.iter().find(|task| task.name == "releases").unwrap();
     assert_eq!(releases.restarts, 0);
-    assert!(releases.last_round_unix.is_some(), "{tasks:?}");
+    assert!(releases.last_round.is_some(), "{tasks:?}");
     assert!(supervisor.liveness().is_live());
     let text = String::from_utf8(registry.encode()).unwrap();
     assert!(

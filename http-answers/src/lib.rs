@@ -2,6 +2,8 @@
 //! every service shares between its handler and the wire.
 //!
 //! - [`accept`]: `Accept` and `Accept-Encoding` negotiation.
+//! - [`conditional`]: ETag, `If-None-Match` and 304, `Cache-Control`: the
+//!   one way every route answers conditional requests.
 //! - [`prepared`]: bodies computed once, served with ETag, 304, gzip and
 //!   `Cache-Control`.
 //! - [`identity_cache`]: identity bytes of compressed-only bodies, for the
@@ -16,6 +18,7 @@
 //! skeleton that composes them into a service is `service-kit`.
 
 pub mod accept;
+pub mod conditional;
 pub mod errors;
 pub mod identity_cache;
 pub mod prefix;
@@ -24,7 +27,8 @@ pub mod query;
 pub mod routes;
 
 pub use accept::MediaTypes;
+pub use conditional::CachePolicy;
 pub use errors::HttpError;
 pub use identity_cache::IdentityCache;
 pub use prefix::PathPrefix;
-pub use prepared::{CachePolicy, PreparedBody};
+pub use prepared::PreparedBody;

@@ -1,6 +1,6 @@
 //! Answers computed once and served many times: the bytes, their gzip form
-//! and a strong ETag, answered with conditional requests (304), gzip and
-//! cache headers.
+//! and a strong ETag, answered with conditional requests (304, as
+//! [`crate::conditional`] answers every route), gzip and cache headers.
 //!
 //! A body is the shared bytes themselves (cloning them is a reference
 //! count), which the connection layer ([`crate::http1`]) hands to the
@@ -10,7 +10,6 @@ use std::fmt::Write as _;
 use std::io::{self, BufWriter, Read as _, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::http::{Method, header};
@@ -22,6 +21,7 @@ use flate2::write::GzEncoder;
 use sha2::{Digest, Sha256};
 
 use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
+use crate::conditional::{CachePolicy, respond_tagged};
 use crate::identity_cache::IdentityCache;
 
 /// A response body prepared once: its gzip bytes, usually its identity bytes
@@ -140,38 +140,33 @@ impl PreparedBody {
     ) -> HttpResponse {
         let gzip = accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING));
         let etag = self.entity_tag(content_type, gzip);
-        let not_modified = matches_if_none_match(&header_values(request, &header::IF_NONE_MATCH), &etag);
-        let mut response = if not_modified {
-            HttpResponse::NotModified()
-        } else {
-            HttpResponse::Ok()
-        };
-        response
-            .insert_header((header::ETAG, etag))
-            .insert_header((header::CACHE_CONTROL, caching.header_value()))
-            .insert_header((header::VARY, "Accept, Accept-Encoding"));
-        if not_modified {
-            return response.finish();
-        }
-        response.content_type(content_type);
-        if gzip {
-            return response
-                .insert_header((header::CONTENT_ENCODING, "gzip"))
-                .body(self.gzip.clone());
-        }
-        // A HEAD answer's body is never sent: announce its length without
-        // inflating anything.
-        if request.method() == Method::HEAD {
-            return response.body(LengthOnly(self.identity_len));
-        }
-        let identity = self
-            .identity
-            .clone()
-            .or_else(|| identities.and_then(|cache| cache.get_or_inflate(self)));
-        match identity {
-            Some(identity) => response.body(identity),
-            None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
-        }
+        respond_tagged(
+            request,
+            &etag,
+            caching,
+            Some("Accept, Accept-Encoding"),
+            |response| {
+                response.content_type(content_type);
+                if gzip {
+                    return response
+                        .insert_header((header::CONTENT_ENCODING, "gzip"))
+                        .body(self.gzip.clone());
+                }
+                // A HEAD answer's body is never sent: announce its length without
+                // inflating anything.
+                if request.method() == Method::HEAD {
+                    return response.body(LengthOnly(self.identity_len));
+                }
+                let identity = self
+                    .identity
+                    .clone()
+                    .or_else(|| identities.and_then(|cache| cache.get_or_inflate(self)));
+                match identity {
+                    Some(identity) => response.body(identity),
+                    None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
+                }
+            },
+        )
     }
 
     /// The identity bytes, inflated.
@@ -271,17 +266,6 @@ impl MessageBody for Inflating {
     }
 }
 
-/// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110
-/// §13.1.2 requires for this header) or is `*`.
-pub fn matches_if_none_match(if_none_match: &[&str], etag: &str) -> bool {
-    let opaque = |tag: &str| tag.trim().trim_start_matches("W/").to_owned();
-    let wanted = opaque(etag);
-    if_none_match
-        .iter()
-        .flat_map(|value| value.split(','))
-        .any(|candidate| candidate.trim() == "*" || opaque(candidate) == wanted)
-}
-
 /// 32-bit FNV-1a: a short, stable tag for a media type inside an ETag.
 fn fnv1a(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5, |hash, &byte| {
@@ -289,40 +273,12 @@ fn fnv1a(bytes: &[u8]) -> u32 {
     })
 }
 
-/// How long shared and private caches may reuse an answer before they
-/// revalidate it with its ETag.
-#[derive(Debug, Clone)]
-pub struct CachePolicy {
-    header_value: String,
-}
-
-impl CachePolicy {
-    /// `max_age` zero: store, but revalidate every time (a cheap 304).
-    pub fn revalidate_after(max_age: Duration) -> Self {
-        let header_value = match max_age.as_secs() {
-            0 => "public, no-cache".to_owned(),
-            seconds => format!("public, max-age={seconds}, must-revalidate"),
-        };
-        Self { header_value }
-    }
-
-    /// For an answer that never changes at its URL: caches keep it for
-    /// `max_age` and never revalidate it (RFC 8246 `immutable`).
-    pub fn immutable(max_age: Duration) -> Self {
-        Self {
-            header_value: format!("public, max-age={}, immutable", max_age.as_secs()),
-        }
-    }
-
-    pub fn header_value(&self) -> &str {
-        &self.header_value
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use actix_web::body::to_bytes;
     use actix_web::http::StatusCode;
+    use std::time::Duration;
+
     use actix_web::test::TestRequest;
 
     use super::*;
@@ -499,13 +455,5 @@ mod tests {
             "public, max-age=60, must-revalidate"
         );
         assert_eq!(to_bytes(response.into_body()).await.unwrap(), prepared.gzip());
-    }
-
-    #[test]
-    fn zero_max_age_means_always_revalidate() {
-        assert_eq!(
-            CachePolicy::revalidate_after(Duration::ZERO).header_value(),
-            "public, no-cache"
-        );
     }
 }

@@ -279,6 +279,15 @@ pub fn all() -> Vec<Case> {
             send(get("X-A: a\rTransfer-Encoding: chunked\r\n")),
             Expect::Refused(400),
         ),
+        case(
+            "request-target-too-long-after-an-empty-line",
+            "RFC 9112 §2.2 and §3: the empty line before the request line is skipped, the line after it judged",
+            send(format!(
+                "\r\nGET /{} HTTP/1.1\r\nHost: {{host}}\r\n\r\n",
+                "a".repeat(16_000)
+            )),
+            Expect::Refused(414),
+        ),
         well_formed(
             "empty-lines-before-the-request-line",
             "RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line",
@@ -351,6 +360,12 @@ pub fn all() -> Vec<Case> {
             send("CONNECT {host} HTTP/1.1\r\nHost: {host}\r\n\r\n"),
             Expect::Refused(501),
         ),
+        case(
+            "unknown-method",
+            "RFC 9110 §9.1: a method the origin server does not implement: 501",
+            send("G%T {path} HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+            Expect::Refused(501),
+        ),
         // nginx answers it 400 itself.
         case(
             "options-asterisk",
@@ -416,6 +431,12 @@ pub fn all() -> Vec<Case> {
             "RFC 9112 §9.3 and Appendix C.2.2: an HTTP/1.0 client asking for keep-alive keeps its connection",
             send("GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: keep-alive\r\n\r\n"),
             ok_then(After::Open),
+        ),
+        case(
+            "http-1-0-keep-alive-and-close",
+            "RFC 9112 §9.3: with the close option present the connection does not persist, whatever else is asked",
+            send("GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: keep-alive, close\r\n\r\n"),
+            ok_then(After::Closed),
         ),
         well_formed(
             "connection-close",

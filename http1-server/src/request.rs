@@ -93,8 +93,10 @@ pub fn parse(bytes: &[u8], peer: SocketAddr) -> Result<Option<Head>, BadHead> {
     let mut request = actix_http::Request::new();
     let head = request.head_mut();
     head.peer_addr = Some(peer);
+    // httparse took it as a token; one the http crate has no method for
+    // (`G%T`) is a method this server does not implement (RFC 9110 §9.1).
     head.method = Method::from_bytes(parsed.method.unwrap_or_default().as_bytes())
-        .map_err(|_| BadHead::Malformed("invalid method"))?;
+        .map_err(|_| BadHead::NotImplemented("method"))?;
     head.version = match parsed.version {
         Some(0) => Version::HTTP_10,
         _ => Version::HTTP_11,
@@ -149,6 +151,13 @@ fn describe(error: httparse::Error) -> &'static str {
 /// respond with 414"), and a well-formed line of another HTTP major
 /// version (505, RFC 9110 §15.6.6).
 fn check_request_line(bytes: &[u8]) -> Result<(), BadHead> {
+    // Empty lines before the request line are skipped (RFC 9112 §2.2), as
+    // httparse skips them.
+    let start = bytes
+        .iter()
+        .position(|&byte| byte != b'\r' && byte != b'\n')
+        .unwrap_or(bytes.len());
+    let bytes = &bytes[start..];
     let Some(end) = bytes.iter().position(|&byte| byte == b'\n') else {
         return if bytes.len() > MAX_REQUEST_LINE_BYTES {
             Err(BadHead::TargetTooLong)
@@ -341,17 +350,21 @@ fn content_length(head: &RequestHead) -> Result<Option<u64>, BadHead> {
     Ok(length)
 }
 
+/// RFC 9112 §9.3: `close` ends the connection whatever the version; else
+/// HTTP/1.1 persists, and HTTP/1.0 only with `keep-alive`.
 fn wants_keep_alive(head: &RequestHead) -> bool {
-    let mut options = head
+    let options: Vec<&str> = head
         .headers
         .get_all(CONNECTION)
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .map(str::trim);
-    if head.version == Version::HTTP_10 {
-        options.any(|option| option.eq_ignore_ascii_case("keep-alive"))
+        .map(str::trim)
+        .collect();
+    let has = |wanted: &str| options.iter().any(|option| option.eq_ignore_ascii_case(wanted));
+    if has("close") {
+        false
     } else {
-        !options.any(|option| option.eq_ignore_ascii_case("close"))
+        head.version != Version::HTTP_10 || has("keep-alive")
     }
 }
 
@@ -440,6 +453,7 @@ mod tests {
             ),
             ("GET / HTTP/1.0\r\n\r\n", false),
             ("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", true),
+            ("GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", false),
         ];
         for (text, keep_alive) in cases {
             let head = complete(text);
@@ -533,6 +547,10 @@ mod tests {
             refused("CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n"),
             BadHead::NotImplemented(_)
         ));
+        assert_eq!(
+            refused("G%T / HTTP/1.1\r\nHost: x\r\n\r\n"),
+            BadHead::NotImplemented("method")
+        );
         for text in [
             "GET * HTTP/1.1\r\nHost: x\r\n\r\n",
             "GET x:443 HTTP/1.1\r\nHost: x\r\n\r\n",

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use image_signature::MAX_SIGNATURE_BYTES;
 use image_signature::layout::{self, Found};
@@ -62,20 +61,15 @@ impl DirectorySource {
 }
 
 impl DirectorySource {
-    /// Scans every `interval`, for ever, on a blocking thread, calling
-    /// `round_done` after each scan (a supervisor's heartbeat); failures are
-    /// logged and kept in the status.
-    pub async fn run(self, interval: Duration, round_done: impl Fn()) {
-        loop {
-            let source = self.clone();
-            let scanned = tokio::task::spawn_blocking(move || source.refresh())
-                .await
-                .expect("a scan does not panic");
-            if let Err(error) = scanned {
-                tracing::warn!(%error, "signature scan failed");
-            }
-            round_done();
-            tokio::time::sleep(interval).await;
+    /// One round of the periodic scan: [`DirectorySource::refresh`] on a
+    /// blocking thread, a failure logged (and kept in the status).
+    pub async fn round(&self) {
+        let source = self.clone();
+        let scanned = tokio::task::spawn_blocking(move || source.refresh())
+            .await
+            .expect("a scan does not panic");
+        if let Err(error) = scanned {
+            tracing::warn!(%error, "signature scan failed");
         }
     }
 }

@@ -128,7 +128,7 @@ impl SourceMetrics {
         self.digests.set(count(status.digests));
         self.misplaced.set(count(status.misplaced));
         self.age.set(status.age_seconds.unwrap_or(0.0));
-        self.failing.set(i64::from(status.last_error.is_some()));
+        self.failing.set(i64::from(status.freshness.is_stale()));
         self.revision.reset();
         if let Some(revision) = &status.revision {
             self.revision.with_label_values(&[revision.as_str()]).set(1);

@@ -18,12 +18,11 @@
 
 use std::time::Duration;
 
-use actix_web::http::{Method, header};
+use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, Scope, web};
 use cincinnati_core::{ApiError, ErrorKind};
-use http_answers::accept::header_values;
+use http_answers::conditional::respond_tagged;
 use http_answers::errors::method_not_allowed;
-use http_answers::prepared::matches_if_none_match;
 use http_answers::{CachePolicy, HttpError, PathPrefix};
 use image_signature::layout::SignatureName;
 
@@ -97,20 +96,9 @@ impl SignatureRoute {
     }
 
     fn respond(&self, request: &HttpRequest, found: Signature) -> HttpResponse {
-        let not_modified =
-            matches_if_none_match(&header_values(request, &header::IF_NONE_MATCH), &found.etag);
-        let mut response = if not_modified {
-            HttpResponse::NotModified()
-        } else {
-            HttpResponse::Ok()
-        };
-        response
-            .insert_header((header::ETAG, &*found.etag))
-            .insert_header((header::CACHE_CONTROL, self.caching.header_value()));
-        if not_modified {
-            return response.finish();
-        }
-        response.content_type(CONTENT_TYPE).body(found.bytes)
+        respond_tagged(request, &found.etag, &self.caching, None, |response| {
+            response.content_type(CONTENT_TYPE).body(found.bytes)
+        })
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use service_kit::metrics::{MetricRegistry, ServiceMetrics};
+use service_kit::periodic::Every;
 use service_kit::{Declaration, Flags, Kit, Service};
 use tempfile::TempDir;
 
@@ -16,10 +17,6 @@ use crate::serve::SignatureRoute;
 use crate::settings::{Plan, Settings, SourcePlan};
 use crate::status::{Signatures, Status};
 use crate::tarball::TarballSource;
-
-/// Refresh rounds that may pass without one completing before the helper
-/// is not live.
-const STALLED_ROUNDS: u32 = 3;
 
 /// What the helper's requests (tarball fetches) say they are.
 const USER_AGENT: &str = concat!("metadata-helper/", env!("CARGO_PKG_VERSION"));
@@ -81,15 +78,16 @@ impl Service for MetadataHelper {
     }
 
     fn start(plan: Plan, settings: &Settings, kit: &mut Kit<HelperMetrics>) -> anyhow::Result<Self> {
-        let stalls_after =
-            STALLED_ROUNDS * plan.interval + Duration::from_secs(settings.signatures.timeout_secs);
+        // A round may take a download's timeout.
+        let every = Every::new("signature refresh", plan.interval)
+            .allowing(Duration::from_secs(settings.signatures.timeout_secs));
         let (signatures, work_dir) = match plan.source {
             SourcePlan::Directory(dir) => {
                 let source = DirectorySource::new(dir);
                 let signatures = source.signatures().clone();
-                let interval = plan.interval;
-                kit.spawn("signature refresh", Some(stalls_after), move |heartbeat| {
-                    source.clone().run(interval, move || heartbeat.beat())
+                kit.spawn_every(every, move || {
+                    let source = source.clone();
+                    async move { source.round().await }
                 });
                 (signatures, None)
             }
@@ -114,10 +112,9 @@ impl Service for MetadataHelper {
                 let source = TarballSource::new(settings)?;
                 let signatures = source.signatures().clone();
                 let source = Arc::new(tokio::sync::Mutex::new(source));
-                let interval = plan.interval;
-                kit.spawn("signature refresh", Some(stalls_after), move |heartbeat| {
+                kit.spawn_every(every, move || {
                     let source = source.clone();
-                    async move { source.lock().await.run(interval, move || heartbeat.beat()).await }
+                    async move { source.lock().await.round().await }
                 });
                 (signatures, private)
             }

@@ -25,7 +25,7 @@ use http_fetch::{ExtraRoots, Url};
 use serde::{Deserialize, Serialize};
 use service_kit::secret::RedactedUrl;
 use service_kit::settings::{
-    ApiSettings, ConnectionSettings, Defaults, Logging, ServiceSettings as Skeleton, StatusSettings,
+    ApiSettings, ConnectionSettings, Defaults, Logging, SkeletonSettings, StatusSettings,
 };
 
 use crate::tarball::TarballSettings;
@@ -155,7 +155,7 @@ impl SignatureSettings {
     }
 }
 
-impl Skeleton for Settings {
+impl SkeletonSettings for Settings {
     fn logging(&self) -> &Logging {
         &self.logging
     }

@@ -3,11 +3,13 @@
 
 use std::fmt::Display;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use arc_swap::ArcSwapOption;
 use serde::{Deserialize, Serialize};
+use service_kit::freshness::Freshness;
 use service_kit::supervisor::TaskStatus;
+use service_kit::timestamp::rfc3339;
 
 use crate::set::SignatureSet;
 
@@ -44,16 +46,13 @@ pub struct SourceStatus {
     pub signatures: usize,
     /// Entries of the tree in service that are not served.
     pub misplaced: usize,
-    /// When the set in service was loaded, and its age now.
-    pub loaded_unix: Option<u64>,
+    /// When the set in service was loaded (RFC 3339), and its age now.
+    pub loaded_at: Option<String>,
     pub age_seconds: Option<f64>,
-    /// The last refresh that worked (unchanged included).
-    pub last_success_unix: Option<u64>,
-    /// Why the last refresh failed, until one works; the set in service
-    /// stays the last good one.
-    pub last_error: Option<String>,
-    /// When a refresh last failed.
-    pub last_error_unix: Option<u64>,
+    /// The last refresh that worked (unchanged included), and the failure
+    /// since: the set in service stays the last good one.
+    #[serde(flatten)]
+    pub freshness: Freshness,
 }
 
 impl Signatures {
@@ -95,28 +94,19 @@ impl Signatures {
         status.digests = set.digests;
         status.signatures = set.signatures;
         status.misplaced = set.misplaced;
-        status.loaded_unix = Some(unix(set.loaded_at));
+        status.loaded_at = Some(rfc3339(set.loaded_at));
         self.0.set.swap(Some(Arc::new(set)))
     }
 
     pub(crate) fn succeeded(&self) {
-        let mut status = self.lock();
-        status.last_success_unix = Some(unix(SystemTime::now()));
-        status.last_error = None;
+        self.lock().freshness.succeeded(SystemTime::now());
     }
 
     pub(crate) fn failed(&self, error: impl Display) {
-        let mut status = self.lock();
-        status.last_error = Some(error.to_string());
-        status.last_error_unix = Some(unix(SystemTime::now()));
+        self.lock().freshness.failed(SystemTime::now(), error);
     }
 
     fn lock(&self) -> MutexGuard<'_, SourceStatus> {
         self.0.status.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-fn unix(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
 }

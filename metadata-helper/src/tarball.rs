@@ -115,22 +115,17 @@ impl TarballSource {
         refreshed
     }
 
-    /// Refreshes every `interval`, for ever, calling `round_done` after each
-    /// refresh (a supervisor's heartbeat); failures are logged and kept in
-    /// the status.
-    pub async fn run(&mut self, interval: Duration, round_done: impl Fn()) {
-        loop {
-            match self.refresh().await {
-                Ok(Refresh::Unchanged) => {}
-                Ok(Refresh::Loaded { revision, signatures }) => {
-                    tracing::info!(?revision, signatures, "signatures loaded");
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "signature refresh failed; serving the last good signatures");
-                }
+    /// One round of the periodic refresh: [`TarballSource::refresh`], its
+    /// outcome logged (and kept in the status).
+    pub async fn round(&mut self) {
+        match self.refresh().await {
+            Ok(Refresh::Unchanged) => {}
+            Ok(Refresh::Loaded { revision, signatures }) => {
+                tracing::info!(?revision, signatures, "signatures loaded");
             }
-            round_done();
-            tokio::time::sleep(interval).await;
+            Err(error) => {
+                tracing::warn!(%error, "signature refresh failed; serving the last good signatures");
+            }
         }
     }
 

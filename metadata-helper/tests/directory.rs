@@ -51,7 +51,7 @@ fn files_are_served_on_demand_and_counted_by_a_scan() {
     let source = source(root.path());
     let status = source.signatures().status();
     assert_eq!((status.digests, status.signatures, status.misplaced), (2, 3, 1));
-    assert!(source.signatures().is_ready() && status.last_error.is_none());
+    assert!(source.signatures().is_ready() && !status.freshness.is_stale());
     assert!(status.source.starts_with("directory "), "{}", status.source);
 
     let set = source.signatures().set().unwrap();
@@ -171,11 +171,11 @@ fn a_missing_directory_is_reported_until_it_appears() {
     assert!(error.to_string().contains(&root.display().to_string()), "{error}");
     let status = source.signatures().status();
     assert!(!source.signatures().is_ready());
-    assert_eq!(status.last_error, Some(error.to_string()));
+    assert_eq!(status.freshness.last_error().unwrap().message, error.to_string());
 
     write(&root, A, 1, b"a1");
     source.refresh().unwrap();
     let status = source.signatures().status();
     assert!(source.signatures().is_ready());
-    assert_eq!((status.signatures, status.last_error), (1, None));
+    assert_eq!((status.signatures, status.freshness.is_stale()), (1, false));
 }

@@ -2,7 +2,8 @@
 //! the page cannot go stale: every setting key, flag and default (read from
 //! the settings' serialised defaults and the command line the skeleton
 //! derives), and every metric name, type and label (from the registry of a
-//! running helper). The other services' twins are in their tests/.
+//! running helper). The other services' twins are in their tests/. Also the
+//! freshness fields every service's `/status` shares.
 
 use metadata_helper::{Application, MetadataHelper, Settings};
 
@@ -26,4 +27,16 @@ async fn every_metric_is_documented_with_its_type_and_labels() {
     settings.signatures.dir = Some(signatures.path().to_path_buf());
     let helper = Application::build(&settings).unwrap();
     doc_tables::check_metric_table(DOC, SERVICE, &helper.metrics().described());
+}
+
+#[test]
+fn the_freshness_fields_of_status_are_documented() {
+    let documented: std::collections::BTreeSet<String> = doc_tables::table(DOC, "status: freshness")
+        .iter()
+        .map(|row| doc_tables::single_code(&row[0]))
+        .collect();
+    assert_eq!(
+        documented,
+        doc_tables::fields_of::<service_kit::freshness::Freshness>()
+    );
 }

@@ -85,7 +85,7 @@ async fn the_tarball_is_followed_with_conditional_gets() {
         (status.revision.as_deref(), status.digests, status.signatures),
         (Some(etag.as_str()), 1, 2)
     );
-    assert!(status.loaded_unix.is_some() && status.age_seconds.is_some());
+    assert!(status.loaded_at.is_some() && status.age_seconds.is_some());
     assert_eq!(served(&source, A, 2).unwrap(), b"a2");
     assert_eq!(served(&source, B, 1), None);
 
@@ -170,7 +170,7 @@ async fn every_failure_keeps_the_last_good_set_and_is_reported_until_a_refresh_w
         let error = source.refresh().await.unwrap_err();
         assert!(error.to_string().contains(expected), "{error}");
         let status = source.signatures().status();
-        assert_eq!(status.last_error, Some(error.to_string()));
+        assert_eq!(status.freshness.last_error().unwrap().message, error.to_string());
         assert_eq!(status.revision, good, "the last good set stays");
         assert_eq!(served(&source, A, 1).unwrap(), b"a1");
     }
@@ -178,7 +178,7 @@ async fn every_failure_keeps_the_last_good_set_and_is_reported_until_a_refresh_w
 
     server.serve(PATH, Body::Tagged(first_revision()));
     assert_eq!(source.refresh().await.unwrap(), Refresh::Unchanged);
-    assert_eq!(source.signatures().status().last_error, None);
+    assert!(!source.signatures().status().freshness.is_stale());
 }
 
 #[tokio::test]
@@ -191,7 +191,7 @@ async fn a_graph_builder_unreachable_at_start_leaves_the_source_not_ready() {
     let error = source.refresh().await.unwrap_err();
     assert!(matches!(error, TarballError::Fetch(_)), "{error}");
     assert!(!source.signatures().is_ready());
-    assert!(source.signatures().status().last_error.is_some());
+    assert!(source.signatures().status().freshness.is_stale());
 }
 
 #[tokio::test]

@@ -71,7 +71,7 @@ impl AnswerKey {
 
 /// Whether an answer came from the cache, for the cache metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
+pub enum CacheOutcome {
     Hit,
     /// Computed; keeping it `evicted` the least recently used answer.
     Miss {
@@ -79,12 +79,12 @@ pub enum Lookup {
     },
 }
 
-impl Lookup {
-    /// Counts this lookup in the answer cache's metrics.
+impl CacheOutcome {
+    /// Counts this outcome in the answer cache's metrics.
     pub fn count(self, metrics: &EngineMetrics) {
         match self {
-            Lookup::Hit => metrics.cache_hits.inc(),
-            Lookup::Miss { evicted } => {
+            CacheOutcome::Hit => metrics.cache_hits.inc(),
+            CacheOutcome::Miss { evicted } => {
                 metrics.cache_misses.inc();
                 if evicted {
                     metrics.cache_evictions.inc();
@@ -128,7 +128,7 @@ impl AnswerCache {
         request: &PolicyRequest,
         joined: &[u64],
         compute: F,
-    ) -> (Answer, Lookup)
+    ) -> (Answer, CacheOutcome)
     where
         F: AsyncFnOnce() -> Answer,
     {
@@ -145,7 +145,7 @@ impl AnswerCache {
             }
         };
         if let Some(answer) = cell.get() {
-            return (answer.clone(), Lookup::Hit);
+            return (answer.clone(), CacheOutcome::Hit);
         }
         // Only the request that computes is a miss; those that waited for it are hits.
         let mut computed = false;
@@ -155,12 +155,12 @@ impl AnswerCache {
                 compute()
             })
             .await;
-        let lookup = if computed {
-            Lookup::Miss { evicted }
+        let outcome = if computed {
+            CacheOutcome::Miss { evicted }
         } else {
-            Lookup::Hit
+            CacheOutcome::Hit
         };
-        (answer.clone(), lookup)
+        (answer.clone(), outcome)
     }
 }
 
@@ -265,7 +265,7 @@ mod tests {
     }
 
     impl Fixture {
-        async fn ask(&self, query: &str) -> (Answer, Lookup) {
+        async fn ask(&self, query: &str) -> (Answer, CacheOutcome) {
             let request = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
             let (graph, pipeline, asked) = (self.graph.clone(), self.pipeline.clone(), request.clone());
             self.cache
@@ -277,10 +277,10 @@ mod tests {
                 .await
         }
 
-        async fn lookup(&self, query: &str) -> Lookup {
-            let (answer, lookup) = self.ask(query).await;
+        async fn outcome(&self, query: &str) -> CacheOutcome {
+            let (answer, outcome) = self.ask(query).await;
             assert!(answer.is_ok());
-            lookup
+            outcome
         }
 
         fn is_answered(&self, query: &str) -> bool {
@@ -289,34 +289,34 @@ mod tests {
         }
     }
 
-    const MISS: Lookup = Lookup::Miss { evicted: false };
+    const MISS: CacheOutcome = CacheOutcome::Miss { evicted: false };
 
     #[tokio::test]
     async fn each_key_is_computed_once_and_version_and_id_do_not_split_it() {
         let answers = fixture(8);
-        assert_eq!(answers.lookup("channel=a-4.1").await, MISS);
+        assert_eq!(answers.outcome("channel=a-4.1").await, MISS);
         assert_eq!(
-            answers.lookup("channel=a-4.1&version=4.1.0&id=x").await,
-            Lookup::Hit
+            answers.outcome("channel=a-4.1&version=4.1.0&id=x").await,
+            CacheOutcome::Hit
         );
-        assert_eq!(answers.lookup("channel=b-4.1").await, MISS);
-        assert_eq!(answers.lookup("channel=a-4.1&arch=amd64").await, MISS);
+        assert_eq!(answers.outcome("channel=b-4.1").await, MISS);
+        assert_eq!(answers.outcome("channel=a-4.1&arch=amd64").await, MISS);
     }
 
     #[tokio::test]
     async fn beyond_the_limit_the_least_recently_used_answer_is_evicted() {
         let answers = fixture(2);
-        assert_eq!(answers.lookup("channel=a-4.1").await, MISS);
-        assert_eq!(answers.lookup("channel=b-4.1").await, MISS);
-        assert_eq!(answers.lookup("channel=a-4.1").await, Lookup::Hit);
+        assert_eq!(answers.outcome("channel=a-4.1").await, MISS);
+        assert_eq!(answers.outcome("channel=b-4.1").await, MISS);
+        assert_eq!(answers.outcome("channel=a-4.1").await, CacheOutcome::Hit);
         assert_eq!(
-            answers.lookup("channel=made-up").await,
-            Lookup::Miss { evicted: true }
+            answers.outcome("channel=made-up").await,
+            CacheOutcome::Miss { evicted: true }
         );
-        assert_eq!(answers.lookup("channel=a-4.1").await, Lookup::Hit);
+        assert_eq!(answers.outcome("channel=a-4.1").await, CacheOutcome::Hit);
         assert_eq!(
-            answers.lookup("channel=b-4.1").await,
-            Lookup::Miss { evicted: true },
+            answers.outcome("channel=b-4.1").await,
+            CacheOutcome::Miss { evicted: true },
             "b was the least recently used"
         );
     }
@@ -325,9 +325,9 @@ mod tests {
     async fn a_key_is_answered_once_computed_and_until_evicted() {
         let answers = fixture(1);
         assert!(!answers.is_answered("channel=a-4.1"));
-        answers.lookup("channel=a-4.1").await;
+        answers.outcome("channel=a-4.1").await;
         assert!(answers.is_answered("channel=a-4.1&version=4.1.0"));
-        answers.lookup("channel=made-up").await;
+        answers.outcome("channel=made-up").await;
         assert!(answers.is_answered("channel=made-up"));
         assert!(!answers.is_answered("channel=a-4.1"), "evicted");
     }
@@ -357,9 +357,9 @@ mod tests {
             "computed while every permit was taken"
         );
         drop(busy);
-        let (answer, lookup) = waiting.await.unwrap();
+        let (answer, outcome) = waiting.await.unwrap();
         assert!(answer.is_ok());
-        assert_eq!(lookup, MISS);
+        assert_eq!(outcome, MISS);
         assert!(answers.is_answered("channel=a-4.1"));
     }
 

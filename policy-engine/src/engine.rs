@@ -114,7 +114,7 @@ impl Engine {
         let class = self.classify(&query, now).await;
         let valid_for = class.as_ref().and_then(|class| class.valid_for(now));
         let (request, revision, joined) = self.revision_for(query, class, arrived).await?;
-        let (answer, lookup) = revision
+        let (answer, outcome) = revision
             .answer(request, joined, &self.pipeline, &self.computations)
             .await;
         // Less the waits above (lookup, refresh, computation): caches count
@@ -122,7 +122,7 @@ impl Engine {
         let expires_sooner = valid_for
             .map(|valid_for| valid_for.saturating_sub(now.elapsed().unwrap_or_default()))
             .filter(|valid_for| *valid_for < self.cache_max_age);
-        lookup.count(&self.metrics);
+        outcome.count(&self.metrics);
         Ok(Answered {
             body: answer?,
             expires_sooner,

@@ -24,7 +24,7 @@
 //!   skeleton); [`service`]: what the engine declares to the skeleton.
 //! - [`explorer`]: the update graph explorer page and the answers it reads.
 //! - [`metrics`]: upstream's metric names plus staleness and cache metrics.
-//! - [`allocator`]: the allocator settings the launcher provides.
+//! - [`allocator`]: the allocator settings the binary applies to itself.
 //!
 //! Deliberately not here: HTTP plumbing shared with the graph-builder
 //! (`service-kit`), the graph and its JSON (`cincinnati-core`).

@@ -6,7 +6,13 @@ use policy_engine::PolicyEngine;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    service_kit::service::main::<PolicyEngine>(service_kit::source_commit!()).await
+fn main() -> anyhow::Result<()> {
+    // Before the runtime's threads: it may execute the binary again.
+    policy_engine::allocator::apply();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(service_kit::service::main::<PolicyEngine>(
+            service_kit::source_commit!(),
+        ))
 }

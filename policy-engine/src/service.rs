@@ -14,10 +14,6 @@ use crate::routes::{self, openapi::OpenApiDocument};
 use crate::settings::{Resolved, Settings};
 use crate::upstream::feeds::Feeds;
 
-/// Refresh rounds (each an interval and an upstream timeout) that may pass
-/// without one completing before the engine is not live.
-const STALLED_ROUNDS: u32 = 3;
-
 /// The running policy-engine.
 pub struct PolicyEngine {
     engine: Arc<Engine>,
@@ -60,9 +56,8 @@ impl Service for PolicyEngine {
     }
 
     fn start(plan: Resolved, settings: &Settings, kit: &mut Kit<EngineMetrics>) -> anyhow::Result<Self> {
-        crate::allocator::warn_if_unset();
+        crate::allocator::log_overrides();
         let service = &settings.service;
-        let refresh_stalls_after = STALLED_ROUNDS * (plan.limits.feeds.interval + plan.upstream_timeout);
         let openapi = OpenApiDocument::served(&service.api.path_prefix, plan.rules.required.names());
         let metrics = kit.metrics().clone();
         let feeds = Feeds::new(
@@ -106,16 +101,18 @@ impl Service for PolicyEngine {
             },
         )?;
         let feeds = engine.feeds().clone();
-        kit.spawn("upstream refresh", Some(refresh_stalls_after), move |heartbeat| {
-            feeds.clone().run_refresher(heartbeat)
+        kit.spawn_every(feeds.refresh_schedule(plan.upstream_timeout), move || {
+            let feeds = feeds.clone();
+            async move { feeds.refresh_round().await }
         });
         kit.status_routes(routes::explain::configure(
             &service.api.path_prefix,
             engine.clone(),
         ));
         if let Some(policy) = engine.cluster_policy().cloned() {
-            kit.spawn("policy reload", None, move |heartbeat| {
-                policy.clone().run_reloader(heartbeat)
+            kit.spawn_every(policy.reload_schedule(), move || {
+                let policy = policy.clone();
+                async move { policy.reload().await }
             });
         }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());

@@ -27,8 +27,7 @@ use cincinnati_core::stage::Pipeline;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use service_kit::secret::RedactedUrl;
 use service_kit::settings::{
-    ApiSettings, ConnectionSettings, Logging, Named, RequestSettings, ServiceSettings as Skeleton,
-    StatusSettings,
+    ApiSettings, ConnectionSettings, Logging, Named, RequestSettings, SkeletonSettings, StatusSettings,
 };
 
 use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
@@ -174,7 +173,7 @@ impl Default for CincinnatiUpstream {
     }
 }
 
-impl Skeleton for Settings {
+impl SkeletonSettings for Settings {
     fn logging(&self) -> &Logging {
         &self.logging
     }

@@ -22,11 +22,11 @@ pub fn all_fresh(status: &Value) -> bool {
 /// A graph-builder whose release and graph-data sources both last succeeded.
 pub fn sources_healthy(status: &Value) -> bool {
     let sources = &status["sources"];
-    sources["releases"]["last_error"].is_null() && sources["graph_data"]["last_error"].is_null()
+    sources["releases"]["stale"] == false && sources["graph_data"]["stale"] == false
 }
 
 /// A graph-builder whose release and graph-data sources both last failed.
 pub fn sources_failing(status: &Value) -> bool {
     let sources = &status["sources"];
-    sources["releases"]["last_error"].is_string() && sources["graph_data"]["last_error"].is_string()
+    sources["releases"]["stale"] == true && sources["graph_data"]["stale"] == true
 }

@@ -33,9 +33,6 @@ build_scenarios() {
         python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
     BIN=$target_dir/$PROFILE
     export E2E_BIN_DIR=$BIN
-    # The engine's allocator returns freed pages at once, as its image sets it
-    # (deploy/images/policy-engine.Dockerfile): memory figures as deployed.
-    export MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0
     # Every connection of a storm is a descriptor, in the scenario and in the engine.
     ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 }

@@ -20,7 +20,10 @@
 //! - [`telemetry`]: span export (OTLP) and W3C trace context in and out.
 //! - [`shutdown`]: the termination signal.
 //! - [`supervisor`]: long-running tasks restarted when they die, and
-//!   liveness from their heartbeats.
+//!   liveness from the periodic ones' rounds.
+//! - [`periodic`]: tasks run on a schedule, and the one liveness rule.
+//! - [`freshness`]: when a source last worked and the failure since, and
+//!   its `/status` form.
 //! - [`timestamp`]: times as the services write them (RFC 3339).
 //!
 //! This crate never parses or filters a graph.
@@ -29,8 +32,10 @@ pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod declaration;
+pub mod freshness;
 pub mod logging;
 pub mod metrics;
+pub mod periodic;
 pub mod schema;
 pub mod secret;
 pub mod server;

@@ -10,7 +10,7 @@
 //!   connections where bounded, then the service's own);
 //! - the API servers with one middleware stack ([`crate::server`]);
 //! - the status server: probes at the service's paths (liveness from the
-//!   supervised tasks' heartbeats, readiness from the service), `/metrics`,
+//!   supervised periodic tasks' rounds, readiness from the service), `/metrics`,
 //!   `/status`;
 //! - graceful shutdown on SIGTERM, SIGINT or a [`StopHandle`].
 //!
@@ -29,12 +29,13 @@ use crate::declaration::{Declaration, Ignored};
 use http1_server::{Server, ServerHandle};
 
 use crate::metrics::{MetricRegistry, ServiceMetrics};
+use crate::periodic::Every;
 use crate::schema::Schema;
 use crate::server::{ApiServer, connection_limit};
-use crate::settings::{ConnectionSettings, ServiceSettings, distinct_addresses};
+use crate::settings::{ConnectionSettings, SkeletonSettings, distinct_addresses};
 use crate::shutdown::StopHandle;
 use crate::status::StatusServer;
-use crate::supervisor::{Backoff, Heartbeat, Supervisor, TaskStatus};
+use crate::supervisor::{Backoff, Supervisor, TaskStatus};
 use http_answers::errors::ResponseErrors;
 
 /// Every service ignores upstream's Jaeger endpoint: spans go over OTLP.
@@ -46,7 +47,7 @@ const TRACING_ENDPOINT: Ignored = Ignored {
 /// A service, as it declares itself to the skeleton.
 pub trait Service: Sized + Send + Sync + 'static {
     const DECLARATION: Declaration;
-    type Settings: ServiceSettings;
+    type Settings: SkeletonSettings;
     type Metrics: ServiceMetrics;
     /// What the settings resolve to once checked: everything start-up needs
     /// that can be built without binding a port or contacting anything.
@@ -161,15 +162,15 @@ impl<M: ServiceMetrics> Kit<M> {
         Ok(bound)
     }
 
-    /// Runs a long-running task under supervision (see
-    /// [`Supervisor::spawn`]): with `stall_after`, liveness fails when it
-    /// completes no round for that long.
-    pub fn spawn<F, Fut>(&mut self, name: &'static str, stall_after: Option<Duration>, start: F)
+    /// Runs `round` on the schedule of `every`, supervised (see
+    /// [`crate::periodic`] and [`Supervisor::spawn_every`]): liveness fails
+    /// when a watched task completes no round for [`Every::stalls_after`].
+    pub fn spawn_every<F, Fut>(&mut self, every: Every, round: F)
     where
-        F: FnMut(Heartbeat) -> Fut + Send + 'static,
+        F: Fn() -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        self.supervisor.spawn(name, stall_after, start);
+        self.supervisor.spawn_every(every, round);
     }
 
     /// The supervisor of the service's tasks, for code that spawns several.

@@ -44,7 +44,7 @@ pub trait Defaults: Debug + Clone + Send + Sync + 'static {
 }
 
 /// What the skeleton reads from a service's settings.
-pub trait ServiceSettings: Serialize + DeserializeOwned + Default + Debug + Send + Sync + 'static {
+pub trait SkeletonSettings: Serialize + DeserializeOwned + Default + Debug + Send + Sync + 'static {
     fn logging(&self) -> &Logging;
     /// Where the status server listens.
     fn status_address(&self) -> SocketAddr;
@@ -201,7 +201,7 @@ pub struct SharedAddress(pub SocketAddr);
 
 /// Refuses settings under which two servers would bind the same address
 /// (port 0 picks a free port, so it never clashes).
-pub fn distinct_addresses(settings: &impl ServiceSettings) -> Result<(), SharedAddress> {
+pub fn distinct_addresses(settings: &impl SkeletonSettings) -> Result<(), SharedAddress> {
     let mut addresses = settings.api_addresses();
     addresses.push(settings.status_address());
     for (position, address) in addresses.iter().enumerate() {

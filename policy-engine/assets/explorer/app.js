@@ -5,6 +5,9 @@
 //
 // Plain JavaScript and hand-written SVG: no dependency, no build step. Every
 // request goes to the engine that served the page (paths relative to it).
+// What is drawn is what the engine answers: the order of releases and which
+// updates are recommended or conditional come from the library behind
+// /v1/channel (the CVO's rules), never from a rule or version order here.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -19,29 +22,7 @@ const state = { arch: "", channel: "", from: "", to: "", tier: "" };
 let view = null; // the drawn channel: releases, updates, nodes by version
 let archsLoaded = "";
 
-// ---- versions -------------------------------------------------------------
-
-function parseVersion(text) {
-  const match = /^(\d+)\.(\d+)\.(\d+)(?:-([^+]*))?/.exec(text);
-  if (!match) return null;
-  return { major: +match[1], minor: +match[2], patch: +match[3], pre: match[4] ? match[4].split(".") : [] };
-}
-
-function compareVersions(a, b) {
-  const x = parseVersion(a), y = parseVersion(b);
-  for (const key of ["major", "minor", "patch"]) {
-    if (x[key] !== y[key]) return x[key] - y[key];
-  }
-  if (!x.pre.length || !y.pre.length) return y.pre.length - x.pre.length;
-  for (let i = 0; i < Math.min(x.pre.length, y.pre.length); i++) {
-    const p = x.pre[i], q = y.pre[i];
-    if (p === q) continue;
-    const numeric = /^\d+$/.test(p) && /^\d+$/.test(q);
-    return numeric ? p - q : p < q ? -1 : 1;
-  }
-  return x.pre.length - y.pre.length;
-}
-
+// The band a release is drawn in: its major.minor.
 const minorOf = (version) => version.split(".").slice(0, 2).join(".");
 
 // ---- data -----------------------------------------------------------------
@@ -56,33 +37,17 @@ async function getJson(path, params) {
   return body;
 }
 
-// The Graph API answer clusters get, read into releases in version order and
-// updates by source: {to, risks} (risks null for a recommended update).
-function readChannel(graph) {
-  const releases = graph.nodes.map((node) => ({
-    version: node.version,
-    url: node.metadata.url || null,
-    channels: (node.metadata["io.openshift.upgrades.graph.release.channels"] || "").split(",").filter(Boolean),
-    updates: [],
-    updaters: [],
-  }));
+// The engine's /v1/channel answer, as it is: releases in version order, each
+// with its updates newest first ({to, recommended, risks}), and the counts.
+// Indexed here only to be drawn: releases by version, and the releases that
+// update to each.
+function indexChannel(answer) {
+  const releases = answer.releases.map((release) => ({ ...release, updaters: [] }));
   const byVersion = new Map(releases.map((release) => [release.version, release]));
-  const link = (from, to, risks) => {
-    from.updates.push({ to: to.version, risks });
-    to.updaters.push(from.version);
-  };
-  for (const [from, to] of graph.edges) link(releases[from], releases[to], null);
-  let conditional = 0;
-  for (const entry of graph.conditionalEdges || []) {
-    for (const edge of entry.edges) {
-      const from = byVersion.get(edge.from), to = byVersion.get(edge.to);
-      if (!from || !to || from.updates.some((update) => update.to === to.version)) continue;
-      link(from, to, entry.risks);
-      conditional++;
-    }
+  for (const release of releases) {
+    for (const update of release.updates) byVersion.get(update.to).updaters.push(release.version);
   }
-  releases.sort((a, b) => compareVersions(a.version, b.version));
-  return { releases, byVersion, recommended: graph.edges.length, conditional };
+  return { releases, byVersion, recommended: answer.recommendedCount, conditional: answer.conditionalCount };
 }
 
 // ---- URL state ------------------------------------------------------------
@@ -105,11 +70,10 @@ function fillSelect(select, values, chosen) {
   select.value = chosen;
 }
 
-// The newest stable channel with releases, else the first with releases.
+// The newest stable channel with releases (the engine lists channels in
+// reading order, oldest minor first), else the first with releases.
 function defaultChannel(channels) {
-  const stable = channels
-    .filter((channel) => channel.releases && /^stable-\d+\.\d+$/.test(channel.name))
-    .sort((a, b) => compareVersions(`${a.name.slice(7)}.0`, `${b.name.slice(7)}.0`));
+  const stable = channels.filter((channel) => channel.releases && /^stable-\d+\.\d+$/.test(channel.name));
   const any = channels.find((channel) => channel.releases);
   return (stable.pop() || any || { name: "" }).name;
 }
@@ -185,7 +149,12 @@ function draw() {
   for (const release of view.releases) {
     for (const update of release.updates) {
       const to = view.byVersion.get(update.to);
-      const path = element("path", { class: update.risks ? "edge conditional" : "edge", d: edgePath(release, to) }, edges);
+      const path = element("path", {
+        class: update.recommended ? "edge" : "edge conditional",
+        "data-from": release.version,
+        "data-to": update.to,
+        d: edgePath(release, to),
+      }, edges);
       view.edges.set(`${release.version} ${update.to}`, path);
     }
   }
@@ -321,13 +290,13 @@ function select(version, focus) {
   planTo.addEventListener("click", () => choosePlan(state.from, version));
   buttons.append(planFrom, " ", planTo);
   body.append(buttons);
-  const updates = [...release.updates].sort((a, b) => compareVersions(b.to, a.to));
+  const { updates } = release; // newest first, as the engine lists them
   body.append(html("h4", `${updates.length} updates in ${state.channel}`));
   const list = html("ul", undefined, { id: "updates" });
   for (const update of updates) {
     const item = html("li", `${update.to} `, { "data-to": update.to });
-    item.append(html("span", update.risks ? "conditional" : "recommended", { class: update.risks ? "badge conditional" : "badge" }));
-    for (const risk of update.risks || []) item.append(riskBlock(risk));
+    item.append(html("span", update.recommended ? "recommended" : "conditional", { class: update.recommended ? "badge" : "badge conditional" }));
+    for (const risk of update.risks) item.append(riskBlock(risk));
     list.append(item);
   }
   body.append(list);
@@ -430,7 +399,7 @@ async function whyNot(body) {
 async function showChannel() {
   const started = performance.now();
   $("status").textContent = `Loading ${state.channel}…`;
-  view = readChannel(await getJson("graph", { channel: state.channel, arch: state.arch }));
+  view = indexChannel(await getJson("v1/channel", { channel: state.channel, arch: state.arch }));
   draw();
   $("versions").replaceChildren(...view.releases.map((release) => new Option(release.version)));
   $("status").textContent = `Drawn in ${Math.round(performance.now() - started)} ms.`;

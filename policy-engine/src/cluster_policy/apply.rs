@@ -13,7 +13,9 @@ use cincinnati_core::{Graph, Release, Version};
 use serde::Serialize;
 use service_kit::timestamp::parse_rfc3339;
 
-use super::edges::{self, EdgeChange};
+use cincinnati_client::cluster_policy::EdgeChange;
+
+use super::edges;
 use super::policy::PolicyClass;
 
 /// Why a release is not offered to a class.

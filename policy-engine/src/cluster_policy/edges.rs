@@ -10,22 +10,11 @@
 
 use std::collections::BTreeMap;
 
+use cincinnati_client::cluster_policy::EdgeChange;
+use cincinnati_core::release::named_with_arch;
 use cincinnati_core::{ConditionalEdge, EdgeEndpoints, Graph, Risk, Version};
-use semver::BuildMetadata;
-use serde::{Deserialize, Serialize};
 
 use super::policy::EdgeRule;
-
-/// What a blocked edge did to one update of the view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EdgeChange {
-    pub from: String,
-    pub to: String,
-    /// The line of the blocked edge in the policy file.
-    pub line: u64,
-    /// `None`: the update is removed; a risk's name: it is conditional on it.
-    pub risk: Option<String>,
-}
 
 /// Applies `rules` to `graph`, a view of `arch`; returns what each did.
 pub fn apply(graph: &mut Graph, rules: &[&EdgeRule], arch: &str) -> Vec<EdgeChange> {
@@ -97,7 +86,7 @@ fn matching(
     arch: &str,
     changes: &mut Vec<EdgeChange>,
 ) -> Vec<Option<Risk>> {
-    let (from_name, to_name) = (named(from, arch), named(to, arch));
+    let (from_name, to_name) = (named_with_arch(from, arch), named_with_arch(to, arch));
     let from_text = from_name.to_string();
     rules
         .iter()
@@ -113,15 +102,6 @@ fn matching(
             risk
         })
         .collect()
-}
-
-/// `version` with `arch` as its build metadata, unless it has some already.
-fn named(version: &Version, arch: &str) -> Version {
-    let mut named = version.clone();
-    if named.build.is_empty() {
-        named.build = BuildMetadata::new(arch).unwrap_or(BuildMetadata::EMPTY);
-    }
-    named
 }
 
 /// Adds the updates made conditional, one group per distinct risk list:

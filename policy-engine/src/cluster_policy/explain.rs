@@ -1,4 +1,4 @@
-//! Why a cluster sees what it sees: `GET {prefix}/v1/explain` on the status
+//! Why a cluster sees what it sees: `GET {prefix}/v1/explain-cluster` on the status
 //! port, with a graph request's parameters (`channel`, `arch`, `id`,
 //! `version`). The answer ([`Explanation`], JSON):
 //!
@@ -36,57 +36,16 @@
 
 use std::time::SystemTime;
 
+use cincinnati_client::cluster_policy::{ClusterPolicy, EdgeChange, PolicyUpdates, Removal, RolloutPlace};
 use cincinnati_core::release::same_release;
 use cincinnati_core::{Graph, Version};
-use serde::{Deserialize, Serialize};
 use service_kit::timestamp::rfc3339;
 
 use super::apply::{Applied, Withheld};
-use super::edges::EdgeChange;
-use super::policy::{PolicyClass, Rules};
+use super::policy::PolicyClass;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Explanation {
-    pub id: Option<String>,
-    pub place_percent: Option<f64>,
-    pub groups: Vec<String>,
-    pub rules: Rules,
-    pub deferral_cutoff: Option<String>,
-    pub rollouts: Vec<RolloutPlace>,
-    pub valid_for_secs: Option<u64>,
-    pub channel: Option<String>,
-    pub arch: Option<String>,
-    #[serde(default)]
-    pub view_channels: Vec<String>,
-    pub withheld: Vec<WithheldRelease>,
-    #[serde(default)]
-    pub edges: Vec<EdgeChange>,
-    pub updates: Option<Updates>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RolloutPlace {
-    pub target: String,
-    pub progress_percent: f64,
-    pub offered: bool,
-}
-
-/// A release withheld and why (`rule` and its details, as
-/// [`super::apply::Withholding`]).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WithheldRelease {
-    pub release: String,
-    pub rule: String,
-    #[serde(flatten)]
-    pub details: serde_json::Map<String, serde_json::Value>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Updates {
-    pub from: String,
-    pub offered: Vec<String>,
-    pub removed: Vec<WithheldRelease>,
-}
+/// The explanation, as the document's one definition types it.
+pub type Explanation = ClusterPolicy;
 
 /// What a request is asked about.
 #[derive(Debug, Clone)]
@@ -107,13 +66,16 @@ pub fn explain(
     applied: &Applied,
     now: SystemTime,
 ) -> Explanation {
-    let withheld: Vec<WithheldRelease> = applied.withheld.iter().map(shown).collect();
+    let withheld: Vec<Removal> = applied.withheld.iter().map(shown).collect();
     let policy = &class.policy;
     Explanation {
         id: class.id.map(|id| id.to_string()),
         place_percent: class.id.map(|_| class.place.percent()),
         groups: class.groups.names.clone(),
-        rules: class.groups.rules.clone(),
+        rules: match serde_json::to_value(&class.groups.rules) {
+            Ok(serde_json::Value::Object(rules)) => rules,
+            _ => serde_json::Map::new(),
+        },
         deferral_cutoff: class.deferral_cutoff.map(|cutoff| {
             rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(cutoff.max(0) as u64))
         }),
@@ -140,7 +102,7 @@ pub fn explain(
     }
 }
 
-fn shown(withheld: &Withheld) -> WithheldRelease {
+fn shown(withheld: &Withheld) -> Removal {
     let mut details = match serde_json::to_value(&withheld.why) {
         Ok(serde_json::Value::Object(fields)) => fields,
         _ => serde_json::Map::new(),
@@ -149,7 +111,7 @@ fn shown(withheld: &Withheld) -> WithheldRelease {
         .remove("rule")
         .and_then(|rule| rule.as_str().map(str::to_owned))
         .unwrap_or_default();
-    WithheldRelease {
+    Removal {
         release: withheld.release.clone(),
         rule,
         details,
@@ -162,9 +124,9 @@ fn shown(withheld: &Withheld) -> WithheldRelease {
 fn updates_from(
     base: &Graph,
     version: &Version,
-    withheld: &[WithheldRelease],
+    withheld: &[Removal],
     edges: &[EdgeChange],
-) -> Option<Updates> {
+) -> Option<PolicyUpdates> {
     let (from, release) = base
         .releases()
         .find(|(_, release)| same_release(&release.version, version))?;
@@ -190,7 +152,7 @@ fn updates_from(
                 .find(|change| {
                     change.risk.is_none() && change.from == release.version.to_string() && change.to == name
                 })
-                .map(|change| WithheldRelease {
+                .map(|change| Removal {
                     release: name.clone(),
                     rule: "blocked_edge".to_owned(),
                     details: serde_json::Map::from_iter([("line".to_owned(), change.line.into())]),
@@ -203,7 +165,7 @@ fn updates_from(
             (target, removal)
         })
         .partition(|(_, removal)| removal.is_some());
-    Some(Updates {
+    Some(PolicyUpdates {
         from: release.version.to_string(),
         offered: offered
             .into_iter()

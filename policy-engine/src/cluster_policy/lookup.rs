@@ -31,8 +31,8 @@ use futures::future::{BoxFuture, Shared};
 use http_fetch::{ClientSettings, Get, HttpClient, StatusCode, Url};
 use lru::LruCache;
 use serde::{Deserialize, Serialize};
+use service_kit::freshness::Freshness;
 use service_kit::secret::RedactedUrl;
-use service_kit::timestamp::rfc3339;
 
 use super::id::ClusterId;
 
@@ -293,7 +293,7 @@ impl GroupLookup {
             url: self.settings.url.to_string(),
             breaker_open: breaker.open_until.is_some(),
             failures_in_a_row: breaker.failures_in_a_row,
-            last_error: breaker.last_error.clone(),
+            freshness: breaker.freshness.clone(),
             known_clusters,
             unknown_clusters,
             lookups: counters.sent,
@@ -309,8 +309,9 @@ pub struct LookupStatus {
     pub url: String,
     pub breaker_open: bool,
     pub failures_in_a_row: u32,
-    /// RFC 3339 time and message of the last failure.
-    pub last_error: Option<(String, String)>,
+    /// The last lookup that worked, and the failure since.
+    #[serde(flatten)]
+    pub freshness: Freshness,
     /// Clusters whose groups are cached.
     pub known_clusters: usize,
     /// Clusters the service said it does not know, cached apart.
@@ -327,7 +328,7 @@ struct Breaker {
     failures_in_a_row: u32,
     open_until: Option<Instant>,
     probing: bool,
-    last_error: Option<(String, String)>,
+    freshness: Freshness,
 }
 
 impl Breaker {
@@ -346,12 +347,13 @@ impl Breaker {
         self.failures_in_a_row = 0;
         self.open_until = None;
         self.probing = false;
+        self.freshness.succeeded(SystemTime::now());
     }
 
     fn failed(&mut self, now: Instant, error: String) {
         self.failures_in_a_row += 1;
         self.probing = false;
-        self.last_error = Some((rfc3339(SystemTime::now()), error));
+        self.freshness.failed(SystemTime::now(), error);
         if self.failures_in_a_row >= OPEN_AFTER_FAILURES {
             self.open_until = Some(now + COOL_DOWN);
         }

@@ -23,7 +23,7 @@
 //! - [`source`]: the file as served, reloaded when it changes.
 //! - [`lookup`]: the lookup service that adds groups to the file's.
 //! - [`explain`]: why a cluster sees what it sees (the status port's
-//!   `{prefix}/v1/explain`).
+//!   `{prefix}/v1/explain-cluster`).
 
 pub mod apply;
 pub mod edges;
@@ -39,7 +39,7 @@ use std::time::{Duration, SystemTime};
 
 use cincinnati_core::Graph;
 pub use policy::{Policy, PolicyClass};
-use service_kit::supervisor::Heartbeat;
+use service_kit::periodic::Every;
 pub use source::PolicySource;
 
 use self::apply::Applied;
@@ -94,22 +94,27 @@ impl ClusterPolicy {
         explain::explain(class, asked, base, applied, now)
     }
 
-    /// Reads the policy file on its interval, until the supervisor stops it.
-    pub async fn run_reloader(self: Arc<Self>, heartbeat: Heartbeat) {
-        loop {
-            tokio::time::sleep(self.reload_interval).await;
-            // Reading and hashing the file must not hold a worker that
-            // answers clients.
-            let source = self.source.clone();
-            let reloaded = tokio::task::spawn_blocking(move || source.reload())
-                .await
-                .expect("a policy reload does not panic");
-            match reloaded {
-                Reload::Unchanged => {}
-                Reload::Loaded { .. } => self.metrics.policy_reloads.inc(),
-                Reload::Failed(_) => self.metrics.policy_reload_errors.inc(),
-            }
-            heartbeat.beat();
+    /// When [`ClusterPolicy::reload`] runs: on the reload interval, the
+    /// first a pause after start-up (which read the file). Liveness does not
+    /// depend on it: a bad file keeps the last good policy, and says so.
+    pub fn reload_schedule(&self) -> Every {
+        Every::new("policy reload", self.reload_interval)
+            .first_after_a_pause()
+            .unwatched()
+    }
+
+    /// Reads the policy file again, taking it if it changed and is valid.
+    pub async fn reload(&self) {
+        // Reading and hashing the file must not hold a worker that answers
+        // clients.
+        let source = self.source.clone();
+        let reloaded = tokio::task::spawn_blocking(move || source.reload())
+            .await
+            .expect("a policy reload does not panic");
+        match reloaded {
+            Reload::Unchanged => {}
+            Reload::Loaded { .. } => self.metrics.policy_reloads.inc(),
+            Reload::Failed(_) => self.metrics.policy_reload_errors.inc(),
         }
     }
 
@@ -170,8 +175,9 @@ mod tests {
         let mut supervisor =
             Supervisor::new(&MetricRegistry::new("test").unwrap(), Backoff::default()).unwrap();
         let reloader = policy.clone();
-        supervisor.spawn("policy reload", None, move |heartbeat| {
-            reloader.clone().run_reloader(heartbeat)
+        supervisor.spawn_every(policy.reload_schedule(), move || {
+            let reloader = reloader.clone();
+            async move { reloader.reload().await }
         });
 
         std::fs::write(
@@ -194,7 +200,7 @@ mod tests {
         .await;
         policy.update_gauges();
         assert_eq!(policy.metrics.policy_stale.get(), 1);
-        assert!(policy.status(SystemTime::now()).last_error.is_some());
+        assert!(policy.status(SystemTime::now()).freshness.is_stale());
         let still = policy.classify(Some(ID), SystemTime::now()).await;
         assert_eq!(still.groups.names, ["canary"], "the last good policy kept");
         supervisor.shutdown().await;

@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
 use serde::{Deserialize, Serialize};
+use service_kit::freshness::Freshness;
 use service_kit::timestamp::rfc3339;
 
 use super::file::{self, PolicyFileError};
@@ -56,16 +57,9 @@ struct SourceState {
     /// reported) again.
     refused: Option<u64>,
     loaded_at: SystemTime,
-    last_error: Option<ReloadFailure>,
-}
-
-/// A reload that kept the previous policy.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReloadFailure {
-    /// RFC 3339.
-    pub at: String,
-    pub message: String,
+    /// The last reload that found the file good (the served policy's, or a
+    /// new one), and the refusal since.
+    freshness: Freshness,
 }
 
 impl PolicySource {
@@ -74,6 +68,9 @@ impl PolicySource {
     pub fn open(path: &Path, bucket: Duration, lookup: Option<GroupLookup>) -> Result<Self, SourceError> {
         let text = read(path)?;
         let policy = file::parse(&path.display().to_string(), &text)?;
+        let now = SystemTime::now();
+        let mut freshness = Freshness::default();
+        freshness.succeeded(now);
         Ok(Self {
             path: path.to_owned(),
             bucket,
@@ -81,8 +78,8 @@ impl PolicySource {
             state: Mutex::new(SourceState {
                 served: digest(&text),
                 refused: None,
-                loaded_at: SystemTime::now(),
-                last_error: None,
+                loaded_at: now,
+                freshness,
             }),
             lookup: lookup.map(Arc::new),
         })
@@ -110,10 +107,11 @@ impl PolicySource {
                 // Back to what is served (a bad edit undone, a file that
                 // was unreadable for a while): nothing is refused any more.
                 state.refused = None;
-                state.last_error = None;
+                state.freshness.succeeded(SystemTime::now());
                 return Reload::Unchanged;
             }
             if state.refused == Some(digest) {
+                // Still the content refused (and reported) before.
                 return Reload::Unchanged;
             }
         }
@@ -129,10 +127,11 @@ impl PolicySource {
         policy.generation = self.current.load().generation + 1;
         let generation = policy.generation;
         self.current.store(Arc::new(policy));
+        let now = SystemTime::now();
         state.served = digest;
         state.refused = None;
-        state.loaded_at = SystemTime::now();
-        state.last_error = None;
+        state.loaded_at = now;
+        state.freshness.succeeded(now);
         tracing::info!(path = %self.path.display(), generation, "policy file loaded");
         Reload::Loaded { generation }
     }
@@ -143,16 +142,13 @@ impl PolicySource {
         tracing::warn!("the policy file is refused; the last good policy is kept: {message}");
         let mut state = self.lock();
         state.refused = digest;
-        state.last_error = Some(ReloadFailure {
-            at: rfc3339(SystemTime::now()),
-            message: message.clone(),
-        });
+        state.freshness.failed(SystemTime::now(), &message);
         Reload::Failed(message)
     }
 
     /// Whether the file on disk is refused and an older policy served.
     pub fn is_stale(&self) -> bool {
-        self.lock().last_error.is_some()
+        self.lock().freshness.is_stale()
     }
 
     /// The class of a request with `id` (any text; one that is not a UUID
@@ -184,7 +180,7 @@ impl PolicySource {
             file: self.path.display().to_string(),
             generation: policy.generation(),
             loaded_at: rfc3339(state.loaded_at),
-            last_error: state.last_error.clone(),
+            freshness: state.freshness.clone(),
             default: policy.default_rules().clone(),
             groups: policy.groups().clone(),
             clusters: policy.cluster_count(),
@@ -213,9 +209,12 @@ pub struct PolicyStatus {
     pub file: String,
     /// 0 for the policy read at start-up, one more for each reload taken.
     pub generation: u64,
+    /// When the policy served was read (RFC 3339).
     pub loaded_at: String,
-    /// Set while the file on disk is refused (the policy shown is older).
-    pub last_error: Option<ReloadFailure>,
+    /// The last reload that found the file good, and the refusal since:
+    /// while stale, the file on disk is refused and the policy shown older.
+    #[serde(flatten)]
+    pub freshness: Freshness,
     pub default: Rules,
     pub groups: std::collections::BTreeMap<String, Rules>,
     /// Cluster ids the file names.

@@ -1,10 +1,14 @@
-//! The JSON answers behind the explorer page, each the document the
-//! command-line client prints for the same question (`cincinnati channels`,
-//! `path`, `explain` with `-o json`), computed with the same library on the
-//! engine's graph, so the page and the CLI agree:
+//! The JSON answers behind the explorer page: `cincinnati-client`'s
+//! documents (the ones the command-line client prints for `cincinnati
+//! channels`, `path`, `explain` with `-o json`), computed with the same
+//! library on the engine's graph, so the page and the CLI agree (the page
+//! has no rule or version order of its own):
 //!
 //! - `GET {prefix}/v1/architectures`: the architectures of the graph.
 //! - `GET {prefix}/v1/channels?arch=`: the channels of one architecture.
+//! - `GET {prefix}/v1/channel?channel=&arch=`: one channel as clusters on
+//!   it see it, which the page draws: its releases in the library's
+//!   version order, each with its updates by the CVO's rules.
 //! - `GET {prefix}/v1/path?from=&to=&arch=&tier=&accept=`: an update plan,
 //!   or where updates stop.
 //! - `GET {prefix}/v1/explain?channel=&from=&to=&arch=`: why an update is,
@@ -18,7 +22,7 @@ use std::sync::LazyLock;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use cincinnati_client::explain::{ExplainQuery, explain};
-use cincinnati_client::json::{ChannelsJson, ExplanationJson, PathJson, SCHEMA_VERSION};
+use cincinnati_client::json::{ChannelGraphJson, ChannelsJson, ExplanationJson, PathJson, SCHEMA_VERSION};
 use cincinnati_client::plan::{PathQuery, plan};
 use cincinnati_client::{ChannelView, Tier};
 use cincinnati_core::{ApiError, ErrorKind, Version};
@@ -77,6 +81,26 @@ pub async fn channels(
     let graph = graphs.of(&arch).await?;
     let views: Vec<ChannelView> = graph.channels().collect();
     respond(&request, &ChannelsJson::new(graph.arch(), None, &views), &caching)
+}
+
+pub async fn channel(
+    request: HttpRequest,
+    graphs: web::Data<Graphs>,
+    caching: web::Data<CachePolicy>,
+) -> Result<HttpResponse, HttpError> {
+    let parameters = QueryParameters::parse(request.query_string());
+    RequiredParameters::new(["channel".to_owned()]).check(&parameters)?;
+    let channel = Channel::parse(parameters.get("channel").unwrap_or_default())?;
+    let arch = arch(&parameters, &graphs)?;
+    if let Some(answer) = forwarded(&request, &graphs, "channel", &caching).await {
+        return answer;
+    }
+    let graph = graphs.of(&arch).await?;
+    respond(
+        &request,
+        &ChannelGraphJson::new(&graph, channel.as_str()),
+        &caching,
+    )
 }
 
 pub async fn path(
@@ -207,7 +231,103 @@ fn accepted_risks(parameters: &QueryParameters) -> BTreeSet<String> {
 
 #[cfg(test)]
 mod tests {
+    use cincinnati_client::UpdateGraph;
+    use cincinnati_client::document::{Document, Shape};
+    use serde_json::json;
+
     use super::*;
+    use crate::test_graphs::graph;
+
+    /// candidate-4.18 on amd64: versions whose string order is not their
+    /// order (4.18.9 and 4.18.10, release candidates 2 and 10), an update
+    /// listed both as recommended and as conditional (4.18.9 → 4.18.10),
+    /// a risk with a rule clusters cannot evaluate beside one they can
+    /// (4.18.0 → 4.18.9) and one with none (4.18.0 → 4.18.10, dropped); a
+    /// release of another channel updating into it (4.17.5).
+    const CANDIDATE_4_18: &str = r#"{
+      "nodes": [
+        {"version": "4.18.10+amd64", "payload": "p/4.18.10", "metadata": {"io.openshift.upgrades.graph.release.channels": "candidate-4.18", "url": "https://errata/10"}},
+        {"version": "4.18.0-rc.10+amd64", "payload": "p/4.18.0-rc.10", "metadata": {"io.openshift.upgrades.graph.release.channels": "candidate-4.18"}},
+        {"version": "4.18.9+amd64", "payload": "p/4.18.9", "metadata": {"io.openshift.upgrades.graph.release.channels": "candidate-4.18"}},
+        {"version": "4.18.0+amd64", "payload": "p/4.18.0", "metadata": {"io.openshift.upgrades.graph.release.channels": "candidate-4.18"}},
+        {"version": "4.18.2+amd64", "payload": "p/4.18.2", "metadata": {"io.openshift.upgrades.graph.release.channels": "candidate-4.18"}},
+        {"version": "4.18.0-rc.2+amd64", "payload": "p/4.18.0-rc.2", "metadata": {"io.openshift.upgrades.graph.release.channels": "candidate-4.18"}},
+        {"version": "4.17.5+amd64", "payload": "p/4.17.5", "metadata": {"io.openshift.upgrades.graph.release.channels": "candidate-4.17"}}
+      ],
+      "edges": [[5, 1], [1, 3], [3, 4], [4, 2], [4, 0], [2, 0], [6, 4]],
+      "conditionalEdges": [
+        {"edges": [{"from": "4.18.9+amd64", "to": "4.18.10+amd64"}],
+         "risks": [{"url": "https://risk/both", "name": "Both", "message": "listed twice", "matchingRules": [{"type": "Always"}]}]},
+        {"edges": [{"from": "4.18.0+amd64", "to": "4.18.9+amd64"}],
+         "risks": [{"url": "https://risk/pruned", "name": "Pruned", "message": "one rule left",
+                    "matchingRules": [{"type": "Future"}, {"type": "PromQL", "promql": {"promql": "up == 0"}}]}]},
+        {"edges": [{"from": "4.18.0+amd64", "to": "4.18.10+amd64"}],
+         "risks": [{"url": "https://risk/none", "name": "Unevaluable", "message": "no rule left", "matchingRules": [{"type": "Future"}]}]}
+      ]
+    }"#;
+
+    fn amd64(json: &str) -> UpdateGraph {
+        UpdateGraph::build(
+            "amd64",
+            &[Document {
+                graph: graph(json),
+                shape: Shape::Full,
+            }],
+        )
+    }
+
+    #[test]
+    fn a_channel_is_answered_in_version_order_with_the_updates_the_cvo_offers() {
+        let graph = amd64(CANDIDATE_4_18);
+        let answer = serde_json::to_value(ChannelGraphJson::new(&graph, "candidate-4.18")).unwrap();
+        let release = |version: &str, url: Option<&str>, updates: serde_json::Value| {
+            json!({
+                "version": version,
+                "payload": format!("p/{version}"),
+                "url": url,
+                "channels": ["candidate-4.18"],
+                "updates": updates,
+            })
+        };
+        let recommended = |to: &str| json!({"to": to, "recommended": true, "risks": []});
+        let expected = json!({
+            "kind": "ChannelGraph",
+            "schemaVersion": SCHEMA_VERSION,
+            "channel": "candidate-4.18",
+            "arch": "amd64",
+            "releases": [
+                release("4.18.0-rc.2", None, json!([recommended("4.18.0-rc.10")])),
+                release("4.18.0-rc.10", None, json!([recommended("4.18.0")])),
+                release("4.18.0", None, json!([
+                    {"to": "4.18.9", "recommended": false, "risks": [{
+                        "url": "https://risk/pruned", "name": "Pruned", "message": "one rule left",
+                        "matchingRules": [{"type": "PromQL", "promql": {"promql": "up == 0"}}],
+                    }]},
+                    recommended("4.18.2"),
+                ])),
+                release("4.18.2", None, json!([recommended("4.18.10"), recommended("4.18.9")])),
+                release("4.18.9", None, json!([{"to": "4.18.10", "recommended": false, "risks": [{
+                    "url": "https://risk/both", "name": "Both", "message": "listed twice",
+                    "matchingRules": [{"type": "Always"}],
+                }]}])),
+                release("4.18.10", Some("https://errata/10"), json!([])),
+            ],
+            "recommendedCount": 5,
+            "conditionalCount": 2,
+        });
+        assert_eq!(answer, expected);
+    }
+
+    #[test]
+    fn a_channel_no_release_is_in_has_no_releases() {
+        let graph = amd64(CANDIDATE_4_18);
+        let answer = serde_json::to_value(ChannelGraphJson::new(&graph, "stable-4.18")).unwrap();
+        assert_eq!(answer["releases"], json!([]));
+        assert_eq!(
+            (&answer["recommendedCount"], &answer["conditionalCount"]),
+            (&json!(0), &json!(0))
+        );
+    }
 
     #[test]
     fn versions_are_refused_unless_the_documented_pattern_matches() {

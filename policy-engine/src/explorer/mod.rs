@@ -4,15 +4,17 @@
 //! answers it reads, which are the command-line client's documents.
 //!
 //! - [`page`]: the page, its script and style, compiled in.
-//! - [`answers`]: `{prefix}/v1/architectures`, `/v1/channels`, `/v1/path`,
-//!   `/v1/explain`.
+//! - [`answers`]: `{prefix}/v1/architectures`, `/v1/channels`,
+//!   `/v1/channel`, `/v1/path`, `/v1/explain`.
 //! - [`graphs`]: the planning library's graph of each architecture, built
 //!   from the upstream's full graph.
 //!
-//! The page draws a channel from the Graph API answer (`{prefix}/graph`),
-//! the one clusters get, and asks `/v1/path` and `/v1/explain` for the
-//! rest. An engine chained to another engine has no full graph: it asks
-//! its upstream engine's `/v1/...` and answers with that. The drawing is hand-written SVG: see docs/ARCHITECTURE.md.
+//! The page draws a channel as `/v1/channel` answers it (the library's
+//! version order and the CVO's rules, applied here, not in the page's
+//! script) and asks `/v1/path` and `/v1/explain` for the rest. An engine
+//! chained to another engine has no full graph: it asks its upstream
+//! engine's `/v1/...` and answers with that. The drawing is hand-written
+//! SVG: see docs/ARCHITECTURE.md.
 
 pub mod answers;
 pub mod graphs;
@@ -50,6 +52,7 @@ pub fn configure(
                 answers::architectures,
             ))
             .service(get_or_head(&prefix.join("/v1/channels"), answers::channels))
+            .service(get_or_head(&prefix.join("/v1/channel"), answers::channel))
             .service(get_or_head(&prefix.join("/v1/path"), answers::path))
             .service(get_or_head(&prefix.join("/v1/explain"), answers::explanation));
         for (path, asset) in &assets {

@@ -13,10 +13,9 @@
 //! endpoint without build metadata, count as matching. That keeps the filter
 //! idempotent, so `client → engine → engine` answers what one engine does.
 
-use cincinnati_core::release::keys;
+use cincinnati_core::release::{keys, without_arch};
 use cincinnati_core::stage::{Stage, StageSettings};
 use cincinnati_core::{ApiError, ErrorKind, Graph, Release, Version};
-use semver::BuildMetadata;
 use serde::Deserialize;
 
 use crate::query::{Arch, DEFAULT_ARCH};
@@ -104,7 +103,7 @@ impl Stage<PolicyRequest> for ArchFilter {
                 metadata.remove(&self.key);
             }
             let version = graph.release(id).map(|release: &Release| release.version.clone());
-            if let Some(stripped) = version.as_ref().and_then(|version| strip_arch(version, arch)) {
+            if let Some(stripped) = version.as_ref().and_then(|version| without_arch(version, arch)) {
                 graph
                     .set_version(id, stripped)
                     .map_err(|error| ApiError::new(ErrorKind::ArchVersionError, error))?;
@@ -118,7 +117,7 @@ impl Stage<PolicyRequest> for ArchFilter {
         for group in graph.conditional_edges_mut() {
             for edge in &mut group.edges {
                 for version in [&mut edge.from, &mut edge.to] {
-                    if let Some(stripped) = strip_arch(version, arch) {
+                    if let Some(stripped) = without_arch(version, arch) {
                         *version = stripped;
                     }
                 }
@@ -126,22 +125,6 @@ impl Stage<PolicyRequest> for ArchFilter {
         }
         Ok(())
     }
-}
-
-/// `version` without the build identifiers equal to `arch`, if it had any.
-fn strip_arch(version: &Version, arch: &str) -> Option<Version> {
-    if !version.build.split('.').any(|identifier| identifier == arch) {
-        return None;
-    }
-    let kept: Vec<&str> = version
-        .build
-        .split('.')
-        .filter(|identifier| *identifier != arch)
-        .collect();
-    let mut stripped = version.clone();
-    // The kept identifiers were valid in the original build metadata.
-    stripped.build = BuildMetadata::new(&kept.join(".")).unwrap_or(BuildMetadata::EMPTY);
-    Some(stripped)
 }
 
 #[cfg(test)]

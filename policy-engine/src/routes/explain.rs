@@ -1,4 +1,4 @@
-//! `GET {prefix}/v1/explain` on the status port (operators only): why a
+//! `GET {prefix}/v1/explain-cluster` on the status port (operators only): why a
 //! cluster sees what it sees, for a graph request's parameters. The answer
 //! is documented in [`crate::cluster_policy::explain`].
 
@@ -12,7 +12,7 @@ use http_answers::{HttpError, PathPrefix};
 use crate::engine::Engine;
 use crate::query::ClientQuery;
 
-pub const PATH: &str = "/v1/explain";
+pub const PATH: &str = "/v1/explain-cluster";
 
 /// The route, for the status server.
 pub fn configure(

@@ -15,7 +15,9 @@ use std::time::{Instant, SystemTime};
 
 use cincinnati_core::wire::{self, WireError};
 use serde::{Deserialize, Serialize};
+use service_kit::freshness::{Failure, Freshness};
 use service_kit::telemetry;
+use service_kit::timestamp::rfc3339;
 use tokio::sync::{Mutex as AsyncMutex, OnceCell, OwnedMutexGuard};
 
 use super::UpstreamParameters;
@@ -43,8 +45,8 @@ struct FeedState {
     /// A digest of the last body, so an upstream without ETags that sends
     /// the same graph again does not cost a parse and the answer caches.
     body_digest: Option<u64>,
-    last_success: Option<SystemTime>,
-    last_error: Option<Failure>,
+    /// The last fetch that worked (a 304 included), and the failure since.
+    freshness: Freshness,
     /// When the last refresh finished, well or not.
     last_check: Option<Instant>,
 }
@@ -53,22 +55,6 @@ struct FeedState {
 /// feed runs.
 #[derive(Debug)]
 pub struct RefreshTurn(OwnedMutexGuard<()>);
-
-/// The last failed fetch.
-#[derive(Debug, Clone)]
-pub struct Failure {
-    pub at: SystemTime,
-    pub message: String,
-}
-
-/// A failed fetch as `/status` shows it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FailureStatus {
-    /// Unix seconds.
-    pub at: f64,
-    pub message: String,
-}
 
 /// What one refresh did.
 #[derive(Debug)]
@@ -89,27 +75,21 @@ pub enum RefreshError {
     Parse(#[from] WireError),
 }
 
-/// A feed as `/status` shows it (times in Unix seconds).
+/// A feed as `/status` shows it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FeedStatus {
     pub parameters: UpstreamParameters,
     pub releases: Option<usize>,
-    pub fetched_at: Option<f64>,
-    pub last_success: Option<f64>,
+    /// When the graph served was fetched (RFC 3339).
+    pub fetched_at: Option<String>,
     /// Seconds since the upstream last confirmed the graph (as the
     /// `graph_age_seconds` metric counts).
     pub age_seconds: Option<f64>,
-    pub last_error: Option<FailureStatus>,
-    /// The most recent fetch failed: the graph served is the last good one.
-    pub stale: bool,
-}
-
-/// What the engine's gauges read of a feed.
-#[derive(Debug, Clone, Copy)]
-pub struct FeedTimes {
-    pub last_success: Option<SystemTime>,
-    pub last_error: Option<SystemTime>,
+    /// The last fetch that worked, and the failure since: while stale, the
+    /// graph served is the last good one.
+    #[serde(flatten)]
+    pub freshness: Freshness,
 }
 
 impl Feed {
@@ -134,7 +114,7 @@ impl Feed {
     }
 
     pub fn last_error(&self) -> Option<Failure> {
-        self.read().last_error.clone()
+        self.read().freshness.last_error().cloned()
     }
 
     pub fn touch(&self) {
@@ -208,8 +188,7 @@ impl Feed {
         match outcome {
             Ok(None) => {
                 span.record("outcome", "unchanged");
-                state.last_success = Some(now);
-                state.last_error = None;
+                state.freshness.succeeded(now);
                 Refresh::Unchanged
             }
             Ok(Some((document, etag, digest))) => {
@@ -217,8 +196,7 @@ impl Feed {
                 state.revision = Some(Arc::new(Revision::new(document.graph, now, self.max_answers)));
                 state.etag = etag;
                 state.body_digest = Some(digest);
-                state.last_success = Some(now);
-                state.last_error = None;
+                state.freshness.succeeded(now);
                 self.first_fetch.set(()).ok();
                 Refresh::Updated {
                     api_version: document.api_version,
@@ -227,10 +205,7 @@ impl Feed {
             Err(error) => {
                 span.record("outcome", "failed");
                 telemetry::mark_failed(&error);
-                state.last_error = Some(Failure {
-                    at: now,
-                    message: error.to_string(),
-                });
+                state.freshness.failed(now, &error);
                 Refresh::Failed(error)
             }
         }
@@ -248,28 +223,18 @@ impl Feed {
             fetched_at: state
                 .revision
                 .as_ref()
-                .map(|revision| unix_seconds(revision.fetched_at())),
-            last_success: state.last_success.map(unix_seconds),
-            age_seconds: state.last_success.map(|success| {
-                SystemTime::now()
-                    .duration_since(success)
-                    .unwrap_or_default()
-                    .as_secs_f64()
-            }),
-            last_error: state.last_error.as_ref().map(|failure| FailureStatus {
-                at: unix_seconds(failure.at),
-                message: failure.message.clone(),
-            }),
-            stale: state.last_error.is_some(),
+                .map(|revision| rfc3339(revision.fetched_at())),
+            age_seconds: state
+                .freshness
+                .age(SystemTime::now())
+                .map(|age| age.as_secs_f64()),
+            freshness: state.freshness.clone(),
         }
     }
 
-    pub fn times(&self) -> FeedTimes {
-        let state = self.read();
-        FeedTimes {
-            last_success: state.last_success,
-            last_error: state.last_error.as_ref().map(|failure| failure.at),
-        }
+    /// When the feed last worked and the failure since, for the gauges.
+    pub fn freshness(&self) -> Freshness {
+        self.read().freshness.clone()
     }
 
     fn read(&self) -> parking_lot::RwLockReadGuard<'_, FeedState> {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::{ApiError, ErrorKind};
 use parking_lot::Mutex;
-use service_kit::supervisor::Heartbeat;
+use service_kit::periodic::Every;
 use tracing::Instrument as _;
 
 use super::UpstreamParameters;
@@ -297,19 +297,14 @@ impl Feeds {
         }
     }
 
-    /// Refreshes on the interval, with a heartbeat after each round, until
-    /// the supervisor stops it; while not ready, sooner.
-    pub async fn run_refresher(self: Arc<Self>, heartbeat: Heartbeat) {
-        loop {
-            self.refresh_round().await;
-            heartbeat.beat();
-            let pause = if self.is_ready() {
-                self.limits.interval
-            } else {
-                self.limits.interval.min(RETRY_BEFORE_READY)
-            };
-            tokio::time::sleep(pause).await;
-        }
+    /// When the background rounds ([`Feeds::refresh_round`]) run: every
+    /// interval, sooner while the engine is not ready; a round may take
+    /// `upstream_timeout`.
+    pub fn refresh_schedule(self: &Arc<Self>, upstream_timeout: Duration) -> Every {
+        let feeds = self.clone();
+        Every::new("upstream refresh", self.limits.interval)
+            .allowing(upstream_timeout)
+            .sooner_until(RETRY_BEFORE_READY, move || feeds.is_ready())
     }
 
     /// The feeds clients are answered from.
@@ -326,8 +321,8 @@ impl Feeds {
 
     /// Updates the gauges derived from the feeds' state.
     pub fn update_gauges(&self) {
-        let times: Vec<_> = self.served_feeds().iter().map(|feed| feed.times()).collect();
-        let oldest_success = times.iter().filter_map(|feed| feed.last_success).min();
+        let feeds: Vec<_> = self.served_feeds().iter().map(|feed| feed.freshness()).collect();
+        let oldest_success = feeds.iter().filter_map(|feed| feed.last_success()).min();
         if let Some(oldest) = oldest_success {
             let age = SystemTime::now().duration_since(oldest).unwrap_or_default();
             self.metrics.graph_age_seconds.set(age.as_secs_f64());
@@ -335,8 +330,11 @@ impl Feeds {
         }
         self.metrics
             .upstream_stale
-            .set(i64::from(times.iter().any(|feed| feed.last_error.is_some())));
-        let last_error = times.iter().filter_map(|feed| feed.last_error).max();
+            .set(i64::from(feeds.iter().any(|feed| feed.is_stale())));
+        let last_error = feeds
+            .iter()
+            .filter_map(|feed| feed.last_error().map(|failure| failure.at))
+            .max();
         self.metrics
             .upstream_last_error_timestamp
             .set(last_error.map_or(0.0, unix_seconds));

@@ -10,7 +10,7 @@ use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph};
 use service_kit::telemetry::Origin;
 
-use crate::answers::{self, Answer, AnswerCache, Computations, Lookup};
+use crate::answers::{self, Answer, AnswerCache, CacheOutcome, Computations};
 use crate::cluster_policy::apply::Applied;
 use crate::request::PolicyRequest;
 
@@ -70,7 +70,7 @@ impl Revision {
         joined: Vec<Arc<Revision>>,
         pipeline: &Arc<Pipeline<PolicyRequest>>,
         computations: &Computations,
-    ) -> (Answer, Lookup) {
+    ) -> (Answer, CacheOutcome) {
         self.origin.link_current_span();
         let (revision, pipeline, asked) = (self.clone(), pipeline.clone(), request.clone());
         self.answers

@@ -104,7 +104,7 @@ async fn the_front_engine_serves_its_last_graph_when_the_middle_one_stops() {
             .await
             .feeds
             .first()
-            .is_some_and(|feed| feed.stale)
+            .is_some_and(|feed| feed.freshness.is_stale())
     })
     .await;
     let after = b.get("/graph?channel=stable-4.6").await;

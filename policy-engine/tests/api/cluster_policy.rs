@@ -154,7 +154,7 @@ async fn clusters_see_what_their_groups_allow_and_others_the_default() {
     let policy = status.cluster_policy.expect("the policy is in /status");
     assert_eq!(policy.clusters, 2);
     assert_eq!(policy.groups["production"].deferral_days, 1);
-    assert!(policy.last_error.is_none());
+    assert!(!policy.freshness.is_stale());
     assert!(
         status.pipeline.iter().any(|stage| stage == "cluster-policy"),
         "{:?}",
@@ -273,7 +273,7 @@ async fn a_policy_file_broken_while_serving_keeps_the_last_good_policy() {
     })
     .await;
     let status = app.status_document().await.cluster_policy.unwrap();
-    let error = status.last_error.expect("the refusal is in /status");
+    let error = status.freshness.last_error().expect("the refusal is in /status");
     assert!(
         error.message.contains("policy.yaml:") && error.message.contains("no-such-group"),
         "{}",
@@ -385,7 +385,7 @@ async fn a_lookup_service_that_hangs_fails_or_talks_garbage_never_fails_a_reques
     assert_eq!(lookup.requests().len(), asked, "the open breaker asks nothing");
     assert!(app.metric("cincinnati_pe_cluster_lookup_fallbacks_total").await >= 9.0);
     let status = lookup_status(&app).await;
-    assert!(status.breaker_open && status.last_error.is_some(), "{status:?}");
+    assert!(status.breaker_open && status.freshness.is_stale(), "{status:?}");
 }
 
 #[tokio::test]
@@ -419,7 +419,7 @@ async fn explain_on_the_status_port_says_which_rule_removed_which_update() {
     let explain = |query: String| {
         let app = &app;
         async move {
-            app.status_get(&format!("/v1/explain?channel=stable-4.18&{query}"))
+            app.status_get(&format!("/v1/explain-cluster?channel=stable-4.18&{query}"))
                 .await
         }
     };
@@ -475,19 +475,19 @@ async fn explain_on_the_status_port_says_which_rule_removed_which_update() {
         (serde_json::Value::Null, serde_json::Value::Null)
     );
 
-    // Not on the public port (whose `/v1/explain` is the explorer's, about
-    // an update, not a cluster); the graph's parameter rules apply.
+    // Not on the public port.
     let public = app
         .get(&format!(
-            "/v1/explain?channel=stable-4.18&id={PRODUCTION}&version=4.18.1"
+            "/v1/explain-cluster?channel=stable-4.18&id={PRODUCTION}&version=4.18.1"
         ))
         .await;
+    assert_eq!(public.status, 404);
     assert!(
         !String::from_utf8_lossy(&public.body).contains(PRODUCTION),
         "{}",
         String::from_utf8_lossy(&public.body)
     );
-    app.status_get("/v1/explain?id=x")
+    app.status_get("/v1/explain-cluster?id=x")
         .await
         .assert_error(400, "missing_params");
 }
@@ -497,7 +497,7 @@ async fn explain_without_a_policy_says_so() {
     let upstream = FakeUpstream::start(Behaviour::Graph(graph())).await;
     let app = spawn_ready(settings(&upstream.url())).await;
     let message = app
-        .status_get("/v1/explain?channel=stable-4.18&id=x")
+        .status_get("/v1/explain-cluster?channel=stable-4.18&id=x")
         .await
         .assert_error(400, "invalid_params");
     assert!(message.contains("no cluster policy"), "{message}");

@@ -192,7 +192,7 @@ async fn a_groups_blocked_edges_apply_to_its_clusters_alone() {
     // The status port's explanation says which blocked edge did what.
     let explained = engine
         .status_get(&format!(
-            "/v1/explain?channel=stable-4.18&id={OTHER}&version=4.18.1"
+            "/v1/explain-cluster?channel=stable-4.18&id={OTHER}&version=4.18.1"
         ))
         .await
         .json();
