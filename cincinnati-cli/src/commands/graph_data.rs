@@ -5,9 +5,9 @@ use std::path::Path;
 
 use anyhow::{Context as _, anyhow};
 use cincinnati_client::diff::diff;
-use cincinnati_client::document::arch_of;
 use cincinnati_client::json::{DiffJson, SCHEMA_VERSION};
 use cincinnati_client::{Document, Query, UpdateGraph};
+use cincinnati_core::release::arch_of;
 use openshift_graph_data::apply::apply_with_defaults_to;
 use openshift_graph_data::{Diagnostic, GraphData, GraphDataFiles, Loaded, Location, Refused, Strictness};
 use serde::Serialize;
