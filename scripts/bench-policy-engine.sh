@@ -125,7 +125,7 @@ CONF
 nginx -c "$work/nginx.conf" &
 pids+=($!)
 
-# As the image runs it (deploy/images/policy-engine.Dockerfile).
+# As it runs anywhere: the engine applies its allocator settings itself.
 env $ALLOCATOR_ENV "$ENGINE" \
     --service.port $ENGINE_PORT --status.port $STATUS_PORT \
     --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \

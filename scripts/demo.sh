@@ -7,35 +7,92 @@
 #   metadata-helper          :8083, status :9083, signatures: testdata/demo/signatures
 #     (upstream's default ports are 8082/9082, which the cluster engine has here)
 # then prints commands to try. Ctrl-C stops everything.
+#
+# scripts/demo.sh --check (CI runs it): the same stack and the same printed
+# commands, then runs every command exactly as printed, as a person's shell
+# runs it (no pipefail), checks that each exits and answers as the demo says,
+# that the services' logs (in a temporary directory) are plain text, and
+# stops everything.
+#
+# Environment: PROFILE (release; debug runs the build the tests make, as CI
+# does: no release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release -p graph-builder -p policy-engine -p metadata-helper -p cincinnati-cli
-bin=target/release
+check=false
+case "${1:-}" in
+    --check) check=true ;;
+    "") ;;
+    *)
+        echo "usage: scripts/demo.sh [--check]" >&2
+        exit 2
+        ;;
+esac
+profile=${PROFILE:-release}
+case $profile in
+    release) build=(--release) ;;
+    debug) build=() ;;
+    *)
+        echo "demo: PROFILE is release or debug, not $profile" >&2
+        exit 2
+        ;;
+esac
+started=$SECONDS
+
+ports=(8080 8081 8082 8083 8090 9080 9081 9082 9083)
+for port in "${ports[@]}"; do
+    # A port in use would leave a new service dead and the old one answering.
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+        echo "demo: port $port is in use (another demo running?)" >&2
+        exit 1
+    fi
+done
+
+cargo build "${build[@]}" -p graph-builder -p policy-engine -p metadata-helper -p cincinnati-cli
+bin=${CARGO_TARGET_DIR:-target}/$profile
 prefix=/api/upgrades_info
 pids=()
-stop() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
-trap stop EXIT INT TERM
+# The services log to the terminal; in a check, to files (shown on failure).
+logs=
+$check && logs=$(mktemp -d)
+stop() {
+    kill "${pids[@]}" 2>/dev/null || true
+    wait 2>/dev/null || true
+    [[ -z $logs ]] || rm -rf "$logs"
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
+service() { # name command...
+    local name=$1
+    shift
+    if [[ -n $logs ]]; then
+        "$@" 2>"$logs/$name.log" &
+    else
+        "$@" &
+    fi
+    pids+=($!)
+}
 
-"$bin/graph-builder" -c deploy/demo/graph-builder.toml &
-pids+=($!)
-"$bin/policy-engine" -v --service.port 8081 --status.port 9081 --service.path_prefix "$prefix" \
+service graph-builder "$bin/graph-builder" -c deploy/demo/graph-builder.toml
+service public-engine "$bin/policy-engine" -v --service.port 8081 --status.port 9081 --service.path_prefix "$prefix" \
     --service.mandatory_client_parameters channel \
-    --upstream.cincinnati.url "http://127.0.0.1:8080$prefix/graph" &
-pids+=($!)
-"$bin/policy-engine" -v --service.port 8082 --status.port 9082 --service.path_prefix "$prefix" \
+    --upstream.cincinnati.url "http://127.0.0.1:8080$prefix/graph"
+service cluster-engine "$bin/policy-engine" -v --service.port 8082 --status.port 9082 --service.path_prefix "$prefix" \
     --service.mandatory_client_parameters channel \
     --upstream.cincinnati.url "http://127.0.0.1:8081$prefix/graph" \
-    --cluster_policy.file deploy/demo/policy.yaml &
-pids+=($!)
-
-"$bin/metadata-helper" -v --service.port 8083 --status.port 9083 --service.path_prefix "$prefix" \
-    --signatures.dir testdata/demo/signatures &
-pids+=($!)
+    --cluster_policy.file deploy/demo/policy.yaml
+service metadata-helper "$bin/metadata-helper" -v --service.port 8083 --status.port 9083 --service.path_prefix "$prefix" \
+    --signatures.dir testdata/demo/signatures
 
 wait_ready() {
     for _ in $(seq 1 600); do
         if curl -fs -o /dev/null "$1"; then return 0; fi
+        for pid in "${pids[@]}"; do
+            if ! kill -0 "$pid" 2>/dev/null; then
+                echo "demo: a service stopped before $1 was ready" >&2
+                return 1
+            fi
+        done
         sleep 0.2
     done
     echo "demo: $1 did not become ready" >&2
@@ -45,55 +102,145 @@ wait_ready http://127.0.0.1:9080/readiness
 wait_ready http://127.0.0.1:9081/readyz
 wait_ready http://127.0.0.1:9082/readyz
 wait_ready http://127.0.0.1:9083/readyz
+ready=$((SECONDS - started))
 
 # A signed release: its digest names its directory in the signature tree.
 # (sed, not head: head would close the pipe early, and pipefail would stop the script)
 signed=$(find testdata/demo/signatures/sha256 -name signature-1 | sort | sed -n 1p)
 digest=$(basename "$(dirname "$signed")")
 
+# The rollout of 4.18.52 (deploy/demo/policy.yaml) as it stands, from the
+# engine's explanation for a cluster: how far the rollout has gone, the
+# cluster's place in it, and whether it is offered 4.18.52 (inside: its
+# place is below the progress).
+rollout() { # id -> "<progress>% <place>% <inside: yes|no>"
+    curl -fs "http://127.0.0.1:9082$prefix/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.51&id=$1" |
+        python3 -c 'import json, sys
+e = json.load(sys.stdin)
+r = next(r for r in e["rollouts"] if r["target"] == "4.18.52")
+print("%.1f%% %.1f%% %s" % (r["progress_percent"], e["place_percent"], "yes" if r["offered"] else "no"))'
+}
+first=c0ffee00-0000-4a11-8b22-0123456789ab
+second=c0ffee00-0001-4a11-8b22-0123456789ab
+no_figures() { echo "demo: the in-cluster engine did not explain the rollout of 4.18.52" >&2; exit 1; }
+read -r progress first_place first_inside < <(rollout "$first") || no_figures
+read -r _ second_place second_inside < <(rollout "$second") || no_figures
+
+# Each example: what it shows (comments), the command as printed, and, for
+# the check, the exit code it must end with and a regex its output (stdout
+# and stderr) must match.
+commands=() codes=() claims=()
+note() { printf '  # %s\n' "$@"; }
+example() { # exit-code output-regex command
+    codes+=("$1")
+    claims+=("$2")
+    commands+=("$3")
+    printf '  %s\n' "$3"
+}
+
+explorer="http://127.0.0.1:8081$prefix/?channel=stable-4.18&arch=amd64"
 cat <<EOT
 
 The stack is up. Open the update graph explorer of the public engine (or of
 the in-cluster one, on 8082, which asks the public one) at
-  http://127.0.0.1:8081$prefix/?channel=stable-4.18&arch=amd64
+  $explorer
 
 or try:
 
-  # the in-cluster engine (chained: cluster -> public -> graph-builder)
-  curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64' -H 'Accept: application/json' | head -c 600; echo
-  # per-cluster policy (deploy/demo/policy.yaml): two clusters at 4.18.51 ask the
-  # same question; 4.18.52 is rolling out to half the fleet, and only the first
-  # cluster is inside (no id: the default, last in every rollout)
-  updates='import json,sys; g=json.load(sys.stdin); v=[n["version"] for n in g["nodes"]]; print(sorted(v[t] for f, t in g["edges"] if v[f] == "4.18.51"))'
-  curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64&version=4.18.51&id=c0ffee00-0000-4a11-8b22-0123456789ab' -H 'Accept: application/json' | python3 -c "\$updates"
-  curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64&version=4.18.51&id=c0ffee00-0001-4a11-8b22-0123456789ab' -H 'Accept: application/json' | python3 -c "\$updates"
-  # why: groups, rollout places, which rule removed which update, production's
-  # own risk on 4.18.44 (status port only)
-  curl -s 'http://127.0.0.1:9082$prefix/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.40&id=5ca1ab1e-0000-4000-8000-00000000d0e5'; echo
-  # the public engine, multi-arch releases, gzip
-  curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo
-  # an error: a channel name that is not valid
-  curl -s 'http://127.0.0.1:8081$prefix/graph?channel=Stable'; echo
-  # the full graph and the graph-data in use
-  curl -s 'http://127.0.0.1:8080$prefix/graph' | head -c 300; echo
-  curl -s 'http://127.0.0.1:8090$prefix/graph-data' | tar tz | head
-  # the command-line client (docs/cli.md): an update path, asking the in-cluster
-  # engine one channel at a time as clusters do; why an update is not offered
-  $bin/cincinnati --url http://127.0.0.1:8082$prefix/graph path --from 4.16.40 --to 4.18.40 --tier fast
-  $bin/cincinnati --url http://127.0.0.1:8080$prefix/graph explain --channel stable-4.9 --from 4.9.37 --to 4.9.38 \\
-      --graph-data http://127.0.0.1:8090$prefix/graph-data
-  # a release signature, as a disconnected cluster's CVO fetches it (signature-1,
-  # -2, ... until the first 404)
-  curl -sI 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-1'
-  curl -s 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-9'; echo
-  # what it signs, checked with the demo key's public half as the CVO checks it
-  $bin/cincinnati signatures verify --store http://127.0.0.1:8083$prefix/signatures \\
-      --keyring testdata/demo/signing-key.asc --release sha256:$digest
-  # status and metrics
-  curl -s http://127.0.0.1:9080/status | head -c 800; echo
-  curl -s http://127.0.0.1:9081/metrics | grep cincinnati_pe_
-  curl -s http://127.0.0.1:9083/metrics | grep cincinnati_mh_signatures
-
-Ctrl-C stops the stack.
 EOT
-wait
+note "the in-cluster engine (chained: cluster -> public -> graph-builder)"
+example 0 '^\{"version":1,"nodes":\[\{"version":"4\..*stable-4\.18' \
+    "curl -s 'http://127.0.0.1:8082$prefix/graph?channel=stable-4.18&arch=amd64' -H 'Accept: application/json' | head -c 600; echo"
+cli="$bin/cincinnati --url http://127.0.0.1:8082$prefix/graph"
+note "per-cluster policy (deploy/demo/policy.yaml): two clusters at 4.18.51 ask as" \
+    "the CVO asks. 4.18.52 is rolling out, now to $progress of the fleet: a cluster" \
+    "is offered it once the rollout passes its place, here $first_place and $second_place" \
+    "(no id: the default, last in every rollout)"
+for cluster in "$first $first_inside" "$second $second_inside"; do
+    read -r id inside <<<"$cluster"
+    if [[ $inside == yes ]]; then
+        example 0 '^  4\.18\.52  ' "$cli updates --channel stable-4.18 --version 4.18.51 --id $id"
+    else
+        # 4.18.52 is 4.18.51's only update in stable-4.18.
+        example 1 '^No recommended updates' "$cli updates --channel stable-4.18 --version 4.18.51 --id $id"
+    fi
+done
+note "why: groups, rollout places, which rule removed which update, production's" \
+    "own risk on 4.18.44 (status port only)"
+example 0 '"groups":\["production"\].*"max_version":"4\.18\.45"' \
+    "curl -s 'http://127.0.0.1:9082$prefix/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.40&id=5ca1ab1e-0000-4000-8000-00000000d0e5'; echo"
+note "the public engine, multi-arch releases, gzip"
+example 0 '^\{"version":1,"nodes":\[.*candidate-4\.19.*"multi"' \
+    "curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo"
+note "an error: a channel name that is not valid"
+example 0 '^\{"kind":"invalid_params","value":"invalid client parameters: channel .Stable.' \
+    "curl -s 'http://127.0.0.1:8081$prefix/graph?channel=Stable'; echo"
+note "the full graph and the graph-data in use"
+example 0 '^\{"nodes":\[\{"version":"[^"]+\+amd64"' "curl -s 'http://127.0.0.1:8080$prefix/graph' | head -c 300; echo"
+example 0 '^channels/$' "curl -s 'http://127.0.0.1:8090$prefix/graph-data' | tar tz | head"
+note "the command-line client (docs/cli.md): an update path, asking the in-cluster" \
+    "engine one channel at a time as clusters do; why an update is not offered"
+example 0 '4\.16\.40 → 4\.18\.40 on fast \(amd64\): [0-9]+ updates' \
+    "$cli path --from 4.16.40 --to 4.18.40 --tier fast"
+example 1 'blocked-edges/4\.9\.38\.yaml' \
+    "$bin/cincinnati --url http://127.0.0.1:8080$prefix/graph explain --channel stable-4.9 --from 4.9.37 --to 4.9.38 \\
+      --graph-data http://127.0.0.1:8090$prefix/graph-data"
+note "a release signature, as a disconnected cluster's CVO fetches it (signature-1," \
+    "-2, ... until the first 404)"
+example 0 '^HTTP/1\.1 200 OK' "curl -sI 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-1'"
+example 0 '^\{"kind":"does_not_exist"' "curl -s 'http://127.0.0.1:8083$prefix/signatures/sha256=$digest/signature-9'; echo"
+note "what it signs, checked with the demo key's public half as the CVO checks it"
+example 0 "^Release sha256:$digest: verified" \
+    "$bin/cincinnati signatures verify --store http://127.0.0.1:8083$prefix/signatures \\
+      --keyring testdata/demo/signing-key.asc --release sha256:$digest"
+note "status and metrics"
+example 0 '^\{"graph":\{' "curl -s http://127.0.0.1:9080/status | head -c 800; echo"
+example 0 '^cincinnati_pe_' "curl -s http://127.0.0.1:9081/metrics | grep cincinnati_pe_"
+example 0 '^cincinnati_mh_signatures_digests [1-9]' "curl -s http://127.0.0.1:9083/metrics | grep cincinnati_mh_signatures"
+
+if ! $check; then
+    printf '\nCtrl-C stops the stack.\n'
+    wait
+    exit
+fi
+
+# The check: every command as printed, in a shell of its own.
+printf '\ndemo check: the stack was ready in %d s; running the %d commands as printed\n' \
+    "$ready" "${#commands[@]}"
+failures=0
+failed() { # what output
+    echo "demo check: FAILED: $1" >&2
+    printf '%s\n' "$2" | sed -n 1,40p | sed 's/^/    /' >&2
+    failures=$((failures + 1))
+}
+page=$(curl -s -w '%{http_code}' "$explorer")
+[[ $page == *"<html"*200 ]] || failed "the explorer page $explorer" "${page: -200}"
+for i in "${!commands[@]}"; do
+    command=${commands[$i]}
+    set +e
+    output=$(timeout 120 bash -c "$command" 2>&1)
+    code=$?
+    set -e
+    if [[ $code != "${codes[$i]}" ]]; then
+        failed "exit $code instead of ${codes[$i]}: $command" "$output"
+    elif ! grep -Eq -- "${claims[$i]}" <<<"$output"; then
+        failed "no line matches /${claims[$i]}/: $command" "$output"
+    else
+        echo "demo check: ok (exit $code): ${command%%$'\n'*}"
+    fi
+done
+for log in "$logs"/*.log; do
+    if grep -q $'\x1b' "$log"; then
+        failed "$(basename "$log") has terminal colour codes though written to a file" "$(sed -n 1,3p "$log")"
+    fi
+done
+if ((failures)); then
+    for log in "$logs"/*.log; do
+        echo "--- $(basename "$log") (last lines)" >&2
+        tail -n 20 "$log" >&2
+    done
+    echo "demo check: $failures of $((${#commands[@]} + 1)) checks failed" >&2
+    exit 1
+fi
+echo "demo check: the explorer page and all ${#commands[@]} commands answered as printed, logs plain;" \
+    "$((SECONDS - started)) s in all ($profile build)"

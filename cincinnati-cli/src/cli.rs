@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use cincinnati_client::Tier;
 use cincinnati_core::Version;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use image_signature::store::SignatureStore;
 
@@ -69,8 +70,10 @@ pub enum Command {
     Channels(ChannelsArgs),
     Render(RenderArgs),
     Diff(DiffArgs),
+    /// Graph-data: check it before it merges, preview what a change does
     #[command(subcommand, name = "graph-data")]
     GraphData(GraphDataCommand),
+    /// Release signatures: would a cluster accept this release
     #[command(subcommand)]
     Signatures(SignaturesCommand),
     Completions(CompletionsArgs),
@@ -87,8 +90,10 @@ pub enum Command {
   cincinnati updates --channel stable-4.18 --version 4.18.20 --include-not-recommended
   cincinnati --graph graph.json -o json updates --channel fast-4.17 --version 4.17.3")]
 pub struct UpdatesArgs {
+    /// The channel the cluster is on (stable-4.18, fast-4.17, eus-4.16, ...)
     #[arg(long)]
     pub channel: String,
+    /// The version the cluster runs (4.18.20)
     #[arg(long)]
     pub version: Version,
     /// Also list conditional updates and their risks
@@ -108,38 +113,51 @@ pub struct UpdatesArgs {
 /// Each update is taken on the tier's channel of its target's minor
 /// (stable-4.17 for 4.17.z; on EUS, eus-4.16 for both 4.15.z and 4.16.z), has
 /// the fewest updates, then the newest releases on the way. Conditional
-/// updates are taken only when all their risks are accepted. When there is no
-/// path, the answer says where it breaks.
+/// updates are taken only when all their risks are accepted. From one EUS
+/// minor to a later one (--tier eus), the plan comes with the runbook of a
+/// Control Plane Only update: channel, paused worker pools, each hop's `oc`
+/// command and release image. When there is no path, the answer shows how
+/// far updates reach, where they break, and what the other tiers offer. A
+/// downgrade is refused without asking any service.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   cincinnati path --from 4.14.38 --to 4.18.20
   cincinnati path --from 4.14.38 --to 4.16.40 --tier eus
   cincinnati path --from 4.16.3 --to 4.17.20 --accept-risk AuthOAuthProxyLeakedConnections --all")]
 pub struct PathArgs {
-    #[arg(long)]
+    /// The version the cluster runs
+    #[arg(long, value_name = "VERSION")]
     pub from: Version,
-    #[arg(long)]
+    /// The version to update to
+    #[arg(long, value_name = "VERSION")]
     pub to: Version,
-    #[arg(long, default_value = "stable")]
+    /// The channels to update on: each update on the tier's channel of its
+    /// target's minor
+    #[arg(long, default_value = "stable", value_parser = tiers())]
     pub tier: Tier,
     /// Take conditional updates with this risk (repeat for more)
     #[arg(long = "accept-risk", value_name = "NAME")]
     pub accept_risks: Vec<String>,
-    /// Also list other plans with as few updates
+    /// Also list, for each update, the releases that may be taken instead
+    /// of its target (the plan as short); JSON also lists other whole plans
     #[arg(long)]
     pub all: bool,
-    /// With --all, at most this many other plans
+    /// With --all, at most this many releases per update (and other plans)
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
 }
 
 /// Why an update is, or is not, offered on a channel
 ///
-/// Not in the channel (and where each release is), no update at all, blocked
-/// by graph-data (naming the blocked-edges file, with --graph-data), conditional
-/// with these risks, dropped by the cluster, or another architecture. With
-/// --id, asked as that cluster, and the engine's per-cluster policy says which
-/// rule removed the update (its status port's explain endpoint).
+/// The reasons in the order that decides: the cluster's per-cluster policy
+/// (with --id: asked as that cluster, the engine's explain endpoint on its
+/// status port says which rule withholds the update — a phased rollout and
+/// when the cluster is inside, a deferral, a pin, its groups' blocked edges
+/// and risks, with their lines in the policy file), then graph-data (the
+/// blocked-edges file and line of a block or risk, its reasons and fixedIn,
+/// with --graph-data), then release metadata. Also: not in the channel (and
+/// where each release is), conditional (not recommended where its risks
+/// apply, as the CVO says), dropped by the cluster, another architecture.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   cincinnati explain --channel stable-4.16 --from 4.16.3 --to 4.16.20
@@ -148,11 +166,14 @@ pub struct PathArgs {
   cincinnati --url http://127.0.0.1:8082/api/upgrades_info/graph explain --channel stable-4.18 \\
       --from 4.18.40 --to 4.18.46 --id 5ca1ab1e-0000-4000-8000-00000000d0e5")]
 pub struct ExplainArgs {
+    /// The channel the cluster is on
     #[arg(long)]
     pub channel: String,
-    #[arg(long)]
+    /// The version the cluster runs
+    #[arg(long, value_name = "VERSION")]
     pub from: Version,
-    #[arg(long)]
+    /// The version it would update to
+    #[arg(long, value_name = "VERSION")]
     pub to: Version,
     /// The graph-data the graph was built with: a directory, a tarball, or a
     /// graph-builder's {prefix}/graph-data URL
@@ -190,18 +211,23 @@ pub struct ChannelsArgs {
   cincinnati render --channel stable-4.18 --from 4.18.40 | dot -Tsvg > stable-4.18.svg
   cincinnati render --channel stable-4.18 --from 4.18.45 --format mermaid")]
 pub struct RenderArgs {
+    /// The channel to draw
     #[arg(long)]
     pub channel: String,
     /// Only what a cluster at this version can reach
-    #[arg(long)]
+    #[arg(long, value_name = "VERSION")]
     pub from: Option<Version>,
+    /// The drawing's language
     #[arg(long, value_enum, default_value_t = Drawing::Dot)]
     pub format: Drawing,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Drawing {
+    /// Graphviz (`dot -Tsvg`), with errata links
     Dot,
+    /// Mermaid flowchart (drawn up to 500 edges, unless the page rendering
+    /// it raises maxEdges)
     Mermaid,
 }
 
@@ -240,7 +266,13 @@ pub enum GraphDataCommand {
   cincinnati graph-data check .
   cincinnati graph-data check testdata/graph-data -o json")]
 pub struct CheckArgs {
+    /// A graph-data directory (a checkout of openshift/cincinnati-graph-data)
     pub dir: PathBuf,
+    /// Also check the graph-data against these releases (a Graph API
+    /// document of releases, a file or URL): a blocked edge's `to`, a `from`
+    /// or a channel's version that names none of them is refused
+    #[arg(long, value_name = "FILE|URL")]
+    pub releases: Option<String>,
 }
 
 /// What a graph-data change does to what clusters see, before it merges
@@ -254,6 +286,7 @@ pub struct CheckArgs {
   cincinnati --url http://127.0.0.1:8080/api/upgrades_info/graph \\
       graph-data preview ~/cincinnati-graph-data --releases testdata/demo/releases.json.gz")]
 pub struct PreviewArgs {
+    /// The changed graph-data directory
     pub dir: PathBuf,
     /// The releases the server builds its graph from (a file or URL)
     #[arg(long, value_name = "FILE|URL")]
@@ -261,6 +294,11 @@ pub struct PreviewArgs {
     /// Compare this channel only
     #[arg(long)]
     pub channel: Option<String>,
+    /// The graph-data before the change (a directory, e.g. a checkout of
+    /// the branch the change is for): warnings it had already are listed
+    /// apart from those the change brings
+    #[arg(long, value_name = "DIR")]
+    pub base: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -299,7 +337,26 @@ pub struct VerifyArgs {
   cincinnati completions bash > /etc/bash_completion.d/cincinnati
   cincinnati completions zsh > \"${fpath[1]}/_cincinnati\"")]
 pub struct CompletionsArgs {
+    /// The shell to complete in
     pub shell: clap_complete::Shell,
+}
+
+/// `--tier`'s values, each with what its channels hold (as OpenShift's
+/// documentation of update channels describes them).
+fn tiers() -> impl TypedValueParser<Value = Tier> {
+    let values = Tier::ALL.map(|tier| {
+        let help = match tier {
+            Tier::Stable => "stable-X.Y: releases that have proven themselves on fast",
+            Tier::Fast => "fast-X.Y: every release as soon as it is generally available",
+            Tier::Candidate => "candidate-X.Y: every release first, and release candidates (unsupported)",
+            Tier::Eus => {
+                "eus-X.Y: Extended Update Support, for even minors; eus-4.16 covers 4.15 too, \
+                 so EUS-to-EUS updates stay on it"
+            }
+        };
+        PossibleValue::new(tier.as_str()).help(help)
+    });
+    PossibleValuesParser::new(values).map(|name| name.parse::<Tier>().expect("a name from Tier::ALL"))
 }
 
 /// The first paragraph of clap's error message, on one line without its

@@ -43,6 +43,11 @@ impl<'g> Drawing<'g> {
         })
     }
 
+    /// How many updates the drawing has: its edges.
+    pub fn edges(&self) -> usize {
+        self.updates().count()
+    }
+
     fn version(&self, release: ReleaseRef) -> String {
         self.view.graph().version(release).to_string()
     }

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{cincinnati, demo_graph_file, repository};
+use common::{cincinnati, copy_graph_data, demo_graph_file, repository};
 use release_set_generator::{apply_graph_data, demo_releases, testdata_graph_data};
 
 /// Rewrites the golden files instead of comparing with them.
@@ -259,7 +259,7 @@ fn first_difference(expected: &str, shown: &str) -> Option<String> {
 /// testdata/graph-data, changed as a graph-data pull request might: a new
 /// risk on updates into 4.18.30, and 4.18.52 taken out of stable-4.18.
 fn change_graph_data(into: &Path) {
-    copy_dir(&testdata_graph_data(), into);
+    copy_graph_data(into);
     std::fs::write(
         into.join("blocked-edges/4.18.30-GoldenRisk.yaml"),
         "to: 4.18.30\nfrom: 4[.]18[.]2[0-7][+]\nurl: https://issues.example.com/GOLDEN-1\nname: GoldenRisk\n\
@@ -296,22 +296,14 @@ fn write_broken_graph_data(into: &Path) {
             "to: 4.18.2\nfrom: .*\nfixedIn: 4.18.3\nowner: someone\n",
         ),
         ("blocked-edges/README", "not graph-data\n"),
+        (
+            "blocked-edges/4.18.3-leak.yaml",
+            "to: 4.18.3\nfrom: 4[.]18[.]2[+]\nurl: http://issues.example.com/LEAK\nname: leaky\n\
+             message: Connections leak.\nmatchingRules:\n- type: Always\n",
+        ),
     ] {
         let path = into.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }

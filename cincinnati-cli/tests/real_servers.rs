@@ -74,7 +74,7 @@ async fn every_source_gives_the_same_answers() {
         vec!["--url".to_owned(), stack.engines.graph_url()],
     ];
     let graph_data = testdata_graph_data().display().to_string();
-    let questions: [&[&str]; 6] = [
+    let questions: [&[&str]; 8] = [
         &[
             "updates",
             "--channel",
@@ -87,6 +87,10 @@ async fn every_source_gives_the_same_answers() {
             "path", "--from", "4.16.40", "--to", "4.18.40", "--tier", "fast", "--all", "--limit", "5",
         ],
         &["path", "--from", "4.14.60", "--to", "4.16.50", "--tier", "eus"],
+        // Only in fast and candidate: the other tiers' plans.
+        &["path", "--from", "4.18.40", "--to", "4.18.53"],
+        // A runbook, each hop's release image from the engine's answers.
+        &["path", "--from", "4.14.30", "--to", "4.16.68", "--tier", "eus"],
         &[
             "explain",
             "--channel",
@@ -128,7 +132,7 @@ async fn every_source_gives_the_same_answers() {
 }
 
 #[tokio::test]
-async fn an_engine_answering_one_channel_at_a_time_still_lists_a_versions_channels() {
+async fn an_engine_answering_one_channel_at_a_time_lists_every_channel_and_a_versions() {
     let stack = demo_stack().await;
     let names = |args: &[&str]| -> Vec<String> {
         let run = cincinnati(&[args, &["-o", "json", "channels", "--version", "4.16.30"]].concat());
@@ -145,13 +149,15 @@ async fn an_engine_answering_one_channel_at_a_time_still_lists_a_versions_channe
     assert!(expected.contains(&"eus-4.18".to_owned()), "{expected:?}");
     assert_eq!(names(&["--url", &stack.engines.graph_url()]), expected);
 
-    let run = cincinnati(&["--url", &stack.engines.graph_url(), "channels"]);
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr.contains("answers one channel at a time"),
-        "{}",
-        run.stderr
-    );
+    // Every channel: the engine lists those it serves beside its graph.
+    let every_channel = |args: &[&str]| {
+        let run = cincinnati(&[args, &["-o", "json", "channels"]].concat());
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        run.stdout
+    };
+    let saved = every_channel(&["--graph", demo.to_str().unwrap()]);
+    assert_eq!(every_channel(&["--url", &stack.engines.graph_url()]), saved);
+    assert_eq!(every_channel(&["--url", &stack.full_graph_url()]), saved);
 }
 
 #[tokio::test]
@@ -171,10 +177,19 @@ async fn explain_names_the_blocked_edges_file_from_the_graph_builders_graph_data
         &stack.graph_data_url(),
     ]);
     assert_eq!(run.code, 1, "{run:?}");
+    // The one-line answer names the file and line; its reason is in the
+    // graph-data section, once.
     assert_eq!(
         run.stderr,
-        "cincinnati: there is no update from 4.9.37 to 4.9.38: graph-data blocks it \
-         (blocked-edges/4.9.38.yaml: OVN networking issue https://bugzilla.redhat.com/show_bug.cgi?id=2098099)\n"
+        "cincinnati: there is no update from 4.9.37 to 4.9.38: graph-data blocks it (blocked-edges/4.9.38.yaml:1)\n"
+    );
+    assert_eq!(
+        run.stdout
+            .matches("OVN networking issue https://bugzilla.redhat.com/show_bug.cgi?id=2098099")
+            .count(),
+        1,
+        "{}",
+        run.stdout
     );
 }
 
@@ -208,7 +223,10 @@ async fn a_server_answering_an_error_or_garbage_exits_3() {
 }
 
 /// `explain --id` asks an engine with the demo's per-cluster policy as that
-/// cluster, and its explain endpoint which rule removed the update.
+/// cluster, and its explain endpoint which rule removed the update: the
+/// rule that decides comes first (a pin, the phased rollout with the
+/// cluster's place, its progress and when the cluster is inside), and a
+/// risk of the policy's own is attributed to its line in the policy file.
 #[tokio::test]
 async fn explain_with_an_id_says_which_policy_rule_removed_the_update() {
     let stack = demo_stack().await;
@@ -225,39 +243,113 @@ async fn explain_with_an_id_says_which_policy_rule_removed_the_update() {
     let explain_url = engine.status_url("/api/upgrades_info/v1/explain-cluster");
     // Held at or below 4.18.45 by the demo policy's production group.
     let production = "5ca1ab1e-0000-4000-8000-00000000d0e5";
-    let explain = |id: &str| {
-        cincinnati(&[
+    let explain = |from: &str, to: &str, id: Option<&str>, json: bool| {
+        let mut args = vec![
             "--url",
             &graph_url,
             "explain",
             "--channel",
             "stable-4.18",
             "--from",
-            "4.18.40",
+            from,
             "--to",
-            "4.18.46",
-            "--id",
-            id,
-            "--explain-url",
-            &explain_url,
-        ])
+            to,
+        ];
+        if let Some(id) = id {
+            args.extend(["--id", id, "--explain-url", &explain_url]);
+        }
+        if json {
+            args.extend(["-o", "json"]);
+        }
+        cincinnati(&args)
     };
-    let held = explain(production);
-    assert_ne!(held.code, 0, "{}", held.stdout);
+    let held = explain("4.18.40", "4.18.46", Some(production), false);
+    assert_eq!(held.code, 1, "{held:?}");
     assert!(
-        held.stdout
-            .contains("the policy removes the update to 4.18.46: max_version (max_version 4.18.45)")
-            && held.stdout.contains("groups: production"),
+        held.stdout.lines().nth(1).is_some_and(|line| line.contains(
+            "4.18.40 → 4.18.46 is withheld from this cluster: its groups are pinned at 4.18.45 (max_version), and 4.18.46 is above"
+        )) && held.stdout.contains("(groups: production; place in rollouts 28.97%)"),
         "{}",
         held.stdout
     );
-    let other = explain("c0ffee00-0000-4a11-8b22-0123456789ab");
+    let other = explain(
+        "4.18.40",
+        "4.18.46",
+        Some("c0ffee00-0000-4a11-8b22-0123456789ab"),
+        false,
+    );
     assert_eq!(other.code, 0, "{}{}", other.stdout, other.stderr);
     assert!(
         other
             .stdout
-            .contains("the policy does not remove the update to 4.18.46"),
+            .contains("this cluster's policy neither withholds 4.18.46 nor changes 4.18.40 → 4.18.46"),
         "{}",
         other.stdout
+    );
+
+    // Outside the rollout of 4.18.52 (at 71.29%, the rollout at 50% and more):
+    // the rollout decides, before graph-data and release metadata.
+    let outside = explain(
+        "4.18.51",
+        "4.18.52",
+        Some("c0ffee00-0001-4a11-8b22-0123456789ab"),
+        true,
+    );
+    assert_eq!(outside.code, 1, "{outside:?}");
+    let document = outside.json();
+    let first = &document["reasons"][0];
+    assert_eq!(
+        (&first["layer"], &first["kind"], &first["decides"], &first["line"]),
+        (
+            &serde_json::json!("clusterPolicy"),
+            &serde_json::json!("rollout"),
+            &serde_json::json!(true),
+            &serde_json::json!(27)
+        ),
+        "{document}"
+    );
+    let summary = document["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(
+            "the phased rollout of 4.18.52 has not reached it (its place is 71.29%, the rollout is at"
+        ) && summary.contains("at this schedule it is inside from 2030-"),
+        "{summary}"
+    );
+    // Without an id, the engine answers as for no cluster (last in every
+    // rollout), and the answer says a policy may be why.
+    let no_id = explain("4.18.51", "4.18.52", None, false);
+    assert_eq!(no_id.code, 1, "{no_id:?}");
+    assert!(
+        no_id
+            .stdout
+            .contains("a per-cluster policy (a phased rollout, a deferral, a pin) may withhold it")
+            && no_id.stdout.contains("Asked without a cluster id"),
+        "{}",
+        no_id.stdout
+    );
+
+    // Production's own risk on 4.18.44, from line 12 of the policy file.
+    let risky_table = explain("4.18.40", "4.18.44", Some(production), false);
+    assert!(
+        risky_table.stdout.contains(
+            "deploy/demo/policy.yaml:12: risk ProductionStorageFirmware on 4.18.40 → 4.18.44 is this cluster's groups' own"
+        ),
+        "{}",
+        risky_table.stdout
+    );
+    let risky = explain("4.18.40", "4.18.44", Some(production), true).json();
+    assert_eq!(risky["verdict"], "conditional", "{risky}");
+    let reason = &risky["reasons"][0];
+    assert_eq!(
+        (&reason["kind"], &reason["line"]),
+        (&serde_json::json!("policyRisk"), &serde_json::json!(12)),
+        "{risky}"
+    );
+    assert!(
+        reason["text"]
+            .as_str()
+            .unwrap()
+            .contains("risk ProductionStorageFirmware on 4.18.40 → 4.18.44 is this cluster's groups' own"),
+        "{reason}"
     );
 }

@@ -4,6 +4,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{EVERY_DOCUMENT, Run, cincinnati, documented_fields, keys};
 use e2e::metadata_helper::{self, SignatureSource};
@@ -152,4 +154,42 @@ async fn an_unsigned_release_or_another_key_is_a_no_and_a_dead_store_a_service_f
     assert!(no_keyring.stderr.contains("missing.asc"), "{}", no_keyring.stderr);
     let not_a_digest = verify(&store, &demo_keyring(), "quay.io/ocp-release:4.18.1");
     assert_eq!(not_a_digest.code, 2, "{not_a_digest:?}");
+}
+
+/// A store that accepts connections and closes them unanswered: the
+/// request fails as an unreachable store's does, and every attempt is
+/// counted.
+fn hanging_up_store() -> (String, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/signatures", listener.local_addr().unwrap());
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = connections.clone();
+    std::thread::spawn(move || {
+        for connection in listener.incoming() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            drop(connection);
+        }
+    });
+    (url, connections)
+}
+
+#[test]
+fn a_store_that_cannot_be_reached_is_said_once_and_asked_once() {
+    let digest = twice_signed_digest();
+    let (hanging_up, connections) = hanging_up_store();
+    let refusing = "http://127.0.0.1:9/signatures";
+    for store in [hanging_up.as_str(), refusing] {
+        let run = verify(store, &demo_keyring(), &digest);
+        assert_eq!(run.code, 3, "{run:?}");
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        let expected = format!(
+            "cincinnati: the signature store {store} cannot be reached: request to \
+             {store}/sha256={}/signature-1 failed: ",
+            &digest[7..]
+        );
+        assert!(run.stderr.starts_with(&expected), "{}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert_eq!(run.stderr.matches(store).count(), 2, "{}", run.stderr);
+    }
+    assert_eq!(connections.load(Ordering::SeqCst), 1, "signature-1 only");
 }

@@ -11,6 +11,10 @@ use serde_json::{Map, Value};
 /// first engines default, so clients and engines of other versions agree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClusterPolicy {
+    /// The policy file the engine serves, as configured: its lines are
+    /// the ones named below.
+    #[serde(default)]
+    pub policy_file: Option<String>,
     /// The cluster id as the engine read it; none when it is not a UUID.
     pub id: Option<String>,
     pub place_percent: Option<f64>,
@@ -53,11 +57,29 @@ pub struct EdgeChange {
     pub risk: Option<String>,
 }
 
+/// A phased rollout as the cluster sees it now. The schedule's fields are
+/// newer than the first engines: absent from their documents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RolloutPlace {
     pub target: String,
     pub progress_percent: f64,
+    /// Whether the cluster is inside the rollout (offered its target).
     pub offered: bool,
+    /// Where the rollout is written in the policy file.
+    #[serde(default)]
+    pub line: Option<u64>,
+    /// RFC 3339: when the rollout starts, at `starting_percentage`.
+    #[serde(default)]
+    pub start: Option<String>,
+    #[serde(default)]
+    pub starting_percentage: Option<f64>,
+    /// RFC 3339: when it reaches every cluster.
+    #[serde(default)]
+    pub complete: Option<String>,
+    /// RFC 3339: the first second this cluster is inside, at the schedule
+    /// (in the past once it is).
+    #[serde(default)]
+    pub inside_from: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +108,26 @@ impl ClusterPolicy {
             .removed
             .iter()
             .find(|removal| removal.release == to)
+    }
+
+    /// Whether the graph without the policy has an update from the version
+    /// asked about to `to` (offered or removed); `None` when the engine was
+    /// not asked about a version of the channel.
+    pub fn has_update_to(&self, to: &str) -> Option<bool> {
+        let updates = self.updates.as_ref()?;
+        Some(updates.offered.iter().any(|offered| offered == to) || self.removal_of(to).is_some())
+    }
+
+    /// The rollout of `target`, if one is scheduled.
+    pub fn rollout_of(&self, target: &str) -> Option<&RolloutPlace> {
+        self.rollouts.iter().find(|rollout| rollout.target == target)
+    }
+
+    /// What the cluster's groups' blocked edges did to `from → to`.
+    pub fn edges_on<'a>(&'a self, from: &'a str, to: &'a str) -> impl Iterator<Item = &'a EdgeChange> + 'a {
+        self.edges
+            .iter()
+            .filter(move |change| change.from == from && change.to == to)
     }
 }
 

@@ -1,13 +1,19 @@
-//! Why an update is, or is not, offered to a cluster on a channel.
+//! Why an update is, or is not, offered to a cluster on a channel: the
+//! verdict from the graph, graph-data's declarations about the update (with
+//! `--graph-data`) and, asked as one cluster, what the engine's per-cluster
+//! policy did ([`Explanation::with_cluster_policy`]). The reasons, in the
+//! order that decides, are [`crate::reasons`].
 
 use cincinnati_core::release::with_arch;
-use cincinnati_core::{Release, Risk, Version};
+use cincinnati_core::{MatchingRule, Release, Risk, Version};
 use openshift_graph_data::apply::InstructionKeys;
 use openshift_graph_data::{Declaration, GraphData, GraphDataFiles};
 use regex::Regex;
 
+use crate::cluster_policy::ClusterPolicy;
 use crate::cvo::DropReason;
 use crate::graph::{ReleaseRef, UpdateGraph};
+use crate::reasons::PolicyFacts;
 
 /// What to explain: the update `from → to` on `channel`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +23,7 @@ pub struct ExplainQuery {
     pub to: Version,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Explanation<'g, 'd> {
     pub channel: String,
     pub arch: &'g str,
@@ -27,6 +33,13 @@ pub struct Explanation<'g, 'd> {
     /// The graph-data files about this update, when graph-data was given:
     /// blocks remove it, risks make it conditional.
     pub declarations: Vec<DeclarationFacts<'d>>,
+    /// Whether graph-data was read (an empty `declarations` then means it
+    /// says nothing about the update).
+    pub graph_data_read: bool,
+    /// What the cluster's per-cluster policy does to the update, when the
+    /// engine was asked ([`Explanation::with_cluster_policy`]); `None`: asked
+    /// without a cluster id, so a policy may change the answer.
+    pub policy: Option<PolicyFacts>,
 }
 
 /// What the graph says about one end of the update.
@@ -78,6 +91,11 @@ pub struct DeclarationFacts<'d> {
     /// Its `from` regex.
     pub from: &'d str,
     pub kind: DeclarationKind<'d>,
+    /// A block's reasons: its comments, one per paragraph (comment lines
+    /// separated by an empty comment or by YAML), in file order.
+    pub reasons: Vec<String>,
+    /// The file's `fixedIn`: the release that fixes what it is about.
+    pub fixed_in: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +151,20 @@ pub fn explain<'g, 'd>(
         to: facts(&query.to, to),
         verdict: verdict(graph, query, from, to),
         declarations,
+        graph_data_read: graph_data.is_some(),
+        policy: None,
+    }
+}
+
+impl Explanation<'_, '_> {
+    /// The same, with the engine's explanation of the cluster the graph
+    /// was asked as (its explain endpoint, asked about `from`).
+    pub fn with_cluster_policy(self, policy: &ClusterPolicy) -> Self {
+        let policy = PolicyFacts::of(policy, &self.from.version, &self.to.version);
+        Self {
+            policy: Some(policy),
+            ..self
+        }
     }
 }
 
@@ -213,40 +245,62 @@ fn declarations<'d>(
         .declarations_for(&from, &to)
         .map(|declaration| {
             let origin = declaration.origin();
-            let kind = match declaration {
+            let text = data
+                .files
+                .get(&origin.path)
+                .map(|text| String::from_utf8_lossy(text));
+            let text = text.as_deref().unwrap_or_default();
+            let (kind, reasons) = match declaration {
                 Declaration::Block(_) => {
-                    let comments = data
-                        .files
-                        .get(&origin.path)
-                        .and_then(|text| comments(&String::from_utf8_lossy(text)));
-                    let url = comments.as_deref().and_then(first_url);
-                    DeclarationKind::Block {
-                        reason: comments,
-                        url,
-                    }
+                    let reasons = paragraphs(text);
+                    let joined = (!reasons.is_empty()).then(|| reasons.join(" "));
+                    let url = joined.as_deref().and_then(first_url);
+                    (DeclarationKind::Block { reason: joined, url }, reasons)
                 }
-                Declaration::Risk(risk) => DeclarationKind::Risk(&risk.risk),
+                Declaration::Risk(risk) => (DeclarationKind::Risk(&risk.risk), Vec::new()),
             };
             DeclarationFacts {
                 file: &origin.path,
                 line: origin.line,
                 from: &declaration.from().text,
                 kind,
+                reasons,
+                fixed_in: fixed_in(text),
             }
         })
         .collect()
 }
 
-/// A YAML file's comment lines, joined; `None` when it has none. Graph-data
-/// gives the reason for an unconditional block in a comment.
-fn comments(text: &str) -> Option<String> {
-    let lines: Vec<&str> = text
-        .lines()
-        .filter_map(|line| line.trim_start().strip_prefix('#'))
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect();
-    (!lines.is_empty()).then(|| lines.join(" "))
+/// A YAML file's comments, one string per paragraph: consecutive comment
+/// lines joined, a paragraph ending at an empty comment line or at a line
+/// of YAML. Graph-data gives the reasons for an unconditional block in
+/// comments, a paragraph each.
+fn paragraphs(text: &str) -> Vec<String> {
+    let mut paragraphs = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        match line.trim_start().strip_prefix('#').map(str::trim) {
+            Some(words) if !words.is_empty() => current.push(words),
+            _ if !current.is_empty() => paragraphs.push(std::mem::take(&mut current).join(" ")),
+            _ => {}
+        }
+    }
+    if !current.is_empty() {
+        paragraphs.push(current.join(" "));
+    }
+    paragraphs
+}
+
+/// The file's top-level `fixedIn` (which loading does not keep: it only
+/// says where the declaration stops mattering).
+fn fixed_in(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|line| line.strip_prefix("fixedIn:"))
+        .map(|value| {
+            let value = value.split(" #").next().unwrap_or_default().trim();
+            value.trim_matches(['"', '\'']).to_owned()
+        })
+        .filter(|value| !value.is_empty())
 }
 
 fn first_url(text: &str) -> Option<String> {
@@ -256,15 +310,19 @@ fn first_url(text: &str) -> Option<String> {
 }
 
 impl Explanation<'_, '_> {
-    /// The answer in one sentence.
+    /// The answer in one sentence: the verdict, and for an update that is
+    /// not there or is conditional, what decides it ([`Explanation::reasons`]
+    /// gives them all, in that order, with their details).
     pub fn summary(&self) -> String {
         let (from, to, channel) = (&self.from.version, &self.to.version, &self.channel);
         match &self.verdict {
             Verdict::Recommended => format!("{from} → {to} is a recommended update on {channel}"),
-            Verdict::Conditional { risks } => format!(
-                "{from} → {to} is offered on {channel} as a conditional update with {}",
-                risk_list(risks)
-            ),
+            Verdict::Conditional { risks } => {
+                format!(
+                    "{from} → {to} is a conditional update on {channel}: {}",
+                    not_recommended(risks)
+                )
+            }
             Verdict::Dropped(DropReason::UnevaluableRisk { risk }) => format!(
                 "{from} → {to} is listed as a conditional update on {channel}, but clusters drop it: \
                  its risk {risk} has no matching rule they can evaluate"
@@ -303,36 +361,98 @@ impl Explanation<'_, '_> {
                 format!("not in {channel}: {}", missing.join("; "))
             }
             Verdict::NotNewer => format!("{to} is not newer than {from}: clusters do not downgrade"),
-            Verdict::NoUpdate { removed_by } => {
-                let mut sentence = format!("there is no update from {from} to {to}");
-                let blocks: Vec<&DeclarationFacts> = self
-                    .declarations
-                    .iter()
-                    .filter(|declaration| matches!(declaration.kind, DeclarationKind::Block { .. }))
-                    .collect();
-                if let Some(block) = blocks.first() {
-                    sentence.push_str(&format!(": graph-data blocks it ({}", block.file));
-                    if let DeclarationKind::Block {
-                        reason: Some(reason), ..
-                    } = &block.kind
-                    {
-                        sentence.push_str(&format!(": {reason}"));
-                    }
-                    sentence.push(')');
-                } else if let Some(pattern) = removed_by {
-                    sentence.push_str(&format!(
-                        ": {to} removes updates from releases matching {pattern:?} (graph-data's blocked edges)"
-                    ));
-                } else {
-                    sentence.push_str(": no release metadata names one");
-                }
-                sentence
-            }
+            Verdict::NoUpdate { removed_by } => self.no_update(removed_by.as_deref()),
+        }
+    }
+
+    /// Why there is no update, first what decides: the cluster's policy,
+    /// then graph-data, then release metadata.
+    fn no_update(&self, removed_by: Option<&str>) -> String {
+        let (from, to) = (&self.from.version, &self.to.version);
+        if let Some(policy) = &self.policy
+            && let Some(rule) = &policy.rule
+        {
+            let line = rule
+                .line(policy)
+                .map(|line| match &policy.file {
+                    Some(file) => format!(" ({file}:{line})"),
+                    None => format!(" (policy file line {line})"),
+                })
+                .unwrap_or_default();
+            return format!(
+                "{from} → {to} is withheld from this cluster{line}: {}",
+                rule.sentence(policy, to)
+            );
+        }
+        let block = self
+            .declarations
+            .iter()
+            .find(|declaration| declaration.is_block());
+        if let Some(block) = block {
+            return format!(
+                "there is no update from {from} to {to}: graph-data blocks it ({}:{})",
+                block.file, block.line
+            );
+        }
+        if let Some(pattern) = removed_by {
+            return format!(
+                "there is no update from {from} to {to}: {to} removes updates from releases matching \
+                 `{pattern}` (graph-data's blocked edges)"
+            );
+        }
+        match &self.policy {
+            Some(policy) if policy.in_graph_without_policy == Some(false) => format!(
+                "there is no update from {from} to {to}, with or without this cluster's policy, \
+                 and no release metadata removes one"
+            ),
+            Some(_) => format!(
+                "there is no update from {from} to {to}; this cluster's policy does not remove one, \
+                 and no release metadata does"
+            ),
+            None => format!(
+                "there is no update from {from} to {to} in this answer, and no release metadata removes one: \
+                 asked without a cluster id, a per-cluster policy (a phased rollout, a deferral, a pin) may withhold it"
+            ),
         }
     }
 }
 
-fn risk_list(risks: &[Risk]) -> String {
+impl DeclarationFacts<'_> {
+    pub fn is_block(&self) -> bool {
+        matches!(self.kind, DeclarationKind::Block { .. })
+    }
+}
+
+/// How the cluster-version operator shows a conditional update: each risk
+/// that applies to the cluster (its first rule the CVO can evaluate
+/// matches) makes it `Recommended=False` with the risk's name as the
+/// reason (`MultipleReasons` for several); a cluster no risk applies to
+/// sees it `Recommended=True` (`NotExposedToRisks`).
+fn not_recommended(risks: &[Risk]) -> String {
+    let always = |risk: &Risk| matches!(risk.matching_rules.first(), Some(MatchingRule::Always));
+    let names = risk_list(risks);
+    match risks {
+        [risk] if always(risk) => format!(
+            "not recommended, its {names} applies to every cluster (Recommended=False, reason {})",
+            risk.name
+        ),
+        [risk] => format!(
+            "not recommended where its {names} applies, by its PromQL query \
+             (Recommended=False, reason {}), recommended elsewhere",
+            risk.name
+        ),
+        _ if risks.iter().any(always) => format!(
+            "not recommended, its {names} apply and one applies to every cluster \
+             (Recommended=False, reason MultipleReasons when several apply)"
+        ),
+        _ => format!(
+            "not recommended where its {names} apply, by their PromQL queries \
+             (Recommended=False, reason MultipleReasons when several apply), recommended elsewhere"
+        ),
+    }
+}
+
+pub(crate) fn risk_list(risks: &[Risk]) -> String {
     let names: Vec<&str> = risks.iter().map(|risk| risk.name.as_str()).collect();
     match names.as_slice() {
         [one] => format!("risk {one}"),
@@ -345,17 +465,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn comments_give_the_reason_and_its_url() {
-        let text = "to: 4.10.0-fc.0\nfrom: 4\\.9\\..*\n# Lacks pre-requisites, see\n# https://bugzilla.redhat.com/show_bug.cgi?id=2037665.\n";
-        let reason = comments(text).unwrap();
+    fn each_paragraph_of_comments_is_a_reason_and_the_first_url_is_kept() {
+        let text = "# Upgrading breaks service ca\n# rotation.\n#\n# Reference: https://bugzilla.redhat.com/1\n\
+                    to: 4.3.5\nfrom: .*\n# 4.2 -> 4.3 hits PodIPs, https://bugzilla.redhat.com/2.\n";
+        let reasons = paragraphs(text);
         assert_eq!(
-            reason,
-            "Lacks pre-requisites, see https://bugzilla.redhat.com/show_bug.cgi?id=2037665."
+            reasons,
+            [
+                "Upgrading breaks service ca rotation.",
+                "Reference: https://bugzilla.redhat.com/1",
+                "4.2 -> 4.3 hits PodIPs, https://bugzilla.redhat.com/2.",
+            ]
         );
         assert_eq!(
-            first_url(&reason).as_deref(),
-            Some("https://bugzilla.redhat.com/show_bug.cgi?id=2037665")
+            first_url(&reasons.join(" ")).as_deref(),
+            Some("https://bugzilla.redhat.com/1")
         );
-        assert_eq!(comments("to: 4.1.1\nfrom: .*\n"), None);
+        assert!(paragraphs("to: 4.1.1\nfrom: .*\n").is_empty());
+    }
+
+    #[test]
+    fn fixed_in_is_read_as_written_and_only_at_the_top_level() {
+        assert_eq!(
+            fixed_in("to: 4.18.2\nfrom: .*\nfixedIn: 4.18.3\n").as_deref(),
+            Some("4.18.3")
+        );
+        assert_eq!(
+            fixed_in("fixedIn: \"4.18.3\" # the fix\n").as_deref(),
+            Some("4.18.3")
+        );
+        assert_eq!(fixed_in("to: 4.18.2\n  fixedIn: 4.18.3\n"), None);
+        assert_eq!(fixed_in("to: 4.18.2\nfixedIn:\n"), None);
     }
 }

@@ -109,6 +109,8 @@ pub enum FetchError {
     Status { url: String, status: u16, body: String },
     #[error("{url} is not a policy-engine explanation: {source}")]
     NotAnExplanation { url: String, source: serde_json::Error },
+    #[error("{url} is not a policy-engine's list of channels: {source}")]
+    NotAChannelList { url: String, source: serde_json::Error },
     #[error("cannot read graph-data {origin}: {source}")]
     GraphData {
         origin: String,
@@ -124,7 +126,10 @@ impl FetchError {
         match self {
             FetchError::InvalidUrl { .. } | FetchError::Read { .. } => true,
             FetchError::Invalid { local, .. } | FetchError::GraphData { local, .. } => *local,
-            FetchError::Request(_) | FetchError::Status { .. } | FetchError::NotAnExplanation { .. } => false,
+            FetchError::Request(_)
+            | FetchError::Status { .. }
+            | FetchError::NotAnExplanation { .. }
+            | FetchError::NotAChannelList { .. } => false,
         }
     }
 }
@@ -251,6 +256,54 @@ impl Fetcher {
                 source,
             })
     }
+
+    /// The channels a policy-engine serves `arch` on, from its
+    /// `{prefix}/v1/channels` beside `{prefix}/graph`: an engine answers the
+    /// graph one channel at a time, and lists its channels there. `None`
+    /// for a file, a URL not ending in `/graph`, or a server without that
+    /// route (404: upstream's engine, api.openshift.com).
+    pub async fn channel_list(&self, arch: &str) -> Result<Option<ChannelList>, FetchError> {
+        let Source::Url(graph_url) = &self.source else {
+            return Ok(None);
+        };
+        let Some(prefix) = graph_url.path().strip_suffix("/graph") else {
+            return Ok(None);
+        };
+        let mut asked = graph_url.clone();
+        asked.set_path(&format!("{prefix}/v1/channels"));
+        asked.set_query(None);
+        asked.query_pairs_mut().append_pair("arch", arch);
+        let http = self.http.as_ref().expect("a fetcher of a URL has a client");
+        let response = http
+            .get(Get::new("channels", &asked, MAX_DOCUMENT_BYTES).accept("application/json"))
+            .await?;
+        if response.status == http_fetch::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let asked = response.url.to_string();
+        let body = successful(response)?;
+        serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|source| FetchError::NotAChannelList { url: asked, source })
+    }
+}
+
+/// A policy-engine's `{prefix}/v1/channels` answer: `cincinnati channels -o
+/// json`'s document (`json::ChannelsJson`), read back.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct ChannelList {
+    pub arch: String,
+    pub channels: Vec<ListedChannel>,
+}
+
+/// One channel of a [`ChannelList`]; the counts are `null` for a channel
+/// known only from the channels releases name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct ListedChannel {
+    pub name: String,
+    pub releases: Option<usize>,
+    pub oldest: Option<String>,
+    pub newest: Option<String>,
 }
 
 /// A saved Graph API document, gzip-compressed or not.

@@ -15,7 +15,9 @@ use crate::cvo::DropReason;
 use crate::diff::{ChannelDiff, GraphDiff, UpdateChange};
 use crate::explain::{DeclarationKind, Explanation, ReleaseFacts, Verdict};
 use crate::graph::{ReleaseRef, UpdateGraph};
-use crate::plan::{Break, Hop, PathAnswer, PathQuery, Plan};
+use crate::plan::{Break, Hop, PathAnswer, PathQuery, Plan, TierPlan};
+use crate::reasons::Reason;
+use crate::runbook::{Runbook, Step, Workers, runbook};
 use crate::signatures::{Outcome, ReleaseSignatures};
 use crate::view::{ChannelView, ConditionalUpdate, Updates};
 
@@ -116,6 +118,12 @@ pub struct PathJson<'a> {
     pub break_: Option<BreakJson<'a>>,
     /// The best plan taking risks that were not accepted, and those risks.
     pub plan_with_risks: Option<RiskyPlanJson<'a>>,
+    /// For an EUS-to-EUS plan: the steps of Red Hat's Control Plane Only
+    /// update.
+    pub runbook: Option<RunbookJson<'a>>,
+    /// Without a plan: the other tiers that have one (with the risks it
+    /// takes that were not accepted).
+    pub other_tiers: Vec<TierPlanJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -134,6 +142,47 @@ pub struct HopJson<'a> {
     pub risks: Vec<RiskView<'a>>,
     /// The errata of the release updated to.
     pub url: Option<&'a str>,
+    /// The release image updated to (its pull spec, by digest).
+    pub image: Option<&'a str>,
+    /// With a runbook: what the worker pools do (`update`, `skip`: paused
+    /// through this hop, `catchUp`: unpaused after it); else null.
+    pub workers: Option<&'static str>,
+    /// With `--all`: releases that may be taken instead of `to`, newest
+    /// first, each offered from `from` and with an update to the next hop's
+    /// `to`.
+    pub alternatives: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunbookJson<'a> {
+    /// `controlPlaneOnly`.
+    pub procedure: &'static str,
+    /// The releases the workers never run.
+    pub workers_skip: Vec<String>,
+    pub steps: Vec<StepJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepJson<'a> {
+    /// `prepare`, `checkPools`, `switchChannel`, `pausePools`, `update`,
+    /// `unpausePools`.
+    pub action: &'static str,
+    pub text: String,
+    pub commands: Vec<String>,
+    /// For `update`: the hop's index in `plan.hops`.
+    pub hop_index: Option<usize>,
+    /// For `switchChannel`: the channel.
+    pub channel: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+pub struct TierPlanJson<'a> {
+    pub tier: &'static str,
+    /// Risks the plan takes that were not accepted.
+    pub risks: Vec<&'a str>,
+    pub hops: Vec<HopJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -152,6 +201,11 @@ pub struct BreakJson<'a> {
     pub channel: Option<&'a str>,
     pub nearest: Option<String>,
     pub oldest_leading_to: Option<String>,
+    /// For `stuck`: the way from the start to `at`, and the way on to the
+    /// target from `nearest` (else `oldestLeadingTo`; null when there is
+    /// none).
+    pub reached: Option<PlanJson<'a>>,
+    pub onward: Option<PlanJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -169,19 +223,98 @@ impl<'a> From<&Hop<'a>> for HopJson<'a> {
             recommended: hop.risks.is_none(),
             risks: risks(hop.risks.unwrap_or_default()),
             url: hop.to.metadata.get("url").map(String::as_str),
+            image: hop.to.payload.as_deref(),
+            workers: None,
+            alternatives: Vec::new(),
         }
     }
 }
 
 impl<'a> From<&Plan<'a>> for PlanJson<'a> {
     fn from(plan: &Plan<'a>) -> Self {
+        let instead = |index: usize| {
+            plan.instead.get(index).map_or_else(Vec::new, |releases| {
+                releases
+                    .iter()
+                    .map(|release| release.version.to_string())
+                    .collect()
+            })
+        };
         Self {
-            hops: plan.hops.iter().map(HopJson::from).collect(),
+            hops: plan
+                .hops
+                .iter()
+                .enumerate()
+                .map(|(index, hop)| HopJson {
+                    alternatives: instead(index),
+                    ..HopJson::from(hop)
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<'a> PlanJson<'a> {
+    /// The plan, with what the workers do at each hop.
+    fn with_runbook(mut self, runbook: &Runbook<'_>) -> Self {
+        for (hop, workers) in self.hops.iter_mut().zip(&runbook.workers) {
+            hop.workers = Some(match workers {
+                Workers::Update => "update",
+                Workers::Skip => "skip",
+                Workers::CatchUp { .. } => "catchUp",
+            });
+        }
+        self
+    }
+}
+
+impl<'a> RunbookJson<'a> {
+    pub fn new(runbook: Runbook<'a>, plan: &Plan<'a>) -> Self {
+        Self {
+            procedure: "controlPlaneOnly",
+            workers_skip: runbook
+                .skipped(plan)
+                .iter()
+                .map(|release| release.version.to_string())
+                .collect(),
+            steps: runbook.steps.into_iter().map(StepJson::from).collect(),
+        }
+    }
+}
+
+impl<'a> From<Step<'a>> for StepJson<'a> {
+    fn from(step: Step<'a>) -> Self {
+        Self {
+            action: step.action.as_str(),
+            text: step.sentence,
+            commands: step.commands,
+            hop_index: step.hop,
+            channel: step.channel,
+        }
+    }
+}
+
+impl<'a> From<&TierPlan<'a>> for TierPlanJson<'a> {
+    fn from(other: &TierPlan<'a>) -> Self {
+        Self {
+            tier: other.tier.as_str(),
+            risks: other.risks.clone(),
+            hops: other.plan.hops.iter().map(HopJson::from).collect(),
         }
     }
 }
 
 impl<'a> PathJson<'a> {
+    /// The same, with what the other tiers offer.
+    pub fn with_other_tiers(self, others: &'a [TierPlan<'a>]) -> Self {
+        Self {
+            other_tiers: others.iter().map(TierPlanJson::from).collect(),
+            ..self
+        }
+    }
+
+    /// The answer; an EUS-to-EUS plan with its runbook
+    /// ([`crate::runbook`]).
     pub fn new(arch: &'a str, query: &'a PathQuery, answer: &'a PathAnswer<'a>) -> Self {
         let mut document = Self {
             kind: "Path",
@@ -196,12 +329,18 @@ impl<'a> PathJson<'a> {
             alternatives: Vec::new(),
             break_: None,
             plan_with_risks: None,
+            runbook: None,
+            other_tiers: Vec::new(),
         };
         match answer {
             PathAnswer::Found { plan, alternatives } => {
                 document.found = true;
                 document.plan = Some(plan.into());
                 document.alternatives = alternatives.iter().map(PlanJson::from).collect();
+                if let Some(made) = runbook(query, plan) {
+                    document.plan = Some(PlanJson::from(plan).with_runbook(&made));
+                    document.runbook = Some(RunbookJson::new(made, plan));
+                }
             }
             PathAnswer::NoPath { reason, with_risks } => {
                 document.break_ = Some(BreakJson::new(reason, query));
@@ -224,6 +363,8 @@ impl<'a> BreakJson<'a> {
             channel: None,
             nearest: None,
             oldest_leading_to: None,
+            reached: None,
+            onward: None,
         };
         let version = |release: &Release| Some(release.version.to_string());
         match reason {
@@ -243,12 +384,16 @@ impl<'a> BreakJson<'a> {
                 channel,
                 nearest,
                 oldest_leading_to,
+                reached,
+                onward,
                 ..
             } => {
                 document.at = version(at);
                 document.channel = Some(channel);
                 document.nearest = nearest.and_then(version);
                 document.oldest_leading_to = version(oldest_leading_to);
+                document.reached = Some(PlanJson::from(&**reached));
+                document.onward = onward.as_deref().map(PlanJson::from);
             }
         }
         document
@@ -280,9 +425,41 @@ pub struct ExplanationJson<'a> {
     pub removed_by: Option<&'a str>,
     /// Graph-data's blocked-edges files about the update.
     pub declarations: Vec<DeclarationJson<'a>>,
+    /// Every reason, in the order that decides: the cluster's policy,
+    /// graph-data, release metadata.
+    pub reasons: Vec<ReasonJson>,
     /// With `--id`: the policy-engine's explanation of what the cluster
     /// sees (null without).
     pub cluster_policy: Option<&'a ClusterPolicy>,
+}
+
+#[derive(Serialize)]
+pub struct ReasonJson {
+    /// `clusterPolicy`, `graphData` or `releaseMetadata`.
+    pub layer: &'static str,
+    pub kind: &'static str,
+    /// Whether it makes the verdict what it is.
+    pub decides: bool,
+    pub text: String,
+    pub details: Vec<String>,
+    /// Where it is written: a graph-data file (null for the policy file,
+    /// which the engine names by line only) and line.
+    pub file: Option<String>,
+    pub line: Option<u64>,
+}
+
+impl From<Reason> for ReasonJson {
+    fn from(reason: Reason) -> Self {
+        Self {
+            layer: reason.layer.as_str(),
+            kind: reason.kind,
+            decides: reason.decides,
+            text: reason.sentence,
+            details: reason.details,
+            file: reason.file,
+            line: reason.line,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -297,6 +474,7 @@ pub struct FactsJson<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DeclarationJson<'a> {
     pub file: &'a str,
     pub line: u64,
@@ -308,6 +486,10 @@ pub struct DeclarationJson<'a> {
     pub url: Option<&'a str>,
     /// For a risk: the risk.
     pub risk: Option<RiskView<'a>>,
+    /// For a block: its comments, a paragraph each.
+    pub reasons: &'a [String],
+    /// The file's `fixedIn`.
+    pub fixed_in: Option<&'a str>,
 }
 
 impl<'a> From<&'a ReleaseFacts<'a>> for FactsJson<'a> {
@@ -374,6 +556,8 @@ impl<'a> ExplanationJson<'a> {
                     reason,
                     url,
                     risk,
+                    reasons: &declaration.reasons,
+                    fixed_in: declaration.fixed_in.as_deref(),
                 }
             })
             .collect();
@@ -391,6 +575,7 @@ impl<'a> ExplanationJson<'a> {
             dropped_because,
             removed_by,
             declarations,
+            reasons: explanation.reasons().into_iter().map(ReasonJson::from).collect(),
             cluster_policy: None,
         }
     }

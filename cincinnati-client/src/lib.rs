@@ -9,9 +9,11 @@
 //!   updates as clusters see them ([`cvo`]: the CVO's rules).
 //! - [`view`]: [`ChannelView`], one channel; [`Updates`], what a cluster on
 //!   it is offered.
-//! - [`plan`]: update paths across minors, with the channel of each update.
-//! - [`explain`]: why an update is offered or not; [`cluster_policy`]: a
-//!   policy-engine's explanation of what one cluster sees.
+//! - [`plan`]: update paths across minors, with the channel of each update;
+//!   [`runbook`]: an EUS-to-EUS plan as the steps an administrator takes.
+//! - [`explain`]: why an update is offered or not; [`reasons`]: its reasons
+//!   in the order that decides; [`cluster_policy`]: a policy-engine's
+//!   explanation of what one cluster sees.
 //! - [`diff`]: what changed between two graphs, per channel.
 //! - [`channel`]: channel names and tiers.
 //! - [`json`]: the stable JSON documents of the answers.
@@ -29,6 +31,8 @@ pub mod fetch;
 pub mod graph;
 pub mod json;
 pub mod plan;
+pub mod reasons;
+pub mod runbook;
 pub mod signatures;
 pub mod view;
 

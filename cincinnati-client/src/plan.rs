@@ -6,8 +6,10 @@
 //! A plan has the fewest updates, then the newest releases on the way
 //! (compared update by update, from the first); a conditional update is
 //! taken only when every one of its risks is accepted. When there is no
-//! plan, [`Break`] says where updates stop, and [`PathAnswer::NoPath`]
-//! carries the plan there would be if the risks were accepted.
+//! plan, [`Break`] says where updates stop (with the way there, and the
+//! way on from the nearest release that has one), and
+//! [`PathAnswer::NoPath`] carries the plan there would be if the risks
+//! were accepted; [`other_tiers`] says what the other tiers offer.
 //!
 //! Planning walks the graph twice at most (backwards from the target,
 //! forwards from the start), so it costs O(updates) whatever the distance.
@@ -46,6 +48,11 @@ pub struct Hop<'g> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Plan<'g> {
     pub hops: Vec<Hop<'g>>,
+    /// Per hop (same index), the releases that may be taken instead of its
+    /// target, newest first: each is offered from the hop's start and has
+    /// an update that may be taken to the next hop's target, so the plan
+    /// stays as short. Empty unless alternatives were asked for.
+    pub instead: Vec<Vec<&'g Release>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +106,12 @@ pub enum Break<'g> {
         offers: Offers,
         nearest: Option<&'g Release>,
         oldest_leading_to: &'g Release,
+        /// The way from the start to `at` (no hops when updates stop at
+        /// the start).
+        reached: Box<Plan<'g>>,
+        /// The way on to the target from `nearest`, else from
+        /// `oldest_leading_to` (none when that is the target).
+        onward: Option<Box<Plan<'g>>>,
     },
 }
 
@@ -116,6 +129,12 @@ pub enum Offers {
 }
 
 impl PathQuery {
+    /// Why the question has no plan whatever the graph says, if it has
+    /// none: checked before asking any service.
+    pub fn refused(&self) -> Option<Break<'static>> {
+        (self.to < self.from).then_some(Break::NotNewer)
+    }
+
     /// The channels a plan may use: the tier's channel of every minor from
     /// the start's to the target's. A graph built from their answers holds
     /// every update the plan could take.
@@ -146,7 +165,17 @@ fn minors_between(from: &Version, to: &Version) -> Vec<(u64, u64)> {
 
 /// Plans the query on `graph`.
 pub fn plan<'g>(graph: &'g UpdateGraph, query: &PathQuery) -> PathAnswer<'g> {
-    match Planner::new(graph, query, Acceptance::Named(&query.accepted_risks)).answer() {
+    let planner = Planner::new(graph, query, Acceptance::Named(&query.accepted_risks));
+    match planner.answer() {
+        Ok(PathAnswer::Found {
+            mut plan,
+            alternatives,
+        }) => {
+            if query.alternatives > 0 {
+                plan.instead = planner.instead(&plan, query.alternatives);
+            }
+            PathAnswer::Found { plan, alternatives }
+        }
         Ok(answer) => answer,
         Err(reason) => {
             let with_risks = Planner::new(graph, query, Acceptance::All)
@@ -162,6 +191,51 @@ pub fn plan<'g>(graph: &'g UpdateGraph, query: &PathQuery) -> PathAnswer<'g> {
             PathAnswer::NoPath { reason, with_risks }
         }
     }
+}
+
+/// What another tier offers for the same question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TierPlan<'g> {
+    pub tier: Tier,
+    /// The best plan on that tier: with the accepted risks, else taking
+    /// risky updates.
+    pub plan: Plan<'g>,
+    /// The risks it takes that were not accepted, sorted (none: a plan with
+    /// the risks accepted).
+    pub risks: Vec<&'g str>,
+}
+
+/// The tiers other than the query's with a plan for the same question, in
+/// tier order (stable, fast, candidate, eus), on a graph that holds their
+/// channels ([`PathQuery::channels`] of each).
+pub fn other_tiers<'g>(graph: &'g UpdateGraph, query: &PathQuery) -> Vec<TierPlan<'g>> {
+    Tier::ALL
+        .into_iter()
+        .filter(|&tier| tier != query.tier)
+        .filter_map(|tier| {
+            let asked = PathQuery {
+                tier,
+                alternatives: 0,
+                ..query.clone()
+            };
+            match plan(graph, &asked) {
+                PathAnswer::Found { plan, .. } => Some(TierPlan {
+                    tier,
+                    plan,
+                    risks: Vec::new(),
+                }),
+                PathAnswer::NoPath {
+                    with_risks: Some(risky),
+                    ..
+                } => Some(TierPlan {
+                    tier,
+                    plan: risky.plan,
+                    risks: risky.risks,
+                }),
+                PathAnswer::NoPath { .. } => None,
+            }
+        })
+        .collect()
 }
 
 fn unaccepted_risks<'g>(plan: &Plan<'g>, accepted: &BTreeSet<String>) -> Vec<&'g str> {
@@ -236,7 +310,8 @@ impl<'g, 'q> Planner<'g, 'q> {
         }
         let mut plans = Vec::new();
         let mut hops = Vec::new();
-        self.collect_plans(from, to, &distance, &mut hops, &mut plans);
+        let wanted = self.query.alternatives.saturating_add(1);
+        self.collect_plans(from, to, &distance, wanted, &mut hops, &mut plans);
         let mut plans = plans.into_iter();
         Ok(PathAnswer::Found {
             plan: plans.next().unwrap_or_default(),
@@ -306,29 +381,33 @@ impl<'g, 'q> Planner<'g, 'q> {
         distance
     }
 
-    /// Plans of the fewest updates, best first, up to one more than the
-    /// alternatives asked for: depth first along updates that bring the
-    /// target one closer, newest release first.
+    /// Plans of the fewest updates, best first, up to `wanted`: depth
+    /// first along updates that bring the target one closer, newest release
+    /// first.
     fn collect_plans(
         &self,
         at: ReleaseRef,
         to: ReleaseRef,
         distance: &[u32],
+        wanted: usize,
         hops: &mut Vec<Hop<'g>>,
         plans: &mut Vec<Plan<'g>>,
     ) {
         if at == to {
-            plans.push(Plan { hops: hops.clone() });
+            plans.push(Plan {
+                hops: hops.clone(),
+                instead: Vec::new(),
+            });
             return;
         }
         let closer = distance[at.index()] - 1;
         for update in self.graph.updates_from(at).rev() {
-            if plans.len() > self.query.alternatives {
+            if plans.len() >= wanted {
                 return;
             }
             if distance[update.to.index()] == closer && self.may_take(&update) {
                 hops.push(self.hop(&update));
-                self.collect_plans(update.to, to, distance, hops, plans);
+                self.collect_plans(update.to, to, distance, wanted, hops, plans);
                 hops.pop();
             }
         }
@@ -361,15 +440,59 @@ impl<'g, 'q> Planner<'g, 'q> {
             .map(|(release, _)| release)
             .find(|release| distance[release.index()] != UNREACHED)
             .unwrap_or(to);
+        let nearest = self.nearest_in_minor(at, leads_on);
+        let onward = nearest
+            .or((oldest_leading_to != to).then_some(oldest_leading_to))
+            .map(|start| Box::new(self.best_plan(start, to, distance)));
         Break::Stuck {
             at: self.graph.release(at),
             offers: self.offers(at, &channel),
             channel,
-            nearest: self
-                .nearest_in_minor(at, leads_on)
-                .map(|release| self.graph.release(release)),
+            nearest: nearest.map(|release| self.graph.release(release)),
             oldest_leading_to: self.graph.release(oldest_leading_to),
+            reached: Box::new(self.best_plan(from, at, &self.distances_to(at))),
+            onward,
         }
+    }
+
+    /// The best plan from `from` to `to`, which `distance` (to `to`) says
+    /// there is.
+    fn best_plan(&self, from: ReleaseRef, to: ReleaseRef, distance: &[u32]) -> Plan<'g> {
+        let mut plans = Vec::new();
+        self.collect_plans(from, to, distance, 1, &mut Vec::new(), &mut plans);
+        plans.into_iter().next().unwrap_or_default()
+    }
+
+    /// [`Plan::instead`] of `plan`, at most `limit` releases per hop.
+    fn instead(&self, plan: &Plan<'g>, limit: usize) -> Vec<Vec<&'g Release>> {
+        let release = |version: &Version| self.graph.find(version).expect("a release of the plan");
+        plan.hops
+            .iter()
+            .enumerate()
+            .map(|(index, hop)| {
+                // The last hop's target is the plan's: nothing replaces it.
+                let Some(next) = plan.hops.get(index + 1) else {
+                    return Vec::new();
+                };
+                let (from, chosen, next) = (
+                    release(&hop.from.version),
+                    release(&hop.to.version),
+                    release(&next.to.version),
+                );
+                self.graph
+                    .updates_from(from)
+                    .rev()
+                    .filter(|update| update.to != chosen && self.may_take(update))
+                    .filter(|update| {
+                        self.graph
+                            .update(update.to, next)
+                            .is_some_and(|onward| self.may_take(&onward))
+                    })
+                    .map(|update| self.graph.release(update.to))
+                    .take(limit)
+                    .collect()
+            })
+            .collect()
     }
 
     /// The channel the update after `at` towards `to` would be on: into
@@ -477,6 +600,7 @@ impl Break<'_> {
                 offers,
                 nearest,
                 oldest_leading_to,
+                ..
             } => {
                 let at_version = &at.version;
                 let stop = match offers {

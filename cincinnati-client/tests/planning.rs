@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use cincinnati_client::Tier;
-use cincinnati_client::plan::{Break, Offers, PathAnswer, PathQuery, Plan, plan};
+use cincinnati_client::plan::{Break, Offers, PathAnswer, PathQuery, Plan, other_tiers, plan};
 use common::{Fixture, v};
 
 const S14: &[&str] = &[
@@ -238,4 +238,99 @@ fn impossible_questions_say_why() {
         plan(&graph, &query("4.16.1", "4.16.1", Tier::Stable)),
         PathAnswer::Found { plan, .. } if plan.hops.is_empty()
     ));
+}
+
+#[test]
+fn a_downgrade_is_refused_before_any_graph_is_read() {
+    assert_eq!(
+        query("4.16.68", "4.14.30", Tier::Stable).refused(),
+        Some(Break::NotNewer)
+    );
+    assert_eq!(query("4.14.30", "4.16.68", Tier::Eus).refused(), None);
+    assert_eq!(
+        query("4.16.1", "4.16.1", Tier::Stable).refused(),
+        None,
+        "already there"
+    );
+}
+
+#[test]
+fn where_updates_stop_comes_with_the_way_there_and_the_way_on() {
+    // 4.15.0 updates to nothing; 4.15.1 is the nearest release with an
+    // update leading on.
+    let graph = fixture().graph();
+    let asked = query("4.14.2", "4.16.2", Tier::Stable);
+    let asked_stuck = query("4.15.0", "4.16.2", Tier::Stable);
+    let PathAnswer::NoPath {
+        reason:
+            Break::Stuck {
+                at,
+                nearest,
+                reached,
+                onward,
+                ..
+            },
+        ..
+    } = plan(&graph, &asked_stuck)
+    else {
+        panic!("4.15.0 updates to nothing");
+    };
+    assert_eq!(at.version, v("4.15.0"));
+    assert!(reached.hops.is_empty(), "stuck at the start");
+    assert_eq!(nearest.map(|release| release.version.clone()), Some(v("4.15.1")));
+    let onward = onward.expect("the way on from 4.15.1");
+    assert_eq!(hops(&onward), ["4.15.1 → 4.16.2 @stable-4.16"]);
+    // A plan found is unchanged by all this.
+    assert_eq!(found(&plan(&graph, &asked)).len(), 2);
+}
+
+#[test]
+fn each_hop_lists_the_releases_it_may_take_instead() {
+    let graph = fixture().graph();
+    let mut asked = query("4.14.2", "4.16.0", Tier::Stable);
+    asked.alternatives = 10;
+    let PathAnswer::Found { plan: best, .. } = plan(&graph, &asked) else {
+        panic!("no path");
+    };
+    assert_eq!(
+        hops(&best),
+        ["4.14.2 → 4.15.2 @stable-4.15", "4.15.2 → 4.16.0 @stable-4.16"]
+    );
+    let instead: Vec<Vec<String>> = best
+        .instead
+        .iter()
+        .map(|releases| {
+            releases
+                .iter()
+                .map(|release| release.version.to_string())
+                .collect()
+        })
+        .collect();
+    // 4.15.1 also updates to 4.16.0; 4.15.0 updates to nothing. The last
+    // hop's target is the plan's.
+    assert_eq!(instead, [vec!["4.15.1".to_owned()], vec![]]);
+    asked.alternatives = 0;
+    let PathAnswer::Found { plan: best, .. } = plan(&graph, &asked) else {
+        panic!("no path");
+    };
+    assert!(best.instead.is_empty(), "only when asked for");
+}
+
+#[test]
+fn without_a_plan_the_other_tiers_are_asked() {
+    let graph = fixture().graph();
+    let asked = query("4.16.2", "4.16.3", Tier::Stable);
+    let others = other_tiers(&graph, &asked);
+    let tiers: Vec<(Tier, usize, Vec<&str>)> = others
+        .iter()
+        .map(|other| (other.tier, other.plan.hops.len(), other.risks.clone()))
+        .collect();
+    assert_eq!(tiers, [(Tier::Fast, 1, vec![])], "4.16.3 is in fast-4.16 only");
+    let risky = fixture().risky("4.16.2", "4.16.3", "Flaky").graph();
+    let others = other_tiers(&risky, &asked);
+    assert_eq!(
+        others[0].risks,
+        ["Flaky"],
+        "a plan that needs a risk accepted says which"
+    );
 }

@@ -15,8 +15,39 @@ use serde_json::{Value, json};
 
 use crate::poll;
 
-/// The window the page is drawn in (and screenshots taken at).
-const WINDOW_SIZE: &str = "--window-size=1400,900";
+/// The size of the page's window, in CSS pixels, as a device shows it.
+#[derive(Clone, Copy, Debug)]
+pub struct Viewport {
+    pub name: &'static str,
+    pub width: u32,
+    pub height: u32,
+    /// A phone: the page's `viewport` meta tag applies, scroll bars
+    /// overlay, and screenshots are taken at twice the pixels.
+    pub mobile: bool,
+}
+
+/// A desktop monitor.
+pub const DESKTOP: Viewport = Viewport {
+    name: "desktop",
+    width: 1600,
+    height: 1000,
+    mobile: false,
+};
+
+/// A phone (an iPhone 12 to 15's CSS pixels).
+pub const PHONE: Viewport = Viewport {
+    name: "phone",
+    width: 390,
+    height: 844,
+    mobile: true,
+};
+
+/// The window the browser opens (the page's size is its [`Viewport`]).
+const WINDOW_SIZE: &str = "--window-size=1600,1000";
+
+/// What the explorer page sets on `<body>` once everything asked of it is
+/// drawn and answered.
+const READY: &str = "body[data-state=\"ready\"]";
 
 /// The key W3C WebDriver gives every element reference.
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -96,8 +127,9 @@ impl Session {
 
 impl Browser {
     /// Starts `chromedriver` on a free loopback port and a headless
-    /// session in it that keeps the page's console messages.
-    pub async fn start() -> anyhow::Result<Self> {
+    /// session in it, its pages `viewport`'s size, that keeps the page's
+    /// console messages.
+    pub async fn start(viewport: Viewport) -> anyhow::Result<Self> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let driver = Driver(
             Command::new("chromedriver")
@@ -139,13 +171,29 @@ impl Browser {
         let id = created["sessionId"]
             .as_str()
             .ok_or_else(|| anyhow!("no session id in {created}"))?;
-        Ok(Self {
+        let browser = Self {
             session: Session {
                 url: format!("{}/session/{id}", driver_session.url),
                 http: driver_session.http,
             },
             _driver: driver,
-        })
+        };
+        // The page's size exactly, whatever the window's frame takes (the
+        // DevTools protocol, through chromedriver: WebDriver sizes windows).
+        browser
+            .session
+            .post(
+                "/goog/cdp/execute",
+                json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": {
+                    "width": viewport.width,
+                    "height": viewport.height,
+                    "deviceScaleFactor": if viewport.mobile { 2 } else { 1 },
+                    "mobile": viewport.mobile,
+                }}),
+            )
+            .await
+            .with_context(|| format!("sizing the page as a {}", viewport.name))?;
+        Ok(browser)
     }
 
     pub async fn open(&self, url: &str) -> anyhow::Result<()> {
@@ -196,6 +244,18 @@ impl Browser {
         })
         .await?;
         Ok(element)
+    }
+
+    /// Clicks the first element `css` selects, once there is one.
+    pub async fn click_on(&self, css: &str) -> anyhow::Result<()> {
+        self.wait_for(css).await?.click().await
+    }
+
+    /// Waits until the page has drawn and answered everything asked of it
+    /// (the explorer's ready marker).
+    pub async fn wait_ready(&self) -> anyhow::Result<()> {
+        self.wait_for(READY).await?;
+        Ok(())
     }
 
     /// `attribute` of every element `css` selects now.

@@ -1,7 +1,9 @@
 //! Building the served graph: the latest releases, the graph-data in use, and
 //! the configured stages, serialised once.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::SystemTime;
 
 use cincinnati_core::stage::{Pipeline, PipelineError};
@@ -29,9 +31,7 @@ impl BuildContext {
     }
 
     pub fn into_warnings(self) -> Vec<Diagnostic> {
-        self.warnings
-            .into_inner()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.warnings.into_inner()
     }
 }
 
@@ -48,10 +48,7 @@ impl GraphDataInput for BuildContext {
                 "warnings while applying graph-data"
             );
         }
-        self.warnings
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .extend(warnings);
+        self.warnings.lock().extend(warnings);
     }
 }
 

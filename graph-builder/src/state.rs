@@ -4,8 +4,8 @@
 //! The served graph is swapped atomically: a reader holds one complete
 //! graph revision for as long as it needs, and writers never block readers.
 
+use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwapOption;
@@ -116,10 +116,8 @@ impl State {
         self.graph.load().is_some()
     }
 
-    pub fn health(&self) -> std::sync::MutexGuard<'_, Health> {
-        self.health
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    pub fn health(&self) -> parking_lot::MutexGuard<'_, Health> {
+        self.health.lock()
     }
 
     /// The `/status` document.

@@ -13,8 +13,8 @@
 //! an engine whose graph changes every minute would otherwise fill its whole
 //! budget with answers no one can ask for any more.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use bytes::Bytes;
 
@@ -89,8 +89,8 @@ impl IdentityCache {
         self.lock().held
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Entries> {
+        self.state.lock()
     }
 }
 

@@ -8,7 +8,7 @@
 //! scan or tarball revision, starts with an empty one, so a signature removed
 //! from a directory is served at most until the next scan.
 
-use std::sync::{Mutex, PoisonError};
+use parking_lot::Mutex;
 
 use image_signature::layout::SignatureName;
 use lru::LruCache;
@@ -78,9 +78,9 @@ impl SignatureCache {
         self.lock().bytes
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Entries> {
         // An entry is whole or absent: a panic elsewhere cannot leave one torn.
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+        self.entries.lock()
     }
 }
 

@@ -2,10 +2,11 @@
 //! servers read, and what status and metrics show.
 
 use std::fmt::Display;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use arc_swap::ArcSwapOption;
+use parking_lot::{Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 use service_kit::freshness::Freshness;
 use service_kit::supervisor::TaskStatus;
@@ -107,6 +108,6 @@ impl Signatures {
     }
 
     fn lock(&self) -> MutexGuard<'_, SourceStatus> {
-        self.0.status.lock().unwrap_or_else(PoisonError::into_inner)
+        self.0.status.lock()
     }
 }

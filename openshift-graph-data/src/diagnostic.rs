@@ -12,6 +12,15 @@
 //! lose nothing (an unknown key, a channel version not released yet, a stray
 //! `OWNERS` file) are warnings. A refused graph-data leaves the last good one
 //! in use, so refusing is the safe choice whenever information would be lost.
+//!
+//! Before a change merges, more is refused ([`Strictness::pre_merge`], what
+//! `cincinnati graph-data check` applies): everything graph-data's own CI
+//! refuses (`hack/validate-blocked-edges.py`, and the upstream loader run
+//! with every `disallowed_errors` class, as graph-data's `verify_yaml`
+//! runs it), and mistakes that no validator there catches but that change
+//! what clusters see. The graph-builder only warns about these: graph-data
+//! it is given has passed that CI, or is someone's own, which upstream's
+//! graph-builder serves as it is.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -85,6 +94,37 @@ pub enum DiagnosticKind {
     /// An entry under `signatures/` that is not `<algo>/<digest>/signature-<N>`
     /// (a regular file of at most 64 KiB); it is not published.
     MisplacedSignature,
+    /// A `blocked-edges/` file named `.yml`: read (upstream reads both), but
+    /// graph-data's CI accepts only `.yaml` there.
+    YmlExtension,
+    /// A risk `name` that is not a CamelCase string (`^[A-Z][A-Za-z0-9_]*$`):
+    /// clusters use it as a condition's `reason`.
+    InvalidRiskName,
+    /// A risk `url` that is not `https://`.
+    InvalidRiskUrl,
+    /// A risk `message` that YAML reads as something other than a string
+    /// (`42`, `yes`, `~`), as graph-data's CI reads YAML (1.1).
+    InvalidRiskMessage,
+    /// A matching rule graph-data's CI refuses: a type other than `Always`
+    /// and `PromQL` (served as written, for newer clients), a type listed
+    /// twice, or keys an `Always` or `PromQL` rule does not have.
+    InvalidMatchingRule,
+    /// A risk declared in a file whose name does not start with its `to`
+    /// version (`blocked-edges/<to>-<Name>.yaml`).
+    MisplacedRisk,
+    /// Two files declare one risk name with different `url`, `message`,
+    /// `matchingRules` (or any other key but `to`, `from` and `fixedIn`):
+    /// clusters know a risk by its name.
+    DivergentRisk,
+    /// A channel whose `name` is not its file's name.
+    ChannelNameMismatch,
+    /// A channel lists one version twice (it is still a member once).
+    DuplicateChannelVersion,
+    /// A blocked edge whose `to` matches no release of the releases checked against.
+    UnmatchedTarget,
+    /// A blocked edge whose `from` regex matches no release of the releases
+    /// checked against: it blocks nothing.
+    UnmatchedFrom,
 }
 
 impl DiagnosticKind {
@@ -107,6 +147,17 @@ impl DiagnosticKind {
             DiagnosticKind::UnknownRelease => "unknown_release",
             DiagnosticKind::Cycle => "cycle",
             DiagnosticKind::MisplacedSignature => "misplaced_signature",
+            DiagnosticKind::YmlExtension => "yml_extension",
+            DiagnosticKind::InvalidRiskName => "invalid_risk_name",
+            DiagnosticKind::InvalidRiskUrl => "invalid_risk_url",
+            DiagnosticKind::InvalidRiskMessage => "invalid_risk_message",
+            DiagnosticKind::InvalidMatchingRule => "invalid_matching_rule",
+            DiagnosticKind::MisplacedRisk => "misplaced_risk",
+            DiagnosticKind::DivergentRisk => "divergent_risk",
+            DiagnosticKind::ChannelNameMismatch => "channel_name_mismatch",
+            DiagnosticKind::DuplicateChannelVersion => "duplicate_channel_version",
+            DiagnosticKind::UnmatchedTarget => "unmatched_target",
+            DiagnosticKind::UnmatchedFrom => "unmatched_from",
         }
     }
 
@@ -134,6 +185,33 @@ impl DiagnosticKind {
             _ => Severity::Warning,
         }
     }
+
+    /// Whether [`Strictness::pre_merge`] refuses this kind, which the
+    /// graph-builder only warns about. Graph-data's CI refuses the risk and
+    /// file-name rules of `hack/validate-blocked-edges.py`, and (against the
+    /// registry's releases) a channel version or blocked-edge target that is
+    /// not released. No validator there checks a channel's file name, a
+    /// version listed twice or a `from` that matches nothing, but each is a
+    /// slip that changes (or was meant to change) what clusters see: a
+    /// channel renamed, a version meant and not listed, an update not
+    /// blocked.
+    fn refused_before_merge(self) -> bool {
+        matches!(
+            self,
+            DiagnosticKind::YmlExtension
+                | DiagnosticKind::InvalidRiskName
+                | DiagnosticKind::InvalidRiskUrl
+                | DiagnosticKind::InvalidRiskMessage
+                | DiagnosticKind::InvalidMatchingRule
+                | DiagnosticKind::MisplacedRisk
+                | DiagnosticKind::DivergentRisk
+                | DiagnosticKind::ChannelNameMismatch
+                | DiagnosticKind::DuplicateChannelVersion
+                | DiagnosticKind::UnmatchedChannelVersion
+                | DiagnosticKind::UnmatchedTarget
+                | DiagnosticKind::UnmatchedFrom
+        )
+    }
 }
 
 /// The values of upstream's `disallowed_errors` setting.
@@ -153,15 +231,20 @@ pub enum UpstreamErrorClass {
 /// unblocking its edges); ours is `file` and `deserialize`, because a file
 /// that cannot be read or parsed loses a block or a channel. Setting
 /// `disallowed_errors` explicitly (even to `[]`) restores full control.
+///
+/// [`Strictness::pre_merge`] is for a change before it merges, not for a
+/// graph-builder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Strictness {
     disallowed: BTreeSet<UpstreamErrorClass>,
+    pre_merge: bool,
 }
 
 impl Default for Strictness {
     fn default() -> Self {
         Self {
             disallowed: BTreeSet::from([UpstreamErrorClass::File, UpstreamErrorClass::Deserialize]),
+            pre_merge: false,
         }
     }
 }
@@ -171,10 +254,30 @@ impl Strictness {
     pub fn disallowing(classes: impl IntoIterator<Item = UpstreamErrorClass>) -> Self {
         Self {
             disallowed: classes.into_iter().collect(),
+            pre_merge: false,
+        }
+    }
+
+    /// What a graph-data change must pass before it merges (`cincinnati
+    /// graph-data check`): every upstream class refuses, as graph-data's CI
+    /// loads it, and so does every kind graph-data's CI refuses or that
+    /// silently changes what clusters see (see the module's documentation).
+    pub fn pre_merge() -> Self {
+        Self {
+            disallowed: BTreeSet::from([
+                UpstreamErrorClass::File,
+                UpstreamErrorClass::InvalidExtension,
+                UpstreamErrorClass::MissingExtension,
+                UpstreamErrorClass::Deserialize,
+            ]),
+            pre_merge: true,
         }
     }
 
     pub fn severity(&self, kind: DiagnosticKind) -> Severity {
+        if self.pre_merge && kind.refused_before_merge() {
+            return Severity::Error;
+        }
         match kind.upstream_class() {
             Some(class) if self.disallowed.contains(&class) => Severity::Error,
             Some(_) => Severity::Warning,
@@ -275,6 +378,25 @@ mod tests {
             strict.severity(DiagnosticKind::InvalidExtension),
             Severity::Warning
         );
+    }
+
+    #[test]
+    fn before_a_merge_what_graph_data_ci_refuses_refuses_too() {
+        let pre_merge = Strictness::pre_merge();
+        let graph_builder = Strictness::default();
+        for kind in [
+            DiagnosticKind::InvalidRiskName,
+            DiagnosticKind::MisplacedRisk,
+            DiagnosticKind::ChannelNameMismatch,
+            DiagnosticKind::UnmatchedTarget,
+            DiagnosticKind::MissingExtension,
+        ] {
+            assert_eq!(pre_merge.severity(kind), Severity::Error, "{kind:?}");
+            assert_eq!(graph_builder.severity(kind), Severity::Warning, "{kind:?}");
+        }
+        for kind in [DiagnosticKind::UnknownKey, DiagnosticKind::NewerSchema] {
+            assert_eq!(pre_merge.severity(kind), Severity::Warning, "{kind:?}");
+        }
     }
 
     #[test]

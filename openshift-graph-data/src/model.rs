@@ -127,7 +127,10 @@ pub struct ChannelVersion {
 pub struct Block {
     pub to: ReleaseName,
     pub from: FromPattern,
+    /// Where the file declares it, at the line of `to`.
     pub origin: Origin,
+    /// The line of `from`.
+    pub from_line: u64,
 }
 
 /// A blocked-edges file with a risk: updates into `to` from releases
@@ -137,7 +140,10 @@ pub struct RiskDeclaration {
     pub to: ReleaseName,
     pub from: FromPattern,
     pub risk: Risk,
+    /// Where the file declares it, at the line of `to`.
     pub origin: Origin,
+    /// The line of `from`.
+    pub from_line: u64,
 }
 
 impl ReleaseName {
@@ -223,6 +229,14 @@ impl<'a> Declaration<'a> {
         match self {
             Declaration::Block(block) => &block.origin,
             Declaration::Risk(risk) => &risk.origin,
+        }
+    }
+
+    /// The line of `from`, in the file of [`Declaration::origin`].
+    pub fn from_line(self) -> u64 {
+        match self {
+            Declaration::Block(block) => block.from_line,
+            Declaration::Risk(risk) => risk.from_line,
         }
     }
 }

@@ -5,7 +5,7 @@ mod common;
 
 use std::io::Write;
 
-use common::fixture;
+use common::{fixture, write_published};
 use openshift_graph_data::{GraphData, GraphDataFiles, Strictness, write_tar_gz};
 
 fn fixture_dir() -> std::path::PathBuf {
@@ -87,12 +87,7 @@ fn an_unchanged_directory_keeps_its_revision() {
     assert_eq!(first, second);
 
     let copy = tempfile::tempdir().unwrap();
-    let files = GraphDataFiles::from_dir(&fixture_dir()).unwrap();
-    for (path, content) in files.published() {
-        let target = copy.path().join(path);
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::write(target, content).unwrap();
-    }
+    write_published(&GraphDataFiles::from_dir(&fixture_dir()).unwrap(), copy.path());
     assert_eq!(GraphDataFiles::from_dir(copy.path()).unwrap().revision(), first);
     std::fs::write(
         copy.path().join("channels/fast-4.6.yaml"),

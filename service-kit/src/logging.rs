@@ -7,6 +7,7 @@
 //! lines only: spans are exported whatever the log level.
 
 use std::fmt;
+use std::io::IsTerminal as _;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -104,7 +105,13 @@ pub fn init(
     format: LogFormat,
 ) -> Result<Telemetry, LoggingError> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(verbosity.level()));
-    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // Coloured only on a terminal (and without NO_COLOR): a log
+    // redirected to a file or a collector reads as plain text.
+    let ansi =
+        std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let lines = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
     let lines = match format {
         LogFormat::Text => lines.boxed(),
         LogFormat::Json => lines.json().boxed(),

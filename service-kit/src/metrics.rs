@@ -6,7 +6,9 @@
 //! which also records its name, type and labels: the operations doc is
 //! checked against that record, labelled metrics without samples included.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use prometheus::core::Collector;
 use prometheus::{
@@ -72,10 +74,7 @@ impl MetricRegistry {
     /// Registers `metric` and returns it, for the struct that keeps it.
     pub fn add<M: Metric>(&self, metric: M) -> prometheus::Result<M> {
         self.registry.register(Box::new(metric.clone()))?;
-        let mut described = self
-            .described
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut described = self.described.lock();
         described.extend(metric.desc().into_iter().map(|desc| Described {
             name: format!("{}_{}", self.prefix, desc.fq_name),
             kind: M::KIND,
@@ -86,11 +85,7 @@ impl MetricRegistry {
 
     /// Every metric registered, sorted by name.
     pub fn described(&self) -> Vec<Described> {
-        let mut described = self
-            .described
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
+        let mut described = self.described.lock().clone();
         described.sort();
         described
     }

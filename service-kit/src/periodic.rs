@@ -129,7 +129,7 @@ impl std::fmt::Debug for Every {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
+    use parking_lot::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use tokio::time::Instant;
@@ -147,12 +147,12 @@ mod tests {
         let (started, starts) = (Instant::now(), Arc::new(Mutex::new(Vec::new())));
         let recorded = starts.clone();
         supervisor.spawn_every(every, move || {
-            recorded.lock().unwrap().push(started.elapsed().as_secs_f64());
+            recorded.lock().push(started.elapsed().as_secs_f64());
             tokio::time::sleep(round_takes)
         });
         tokio::time::sleep(window).await;
         supervisor.shutdown().await;
-        starts.lock().unwrap().clone()
+        starts.lock().clone()
     }
 
     #[tokio::test(start_paused = true)]

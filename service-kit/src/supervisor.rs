@@ -6,7 +6,9 @@
 //! [`crate::periodic`] allows, so a loop that hangs, or dies in every round,
 //! makes the process unhealthy and the orchestrator restarts it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, SystemTime};
 
 use prometheus::{IntCounterVec, Opts};
@@ -222,8 +224,8 @@ impl Heartbeat {
 }
 
 impl Watched {
-    fn lock(&self) -> std::sync::MutexGuard<'_, WatchedState> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, WatchedState> {
+        self.state.lock()
     }
 
     fn status(&self) -> TaskStatus {
@@ -252,10 +254,8 @@ impl Liveness {
         self.lock().iter().map(|watched| watched.status()).collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Watched>>> {
-        self.watched
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Vec<Arc<Watched>>> {
+        self.watched.lock()
     }
 }
 

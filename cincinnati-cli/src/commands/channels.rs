@@ -1,7 +1,8 @@
 //! `cincinnati channels`: the channels a graph holds, or those holding a version.
 
 use anyhow::anyhow;
-use cincinnati_client::json::ChannelsJson;
+use cincinnati_client::fetch::{ChannelList, ListedChannel};
+use cincinnati_client::json::{ChannelJson, ChannelsJson};
 use cincinnati_client::{ChannelView, FetchError, Source, Tier, UpdateGraph};
 use cincinnati_core::Version;
 
@@ -12,7 +13,15 @@ use crate::outcome::{Answer, Failure};
 use crate::output::{self, Cell, DIM, Text};
 
 pub async fn run(input: &Input, args: &ChannelsArgs, format: Format) -> Result<Answer, Failure> {
-    let graph = read_graph(input, args.version.as_ref()).await?;
+    let graph = match read_graph(input, args.version.as_ref()).await? {
+        Read::Graph(graph) => *graph,
+        Read::List(list) => {
+            let mut document = ChannelsJson::new(&input.arch, None, &[]);
+            document.channels = list.channels.iter().map(listed).collect();
+            output::print(format, &document, |text| table(text, &document))?;
+            return Ok(Answer::Yes);
+        }
+    };
     let listed: Vec<ChannelView> = graph
         .channels()
         .filter(|view| match &args.version {
@@ -32,32 +41,55 @@ pub async fn run(input: &Input, args: &ChannelsArgs, format: Format) -> Result<A
     })
 }
 
+/// What the channels are read from.
+enum Read {
+    /// A graph holding them.
+    Graph(Box<UpdateGraph>),
+    /// A policy-engine's list of its channels.
+    List(ChannelList),
+}
+
 /// The full graph; from a service answering one channel at a time, the
 /// channels of `version`'s minor and the next (every release names all its
-/// channels).
-async fn read_graph(input: &Input, version: Option<&Version>) -> Result<UpdateGraph, Failure> {
+/// channels), or without `version` the list of channels a policy-engine
+/// serves beside its graph.
+async fn read_graph(input: &Input, version: Option<&Version>) -> Result<Read, Failure> {
     let fetcher = &input.fetcher;
     let saved = matches!(fetcher.source(), Source::File(_));
     match fetcher.channels(&input.query(), &[]).await {
         Ok(documents) if saved || documents.iter().any(|document| document.is_full()) => {
-            return Ok(UpdateGraph::build(&input.arch, &documents));
+            return Ok(Read::Graph(Box::new(UpdateGraph::build(&input.arch, &documents))));
         }
         // A policy-engine wants a channel.
         Ok(_) | Err(FetchError::Status { status: 400, .. }) => {}
         Err(error) => return Err(error.into()),
     }
     let Some(version) = version else {
-        return Err(Failure::input(anyhow!(
-            "{} answers one channel at a time: give --version to list the channels holding a version",
-            fetcher.source()
-        )));
+        return match fetcher.channel_list(&input.arch).await? {
+            Some(list) => Ok(Read::List(list)),
+            None => Err(Failure::input(anyhow!(
+                "{} answers one channel at a time and lists no channels: give --version to list the channels holding a version",
+                fetcher.source()
+            ))),
+        };
     };
     let channels = unique(
         [version.minor, version.minor + 1]
             .into_iter()
             .flat_map(|minor| Tier::ALL.map(|tier| tier.channel_into(version.major, minor))),
     );
-    input.graph(fetcher, &input.query(), &channels).await
+    Ok(Read::Graph(Box::new(
+        input.graph(fetcher, &input.query(), &channels).await?,
+    )))
+}
+
+fn listed(channel: &ListedChannel) -> ChannelJson<'_> {
+    ChannelJson {
+        name: &channel.name,
+        releases: channel.releases,
+        oldest: channel.oldest.clone(),
+        newest: channel.newest.clone(),
+    }
 }
 
 fn table(text: &mut Text, document: &ChannelsJson) {

@@ -1,9 +1,10 @@
 //! `cincinnati explain`: why an update is or is not offered.
 
 use cincinnati_client::cluster_policy::{ClusterPolicy, explain_url_of};
-use cincinnati_client::explain::{DeclarationKind, ExplainQuery, Explanation, Verdict, explain};
+use cincinnati_client::explain::{ExplainQuery, Explanation, Verdict, explain};
 use cincinnati_client::fetch::cluster_policy;
 use cincinnati_client::json::ExplanationJson;
+use cincinnati_client::reasons::{Layer, Reason};
 use cincinnati_client::{Query, Source, Tier, UpdateGraph};
 use cincinnati_core::Version;
 
@@ -11,7 +12,7 @@ use super::unique;
 use crate::cli::{ExplainArgs, Format};
 use crate::input::Input;
 use crate::outcome::{Answer, Failure};
-use crate::output::{self, BAD, GOOD, HEADING, RISK, Text, rules_text, styled};
+use crate::output::{self, BAD, DIM, GOOD, HEADING, RISK, Text, rules_text, styled};
 
 /// The architectures OpenShift ships, to tell where else a release exists.
 const ARCHITECTURES: [&str; 5] = ["amd64", "arm64", "ppc64le", "s390x", "multi"];
@@ -42,13 +43,12 @@ pub async fn run(input: &Input, args: &ExplainArgs, format: Format) -> Result<An
         None => None,
     };
     let explanation = explain(&graph, &query, graph_data.as_ref());
+    let explanation = match &cluster_policy {
+        Some(policy) => explanation.with_cluster_policy(policy),
+        None => explanation,
+    };
     let document = ExplanationJson::new(&explanation).with_cluster_policy(cluster_policy.as_ref());
-    output::print(format, &document, |text| {
-        table(text, &explanation);
-        if let Some(policy) = &cluster_policy {
-            policy_table(text, policy, &explanation.to.version.to_string());
-        }
-    })?;
+    output::print(format, &document, |text| table(text, &explanation))?;
     Ok(if explanation.verdict.offered() {
         Answer::Yes
     } else {
@@ -113,40 +113,6 @@ async fn ask_cluster_policy(
     Ok(cluster_policy(&input.http(), &url, &query).await?)
 }
 
-fn policy_table(text: &mut Text, policy: &ClusterPolicy, to: &str) {
-    text.blank();
-    let id = policy.id.as_deref().unwrap_or("(not a UUID: the default policy)");
-    text.line(format!("{} {id}", styled(HEADING, "Cluster policy for")));
-    let groups = match policy.groups.as_slice() {
-        [] => "none (the default rules)".to_owned(),
-        groups => groups.join(", "),
-    };
-    text.line(format!("  groups: {groups}"));
-    if let Some(place) = policy.place_percent {
-        text.line(format!("  place in rollouts: {place:.2}%"));
-    }
-    for rollout in &policy.rollouts {
-        let offered = if rollout.offered {
-            styled(GOOD, "offered")
-        } else {
-            styled(BAD, "not yet")
-        };
-        text.line(format!(
-            "  rollout of {} at {:.2}%: {offered}",
-            rollout.target, rollout.progress_percent
-        ));
-    }
-    match policy.removal_of(to) {
-        Some(removal) => text.line(format!(
-            "  {} {to}: {} ({})",
-            styled(BAD, "the policy removes the update to"),
-            removal.rule,
-            removal.details_text()
-        )),
-        None => text.line(format!("  the policy does not remove the update to {to}")),
-    }
-}
-
 fn candidate_channels(versions: &[&Version]) -> Vec<String> {
     let channels = versions
         .iter()
@@ -155,10 +121,12 @@ fn candidate_channels(versions: &[&Version]) -> Vec<String> {
 }
 
 fn table(text: &mut Text, explanation: &Explanation) {
-    let verdict = if explanation.verdict.offered() {
-        styled(GOOD, "offered")
-    } else {
-        styled(BAD, "not offered")
+    let verdict = match &explanation.verdict {
+        Verdict::Recommended => styled(GOOD, "recommended"),
+        // As the CVO reports it: Recommended=False where a risk applies.
+        Verdict::Conditional { .. } => styled(RISK, "not recommended where its risks apply (conditional)"),
+        Verdict::Dropped(_) => styled(BAD, "dropped by clusters"),
+        _ => styled(BAD, "not offered"),
     };
     text.line(format!(
         "{} {} → {} on {} ({}): {verdict}",
@@ -169,6 +137,13 @@ fn table(text: &mut Text, explanation: &Explanation) {
         explanation.arch
     ));
     text.line(format!("  {}", explanation.summary()));
+    if explanation.policy.is_none() {
+        text.line(styled(
+            DIM,
+            "  Asked without a cluster id: an engine's per-cluster policy (phased rollouts, deferrals, pins, \
+             its groups' blocked edges) may answer a cluster otherwise; --id asks as that cluster.",
+        ));
+    }
     text.blank();
     for facts in [&explanation.from, &explanation.to] {
         let channels = match facts.channels.as_slice() {
@@ -180,36 +155,69 @@ fn table(text: &mut Text, explanation: &Explanation) {
     }
     if let Verdict::Conditional { risks } = &explanation.verdict {
         text.blank();
+        text.line("Risks (`oc adm upgrade --include-not-recommended` lists the update with them):");
         for risk in *risks {
             text.line(format!("  {}: {}", styled(RISK, &risk.name), risk.message));
             text.line(format!("    {}", risk.url));
             text.line(format!("    when: {}", rules_text(&risk.matching_rules)));
         }
     }
-    if explanation.declarations.is_empty() {
+    reasons(text, explanation);
+}
+
+/// The reasons by layer, first what decides, each once with its details.
+fn reasons(text: &mut Text, explanation: &Explanation) {
+    let reasons = explanation.reasons();
+    if reasons.is_empty() {
         return;
     }
     text.blank();
-    text.line("Graph-data:");
-    for declaration in &explanation.declarations {
-        let what = match declaration.kind {
-            DeclarationKind::Block { .. } => styled(BAD, "blocks updates"),
-            DeclarationKind::Risk(risk) => styled(RISK, format!("risk {} on updates", risk.name)),
-        };
-        text.line(format!(
-            "  {}:{}  {what} from {}",
-            declaration.file, declaration.line, declaration.from
-        ));
-        match &declaration.kind {
-            DeclarationKind::Block { reason, .. } => {
-                if let Some(reason) = reason {
-                    text.line(format!("    {reason}"));
-                }
-            }
-            DeclarationKind::Risk(risk) => {
-                text.line(format!("    {}", risk.message));
-                text.line(format!("    {}", risk.url));
+    text.line(styled(HEADING, "Why, first what decides:"));
+    for layer in [Layer::ClusterPolicy, Layer::GraphData, Layer::ReleaseMetadata] {
+        let in_layer: Vec<&Reason> = reasons.iter().filter(|reason| reason.layer == layer).collect();
+        if in_layer.is_empty() {
+            continue;
+        }
+        text.line(format!("  {}", layer_heading(layer, explanation)));
+        for reason in in_layer {
+            // Engines before the policy file's name was sent name only lines.
+            let place = match (&reason.file, reason.line) {
+                (Some(file), Some(line)) => format!("{file}:{line}: "),
+                (Some(file), None) => format!("{file}: "),
+                (None, Some(line)) => format!("policy file line {line}: "),
+                (None, None) => String::new(),
+            };
+            let sentence = if reason.decides {
+                styled(BAD, &reason.sentence)
+            } else {
+                reason.sentence.clone()
+            };
+            text.line(format!("    {place}{sentence}"));
+            for detail in &reason.details {
+                text.line(format!("      {detail}"));
             }
         }
+    }
+}
+
+fn layer_heading(layer: Layer, explanation: &Explanation) -> String {
+    match layer {
+        Layer::ClusterPolicy => {
+            let Some(policy) = &explanation.policy else {
+                return "Per-cluster policy:".to_owned();
+            };
+            let id = policy.id.as_deref().unwrap_or("(no valid id: the default rules)");
+            let groups = match policy.groups.as_slice() {
+                [] => "none, the default rules".to_owned(),
+                groups => groups.join(", "),
+            };
+            let place = policy
+                .place_percent
+                .map(|place| format!("; place in rollouts {place:.2}%"))
+                .unwrap_or_default();
+            format!("Per-cluster policy of cluster {id} (groups: {groups}{place}):")
+        }
+        Layer::GraphData => "Graph-data:".to_owned(),
+        Layer::ReleaseMetadata => "Release metadata:".to_owned(),
     }
 }

@@ -1,5 +1,6 @@
-//! `cincinnati graph-data check` and `preview`: graph-data validated as the
-//! graph-builder validates it, and applied as it applies it.
+//! `cincinnati graph-data check` and `preview`: graph-data validated as a
+//! change must be before it merges (what graph-data's own CI refuses, and
+//! more), and applied as the graph-builder applies it.
 
 use std::path::Path;
 
@@ -8,15 +9,19 @@ use cincinnati_client::diff::diff;
 use cincinnati_client::json::{DiffJson, SCHEMA_VERSION};
 use cincinnati_client::{Document, Query, UpdateGraph};
 use cincinnati_core::release::arch_of;
-use openshift_graph_data::apply::apply_with_defaults_to;
-use openshift_graph_data::{Diagnostic, GraphData, GraphDataFiles, Loaded, Location, Refused, Strictness};
+use openshift_graph_data::apply::{apply_with_defaults_to, unmatched};
+use openshift_graph_data::{
+    Diagnostic, GraphData, GraphDataFiles, Loaded, Location, Refused, Severity, Strictness,
+};
 use serde::Serialize;
+
+use cincinnati_client::diff::ChannelDiff;
 
 use super::diff::{holds_channels, only, table as diff_table, verdict};
 use crate::cli::{CheckArgs, Format, PreviewArgs};
 use crate::input::{Input, joined};
 use crate::outcome::{Answer, Failure};
-use crate::output::{self, BAD, GOOD, RISK, styled};
+use crate::output::{self, BAD, Cell, GOOD, HEADING, RISK, Text, styled};
 
 /// `cincinnati graph-data check -o json`.
 #[derive(Serialize)]
@@ -58,12 +63,41 @@ impl<'a> From<&'a Diagnostic> for DiagnosticJson<'a> {
     }
 }
 
-pub fn check(args: &CheckArgs, format: Format) -> Result<Answer, Failure> {
-    let loaded = load(&args.dir)?;
-    let (errors, warnings, revision) = match &loaded {
-        Ok(Loaded { graph_data, warnings }) => (&[][..], warnings, Some(graph_data.revision().to_string())),
-        Err(Refused { errors, warnings }) => (errors.as_slice(), warnings, None),
+/// `input`: where `--releases` is read from, when given.
+pub async fn check(input: Option<&Input>, args: &CheckArgs, format: Format) -> Result<Answer, Failure> {
+    let strictness = Strictness::pre_merge();
+    let dir = args.dir.clone();
+    let loading = tokio::task::spawn_blocking(move || load(&dir, &Strictness::pre_merge()));
+    let releases = match (input, &args.releases) {
+        (Some(input), Some(releases)) => {
+            let query = Query::arch(&input.arch);
+            Some(input.fetcher_for(releases)?.document(&query).await?.graph)
+        }
+        _ => None,
     };
+    let loaded = joined(loading.await)?;
+    let (errors, warnings, revision) = match loaded {
+        Ok(Loaded { graph_data, warnings }) => {
+            let revision = Some(graph_data.revision().to_string());
+            let mut errors = Vec::new();
+            let mut warnings = warnings;
+            // What names no release, checked only on graph-data that loads.
+            for diagnostic in releases
+                .iter()
+                .flat_map(|releases| unmatched(releases, &graph_data, &strictness))
+            {
+                match diagnostic.severity {
+                    Severity::Error => errors.push(diagnostic),
+                    Severity::Warning => warnings.push(diagnostic),
+                }
+            }
+            (errors, warnings, revision)
+        }
+        Err(Refused { errors, warnings }) => (errors, warnings, None),
+    };
+    // Content that does not pass has no revision to name.
+    let revision = revision.filter(|_| errors.is_empty());
+    let (errors, warnings) = (&errors, &warnings);
     let document = CheckJson {
         kind: "GraphDataCheck",
         schema_version: SCHEMA_VERSION,
@@ -95,13 +129,99 @@ pub fn check(args: &CheckArgs, format: Format) -> Result<Answer, Failure> {
     })
 }
 
-/// `cincinnati graph-data preview -o json`: the differences, and what
-/// applying the graph-data reported.
+/// `cincinnati graph-data preview -o json`: a summary per channel, the
+/// differences, and what applying the graph-data reported (with `--base`,
+/// the warnings the graph-data had before the change apart).
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct PreviewJson<'a> {
     #[serde(flatten)]
     diff: DiffJson<'a>,
+    summary: Vec<ChannelSummary<'a>>,
     warnings: Vec<DiagnosticJson<'a>>,
+    /// With `--base`: the warnings the base graph-data had too (left out of
+    /// `warnings`); `null` without a base.
+    warnings_before: Option<Vec<DiagnosticJson<'a>>>,
+}
+
+/// How much changes on one channel (of `--arch`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChannelSummary<'a> {
+    channel: &'a str,
+    releases_added: usize,
+    releases_removed: usize,
+    /// Updates no longer offered.
+    updates_blocked: usize,
+    /// Updates offered now and not before.
+    updates_unblocked: usize,
+    /// Updates offered before and now that gained risks.
+    updates_made_conditional: usize,
+    /// Updates offered before and now that lost risks.
+    risks_lifted: usize,
+}
+
+impl<'a> From<&'a ChannelDiff> for ChannelSummary<'a> {
+    fn from(change: &'a ChannelDiff) -> Self {
+        Self {
+            channel: &change.channel,
+            releases_added: change.releases_added.len(),
+            releases_removed: change.releases_removed.len(),
+            updates_blocked: change.updates_removed.len(),
+            updates_unblocked: change.updates_added.len(),
+            updates_made_conditional: change.risks_added.len(),
+            risks_lifted: change.risks_removed.len(),
+        }
+    }
+}
+
+/// The summary as a table, first: what a reviewer reads before the details.
+fn summary_table(text: &mut Text, arch: &str, summary: &[ChannelSummary]) {
+    if summary.is_empty() {
+        return;
+    }
+    text.line(styled(HEADING, format!("Summary ({arch})")));
+    let rows = summary
+        .iter()
+        .map(|channel| {
+            vec![
+                Cell::plain(channel.channel),
+                Cell::plain(format!(
+                    "+{} -{}",
+                    channel.releases_added, channel.releases_removed
+                )),
+                Cell::plain(channel.updates_blocked),
+                Cell::plain(channel.updates_unblocked),
+                Cell::plain(channel.updates_made_conditional),
+                Cell::plain(channel.risks_lifted),
+            ]
+        })
+        .collect();
+    text.table(
+        &[
+            "CHANNEL",
+            "RELEASES +/-",
+            "BLOCKED",
+            "UNBLOCKED",
+            "MADE CONDITIONAL",
+            "RISKS LIFTED",
+        ],
+        rows,
+    );
+    text.blank();
+}
+
+/// `warnings` split into those `before` had too (the same kind, place and
+/// message) and the others, in order.
+fn split_by<'w>(
+    warnings: &'w [Diagnostic],
+    before: &[Diagnostic],
+) -> (Vec<&'w Diagnostic>, Vec<&'w Diagnostic>) {
+    warnings.iter().partition(|warning| {
+        !before.iter().any(|old| {
+            old.kind == warning.kind && old.location == warning.location && old.message == warning.message
+        })
+    })
 }
 
 pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Result<Answer, Failure> {
@@ -109,7 +229,8 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
     // served), and the graph-data applied to the releases as soon as both
     // are in, while the served graph may still be read.
     let dir = args.dir.clone();
-    let graph_data = tokio::task::spawn_blocking(move || load(&dir));
+    // As the graph-builder loads it: a preview shows what it would serve.
+    let graph_data = tokio::task::spawn_blocking(move || load(&dir, &Strictness::default()));
     let releases = input.fetcher_for(&args.releases)?;
     let arch = input.arch.clone();
     let releases = tokio::spawn(async move {
@@ -118,6 +239,9 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
     });
     let channels: Vec<String> = args.channel.iter().cloned().collect();
     let served = input.graph_in_background(input.fetcher.clone(), channels);
+    let base = args.base.clone().map(|dir| {
+        tokio::task::spawn_blocking(move || load(&dir, &Strictness::default()).map(|loaded| (dir, loaded)))
+    });
     let arch = input.arch.clone();
     let built = async {
         let graph_data = joined(graph_data.await)?.map_err(|refused| {
@@ -130,13 +254,29 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
             ))
         })?;
         let releases = joined(releases.await)?.graph;
-        joined(tokio::task::spawn_blocking(move || build(releases, &graph_data.graph_data, &arch)).await)
+        let base = match base {
+            Some(base) => Some(base_graph_data(joined(base.await))?),
+            None => None,
+        };
+        joined(
+            tokio::task::spawn_blocking(move || {
+                let (built, warnings) = build(releases.clone(), &graph_data.graph_data, &arch)?;
+                // The base's warnings, from applying it to the same releases.
+                let before = base
+                    .map(|base| build(releases, &base, &arch).map(|(_, warnings)| warnings))
+                    .transpose()?;
+                Ok::<_, Failure>((built, warnings, before))
+            })
+            .await,
+        )
     };
     let (served, built) = tokio::join!(served, built);
     let served = served?;
     holds_channels(&served, &input.fetcher)?;
-    let (built, warnings) = built?;
+    let (built, warnings, before) = built?;
     let changes = only(diff(&served, &built), args.channel.as_deref());
+    let summary: Vec<ChannelSummary> = changes.channels.iter().map(ChannelSummary::from).collect();
+    let (new, old) = split_by(&warnings, before.as_deref().unwrap_or_default());
     let document = PreviewJson {
         diff: DiffJson::new(
             "Preview",
@@ -145,15 +285,48 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
             args.dir.display().to_string(),
             &changes,
         ),
-        warnings: warnings.iter().map(DiagnosticJson::from).collect(),
+        summary,
+        warnings: new.iter().copied().map(DiagnosticJson::from).collect(),
+        warnings_before: before
+            .is_some()
+            .then(|| old.iter().copied().map(DiagnosticJson::from).collect()),
     };
     output::print(format, &document, |text| {
+        summary_table(text, &input.arch, &document.summary);
         diff_table(text, &changes);
-        for warning in &warnings {
+        if !new.is_empty() {
+            text.blank();
+            text.line(styled(HEADING, "Warnings from applying the graph-data"));
+        }
+        for warning in &new {
             text.line(styled(RISK, in_dir(&args.dir, warning)));
+        }
+        if !old.is_empty() {
+            text.blank();
+            text.line(styled(
+                HEADING,
+                format!("Warnings the base graph-data had already ({})", old.len()),
+            ));
+            for warning in &old {
+                text.line(in_dir(&args.dir, warning));
+            }
         }
     })?;
     Ok(verdict(&changes))
+}
+
+/// The base graph-data, as loaded for `--base`; refused is an input error.
+fn base_graph_data(
+    loaded: Result<(std::path::PathBuf, Result<Loaded, Refused>), Failure>,
+) -> Result<GraphData, Failure> {
+    let (dir, loaded) = loaded?;
+    loaded.map(|loaded| loaded.graph_data).map_err(|refused| {
+        Failure::input(anyhow!(
+            "the base graph-data in {} is refused with {} error(s)",
+            dir.display(),
+            refused.errors.len()
+        ))
+    })
 }
 
 /// The graph the graph-builder builds from `releases` and `graph_data`, for
@@ -174,11 +347,11 @@ fn build(
     Ok((UpdateGraph::build(arch, &[document]), warnings))
 }
 
-fn load(dir: &Path) -> Result<Result<Loaded, Refused>, Failure> {
+fn load(dir: &Path, strictness: &Strictness) -> Result<Result<Loaded, Refused>, Failure> {
     let files = GraphDataFiles::from_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))
         .map_err(Failure::input)?;
-    Ok(GraphData::load(&files, &Strictness::default()))
+    Ok(GraphData::load(&files, strictness))
 }
 
 /// The diagnostic with its file named from the working directory, so that

@@ -26,7 +26,10 @@ pub async fn run(cli: Cli) -> Result<Answer, Failure> {
         Command::Channels(args) => channels::run(&input()?, &args, format).await,
         Command::Render(args) => render::run(&input()?, &args).await,
         Command::Diff(args) => diff::run(&input()?, &args, format).await,
-        Command::GraphData(GraphDataCommand::Check(args)) => graph_data::check(&args, format),
+        Command::GraphData(GraphDataCommand::Check(args)) => {
+            let input = args.releases.is_some().then(input).transpose()?;
+            graph_data::check(input.as_ref(), &args, format).await
+        }
         Command::GraphData(GraphDataCommand::Preview(args)) => {
             graph_data::preview(&input()?, &args, format).await
         }

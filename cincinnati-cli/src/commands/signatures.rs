@@ -7,8 +7,8 @@ use anyhow::{Context as _, anyhow};
 use cincinnati_client::json::SignaturesJson;
 use cincinnati_client::signatures::{Outcome, ReleaseSignatures, check_release};
 use http_fetch::ExtraRoots;
-use image_signature::TrustedKeys;
-use image_signature::store::SignatureStore;
+use image_signature::store::{FetchError, SignatureStore};
+use image_signature::{Digest, TrustedKeys};
 
 use crate::cli::{Format, VerifyArgs};
 use crate::input::USER_AGENT;
@@ -18,6 +18,21 @@ use crate::output::{self, BAD, Cell, DIM, GOOD, HEADING, RISK, Text, styled};
 pub async fn verify(args: &VerifyArgs, roots: ExtraRoots, format: Format) -> Result<Answer, Failure> {
     let keys = read_keyring(&args.keyring).map_err(Failure::input)?;
     let store = SignatureStore::new(&args.store, roots, USER_AGENT).map_err(Failure::input)?;
+    let digest = Digest::from_pull_spec(&args.release).map_err(Failure::input)?;
+    // The CVO asks for each of its nine signatures whatever the store
+    // answered before; a store that cannot be reached at all is said once,
+    // without waiting for eight more failures (DNS timeouts, offline).
+    if let Err(FetchError::Http(unreachable @ http_fetch::FetchError::Transport { .. })) =
+        store.fetch(&digest, 1).await
+    {
+        return Err(Failure {
+            kind: FailureKind::Service,
+            error: anyhow!(
+                "the signature store {} cannot be reached: {unreachable}",
+                args.store
+            ),
+        });
+    }
     let checked = check_release(&store, &keys, &args.release)
         .await
         .map_err(Failure::input)?;

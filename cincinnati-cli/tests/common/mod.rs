@@ -87,6 +87,24 @@ pub fn demo_graph_file() -> PathBuf {
     path
 }
 
+/// A copy of the bundled graph-data (`testdata/graph-data`) at `into`, to change.
+pub fn copy_graph_data(into: &Path) {
+    copy_dir(&testdata_graph_data(), into);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// A path in the repository.
 pub fn repository(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)

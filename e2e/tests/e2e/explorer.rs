@@ -1,11 +1,14 @@
 //! The explorer page in a real browser (headless Chromium) on engine A,
 //! chained to a graph-builder: on the bundled demo data, what the page
 //! draws, plans and explains is what the planning library answers on the
-//! graph-builder's graph; on a graph the Graph API leaves to the client's
-//! rules (an update listed both as recommended and as conditional, versions
-//! out of string order), the page draws what the CVO makes of it; on the
-//! registry stack, a release published while the page is open shows after
-//! a reload, and engine B, chained to engine A, answers the page's
+//! graph-builder's graph, laid out to be read on a desktop monitor and on a
+//! phone; a channel or architecture that is not known is an error with the
+//! nearest names, never another channel; a plan that needs risks accepted
+//! is drawn apart from a safe one. On a graph the Graph API leaves to the
+//! client's rules (an update listed both as recommended and as conditional,
+//! versions out of string order), the page draws what the CVO makes of it;
+//! on the registry stack, a release published while the page is open shows
+//! after a reload, and engine B, chained to engine A, answers the page's
 //! questions as A does.
 //!
 //! With `EXPLORER_SCREENSHOTS` set to a directory, the views are saved
@@ -18,10 +21,10 @@ use anyhow::Context as _;
 use cincinnati_client::document::{Document, Shape};
 use cincinnati_client::explain::{ExplainQuery, explain};
 use cincinnati_client::json::{ChannelGraphJson, ExplanationJson};
-use cincinnati_client::plan::{PathAnswer, PathQuery, plan};
+use cincinnati_client::plan::{PathAnswer, PathQuery, Plan, plan};
 use cincinnati_client::{Tier, UpdateGraph};
 use cincinnati_core::Version;
-use e2e::browser::{Browser, keys};
+use e2e::browser::{Browser, DESKTOP, PHONE, Viewport, keys};
 use e2e::graph_builder::{GraphBuilderOptions, PATH_PREFIX};
 use e2e::http;
 use e2e::offline::OfflineStack;
@@ -37,10 +40,27 @@ const CHANNEL: &str = "stable-4.18";
 const ARCH: &str = "amd64";
 /// Waits for the drawing: the summary carries its counts once drawn.
 const DRAWN: &str = "#summary[data-releases]";
+/// The sizes every view of the page is checked at.
+const VIEWPORTS: [Viewport; 2] = [DESKTOP, PHONE];
 
 /// The page on engine A, with `query`.
 fn page_url(stack: &OfflineStack, query: &str) -> String {
     stack.engines.engine_a.api_url(&format!("{PATH_PREFIX}/?{query}"))
+}
+
+/// The stack on the demo data, and the library's graph of [`ARCH`].
+async fn demo_stack() -> (OfflineStack, UpdateGraph) {
+    let stack = OfflineStack::start(&demo_releases(), &testdata_graph_data())
+        .await
+        .unwrap();
+    let library = library_graph(&stack).await.unwrap();
+    (stack, library)
+}
+
+/// Opens the page on engine A with `query`, once it is ready.
+async fn open_page(browser: &Browser, stack: &OfflineStack, query: &str) {
+    browser.open(&page_url(stack, query)).await.unwrap();
+    browser.wait_ready().await.unwrap();
 }
 
 /// The library's graph of [`ARCH`], built from the graph-builder's graph.
@@ -61,9 +81,11 @@ fn full_graph_of_arch(body: &[u8]) -> anyhow::Result<UpdateGraph> {
     ))
 }
 
-/// Saves a screenshot as `name` where scripts/screenshots.sh asks, else in
-/// the stack's directory (kept when a test fails).
+/// Saves a screenshot of the page from its top as `name` where
+/// scripts/screenshots.sh asks, else in the stack's directory (kept when a
+/// test fails).
 async fn screenshot(browser: &Browser, stack: &OfflineStack, name: &str) -> anyhow::Result<()> {
+    browser.run("window.scrollTo(0, 0);").await?;
     let directory =
         std::env::var_os("EXPLORER_SCREENSHOTS").map_or_else(|| stack.workdir().to_owned(), PathBuf::from);
     let path = directory.join(name);
@@ -90,60 +112,256 @@ fn a_conditional_update(graph: &UpdateGraph) -> (String, String, BTreeSet<String
     )
 }
 
-#[tokio::test]
-async fn the_page_draws_plans_and_explains_what_the_library_answers() {
-    let stack = OfflineStack::start(&demo_releases(), &testdata_graph_data())
-        .await
-        .unwrap();
-    let library = library_graph(&stack).await.unwrap();
-    let browser = Browser::start().await.unwrap();
+/// From `from` to `to` on the stable tier, no risk accepted.
+fn stable_query(from: &str, to: &str) -> PathQuery {
+    PathQuery {
+        from: Version::parse(from).unwrap(),
+        to: Version::parse(to).unwrap(),
+        tier: Tier::Stable,
+        accepted_risks: BTreeSet::new(),
+        alternatives: 0,
+    }
+}
 
-    // The channel, drawn: every release of it, nothing else, no error, and
-    // nothing asked of anyone but the engine.
-    browser
-        .open(&page_url(&stack, &format!("channel={CHANNEL}&arch={ARCH}")))
-        .await
-        .unwrap();
-    let summary = browser.wait_for(DRAWN).await.unwrap();
-    let expected: BTreeSet<String> = library
+/// A plan's hops as the page lists them: from, to, the channel to be on.
+fn listed_hops(plan: &Plan) -> Vec<[String; 3]> {
+    plan.hops
+        .iter()
+        .map(|hop| {
+            [
+                hop.from.version.to_string(),
+                hop.to.version.to_string(),
+                hop.channel.to_owned(),
+            ]
+        })
+        .collect()
+}
+
+/// The releases of [`CHANNEL`] in the library's graph.
+fn channel_versions(library: &UpdateGraph) -> Vec<String> {
+    library
         .channel(CHANNEL)
         .unwrap()
         .releases()
         .iter()
         .map(|&release| library.version(release).to_string())
-        .collect();
+        .collect()
+}
+
+/// What the page shows, measured in it: the page's and the panels' boxes,
+/// how many lines the summary takes, boxes of text that overlap or text
+/// wider than its box, the
+/// smallest label's height, the labels in sight that something else covers
+/// (an edge drawn over one is what the browser finds at its centre) and
+/// those edges under them show through, and how much of its box the
+/// drawing fills.
+const MEASURE: &str = r##"
+const box = (element) => {
+  const r = element.getBoundingClientRect();
+  return { left: r.left, top: r.top, right: r.right, bottom: r.bottom, width: r.width, height: r.height };
+};
+const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+  Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+const pairs = (named) => {
+  const found = [];
+  for (let i = 0; i < named.length; i++) {
+    for (let j = i + 1; j < named.length; j++) {
+      if (overlap(named[i][1], named[j][1])) found.push(`${named[i][0]} / ${named[j][0]}`);
+    }
+  }
+  return found;
+};
+const shown = (element) => element && element.getClientRects().length > 0;
+const shownBlocks = ["header", "#status", "#problem", "#summary", ".legend", "#canvas", "#plan", "#release"]
+  .map((css) => [css, document.querySelector(css)])
+  .filter(([, element]) => shown(element));
+const blocks = shownBlocks.map(([css, element]) => [css, box(element)]);
+// Text wider than its block runs over what is beside it (the drawing's
+// box scrolls instead).
+const overflowing = shownBlocks
+  .filter(([css, element]) => css !== "#canvas" && element.scrollWidth > element.clientWidth + 1)
+  .map(([css]) => css);
+const canvas = document.getElementById("canvas");
+const svg = canvas.querySelector("svg");
+const summary = document.getElementById("summary");
+const labels = svg ? [...svg.querySelectorAll(".node text, .band-label")] : [];
+const sight = box(canvas);
+sight.right = Math.min(sight.right, window.innerWidth, sight.left + canvas.clientWidth);
+sight.bottom = Math.min(sight.bottom, window.innerHeight, sight.top + canvas.clientHeight);
+// A label hides the edges under it: a halo (a stroke painted first) of
+// its band's colour around its letters.
+const unhaloed = labels.filter((label) => {
+  const style = getComputedStyle(label);
+  return !label.closest(".node") ? false :
+    style.stroke === "none" || parseFloat(style.strokeWidth) < 2 || !style.paintOrder.startsWith("stroke");
+}).map((label) => label.textContent);
+const covered = [];
+let inSight = 0;
+for (const label of labels) {
+  if (!label.closest(".node")) continue;
+  const b = box(label);
+  const [x, y] = [(b.left + b.right) / 2, (b.top + b.bottom) / 2];
+  if (x < sight.left || x > sight.right || y < sight.top || y > sight.bottom) continue;
+  inSight += 1;
+  const found = document.elementFromPoint(x, y);
+  if (!found || found.closest(".node") !== label.closest(".node")) {
+    covered.push(`${label.textContent} under ${found ? `${found.tagName}.${found.getAttribute("class")}` : "nothing"}`);
+  }
+}
+return {
+  width: window.innerWidth,
+  pageWidth: document.documentElement.scrollWidth,
+  figure: box(document.getElementById("drawing")),
+  aside: box(document.querySelector("aside")),
+  summaryLines: Math.round(summary.getBoundingClientRect().height / parseFloat(getComputedStyle(summary).lineHeight)),
+  summaryWidth: summary.getBoundingClientRect().width,
+  overlappingBlocks: pairs(blocks),
+  overflowing,
+  overlappingLabels: pairs(labels.map((label) => [label.textContent, box(label)])),
+  smallestLabel: Math.min(...labels.map((label) => box(label).height)),
+  inSight,
+  covered,
+  unhaloed,
+  canvas: { ...box(canvas), clientWidth: canvas.clientWidth },
+  drawing: svg ? box(svg) : null,
+  rightmostLabel: Math.max(...labels.map((label) => box(label).right)),
+};
+"##;
+
+fn number(measured: &Value, key: &str) -> f64 {
+    measured[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} not measured: {measured}"))
+}
+
+/// Checks what [`MEASURE`] finds on a drawn page at `viewport`: no wider
+/// than the screen, no text over other text, the summary in lines, the
+/// panels beside the drawing (desktop) or under it (phone), labels at least
+/// 12 px high and over the edges, the drawing filling its box's width
+/// (desktop) or reflowed to it (phone).
+async fn assert_laid_out_to_be_read(browser: &Browser, viewport: Viewport) {
+    let measured = browser.run(MEASURE).await.unwrap();
+    let at = viewport.name;
+    assert_eq!(
+        number(&measured, "width"),
+        f64::from(viewport.width),
+        "{at}: the page's width"
+    );
+    assert!(
+        number(&measured, "pageWidth") <= f64::from(viewport.width),
+        "{at}: the page is wider than the screen: {measured}"
+    );
+    assert_eq!(measured["overlappingBlocks"], json!([]), "{at}: text over text");
+    assert_eq!(measured["overflowing"], json!([]), "{at}: text out of its block");
+    assert_eq!(
+        measured["overlappingLabels"],
+        json!([]),
+        "{at}: labels over labels"
+    );
+    assert!(
+        number(&measured, "summaryLines") <= 3.0 && number(&measured, "summaryWidth") >= 300.0,
+        "{at}: the summary is squeezed: {measured}"
+    );
+    let (figure, aside) = (&measured["figure"], &measured["aside"]);
+    if viewport.mobile {
+        assert!(
+            number(aside, "top") >= number(figure, "bottom") - 1.0,
+            "{at}: the panels are not under the drawing: {measured}"
+        );
+    } else {
+        assert!(
+            number(aside, "left") >= number(figure, "right") - 1.0,
+            "{at}: the panels are not beside the drawing: {measured}"
+        );
+    }
+    assert!(
+        number(&measured, "smallestLabel") >= 12.0,
+        "{at}: labels smaller than 12 px: {measured}"
+    );
+    assert!(
+        number(&measured, "inSight") >= 20.0,
+        "{at}: no drawing in sight: {measured}"
+    );
+    assert_eq!(measured["covered"], json!([]), "{at}: labels under edges");
+    assert_eq!(
+        measured["unhaloed"],
+        json!([]),
+        "{at}: labels the edges show through"
+    );
+    let (canvas, drawing) = (&measured["canvas"], &measured["drawing"]);
+    let room = number(canvas, "clientWidth");
+    if viewport.mobile {
+        assert!(
+            number(drawing, "width") <= room,
+            "{at}: the drawing is not reflowed to its box: {measured}"
+        );
+    } else {
+        assert!(
+            number(drawing, "width") >= 0.95 * room,
+            "{at}: the drawing leaves its box's width unused: {measured}"
+        );
+        assert!(
+            number(canvas, "left") + room - number(&measured, "rightmostLabel") <= 0.2 * room,
+            "{at}: the right of the drawing is empty: {measured}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_page_draws_plans_and_explains_what_the_library_answers_on_a_desktop_and_a_phone() {
+    let (stack, library) = demo_stack().await;
+    for viewport in VIEWPORTS {
+        draws_plans_and_explains(&stack, &library, viewport).await;
+    }
+}
+
+async fn draws_plans_and_explains(stack: &OfflineStack, library: &UpdateGraph, viewport: Viewport) {
+    let at = viewport.name;
+    let browser = Browser::start(viewport).await.unwrap();
+
+    // The channel, drawn: every release of it, nothing else, no error, and
+    // nothing asked of anyone but the engine.
+    open_page(&browser, stack, &format!("channel={CHANNEL}&arch={ARCH}")).await;
+    let summary = browser.wait_for(DRAWN).await.unwrap();
+    let expected: BTreeSet<String> = channel_versions(library).into_iter().collect();
     let drawn: BTreeSet<String> = browser
         .attributes(".node", "data-version")
         .await
         .unwrap()
         .into_iter()
         .collect();
-    assert_eq!(drawn, expected);
+    assert_eq!(drawn, expected, "{at}");
     assert_eq!(
         summary.attr("data-releases").await.unwrap(),
         Some(expected.len().to_string())
     );
+    let status = browser
+        .wait_for("#status")
+        .await
+        .unwrap()
+        .prop("textContent")
+        .await
+        .unwrap();
     println!(
-        "{CHANNEL}: {} releases drawn in {} ms",
+        "{CHANNEL} at {}x{}: {} releases, the drawing built in {} ms; the page's status: {}",
+        viewport.width,
+        viewport.height,
         expected.len(),
-        summary.attr("data-draw-ms").await.unwrap().unwrap_or_default()
+        summary.attr("data-draw-ms").await.unwrap().unwrap_or_default(),
+        status.unwrap_or_default()
     );
     let origin = stack.engines.engine_a.api_url("/");
     for url in browser.requested_urls().await.unwrap() {
         assert!(url.starts_with(&origin), "the page asked {url}, not the engine");
     }
-    screenshot(&browser, &stack, "explorer-channel.png")
-        .await
-        .unwrap();
+    assert_laid_out_to_be_read(&browser, viewport).await;
+    if !viewport.mobile {
+        screenshot(&browser, stack, "explorer-channel.png").await.unwrap();
+    }
 
     // The keyboard: the drawing's one tab stop is the newest release; up
     // moves to the one before it, Enter selects it.
-    let newest: Vec<String> = library.channel(CHANNEL).unwrap().releases()[..]
-        .iter()
-        .rev()
-        .take(2)
-        .map(|&release| library.version(release).to_string())
-        .collect();
+    let newest: Vec<String> = channel_versions(library).into_iter().rev().take(2).collect();
     let stop = browser.wait_for(".node[tabindex=\"0\"]").await.unwrap();
     assert_eq!(
         stop.attr("data-version").await.unwrap().as_ref(),
@@ -163,12 +381,9 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
     );
 
     // A conditional update, selected: its risks by name.
-    let (from, to, risks) = a_conditional_update(&library);
+    let (from, to, risks) = a_conditional_update(library);
     browser
-        .wait_for(&format!(".node[data-version=\"{from}\"]"))
-        .await
-        .unwrap()
-        .click()
+        .click_on(&format!(".node[data-version=\"{from}\"]"))
         .await
         .unwrap();
     let shown: BTreeSet<String> = browser
@@ -177,35 +392,20 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
         .unwrap()
         .into_iter()
         .collect();
-    assert_eq!(shown, risks, "the risks of {from} → {to}");
-    screenshot(&browser, &stack, "explorer-release.png")
-        .await
-        .unwrap();
+    assert_eq!(shown, risks, "{at}: the risks of {from} → {to}");
+    if !viewport.mobile {
+        screenshot(&browser, stack, "explorer-release.png").await.unwrap();
+    }
 
-    // From → to, typed into the form: the library's hops, and why there is
-    // no direct update in the channel drawn.
+    // From → to, typed into the form: the library's hops, drawn as the
+    // planned path, and why there is no direct update in the channel
+    // drawn, as a note (a plan was found: nothing is wrong).
     let (from, to) = ("4.17.22", "4.18.40");
-    let query = PathQuery {
-        from: Version::parse(from).unwrap(),
-        to: Version::parse(to).unwrap(),
-        tier: Tier::Stable,
-        accepted_risks: BTreeSet::new(),
-        alternatives: 0,
-    };
-    let PathAnswer::Found { plan: planned, .. } = plan(&library, &query) else {
+    let query = stable_query(from, to);
+    let PathAnswer::Found { plan: planned, .. } = plan(library, &query) else {
         panic!("the library finds no path from {from} to {to}");
     };
-    let hops: Vec<[String; 3]> = planned
-        .hops
-        .iter()
-        .map(|hop| {
-            [
-                hop.from.version.to_string(),
-                hop.to.version.to_string(),
-                hop.channel.to_owned(),
-            ]
-        })
-        .collect();
+    let hops = listed_hops(&planned);
     assert!(!hops.is_empty());
     for (field, version) in [("#from", from), ("#to", to)] {
         browser
@@ -216,16 +416,11 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
             .await
             .unwrap();
     }
-    browser
-        .wait_for("#choice button")
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    assert_eq!(shown_hops(&browser).await.unwrap(), hops);
+    browser.click_on("#choice button").await.unwrap();
+    browser.wait_ready().await.unwrap();
+    assert_eq!(shown_hops(&browser, "#path-list").await.unwrap(), hops, "{at}");
     let explanation = explain(
-        &library,
+        library,
         &ExplainQuery {
             channel: CHANNEL.to_owned(),
             from: query.from.clone(),
@@ -239,7 +434,27 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
         why.attr("data-verdict").await.unwrap().as_deref(),
         verdict.as_str()
     );
-    screenshot(&browser, &stack, "explorer-path.png").await.unwrap();
+    let path = drawn_path(&browser).await;
+    assert_eq!(path.len(), hops.len(), "{at}: every hop drawn: {path:?}");
+    for edge in &path {
+        assert!(
+            !edge.reddish && !edge.dashed,
+            "{at}: a safe hop drawn as a risky one: {path:?}"
+        );
+    }
+    assert_quiet(&browser, "#plan-body", at).await;
+    assert_laid_out_to_be_read(&browser, viewport).await;
+    screenshot(
+        &browser,
+        stack,
+        if viewport.mobile {
+            "explorer-phone.png"
+        } else {
+            "explorer-path.png"
+        },
+    )
+    .await
+    .unwrap();
 
     // The state is in the URL: opened again, the page shows the same.
     let url = browser.current_url().await.unwrap();
@@ -253,8 +468,8 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
     }
     browser.open("about:blank").await.unwrap();
     browser.open(&url).await.unwrap();
-    browser.wait_for(DRAWN).await.unwrap();
-    assert_eq!(shown_hops(&browser).await.unwrap(), hops);
+    browser.wait_ready().await.unwrap();
+    assert_eq!(shown_hops(&browser, "#path-list").await.unwrap(), hops, "{at}");
     let channel = browser
         .wait_for("#channel")
         .await
@@ -264,8 +479,320 @@ async fn the_page_draws_plans_and_explains_what_the_library_answers() {
         .unwrap();
     assert_eq!(channel.as_deref(), Some(CHANNEL));
 
-    assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
+    assert_eq!(
+        browser.console_errors().await.unwrap(),
+        Vec::<String>::new(),
+        "{at}"
+    );
     browser.close().await.unwrap();
+}
+
+/// One planned hop as drawn: its ends, and whether its stroke is red (the
+/// colour of a plan that needs risks accepted) or dashed.
+#[derive(Debug)]
+struct DrawnHop {
+    from: String,
+    to: String,
+    reddish: bool,
+    dashed: bool,
+}
+
+/// Whether a CSS colour is a red (the amber of conditional updates is not):
+/// its green and blue both under a third of its red.
+const REDDISH: &str = r"const reddish = (colour) => {
+  const [r, g, b] = (colour.match(/[\d.]+/g) || [0, 0, 0]).map(Number);
+  return r > 100 && Math.max(g, b) < r / 3;
+};";
+
+/// The edges the page draws as the plan, as the browser paints them.
+async fn drawn_path(browser: &Browser) -> Vec<DrawnHop> {
+    let script = format!(
+        "{REDDISH}
+        return [...document.querySelectorAll('path.edge.on-path')].map((edge) => {{
+          const style = getComputedStyle(edge);
+          return [edge.dataset.from, edge.dataset.to, reddish(style.stroke),
+                  style.strokeDasharray !== 'none' && style.strokeDasharray !== ''];
+        }});"
+    );
+    let drawn = browser.run(&script).await.unwrap();
+    drawn
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|edge| DrawnHop {
+            from: edge[0].as_str().unwrap().to_owned(),
+            to: edge[1].as_str().unwrap().to_owned(),
+            reddish: edge[2] == true,
+            dashed: edge[3] == true,
+        })
+        .collect()
+}
+
+/// Nothing shown in `css` looks like an error: no red text, border or
+/// background.
+async fn assert_quiet(browser: &Browser, css: &str, at: &str) {
+    let script = format!(
+        "{REDDISH}
+        return [...document.querySelectorAll('{css}, {css} *')].filter((element) => {{
+          if (!element.getClientRects().length) return false;
+          const style = getComputedStyle(element);
+          const background = style.backgroundColor !== 'rgba(0, 0, 0, 0)' && reddish(style.backgroundColor);
+          const border = parseFloat(style.borderLeftWidth) > 0 && reddish(style.borderLeftColor);
+          return reddish(style.color) || border || background;
+        }}).map((element) => element.outerHTML.slice(0, 120));"
+    );
+    let red = browser.run(&script).await.unwrap();
+    assert_eq!(red, json!([]), "{at}: something in {css} looks like an error");
+}
+
+/// A plan the library finds in [`CHANNEL`]'s releases only by taking
+/// conditional updates, with recommended hops too: its ends and hops.
+fn a_plan_that_needs_risks_accepted(library: &UpdateGraph) -> (String, String, Vec<[String; 3]>, Vec<bool>) {
+    let versions = channel_versions(library);
+    for (index, from) in versions.iter().enumerate() {
+        for to in &versions[index + 1..] {
+            let PathAnswer::NoPath {
+                with_risks: Some(risky),
+                ..
+            } = plan(library, &stable_query(from, to))
+            else {
+                continue;
+            };
+            let with_risks: Vec<bool> = risky.plan.hops.iter().map(|hop| hop.risks.is_some()).collect();
+            if with_risks.contains(&true) && with_risks.contains(&false) {
+                return (from.clone(), to.clone(), listed_hops(&risky.plan), with_risks);
+            }
+        }
+    }
+    panic!("no plan in {CHANNEL} needs risks accepted");
+}
+
+#[tokio::test]
+async fn a_plan_that_needs_risks_accepted_is_drawn_apart_from_a_safe_one() {
+    let (stack, library) = demo_stack().await;
+    let (from, to, hops, with_risks) = a_plan_that_needs_risks_accepted(&library);
+    for viewport in VIEWPORTS {
+        let at = viewport.name;
+        let browser = Browser::start(viewport).await.unwrap();
+        open_page(
+            &browser,
+            &stack,
+            &format!("channel={CHANNEL}&arch={ARCH}&from={from}&to={to}"),
+        )
+        .await;
+
+        // Listed as the plan accepting risks gives, hop by hop.
+        assert_eq!(
+            browser
+                .wait_for("#plan-body")
+                .await
+                .unwrap()
+                .attr("data-plan")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("risky"),
+            "{at}"
+        );
+        assert_eq!(
+            shown_hops(&browser, "#risky-path-list").await.unwrap(),
+            hops,
+            "{at}: {from} → {to}"
+        );
+        assert!(browser.all("#path-list").await.unwrap().is_empty(), "{at}");
+
+        // Drawn in red, its hops with risks dashed and the others not.
+        let path = drawn_path(&browser).await;
+        assert_eq!(path.len(), hops.len(), "{at}: every hop drawn: {path:?}");
+        for (hop, risky) in hops.iter().zip(&with_risks) {
+            let edge = path
+                .iter()
+                .find(|edge| edge.from == hop[0] && edge.to == hop[1])
+                .unwrap_or_else(|| panic!("{at}: {hop:?} is not drawn: {path:?}"));
+            assert!(edge.reddish, "{at}: {hop:?} drawn as a safe hop");
+            assert_eq!(edge.dashed, *risky, "{at}: {hop:?} (with risks: {risky})");
+        }
+
+        // The legend says what red and dashed red are, in sight.
+        let legend = browser
+            .run(&format!(
+                "{REDDISH}
+                const screen = {{ width: window.innerWidth, height: window.innerHeight }};
+                return [...document.querySelectorAll('.legend .key')].map((key) => {{
+                  const box = key.getBoundingClientRect();
+                  const line = getComputedStyle(key, '::before');
+                  return [key.textContent, reddish(line.borderTopColor), line.borderTopStyle,
+                          box.width > 0 && box.left >= 0 && box.right <= screen.width && box.bottom <= screen.height];
+                }});"
+            ))
+            .await
+            .unwrap();
+        let keys = legend.as_array().unwrap();
+        for (style, meaning) in [("solid", "risks are accepted"), ("dashed", "with risks")] {
+            let key = keys
+                .iter()
+                .find(|key| key[1] == true && key[2] == style)
+                .unwrap_or_else(|| panic!("{at}: no {style} red key in the legend: {legend}"));
+            assert!(
+                key[0].as_str().unwrap().contains(meaning),
+                "{at}: the {style} red key says {}",
+                key[0]
+            );
+            assert_eq!(key[3], true, "{at}: the {style} red key is not in sight");
+        }
+        assert_laid_out_to_be_read(&browser, viewport).await;
+
+        // A safe plan, asked next: drawn in the path's colour, solid, and no
+        // error beside it.
+        open_page(
+            &browser,
+            &stack,
+            &format!("channel={CHANNEL}&arch={ARCH}&from=4.17.22&to=4.18.40"),
+        )
+        .await;
+        let path = drawn_path(&browser).await;
+        assert!(!path.is_empty(), "{at}");
+        for edge in &path {
+            assert!(!edge.reddish && !edge.dashed, "{at}: {edge:?}");
+        }
+        browser.wait_for("#why-not").await.unwrap();
+        assert_quiet(&browser, "#plan-body", at).await;
+        assert_eq!(
+            browser.console_errors().await.unwrap(),
+            Vec::<String>::new(),
+            "{at}"
+        );
+        browser.close().await.unwrap();
+    }
+}
+
+/// The problem the page shows, if it shows one: its text and the names it
+/// links to.
+async fn shown_problem(browser: &Browser) -> Option<(String, Vec<String>)> {
+    let problem = browser
+        .run(
+            "const problem = document.getElementById('problem');
+            if (!problem || !problem.getClientRects().length) return null;
+            const box = problem.getBoundingClientRect();
+            if (box.right > window.innerWidth || box.width === 0) return ['not in sight', []];
+            return [problem.textContent, [...problem.querySelectorAll('a')].map((a) => a.dataset.name)];",
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(problem).unwrap()
+}
+
+/// Nothing is drawn and the summary names no channel.
+async fn assert_nothing_drawn(browser: &Browser, at: &str) {
+    assert!(browser.all(".node").await.unwrap().is_empty(), "{at}");
+    let summary = browser.wait_for("#summary").await.unwrap();
+    assert_eq!(
+        summary.prop("textContent").await.unwrap().as_deref(),
+        Some(""),
+        "{at}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_channel_or_architecture_is_an_error_with_the_nearest_names_never_another_channel() {
+    let (stack, _) = demo_stack().await;
+    for viewport in VIEWPORTS {
+        let at = viewport.name;
+        let browser = Browser::start(viewport).await.unwrap();
+
+        // A misspelt channel in the URL: an error naming the channel meant,
+        // nothing drawn, the picker and the URL still saying what was asked.
+        open_page(&browser, &stack, &format!("channel=stabel-4.18&arch={ARCH}")).await;
+        let (text, nearest) = shown_problem(&browser).await.expect("an error is shown");
+        assert!(text.contains("stabel-4.18"), "{at}: {text}");
+        assert_eq!(nearest, [CHANNEL], "{at}: {text}");
+        assert_nothing_drawn(&browser, at).await;
+        let picker = browser.wait_for("#channel").await.unwrap();
+        assert_eq!(
+            picker.prop("value").await.unwrap().as_deref(),
+            Some("stabel-4.18")
+        );
+        assert!(
+            browser
+                .current_url()
+                .await
+                .unwrap()
+                .contains("channel=stabel-4.18")
+        );
+        assert_laid_out_as_an_error(&browser, viewport).await;
+
+        // The name offered leads to that channel, drawn.
+        browser
+            .click_on(&format!("#problem a[data-name=\"{CHANNEL}\"]"))
+            .await
+            .unwrap();
+        browser.wait_for(DRAWN).await.unwrap();
+        browser.wait_ready().await.unwrap();
+        assert_eq!(shown_problem(&browser).await, None, "{at}");
+        assert!(
+            browser
+                .current_url()
+                .await
+                .unwrap()
+                .contains(&format!("channel={CHANNEL}"))
+        );
+
+        // A misspelt architecture.
+        open_page(&browser, &stack, &format!("channel={CHANNEL}&arch=amd46")).await;
+        let (text, nearest) = shown_problem(&browser).await.expect("an error is shown");
+        assert!(text.contains("amd46"), "{at}: {text}");
+        assert_eq!(nearest, [ARCH], "{at}: {text}");
+        assert_nothing_drawn(&browser, at).await;
+        assert_laid_out_as_an_error(&browser, viewport).await;
+
+        // Another architecture picked, on which the channel has no release
+        // (arm64 releases start at 4.9): an error with that architecture's
+        // nearest channel, not its default one.
+        open_page(&browser, &stack, &format!("channel=stable-4.8&arch={ARCH}")).await;
+        browser.wait_for(DRAWN).await.unwrap();
+        browser.click_on("#arch option[value=\"arm64\"]").await.unwrap();
+        browser.wait_ready().await.unwrap();
+        let (text, nearest) = shown_problem(&browser).await.expect("an error is shown");
+        assert!(
+            text.contains("stable-4.8") && text.contains("arm64"),
+            "{at}: {text}"
+        );
+        assert!(
+            nearest.contains(&"stable-4.9".to_owned())
+                && nearest.iter().all(|name| name.starts_with("stable-")),
+            "{at}: {text}"
+        );
+        assert_nothing_drawn(&browser, at).await;
+        let picker = browser.wait_for("#channel").await.unwrap();
+        assert_eq!(picker.prop("value").await.unwrap().as_deref(), Some("stable-4.8"));
+        assert_eq!(
+            browser.console_errors().await.unwrap(),
+            Vec::<String>::new(),
+            "{at}"
+        );
+        browser.close().await.unwrap();
+    }
+}
+
+/// The page with an error: no wider than the screen, the error in sight
+/// at the top, no text over other text.
+async fn assert_laid_out_as_an_error(browser: &Browser, viewport: Viewport) {
+    let measured = browser
+        .run(
+            "const problem = document.getElementById('problem').getBoundingClientRect();
+            return [document.documentElement.scrollWidth, problem.top, problem.bottom];",
+        )
+        .await
+        .unwrap();
+    let at = viewport.name;
+    assert!(
+        measured[0].as_f64().unwrap() <= f64::from(viewport.width),
+        "{at}: wider than the screen: {measured}"
+    );
+    assert!(
+        measured[2].as_f64().unwrap() <= f64::from(viewport.height) && measured[1].as_f64().unwrap() > 0.0,
+        "{at}: the error is not in sight: {measured}"
+    );
 }
 
 /// The channel of [`cvo_graph`].
@@ -397,7 +924,7 @@ async fn the_page_draws_what_the_cvo_offers_not_what_the_graph_lists() {
     // The page on B (which forwards to A): releases in that order, the
     // update listed twice drawn once, conditional, the dropped one not at
     // all, and the counts of what is offered.
-    let browser = Browser::start().await.unwrap();
+    let browser = Browser::start(DESKTOP).await.unwrap();
     browser
         .open(
             &engines
@@ -439,13 +966,7 @@ async fn the_page_draws_what_the_cvo_offers_not_what_the_graph_lists() {
     }
 
     // Selected, 4.18.9 lists the update as conditional, with its risk.
-    browser
-        .wait_for(".node[data-version=\"4.18.9\"]")
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    browser.click_on(".node[data-version=\"4.18.9\"]").await.unwrap();
     let badge = browser
         .wait_for("#updates li[data-to=\"4.18.10\"] .badge")
         .await
@@ -462,13 +983,7 @@ async fn the_page_draws_what_the_cvo_offers_not_what_the_graph_lists() {
         ["ListedTwice"]
     );
     // 4.18.2's updates, newest first as the engine lists them.
-    browser
-        .wait_for(".node[data-version=\"4.18.2\"]")
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    browser.click_on(".node[data-version=\"4.18.2\"]").await.unwrap();
     browser
         .wait_for("#release-body[data-version=\"4.18.2\"]")
         .await
@@ -481,11 +996,11 @@ async fn the_page_draws_what_the_cvo_offers_not_what_the_graph_lists() {
     browser.close().await.unwrap();
 }
 
-/// The hops of the path the page shows, once it shows one.
-async fn shown_hops(browser: &Browser) -> anyhow::Result<Vec<[String; 3]>> {
-    browser.wait_for("#path-list li").await?;
+/// The hops of the plan the page lists in `list`, once it lists one.
+async fn shown_hops(browser: &Browser, list: &str) -> anyhow::Result<Vec<[String; 3]>> {
+    browser.wait_for(&format!("{list} > li")).await?;
     let mut hops = Vec::new();
-    for item in browser.all("#path-list li").await? {
+    for item in browser.all(&format!("{list} > li")).await? {
         let attribute = async |name| anyhow::Ok(item.attr(name).await?.unwrap_or_default());
         hops.push([
             attribute("data-from").await?,
@@ -505,7 +1020,7 @@ const NEW_RELEASE: &str = "4.17.2";
 #[tokio::test]
 async fn a_release_published_underneath_shows_after_a_reload() {
     let mut stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
-    let browser = Browser::start().await.unwrap();
+    let browser = Browser::start(DESKTOP).await.unwrap();
     let page = stack
         .engines
         .engine_a

@@ -16,6 +16,9 @@
 //!
 //! Instructions are metadata keys under a configurable prefix, so that
 //! release images can carry them too; graph-data only writes them.
+//!
+//! [`unmatched`] checks graph-data against releases without applying it:
+//! what it names that no release is.
 
 mod channels;
 mod conditional;
@@ -25,10 +28,12 @@ mod index;
 mod node_remove;
 mod remove_regex;
 mod secondary_metadata;
+mod unmatched;
 
 pub use edges::{EdgeError, EdgeRules, apply_edge_instructions};
 pub use node_remove::remove_flagged_releases;
 pub use secondary_metadata::apply_graph_data;
+pub use unmatched::unmatched;
 
 /// Applies graph-data as a graph-builder configured with the two usual
 /// stages does (`openshift-secondary-metadata-parse`, then

@@ -2,6 +2,7 @@
 //! `tombstones`.
 
 use std::collections::BTreeMap;
+use std::collections::hash_map::Entry;
 
 use serde::Deserialize;
 
@@ -21,11 +22,13 @@ struct ChannelFile {
 }
 
 /// The channels, in name order. Two files declaring one name are refused:
-/// which one was meant cannot be known.
+/// which one was meant cannot be known. A channel named otherwise than its
+/// file, or listing a version twice, is reported.
 pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> Vec<Channel> {
     let mut by_name: BTreeMap<String, Channel> = BTreeMap::new();
-    for (path, parsed) in findings.parse_documents::<ChannelFile>(files, CHANNELS_DIR, KNOWN_KEYS) {
-        let Some(file) = findings.accept(path, parsed, KNOWN_KEYS) else {
+    for document in findings.parse_documents::<ChannelFile>(files, CHANNELS_DIR, KNOWN_KEYS) {
+        let path = document.path;
+        let Some(file) = findings.accept(path, document.parsed, KNOWN_KEYS) else {
             continue;
         };
         let origin = Origin {
@@ -36,7 +39,21 @@ pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> Vec<Chann
             findings.report_at(path, Some(origin.line), DiagnosticKind::Syntax, "`name` is empty");
             continue;
         }
+        let file_name = path.rsplit('/').next().unwrap_or(path);
+        let stem = file_name.rsplit_once('.').map_or(file_name, |(stem, _)| stem);
+        if stem != file.name.value {
+            findings.report_at(
+                path,
+                Some(origin.line),
+                DiagnosticKind::ChannelNameMismatch,
+                format!(
+                    "channel {} is declared in a file named for {stem}: rename one or the other",
+                    file.name.value
+                ),
+            );
+        }
         let versions = read_versions(path, file.versions.unwrap_or_default(), findings);
+        report_repeated_versions(path, &file.name.value, &versions, findings);
         let channel = Channel {
             name: file.name.value,
             versions,
@@ -64,6 +81,28 @@ pub(super) fn read(files: &GraphDataFiles, findings: &mut Findings) -> Vec<Chann
         );
     }
     by_name.into_values().collect()
+}
+
+/// Reports each version listed again after its first line.
+fn report_repeated_versions(path: &str, channel: &str, versions: &[ChannelVersion], findings: &mut Findings) {
+    let mut first_lines = foldhash::HashMap::with_capacity_and_hasher(versions.len(), Default::default());
+    for version in versions {
+        match first_lines.entry(&version.name) {
+            Entry::Vacant(first) => {
+                first.insert(version.line);
+            }
+            Entry::Occupied(first) => findings.report_at(
+                path,
+                Some(version.line),
+                DiagnosticKind::DuplicateChannelVersion,
+                format!(
+                    "{} is listed in channel {channel} already, at line {}",
+                    version.name,
+                    first.get()
+                ),
+            ),
+        }
+    }
 }
 
 fn read_versions(path: &str, versions: Vec<Spanned<String>>, findings: &mut Findings) -> Vec<ChannelVersion> {

@@ -17,7 +17,7 @@ use std::fmt;
 use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Location, Strictness};
-use crate::files::{GraphDataFiles, has_yaml_extension};
+use crate::files::{BLOCKED_EDGES_DIR, GraphDataFiles, has_yaml_extension};
 use crate::model::{FromPattern, GraphData};
 
 pub use blocked_edges::{BlockedEdge, BlockedEdgeSpec, SpecProblem};
@@ -155,11 +155,20 @@ impl<'a> Findings<'a> {
     }
 
     /// The YAML documents directly in `dir`, in path order. Files that are
-    /// not `.yaml`/`.yml` or not UTF-8 are reported and left out.
+    /// not `.yaml`/`.yml` or not UTF-8 are reported and left out; a
+    /// blocked edge named `.yml` is read, and reported.
     fn yaml_documents<'f>(&mut self, files: &'f GraphDataFiles, dir: &'f str) -> Vec<(&'f str, &'f str)> {
         let mut documents = Vec::new();
         for (path, content) in files.in_dir(dir) {
             let name = path.rsplit('/').next().unwrap_or(path);
+            if dir == BLOCKED_EDGES_DIR && name.ends_with(".yml") {
+                self.report_at(
+                    path,
+                    None,
+                    DiagnosticKind::YmlExtension,
+                    "read, but graph-data's CI accepts only .yaml files in blocked-edges/",
+                );
+            }
             if !name.contains('.') {
                 self.report_at(
                     path,
@@ -187,18 +196,23 @@ impl<'a> Findings<'a> {
     }
 
     /// The YAML documents directly in `dir`, in path order, each read as
-    /// `T`. They are parsed side by side (graph-data is over a thousand
-    /// small files); their problems are reported by [`Findings::accept`] as
-    /// each is used, so that a file's problems are listed together.
+    /// `T`, with its text. They are parsed side by side (graph-data is over
+    /// a thousand small files); their problems are reported by
+    /// [`Findings::accept`] as each is used, so that a file's problems are
+    /// listed together.
     fn parse_documents<'f, T: serde::de::DeserializeOwned + Send>(
         &mut self,
         files: &'f GraphDataFiles,
         dir: &'f str,
         known: &[&str],
-    ) -> Vec<(&'f str, Parsed<T>)> {
+    ) -> Vec<Document<'f, T>> {
         self.yaml_documents(files, dir)
             .into_par_iter()
-            .map(|(path, text)| (path, parse_yaml::<T>(text, known)))
+            .map(|(path, text)| Document {
+                path,
+                text,
+                parsed: parse_yaml::<T>(text, known),
+            })
             .collect()
     }
 
@@ -233,6 +247,13 @@ impl<'a> Findings<'a> {
 /// A YAML document read as `T`, with its top-level keys that are not known,
 /// or why it could not be read.
 type Parsed<T> = Result<(T, Vec<yaml::Spanned<String>>), yaml::YamlError>;
+
+/// A graph-data file, its text, and what reading it as `T` gave.
+struct Document<'f, T> {
+    path: &'f str,
+    text: &'f str,
+    parsed: Parsed<T>,
+}
 
 /// A YAML document and its top-level keys that are not `known`.
 fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str, known: &[&str]) -> Parsed<T> {

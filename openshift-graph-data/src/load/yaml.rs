@@ -144,6 +144,54 @@ pub fn line_of<T>(spanned: &Spanned<T>) -> u64 {
     spanned.referenced.line()
 }
 
+/// The top-level `key` of a block-style document `text`: its 1-based line
+/// and its value as written on that line (trimmed, without a comment), when
+/// found so. For what a parse does not keep cheaply: where a key is (needed
+/// only to report a problem) and how a scalar is written.
+pub(crate) fn key_on_its_line<'t>(text: &'t str, key: &str) -> Option<(u64, &'t str)> {
+    text.lines().enumerate().find_map(|(index, line)| {
+        let rest = line.strip_prefix(key)?.strip_prefix(':')?;
+        if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+            return None;
+        }
+        // A comment starts at a `#` after white space.
+        let comment = rest
+            .char_indices()
+            .find(|&(at, c)| c == '#' && rest[..at].ends_with([' ', '\t']));
+        let end = comment.map_or(rest.len(), |(at, _)| at);
+        Some((index as u64 + 1, rest[..end].trim()))
+    })
+}
+
+/// Whether the top-level `key` of `text`, read as `value`, is written as a
+/// plain scalar that YAML 1.1 reads as something other than a string (see
+/// [`is_yaml11_non_string`]): `name: Yes`, not `name: 'Yes'`.
+pub(crate) fn is_written_as_non_string(text: &str, key: &str, value: &str) -> bool {
+    is_yaml11_non_string(value) && key_on_its_line(text, key).is_some_and(|(_, written)| written == value)
+}
+
+/// Whether a plain scalar is something other than a string in YAML 1.1 as
+/// PyYAML reads it, which graph-data's CI uses: a boolean (`yes`, `Off`;
+/// not `y` or `n`), null (`~`, `null`, nothing), a number (`42`, `0x1F`,
+/// `1_000`, `4.10`, `1:30`, `.inf`) or a timestamp (`2024-01-31`). serde
+/// reads any scalar into a `String`; graph-data's CI refuses these where it
+/// wants a string.
+pub(crate) fn is_yaml11_non_string(plain: &str) -> bool {
+    YAML11_NON_STRING.is_match(plain)
+}
+
+/// The YAML 1.1 types (yaml.org/type: bool, null, int, float, timestamp),
+/// as PyYAML resolves them.
+static YAML11_NON_STRING: LazyLock<Regex> = LazyLock::new(|| {
+    let bool = "yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF";
+    let null = "~|null|Null|NULL|";
+    let int = r"[-+]?(?:0b[01_]+|0x[0-9a-fA-F_]+|0[0-7_]+|0|[1-9][0-9_]*(?::[0-5]?[0-9])*)";
+    let float = r"[-+]?(?:(?:[0-9][0-9_]*\.[0-9_]*|\.[0-9_]+)(?:[eE][-+][0-9]+)?|[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|\.(?:inf|Inf|INF))|\.(?:nan|NaN|NAN)";
+    let date = r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}";
+    let time = r"(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?";
+    Regex::new(&format!("^(?:{bool}|{null}|{int}|{float}|{date}(?:{time})?)$")).expect("a valid regex")
+});
+
 struct TopLevelKeys(Vec<Spanned<String>>);
 
 impl<'de> Deserialize<'de> for TopLevelKeys {
@@ -245,6 +293,67 @@ mod tests {
         assert_eq!(yaml_lines("a\r\nb\rc\nd"), ["a\r\n", "b\r", "c\n", "d"]);
         assert_eq!(yaml_lines("a\n"), ["a\n"]);
         assert!(yaml_lines("").is_empty());
+    }
+
+    #[test]
+    fn keys_are_found_on_their_lines_as_written() {
+        let text = "to: 4.1.1\nname: 'Yes' # quoted\nnamed: x\nmessage: |-\n  text\nurl:\thttps://x#y\n";
+        assert_eq!(key_on_its_line(text, "to"), Some((1, "4.1.1")));
+        assert_eq!(key_on_its_line(text, "name"), Some((2, "'Yes'")));
+        assert_eq!(key_on_its_line(text, "message"), Some((4, "|-")));
+        assert_eq!(key_on_its_line(text, "url"), Some((6, "https://x#y")));
+        assert_eq!(key_on_its_line(text, "from"), None);
+        assert_eq!(key_on_its_line("{name: Yes}", "name"), None);
+        assert!(is_written_as_non_string("name: Yes # a boolean\n", "name", "Yes"));
+        for string in [
+            "name: 'Yes'\n",
+            "name: \"Yes\"\n",
+            "name: |-\n  Yes\n",
+            "name: !!str Yes\n",
+        ] {
+            assert!(!is_written_as_non_string(string, "name", "Yes"), "{string:?}");
+        }
+    }
+
+    #[test]
+    fn yaml_1_1_non_strings_are_those_pyyaml_reads() {
+        for non_string in [
+            "yes",
+            "Off",
+            "TRUE",
+            "~",
+            "",
+            "null",
+            "42",
+            "-7",
+            "0x1F",
+            "0o17x",
+            "1_000",
+            "4.10",
+            ".5",
+            "1e3x",
+            "1:30",
+            "1.5e+3",
+            ".inf",
+            ".NaN",
+            "2024-01-31",
+            "2024-1-3 10:00:00 +01",
+        ] {
+            let expected = !non_string.ends_with('x');
+            assert_eq!(is_yaml11_non_string(non_string), expected, "{non_string:?}");
+        }
+        for string in [
+            "y",
+            "n",
+            "Yes please",
+            "CamelCase",
+            "4.16.3",
+            "v1",
+            "https://x",
+            "yEs",
+        ] {
+            assert!(!is_yaml11_non_string(string), "{string:?}");
+        }
     }
 
     #[test]

@@ -114,6 +114,16 @@ pub fn files(entries: &[(&str, &str)]) -> GraphDataFiles {
     files
 }
 
+/// Writes the graph-data files consumers read (see
+/// [`GraphDataFiles::published`]) below `dir`, as a directory of graph-data.
+pub fn write_published(files: &GraphDataFiles, dir: &Path) {
+    for (path, content) in files.published() {
+        let target = dir.join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(target, content).unwrap();
+    }
+}
+
 pub fn v(text: &str) -> Version {
     Version::parse(text).unwrap()
 }

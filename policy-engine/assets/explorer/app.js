@@ -8,22 +8,49 @@
 // What is drawn is what the engine answers: the order of releases and which
 // updates are recommended or conditional come from the library behind
 // /v1/channel (the CVO's rules), never from a rule or version order here.
+//
+// A channel or architecture the engine does not know is an error on the
+// page, with the nearest names it does know: the page never draws another
+// channel than the one asked for.
+//
+// <body data-state> is "loading" while the page waits for the engine and
+// "ready" once everything asked for is drawn and answered (what the tests
+// and scripts/screenshots.sh wait for).
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-const ROWS = 24; // releases per sub-column of a band
-const CELL_W = 78;
-const CELL_H = 18;
-const TOP = 28; // room for the band labels
+const LABEL_PX = 12; // a release's label, in CSS pixels: the drawing is never scaled
+const ROW_H = 22; // one release per row
+const RADIUS = 5; // a release's circle
+const TOP = 30; // room for the band labels
+const BAND_GAP = 14; // before a band's first column
+const MIN_ROWS = 8; // a band's columns are never shorter, however low the window
 const TIERS = ["stable", "fast", "candidate", "eus"];
 
 const $ = (id) => document.getElementById(id);
 const state = { arch: "", channel: "", from: "", to: "", tier: "" };
 let view = null; // the drawn channel: releases, updates, nodes by version
-let archsLoaded = "";
+let architectures = null; // the engine's, once asked
+const channelsOf = new Map(); // arch → names of the channels with releases
 
 // The band a release is drawn in: its major.minor.
 const minorOf = (version) => version.split(".").slice(0, 2).join(".");
+
+// ---- waiting ----------------------------------------------------------------
+
+let pending = 0;
+
+// Runs `task` with the page marked as loading until every task is done.
+async function busy(task) {
+  pending += 1;
+  document.body.dataset.state = "loading";
+  try {
+    return await task();
+  } finally {
+    pending -= 1;
+    if (!pending) document.body.dataset.state = "ready";
+  }
+}
 
 // ---- data -----------------------------------------------------------------
 
@@ -50,11 +77,80 @@ function indexChannel(answer) {
   return { releases, byVersion, recommended: answer.recommendedCount, conditional: answer.conditionalCount };
 }
 
+// ---- names that are not known ------------------------------------------------
+
+// Edits from one name to another: inserting, deleting or replacing a
+// character, or swapping two neighbours ("stabel" → "stable": one).
+function editDistance(a, b) {
+  let before = null;
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      if (before && i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        current[j] = Math.min(current[j], before[j - 2] + 1);
+      }
+    }
+    [before, previous] = [previous, current];
+  }
+  return previous[b.length];
+}
+
+// The known names nearest `asked`: the fewest edits away, if that is at
+// most a third of its length (two at least); else the names it begins or
+// is a part of ("stable" → stable-4.x, "4.18" → fast-4.18, stable-4.18…).
+// At most `most`, in the order given (newest last for channels).
+function nearestNames(asked, names, most = 5) {
+  const wanted = asked.toLowerCase();
+  const distances = names.map((name) => editDistance(wanted, name));
+  const best = Math.min(...distances);
+  if (best <= Math.max(2, Math.floor(wanted.length / 3))) {
+    return names.filter((_, index) => distances[index] === best).slice(0, most);
+  }
+  const containing = names.filter((name) => wanted && (name.startsWith(wanted) || name.split("-").includes(wanted)));
+  return containing.slice(-most);
+}
+
+// A link to the page with `changes` to the state.
+function pageLink(name, changes) {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries({ ...state, ...changes })) if (value) params.set(key, value);
+  return html("a", name, { href: `?${params}`, "data-name": name });
+}
+
+// Shows that `asked` is not a known `what` (architecture, channel) `where`,
+// with links to the nearest known names (or to all, when they are few).
+function showUnknown(what, asked, where, names, link) {
+  const nearest = nearestNames(asked, names);
+  const problem = $("problem");
+  problem.replaceChildren(html("p", `There is no ${what} “${asked}”${where}: nothing is drawn.`));
+  problem.dataset.unknown = what;
+  const offered = nearest.length ? nearest : names.length <= 8 ? names : [];
+  const line = html("p", nearest.length ? "Nearest: " : offered.length ? "Known: " : `${names.length} known: choose one above.`);
+  offered.forEach((name, index) => {
+    if (index) line.append(", ");
+    line.append(link(name));
+  });
+  problem.append(line);
+  problem.hidden = false;
+  $("status").textContent = `Not drawn: no ${what} “${asked}”.`;
+  $("status").classList.add("error");
+}
+
+function hideProblem() {
+  const problem = $("problem");
+  problem.hidden = true;
+  problem.replaceChildren();
+  delete problem.dataset.unknown;
+}
+
 // ---- URL state ------------------------------------------------------------
 
 function readUrl() {
   const params = new URLSearchParams(location.search);
-  for (const key of Object.keys(state)) state[key] = params.get(key) || "";
+  for (const key of Object.keys(state)) state[key] = (params.get(key) || "").trim();
 }
 
 function writeUrl() {
@@ -65,31 +161,50 @@ function writeUrl() {
 
 // ---- pickers --------------------------------------------------------------
 
+// Fills a picker; a chosen value that is not among `values` is shown as
+// such (and cannot be chosen again), never replaced by another.
 function fillSelect(select, values, chosen) {
-  select.replaceChildren(...values.map((value) => new Option(value, value, false, value === chosen)));
+  const options = values.map((value) => new Option(value, value, false, value === chosen));
+  if (chosen && !values.includes(chosen)) {
+    const unknown = new Option(`${chosen} (unknown)`, chosen, false, true);
+    unknown.disabled = true;
+    options.unshift(unknown);
+  }
+  select.replaceChildren(...options);
   select.value = chosen;
 }
 
 // The newest stable channel with releases (the engine lists channels in
 // reading order, oldest minor first), else the first with releases.
-function defaultChannel(channels) {
-  const stable = channels.filter((channel) => channel.releases && /^stable-\d+\.\d+$/.test(channel.name));
-  const any = channels.find((channel) => channel.releases);
-  return (stable.pop() || any || { name: "" }).name;
+function defaultChannel(names) {
+  const stable = names.filter((name) => /^stable-\d+\.\d+$/.test(name));
+  return stable.pop() || names[0] || "";
 }
 
+// The architectures; without one in the URL, amd64 (or the first). False
+// when the one asked for is not known.
 async function loadArchitectures() {
-  const { architectures } = await getJson("v1/architectures");
-  if (!architectures.includes(state.arch)) state.arch = architectures.includes("amd64") ? "amd64" : architectures[0];
+  if (!architectures) ({ architectures } = await getJson("v1/architectures"));
+  if (!state.arch) state.arch = architectures.includes("amd64") ? "amd64" : architectures[0];
   fillSelect($("arch"), architectures, state.arch);
+  if (architectures.includes(state.arch)) return true;
+  showUnknown("architecture", state.arch, " in this graph", architectures, (name) => pageLink(name, { arch: name }));
+  return false;
 }
 
+// The channels of the architecture; without one in the URL, the newest
+// stable one. False when the one asked for has no release there.
 async function loadChannels() {
-  const { channels } = await getJson("v1/channels", { arch: state.arch });
-  const names = channels.filter((channel) => channel.releases).map((channel) => channel.name);
-  if (!names.includes(state.channel)) state.channel = defaultChannel(channels);
+  if (!channelsOf.has(state.arch)) {
+    const { channels } = await getJson("v1/channels", { arch: state.arch });
+    channelsOf.set(state.arch, channels.filter((channel) => channel.releases).map((channel) => channel.name));
+  }
+  const names = channelsOf.get(state.arch);
+  if (!state.channel) state.channel = defaultChannel(names);
   fillSelect($("channel"), names, state.channel);
-  archsLoaded = state.arch;
+  if (names.includes(state.channel)) return true;
+  showUnknown("channel", state.channel, ` with releases on ${state.arch}`, names, (name) => pageLink(name, { channel: name }));
+  return false;
 }
 
 // ---- drawing --------------------------------------------------------------
@@ -101,38 +216,83 @@ function element(name, attributes, parent) {
   return node;
 }
 
-// Places releases: bands by minor, left to right; in a band, sub-columns of
-// ROWS releases, oldest first.
-function layout(releases) {
+// The width of each release's label, in the page's font.
+function measureLabels(releases) {
+  const context = document.createElement("canvas").getContext("2d");
+  context.font = `${LABEL_PX}px ${getComputedStyle($("canvas")).fontFamily}`;
+  for (const release of releases) release.labelWidth = Math.ceil(context.measureText(release.version).width);
+}
+
+// Places releases: bands by minor, left to right; in a band, columns of
+// releases, oldest first. As many rows as the room's height holds; more when
+// the columns would not fit its width (a narrow screen: the drawing keeps
+// the width and grows down). Columns share what width is left, so the
+// drawing fills the room.
+function layout(releases, room) {
   const bands = [];
   for (const release of releases) {
     const minor = minorOf(release.version);
     if (!bands.length || bands[bands.length - 1].minor !== minor) bands.push({ minor, releases: [] });
     bands[bands.length - 1].releases.push(release);
   }
+  const widest = Math.max(0, ...releases.map((release) => release.labelWidth));
+  const cell = 2 * RADIUS + 5 + widest + 24; // circle, gap, label, room for edges
+  const tallest = Math.max(1, ...bands.map((band) => band.releases.length));
+  const columnsAt = (rows) => bands.reduce((sum, band) => sum + Math.ceil(band.releases.length / rows), 0);
+  const widthAt = (rows) => columnsAt(rows) * cell + bands.length * BAND_GAP;
+  let rows = Math.min(tallest, Math.max(MIN_ROWS, Math.floor((room.height - TOP - ROW_H) / ROW_H)));
+  while (rows < tallest && widthAt(rows) > room.width) rows += 1;
+  const columns = columnsAt(rows);
+  const spare = Math.max(0, room.width - widthAt(rows));
+  const cellWidth = cell + Math.floor(Math.min(spare / columns, 2 * cell));
   let x = 0;
+  let height = 0;
   for (const band of bands) {
+    const bandColumns = Math.ceil(band.releases.length / rows);
+    const bandRows = Math.ceil(band.releases.length / bandColumns); // columns of even length
     band.x = x;
     band.releases.forEach((release, index) => {
-      release.x = x + 12 + Math.floor(index / ROWS) * CELL_W;
-      release.y = TOP + 12 + (index % ROWS) * CELL_H;
+      release.column = Math.floor(index / bandRows);
+      release.x = Math.round(x + BAND_GAP + RADIUS + release.column * cellWidth);
+      release.y = TOP + ROW_H / 2 + (index % bandRows) * ROW_H;
       release.band = band;
     });
-    band.width = Math.ceil(band.releases.length / ROWS) * CELL_W + 16;
+    band.width = BAND_GAP + bandColumns * cellWidth;
     x += band.width;
+    height = Math.max(height, TOP + bandRows * ROW_H + 4);
   }
-  const rows = Math.min(ROWS, Math.max(0, ...bands.map((band) => band.releases.length)));
-  return { bands, width: x, height: TOP + 12 + rows * CELL_H };
+  return { bands, width: Math.ceil(x), height };
 }
 
+// An update as a curve: from the end of the release's label to the left of
+// its target's circle; within one column, an arc in the gutter on its left.
 function edgePath(from, to) {
-  const bend = Math.max(30, Math.abs(to.x - from.x) / 2);
-  return `M${from.x + 5},${from.y}C${from.x + bend},${from.y} ${to.x - bend},${to.y} ${to.x - 5},${to.y}`;
+  if (from.band === to.band && from.column === to.column) {
+    const x = from.x - RADIUS;
+    const out = Math.min(3 + (to.y - from.y) / 8, BAND_GAP + 4);
+    return `M${x},${from.y}C${x - out},${from.y} ${x - out},${to.y} ${x},${to.y}`;
+  }
+  const start = from.x + RADIUS + 5 + from.labelWidth + 2;
+  const end = to.x - RADIUS;
+  const bend = Math.max(20, Math.abs(end - start) / 2);
+  return `M${start},${from.y}C${start + bend},${from.y} ${end - bend},${to.y} ${end},${to.y}`;
+}
+
+// The room the drawing has: the canvas's width, and the window's height
+// below the canvas's top (at most the canvas's own limit).
+function room() {
+  const canvas = $("canvas");
+  const top = canvas.getBoundingClientRect().top + window.scrollY;
+  const limit = parseFloat(getComputedStyle(canvas).maxHeight) || window.innerHeight;
+  const height = Math.min(limit, window.innerHeight - top - 24);
+  return { width: canvas.clientWidth, height: Math.max(height, TOP + MIN_ROWS * ROW_H) };
 }
 
 function draw() {
   const started = performance.now();
-  const { bands, width, height } = layout(view.releases);
+  measureLabels(view.releases);
+  view.room = room();
+  const { bands, width, height } = layout(view.releases, view.room);
   const svg = element("svg", {
     width,
     height,
@@ -141,10 +301,12 @@ function draw() {
     "aria-label": `${state.channel} on ${state.arch}: ${view.releases.length} releases in bands by minor version, oldest left`,
   });
   bands.forEach((band, index) => {
-    element("rect", { class: index % 2 ? "band alt" : "band", x: band.x, y: 0, width: band.width, height }, svg);
-    element("text", { class: "band-label", x: band.x + 8, y: 18 }, svg).textContent = band.minor;
+    band.alt = index % 2 === 1;
+    element("rect", { class: band.alt ? "band alt" : "band", x: band.x, y: 0, width: band.width, height }, svg);
+    element("text", { class: "band-label", x: band.x + BAND_GAP, y: 20 }, svg).textContent = band.minor;
   });
-  const edges = element("g", { "aria-hidden": "true" }, svg);
+  // Edges first: releases and their labels are drawn over them.
+  const edges = element("g", { class: "edges", "aria-hidden": "true" }, svg);
   view.edges = new Map();
   for (const release of view.releases) {
     for (const update of release.updates) {
@@ -158,18 +320,18 @@ function draw() {
       view.edges.set(`${release.version} ${update.to}`, path);
     }
   }
-  const nodes = element("g", {}, svg);
+  const nodes = element("g", { class: "nodes" }, svg);
   for (const release of view.releases) {
     const node = element("g", {
-      class: "node",
+      class: release.band.alt ? "node alt" : "node",
       tabindex: "-1",
       role: "button",
       "data-version": release.version,
       "aria-label": `${release.version}: ${release.updates.length} updates`,
       transform: `translate(${release.x},${release.y})`,
     }, nodes);
-    element("circle", { r: 5 }, node);
-    element("text", { x: 8, y: 3.5 }, node).textContent = release.version;
+    element("circle", { r: RADIUS }, node);
+    element("text", { x: RADIUS + 5, y: LABEL_PX / 3, "font-size": LABEL_PX }, node).textContent = release.version;
     release.node = node;
   }
   const first = view.releases[view.releases.length - 1];
@@ -188,6 +350,21 @@ function draw() {
   summary.dataset.recommended = view.recommended;
   summary.dataset.conditional = view.conditional;
   summary.dataset.drawMs = (performance.now() - started).toFixed(1);
+}
+
+// Nothing drawn (the channel or architecture asked for is not known).
+function clearDrawing() {
+  view = null;
+  $("drawing").hidden = true;
+  $("canvas").replaceChildren();
+  const summary = $("summary");
+  summary.textContent = "";
+  for (const key of ["releases", "recommended", "conditional", "drawMs"]) delete summary.dataset[key];
+  $("versions").replaceChildren();
+  $("plan-body").replaceChildren(html("p", "Choose a release to start from and one to reach."));
+  delete $("plan-body").dataset.plan;
+  $("release-body").replaceChildren(html("p", "No release selected."));
+  delete $("release-body").dataset.version;
 }
 
 // Arrows: up and down within a band, left and right to the neighbouring
@@ -265,15 +442,23 @@ function riskBlock(risk) {
   return block;
 }
 
+// Marks the release selected and its edges (the drawing only).
+function markSelected() {
+  for (const node of view.svg.querySelectorAll(".node.selected")) node.classList.remove("selected");
+  for (const path of view.svg.querySelectorAll(".edge.touching")) path.classList.remove("touching");
+  const release = view.selected && view.byVersion.get(view.selected);
+  view.svg.classList.toggle("focused", Boolean(release));
+  if (!release) return;
+  release.node.classList.add("selected");
+  for (const update of release.updates) view.edges.get(`${release.version} ${update.to}`).classList.add("touching");
+  for (const from of release.updaters) view.edges.get(`${from} ${release.version}`).classList.add("touching");
+}
+
 function select(version, focus) {
   const release = view && view.byVersion.get(version);
   if (!release) return;
-  for (const node of view.svg.querySelectorAll(".node.selected")) node.classList.remove("selected");
-  for (const path of view.svg.querySelectorAll(".edge.touching")) path.classList.remove("touching");
-  release.node.classList.add("selected");
-  view.svg.classList.add("focused");
-  for (const update of release.updates) view.edges.get(`${version} ${update.to}`).classList.add("touching");
-  for (const from of release.updaters) view.edges.get(`${from} ${version}`).classList.add("touching");
+  view.selected = version;
+  markSelected();
   if (focus) moveFocus(release);
 
   const body = $("release-body");
@@ -310,7 +495,7 @@ function choosePlan(from, to) {
   $("from").value = state.from;
   $("to").value = state.to;
   writeUrl();
-  plan();
+  busy(plan);
 }
 
 // The tier of the plan: the one chosen, else the channel's.
@@ -328,6 +513,7 @@ function hopList(hops, id) {
       "data-to": hop.to,
       "data-channel": hop.channel,
     });
+    if (!hop.recommended) item.classList.add("with-risks");
     item.append(html("span", hop.recommended ? "recommended" : "conditional", { class: hop.recommended ? "badge" : "badge conditional" }));
     for (const risk of hop.risks) item.append(riskBlock(risk));
     list.append(item);
@@ -335,29 +521,55 @@ function hopList(hops, id) {
   return list;
 }
 
-function showOnDrawing(hops) {
-  for (const marked of view.svg.querySelectorAll(".on-path")) marked.classList.remove("on-path");
+// Draws the plan on the graph: a safe plan's hops as the planned path; a
+// plan that needs risks accepted apart (another colour, its hops with
+// risks dashed).
+function markPath() {
+  for (const marked of view.svg.querySelectorAll(".on-path")) marked.classList.remove("on-path", "risky", "with-risks");
   for (const node of view.svg.querySelectorAll(".node.target")) node.classList.remove("target");
+  const { hops, risky } = view.path || { hops: [], risky: false };
   for (const hop of hops) {
     const edge = view.edges.get(`${hop.from} ${hop.to}`);
     if (edge) {
       edge.classList.add("on-path");
-      edge.parentNode.appendChild(edge); // drawn last: on top
+      edge.classList.toggle("risky", risky);
+      edge.classList.toggle("with-risks", !hop.recommended);
+      edge.parentNode.appendChild(edge); // drawn last of the edges: on top of them
     }
     for (const version of [hop.from, hop.to]) {
       const release = view.byVersion.get(version);
       if (release) release.node.classList.add("on-path");
+      if (release && risky) release.node.classList.add("risky");
     }
   }
   const target = view.byVersion.get(state.to);
-  if (target) target.node.classList.add("target");
+  if (target && hops.length) target.node.classList.add("target");
+}
+
+// Scrolls the drawing's box (not the page) so the plan's releases are in
+// sight, when the drawing is larger than its box (a phone's).
+function scrollToPath() {
+  const releases = view.path.hops.flatMap((hop) => [hop.from, hop.to]).map((version) => view.byVersion.get(version)).filter(Boolean);
+  if (!releases.length) return;
+  const canvas = $("canvas");
+  const middle = (values) => (Math.min(...values) + Math.max(...values)) / 2;
+  canvas.scrollTop = middle(releases.map((release) => release.y)) - canvas.clientHeight / 2;
+  canvas.scrollLeft = middle(releases.map((release) => release.x)) - canvas.clientWidth / 2;
+}
+
+function showOnDrawing(hops, risky) {
+  if (!view) return;
+  view.path = { hops, risky };
+  markPath();
+  scrollToPath();
 }
 
 async function plan() {
   const body = $("plan-body");
+  delete body.dataset.plan;
   if (!state.from || !state.to) {
     body.replaceChildren(html("p", "Choose a release to start from and one to reach."));
-    if (view) showOnDrawing([]);
+    showOnDrawing([], false);
     return;
   }
   body.replaceChildren(html("p", "Planning…"));
@@ -365,18 +577,21 @@ async function plan() {
     const answer = await getJson("v1/path", { from: state.from, to: state.to, arch: state.arch, tier: tier() });
     body.replaceChildren();
     body.dataset.found = answer.found;
+    const risky = !answer.found && answer.planWithRisks;
     if (answer.found) {
       const count = answer.plan.hops.length;
       body.append(html("p", count ? `${count} update${count > 1 ? "s" : ""} on the ${answer.tier} tier:` : "Already there."));
       body.append(hopList(answer.plan.hops, "path-list"));
+      body.dataset.plan = "safe";
     } else {
-      body.append(html("p", `No path on the ${answer.tier} tier: ${answer.break.reason}`, { class: "why", id: "no-path" }));
-      if (answer.planWithRisks) {
-        body.append(html("p", `Accepting ${answer.planWithRisks.risks.join(", ")} gives this plan:`));
-        body.append(hopList(answer.planWithRisks.hops, "risky-path-list"));
+      body.append(html("p", `No path on the ${answer.tier} tier: ${answer.break.reason}`, { class: risky ? "warning" : "why", id: "no-path" }));
+      if (risky) {
+        body.append(html("p", `Accepting ${risky.risks.join(", ")} gives this plan (drawn in red, its hops with risks dashed):`));
+        body.append(hopList(risky.hops, "risky-path-list"));
       }
+      body.dataset.plan = risky ? "risky" : "none";
     }
-    showOnDrawing(answer.found ? answer.plan.hops : (answer.planWithRisks || { hops: [] }).hops);
+    showOnDrawing(answer.found ? answer.plan.hops : risky ? risky.hops : [], Boolean(risky));
     await whyNot(body);
   } catch (error) {
     body.replaceChildren(html("p", error.message, { class: "why" }));
@@ -384,12 +599,12 @@ async function plan() {
 }
 
 // When the channel drawn has no update from → to, says why (as `cincinnati
-// explain` does).
+// explain` does): a note beside the plan, not an error.
 async function whyNot(body) {
   const from = view && view.byVersion.get(state.from);
-  if (from && from.updates.some((update) => update.to === state.to)) return;
+  if (!view || (from && from.updates.some((update) => update.to === state.to))) return;
   const answer = await getJson("v1/explain", { channel: state.channel, from: state.from, to: state.to, arch: state.arch });
-  const why = html("p", `No direct update in ${state.channel}: ${answer.summary}`, { class: "why", id: "why-not" });
+  const why = html("p", `No direct update in ${state.channel}: ${answer.summary}`, { class: "note", id: "why-not" });
   why.dataset.verdict = answer.verdict;
   body.append(why);
 }
@@ -400,6 +615,7 @@ async function showChannel() {
   const started = performance.now();
   $("status").textContent = `Loading ${state.channel}…`;
   view = indexChannel(await getJson("v1/channel", { channel: state.channel, arch: state.arch }));
+  $("drawing").hidden = false;
   draw();
   $("versions").replaceChildren(...view.releases.map((release) => new Option(release.version)));
   $("status").textContent = `Drawn in ${Math.round(performance.now() - started)} ms.`;
@@ -407,15 +623,37 @@ async function showChannel() {
 }
 
 async function refresh() {
+  hideProblem();
   try {
-    if (archsLoaded !== state.arch) await loadChannels();
+    const known = (await loadArchitectures()) && (await loadChannels());
     writeUrl();
+    if (!known) {
+      clearDrawing();
+      return;
+    }
     await showChannel();
     await plan();
   } catch (error) {
+    clearDrawing();
     $("status").textContent = error.message;
     $("status").classList.add("error");
   }
+}
+
+// A window whose width changed (a phone turned, a window resized) gets the
+// drawing laid out again, with its selection and plan.
+let resizing = 0;
+function onResize() {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => {
+    if (!view || !view.svg) return;
+    const now = room();
+    if (Math.abs(now.width - view.room.width) < 8 && Math.abs(now.height - view.room.height) < 8) return;
+    draw();
+    markSelected();
+    markPath();
+    if (view.path) scrollToPath();
+  }, 150);
 }
 
 async function start() {
@@ -423,32 +661,26 @@ async function start() {
   $("from").value = state.from;
   $("to").value = state.to;
   if (state.tier) $("tier").value = state.tier;
-  try {
-    await loadArchitectures();
-  } catch (error) {
-    $("status").textContent = error.message;
-    $("status").classList.add("error");
-    return;
-  }
   $("arch").addEventListener("change", () => {
     state.arch = $("arch").value;
-    refresh();
+    busy(refresh);
   });
   $("channel").addEventListener("change", () => {
     state.channel = $("channel").value;
-    refresh();
+    busy(refresh);
   });
   $("tier").addEventListener("change", () => {
     state.tier = $("tier").value;
     writeUrl();
-    plan();
+    busy(plan);
   });
   $("choice").addEventListener("submit", (event) => {
     event.preventDefault();
     choosePlan($("from").value.trim(), $("to").value.trim());
   });
+  window.addEventListener("resize", onResize);
   await refresh();
   if (view && state.from && view.byVersion.has(state.from)) select(state.from, false);
 }
 
-start();
+busy(start);

@@ -4,12 +4,15 @@
 //!
 //! ```json
 //! {
+//!   "policy_file": "/etc/cincinnati/policy.yaml",
 //!   "id": "0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60",
 //!   "place_percent": 12.5,
 //!   "groups": ["production"],
 //!   "rules": {"deferral_days": 14, "max_version": "4.18.5"},
 //!   "deferral_cutoff": "2026-11-11T10:00:00Z",
-//!   "rollouts": [{"target": "4.18.7", "progress_percent": 37.5, "offered": false}],
+//!   "rollouts": [{"target": "4.18.7", "progress_percent": 37.5, "offered": false,
+//!                 "line": 9, "start": "2026-11-20T00:00:00Z", "starting_percentage": 5.0,
+//!                 "complete": "2026-11-27T00:00:00Z", "inside_from": "2026-11-21T00:41:17Z"}],
 //!   "valid_for_secs": 3300,
 //!   "channel": "stable-4.18", "arch": "amd64",
 //!   "view_channels": ["stable-4.18", "hotfix-acme-4.18"],
@@ -31,10 +34,13 @@
 //! the blocked edge's in the policy file); `updates` (with `version`) splits
 //! the updates from that version in the graph without the policy into
 //! those offered and those the policy removed. `rollouts[].offered` says
-//! whether the cluster is inside each rollout; `valid_for_secs`, when the
-//! cluster's class changes next.
+//! whether the cluster is inside each rollout, `line` where the rollout is
+//! written in the policy file, `start`, `starting_percentage` and
+//! `complete` its schedule, and `inside_from` the first second the cluster
+//! is inside at that schedule (in the past once it is); `valid_for_secs`,
+//! when the cluster's class changes next.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use cincinnati_client::cluster_policy::{ClusterPolicy, EdgeChange, PolicyUpdates, Removal, RolloutPlace};
 use cincinnati_core::release::same_release;
@@ -42,7 +48,8 @@ use cincinnati_core::{Graph, Version};
 use service_kit::timestamp::rfc3339;
 
 use super::apply::{Applied, Withheld};
-use super::policy::PolicyClass;
+use super::id::Place;
+use super::policy::{PolicyClass, Rollout};
 
 /// The explanation, as the document's one definition types it.
 pub type Explanation = ClusterPolicy;
@@ -69,6 +76,7 @@ pub fn explain(
     let withheld: Vec<Removal> = applied.withheld.iter().map(shown).collect();
     let policy = &class.policy;
     Explanation {
+        policy_file: None,
         id: class.id.map(|id| id.to_string()),
         place_percent: class.id.map(|_| class.place.percent()),
         groups: class.groups.names.clone(),
@@ -87,6 +95,11 @@ pub fn explain(
                 target: rollout.target.to_string(),
                 progress_percent: rollout.progress(now),
                 offered: class.withheld & (1 << index) == 0,
+                line: Some(rollout.line),
+                start: Some(rfc3339(rollout.start)),
+                starting_percentage: Some(rollout.starting_percentage),
+                complete: Some(rfc3339(rollout.start + rollout.duration)),
+                inside_from: Some(rfc3339(inside_from(rollout, class.place))),
             })
             .collect(),
         valid_for_secs: class.valid_for(now).map(|valid_for| valid_for.as_secs()),
@@ -100,6 +113,29 @@ pub fn explain(
             .and_then(|version| updates_from(base, &version, &withheld, &applied.edges)),
         withheld,
     }
+}
+
+/// The first whole second at which a cluster at `place` is inside
+/// `rollout` at its schedule. Found by bisection over the rollout's own
+/// rule ([`Rollout::includes`], which only grows with time) rather than by
+/// inverting its formula a second time here.
+fn inside_from(rollout: &Rollout, place: Place) -> SystemTime {
+    let at = |secs: u64| rollout.start + Duration::from_secs(secs);
+    if rollout.includes(place, rollout.start) {
+        return rollout.start;
+    }
+    // Inside at the latest once complete (a second past, for a duration
+    // with a fraction of a second).
+    let (mut outside, mut inside) = (0, rollout.duration.as_secs() + 1);
+    while inside - outside > 1 {
+        let middle = outside + (inside - outside) / 2;
+        if rollout.includes(place, at(middle)) {
+            inside = middle;
+        } else {
+            outside = middle;
+        }
+    }
+    at(inside)
 }
 
 fn shown(withheld: &Withheld) -> Removal {
@@ -173,4 +209,74 @@ fn updates_from(
             .collect(),
         removed: removed.into_iter().filter_map(|(_, removal)| removal).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::UNIX_EPOCH;
+
+    use cincinnati_core::Version;
+
+    use super::*;
+    use crate::cluster_policy::id::ClusterId;
+
+    fn rollout(starting_percentage: f64) -> Rollout {
+        Rollout {
+            target: Version::new(4, 18, 52),
+            start: UNIX_EPOCH + Duration::from_secs(1_767_225_600),
+            duration: Duration::from_secs(87_600 * 3600),
+            starting_percentage,
+            line: 27,
+        }
+    }
+
+    /// For many places: inside at the second found, outside the second
+    /// before (the rule only grows with time), whatever the schedule.
+    #[test]
+    fn a_cluster_is_inside_from_the_first_second_the_rollout_includes_it() {
+        let places = (0..200_u32)
+            .filter_map(|n| ClusterId::parse(&format!("c0ffee00-{n:04x}-4a11-8b22-0123456789ab")));
+        for starting in [0.0, 5.0, 50.0, 99.5] {
+            let rollout = rollout(starting);
+            for id in places.clone() {
+                let place = id.place();
+                let at = inside_from(&rollout, place);
+                assert!(rollout.includes(place, at), "{starting}% {place:?}");
+                if at > rollout.start {
+                    assert!(
+                        !rollout.includes(place, at - Duration::from_secs(1)),
+                        "{starting}% {place:?}: inside a second earlier"
+                    );
+                } else {
+                    assert!(place.percent() < starting, "inside at the start only below it");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn without_an_id_a_cluster_is_inside_once_the_rollout_is_complete() {
+        let rollout = rollout(50.0);
+        assert_eq!(
+            inside_from(&rollout, Place::LAST),
+            rollout.start + rollout.duration
+        );
+    }
+
+    /// The demo's cluster at 71.3%: (71.3 - 50) / 50 of ten years after
+    /// 2026-01-01, as docs/policy-engine.md computes it by hand.
+    #[test]
+    fn the_demo_cluster_outside_the_rollout_is_inside_in_2030() {
+        let id = ClusterId::parse("c0ffee00-0001-4a11-8b22-0123456789ab").unwrap();
+        let at = inside_from(&rollout(50.0), id.place());
+        let expected = rollout(50.0).start
+            + rollout(50.0)
+                .duration
+                .mul_f64((id.place().percent() - 50.0) / 50.0);
+        let off = at
+            .duration_since(expected)
+            .unwrap_or_else(|error| error.duration());
+        assert!(off <= Duration::from_secs(1), "{off:?}");
+        assert!(rfc3339(at).starts_with("2030-"), "{}", rfc3339(at));
+    }
 }

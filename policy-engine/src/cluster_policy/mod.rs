@@ -91,7 +91,10 @@ impl ClusterPolicy {
         applied: &Applied,
         now: SystemTime,
     ) -> Explanation {
-        explain::explain(class, asked, base, applied, now)
+        Explanation {
+            policy_file: Some(self.source.path().display().to_string()),
+            ..explain::explain(class, asked, base, applied, now)
+        }
     }
 
     /// When [`ClusterPolicy::reload`] runs: on the reload interval, the

@@ -85,6 +85,11 @@ impl PolicySource {
         })
     }
 
+    /// The policy file, as configured.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn lookup(&self) -> Option<&GroupLookup> {
         self.lookup.as_deref()
     }

@@ -1,0 +1,552 @@
+//! Why an update is what it is, in the order that decides: the cluster's
+//! per-cluster policy first (a policy-engine applies it last, to the graph
+//! graph-data made, so when it withholds a release nothing else matters
+//! for that cluster), then graph-data's declarations (a block removes the
+//! update, a risk makes it conditional), then the release metadata the
+//! graph-builder wrote from them (`previous.remove_regex`).
+//!
+//! [`PolicyFacts`] is what the engine's explanation of one cluster
+//! ([`ClusterPolicy`]) says about one update; [`Explanation::reasons`] lists
+//! every layer's reasons, each once, with its details and where it is
+//! written.
+
+use cincinnati_core::Version;
+use serde_json::Value;
+
+use crate::cluster_policy::{ClusterPolicy, EdgeChange, RolloutPlace};
+use crate::explain::{DeclarationKind, Explanation, Verdict};
+
+/// What decides, first first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Layer {
+    /// The engine's per-cluster policy (with a cluster id).
+    ClusterPolicy,
+    /// Graph-data's blocked-edges files (with the graph-data read).
+    GraphData,
+    /// What the graph's releases say (`previous.remove_regex`).
+    ReleaseMetadata,
+}
+
+impl Layer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::ClusterPolicy => "clusterPolicy",
+            Layer::GraphData => "graphData",
+            Layer::ReleaseMetadata => "releaseMetadata",
+        }
+    }
+}
+
+/// One reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    pub layer: Layer,
+    /// What it is, for scripts: `rollout`, `deferral`, `maxVersion`,
+    /// `blockedEdge`, `policyRule`, `policyRisk`, `insideRollout`,
+    /// `unchanged` (cluster policy); `block`, `risk`, `nothing`, `notRead`
+    /// (graph-data); `removeRegex`, `nothing` (release metadata).
+    pub kind: &'static str,
+    /// Whether this reason makes the verdict what it is (the update
+    /// missing, or conditional).
+    pub decides: bool,
+    /// The reason in one sentence.
+    pub sentence: String,
+    /// What backs it, a line each (a block's reasons, a risk's message and
+    /// URL, a rollout's schedule).
+    pub details: Vec<String>,
+    /// Where it is written: a graph-data file, or none for the policy file
+    /// (the engine names lines only).
+    pub file: Option<String>,
+    pub line: Option<u64>,
+}
+
+/// What a cluster's policy does to one update `from → to`, from the
+/// engine's explanation of that cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyFacts {
+    /// The policy file, as the engine names it (engines before it did not).
+    pub file: Option<String>,
+    /// The cluster id as the engine read it (`None`: not a UUID, the
+    /// default policy, last in every rollout).
+    pub id: Option<String>,
+    pub place_percent: Option<f64>,
+    /// The cluster's groups (none: the default rules).
+    pub groups: Vec<String>,
+    /// The rule that withholds `to` from the cluster, if one does.
+    pub rule: Option<PolicyRule>,
+    /// The rollout of `to`, if one is scheduled.
+    pub rollout: Option<RolloutPlace>,
+    /// Risks the cluster's groups put on the update, with their lines.
+    pub risks: Vec<EdgeChange>,
+    /// Whether the graph without the policy has the update (`None`: the
+    /// engine did not find `from` in the channel).
+    pub in_graph_without_policy: Option<bool>,
+}
+
+/// The rule of the cluster's policy that withholds the target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyRule {
+    /// A phased rollout of the target the cluster is not inside yet
+    /// ([`PolicyFacts::rollout`]).
+    Rollout,
+    /// A deferral (ring): the target's image is younger than that many days.
+    Deferral {
+        deferral_days: Option<u64>,
+        created: Option<String>,
+    },
+    /// A pin: the target is above it.
+    MaxVersion { max_version: String },
+    /// A blocked edge of the cluster's groups, on this line of the policy
+    /// file.
+    BlockedEdge { line: Option<u64> },
+    /// A rule this client does not know, with its details as the engine
+    /// wrote them.
+    Other { rule: String, details: String },
+}
+
+impl PolicyFacts {
+    /// What `policy` (the engine's explanation, asked about `from`) says
+    /// about `from → to`.
+    pub fn of(policy: &ClusterPolicy, from: &Version, to: &Version) -> Self {
+        let (from, to) = (from.to_string(), to.to_string());
+        let removal = policy.removal_of(&to);
+        let rule = removal.map(|removal| {
+            let number = |key: &str| removal.details.get(key).and_then(Value::as_u64);
+            let text = |key: &str| {
+                removal
+                    .details
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            match removal.rule.as_str() {
+                "rollout" => PolicyRule::Rollout,
+                "deferral" => PolicyRule::Deferral {
+                    deferral_days: number("deferral_days"),
+                    created: text("created"),
+                },
+                "max_version" => PolicyRule::MaxVersion {
+                    max_version: text("max_version").unwrap_or_default(),
+                },
+                "blocked_edge" => PolicyRule::BlockedEdge { line: number("line") },
+                other => PolicyRule::Other {
+                    rule: other.to_owned(),
+                    details: removal.details_text(),
+                },
+            }
+        });
+        // The rollout a removal names, else the one of the target.
+        let rollout = removal
+            .and_then(|removal| removal.details.get("rollout").and_then(Value::as_u64))
+            .and_then(|index| policy.rollouts.get(usize::try_from(index).ok()?))
+            .or_else(|| policy.rollout_of(&to))
+            .cloned();
+        Self {
+            file: policy.policy_file.clone(),
+            id: policy.id.clone(),
+            place_percent: policy.place_percent,
+            groups: policy.groups.clone(),
+            rule,
+            rollout,
+            risks: policy
+                .edges_on(&from, &to)
+                .filter(|change| change.risk.is_some())
+                .cloned()
+                .collect(),
+            in_graph_without_policy: policy.has_update_to(&to),
+        }
+    }
+
+    /// `its place is 71.30%`, or how a request without an id is placed.
+    fn place(&self) -> String {
+        match (self.id.as_ref(), self.place_percent) {
+            (Some(_), Some(place)) => format!("its place is {place:.2}%"),
+            _ => "without a cluster id it is last in every rollout".to_owned(),
+        }
+    }
+}
+
+impl PolicyRule {
+    /// Why `to` is withheld, in one sentence (where the rule is written
+    /// is [`PolicyRule::line`]).
+    pub fn sentence(&self, policy: &PolicyFacts, to: &Version) -> String {
+        match self {
+            PolicyRule::Rollout => match &policy.rollout {
+                Some(rollout) => {
+                    let inside = rollout
+                        .inside_from
+                        .as_ref()
+                        .map(|at| format!("; at this schedule it is inside from {at}"))
+                        .unwrap_or_default();
+                    format!(
+                        "the phased rollout of {to} has not reached it ({}, the rollout is at {:.2}%{inside})",
+                        policy.place(),
+                        rollout.progress_percent
+                    )
+                }
+                None => format!("the phased rollout of {to} has not reached it"),
+            },
+            PolicyRule::Deferral { deferral_days, .. } => match deferral_days {
+                Some(days) => format!("its groups defer new releases by {days} days, and {to} is younger"),
+                None => format!("its groups defer new releases, and {to} is too young"),
+            },
+            PolicyRule::MaxVersion { max_version } => {
+                format!("its groups are pinned at {max_version} (max_version), and {to} is above")
+            }
+            PolicyRule::BlockedEdge { .. } => "a blocked edge of its groups removes it".to_owned(),
+            PolicyRule::Other { rule, details } => format!("the policy's rule {rule} removes it ({details})"),
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            PolicyRule::Rollout => "rollout",
+            PolicyRule::Deferral { .. } => "deferral",
+            PolicyRule::MaxVersion { .. } => "maxVersion",
+            PolicyRule::BlockedEdge { .. } => "blockedEdge",
+            PolicyRule::Other { .. } => "policyRule",
+        }
+    }
+
+    /// The rule's details: a rollout's schedule and when the cluster is
+    /// inside, when a deferred release is offered.
+    fn details(&self, policy: &PolicyFacts) -> Vec<String> {
+        match self {
+            PolicyRule::Rollout => policy.rollout.as_ref().map(schedule).unwrap_or_default(),
+            PolicyRule::Deferral {
+                deferral_days: Some(days),
+                created: Some(created),
+            } => {
+                let mut details = vec![format!("its image was built {created}")];
+                if let Some(offered) = days_after(created, *days) {
+                    details.push(format!(
+                        "offered once {days} days old: from {offered} (at most a deferral bucket later)"
+                    ));
+                }
+                details
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Where the rule is written in the policy file.
+    pub fn line(&self, policy: &PolicyFacts) -> Option<u64> {
+        match self {
+            PolicyRule::Rollout => policy.rollout.as_ref().and_then(|rollout| rollout.line),
+            PolicyRule::BlockedEdge { line } => *line,
+            _ => None,
+        }
+    }
+}
+
+/// A rollout's schedule, and when the cluster is inside at it.
+fn schedule(rollout: &RolloutPlace) -> Vec<String> {
+    let mut details = Vec::new();
+    match (&rollout.start, rollout.starting_percentage, &rollout.complete) {
+        (Some(start), Some(starting), Some(complete)) => details.push(format!(
+            "the rollout of {}: {starting}% of clusters from {start}, rising evenly to all of them on {complete}",
+            rollout.target
+        )),
+        _ => details.push(format!("the rollout of {}", rollout.target)),
+    }
+    // (When the cluster is outside, the sentence says when it is inside.)
+    if let Some(inside_from) = rollout.inside_from.as_ref().filter(|_| rollout.offered) {
+        details.push(format!("this cluster is inside since {inside_from}"));
+    }
+    details
+}
+
+/// RFC 3339 `created` plus `days`, to the second.
+fn days_after(created: &str, days: u64) -> Option<String> {
+    let created = humantime::parse_rfc3339_weak(created).ok()?;
+    let offered = created.checked_add(std::time::Duration::from_secs(days.checked_mul(24 * 3600)?))?;
+    Some(humantime::format_rfc3339_seconds(offered).to_string())
+}
+
+impl Explanation<'_, '_> {
+    /// Every reason, in the order that decides: the cluster's policy, then
+    /// graph-data, then release metadata; each once.
+    pub fn reasons(&self) -> Vec<Reason> {
+        let mut reasons = Vec::new();
+        self.policy_reasons(&mut reasons);
+        let decided = reasons.iter().any(|reason| reason.decides);
+        self.graph_data_reasons(&mut reasons, decided);
+        let decided = reasons.iter().any(|reason| reason.decides);
+        self.metadata_reasons(&mut reasons, decided);
+        // When the policy withholds an update the graph without it has,
+        // graph-data and metadata did not remove it: saying they say
+        // nothing would only be noise.
+        let withheld_by_policy = self
+            .policy
+            .as_ref()
+            .is_some_and(|policy| policy.rule.is_some() && policy.in_graph_without_policy == Some(true));
+        if withheld_by_policy {
+            reasons.retain(|reason| !matches!(reason.kind, "notRead" | "nothing"));
+        }
+        reasons
+    }
+
+    fn is_missing(&self) -> bool {
+        matches!(self.verdict, Verdict::NoUpdate { .. })
+    }
+
+    fn conditional_on(&self, name: &str) -> bool {
+        matches!(self.verdict, Verdict::Conditional { risks } if risks.iter().any(|risk| risk.name == name))
+    }
+
+    fn policy_reasons(&self, reasons: &mut Vec<Reason>) {
+        let Some(policy) = &self.policy else {
+            return;
+        };
+        let (from, to) = (&self.from.version, &self.to.version);
+        let reason = |kind, decides, sentence, details, line: Option<u64>| Reason {
+            layer: Layer::ClusterPolicy,
+            kind,
+            decides,
+            sentence,
+            details,
+            file: line.and(policy.file.clone()),
+            line,
+        };
+        if let Some(rule) = &policy.rule {
+            reasons.push(reason(
+                rule.kind(),
+                self.is_missing(),
+                format!(
+                    "{to} is withheld from this cluster: {}",
+                    rule.sentence(policy, to)
+                ),
+                rule.details(policy),
+                rule.line(policy),
+            ));
+        }
+        for change in &policy.risks {
+            let name = change.risk.as_deref().unwrap_or_default();
+            reasons.push(reason(
+                "policyRisk",
+                self.conditional_on(name),
+                format!("risk {name} on {from} → {to} is this cluster's groups' own (a blocked edge of the policy file)"),
+                Vec::new(),
+                Some(change.line),
+            ));
+        }
+        if policy.rule.is_none()
+            && let Some(rollout) = policy.rollout.as_ref().filter(|rollout| rollout.offered)
+        {
+            reasons.push(reason(
+                "insideRollout",
+                false,
+                format!(
+                    "this cluster is inside the phased rollout of {to}: {}, the rollout is at {:.2}%",
+                    policy.place(),
+                    rollout.progress_percent
+                ),
+                schedule(rollout),
+                rollout.line,
+            ));
+        }
+        if policy.rule.is_none() && policy.risks.is_empty() && policy.rollout.is_none() {
+            let sentence = match policy.in_graph_without_policy {
+                Some(false) => format!(
+                    "this cluster's policy does not decide: the graph without it has no update {from} → {to} either"
+                ),
+                _ => format!("this cluster's policy neither withholds {to} nor changes {from} → {to}"),
+            };
+            reasons.push(reason("unchanged", false, sentence, Vec::new(), None));
+        }
+    }
+
+    fn graph_data_reasons(&self, reasons: &mut Vec<Reason>, decided: bool) {
+        let (from, to) = (&self.from.version, &self.to.version);
+        let reason = |kind, decides, sentence, details| Reason {
+            layer: Layer::GraphData,
+            kind,
+            decides,
+            sentence,
+            details,
+            file: None,
+            line: None,
+        };
+        if !self.graph_data_read {
+            if self.is_missing() || matches!(self.verdict, Verdict::Conditional { .. }) {
+                reasons.push(reason(
+                    "notRead",
+                    false,
+                    "not read: the graph-data the graph was built with names the file of a block or a risk"
+                        .to_owned(),
+                    Vec::new(),
+                ));
+            }
+            return;
+        }
+        for declaration in &self.declarations {
+            let fixed = declaration
+                .fixed_in
+                .as_ref()
+                .map(|release| format!("fixed in {release} (fixedIn)"));
+            let (kind, decides, sentence, mut details) = match declaration.kind {
+                DeclarationKind::Block { .. } => (
+                    "block",
+                    self.is_missing() && !decided,
+                    format!(
+                        "blocks updates to {to} from releases matching `{}`",
+                        declaration.from
+                    ),
+                    declaration.reasons.clone(),
+                ),
+                // A risk of the verdict is shown with it: not twice.
+                DeclarationKind::Risk(risk) => (
+                    "risk",
+                    self.conditional_on(&risk.name),
+                    format!(
+                        "risk {} on updates to {to} from releases matching `{}`",
+                        risk.name, declaration.from
+                    ),
+                    if self.conditional_on(&risk.name) {
+                        Vec::new()
+                    } else {
+                        vec![risk.message.clone(), risk.url.clone()]
+                    },
+                ),
+            };
+            details.extend(fixed);
+            reasons.push(Reason {
+                file: Some(declaration.file.to_owned()),
+                line: Some(declaration.line),
+                ..reason(kind, decides, sentence, details)
+            });
+        }
+        if self.declarations.is_empty() {
+            reasons.push(reason(
+                "nothing",
+                false,
+                format!("no blocked edge or risk names {from} → {to}"),
+                Vec::new(),
+            ));
+        }
+    }
+
+    fn metadata_reasons(&self, reasons: &mut Vec<Reason>, decided: bool) {
+        let Verdict::NoUpdate { removed_by } = &self.verdict else {
+            return;
+        };
+        let (from, to) = (&self.from.version, &self.to.version);
+        let (kind, decides, sentence) = match removed_by {
+            Some(pattern) => (
+                "removeRegex",
+                !decided,
+                format!(
+                    "{to} removes updates from releases matching `{pattern}` \
+                     (previous.remove_regex, which the graph-builder writes from graph-data's blocked edges)"
+                ),
+            ),
+            None => (
+                "nothing",
+                false,
+                format!("{to} names no removal of updates from {from}"),
+            ),
+        };
+        reasons.push(Reason {
+            layer: Layer::ReleaseMetadata,
+            kind,
+            decides,
+            sentence,
+            details: Vec::new(),
+            file: None,
+            line: None,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(json: Value) -> ClusterPolicy {
+        serde_json::from_value(json).unwrap()
+    }
+
+    fn v(text: &str) -> Version {
+        Version::parse(text).unwrap()
+    }
+
+    fn outside_the_rollout() -> ClusterPolicy {
+        policy(serde_json::json!({
+            "id": "c0ffee00-0001-4a11-8b22-0123456789ab", "place_percent": 71.3, "groups": [],
+            "rules": {"deferral_days": 0, "max_version": null},
+            "rollouts": [{"target": "4.18.52", "progress_percent": 54.49, "offered": false, "line": 27,
+                          "start": "2026-01-01T00:00:00Z", "starting_percentage": 50.0,
+                          "complete": "2035-12-30T00:00:00Z", "inside_from": "2030-04-05T06:07:08Z"}],
+            "withheld": [{"release": "4.18.52", "rule": "rollout", "rollout": 0}],
+            "updates": {"from": "4.18.51", "offered": [],
+                        "removed": [{"release": "4.18.52", "rule": "rollout", "rollout": 0}]}
+        }))
+    }
+
+    #[test]
+    fn a_rollout_names_the_place_the_progress_and_when_the_cluster_is_inside() {
+        let facts = PolicyFacts::of(&outside_the_rollout(), &v("4.18.51"), &v("4.18.52"));
+        assert_eq!(facts.rule, Some(PolicyRule::Rollout));
+        assert_eq!(facts.in_graph_without_policy, Some(true));
+        assert_eq!(
+            facts.rule.as_ref().unwrap().sentence(&facts, &v("4.18.52")),
+            "the phased rollout of 4.18.52 has not reached it (its place is 71.30%, the rollout is at 54.49%; \
+             at this schedule it is inside from 2030-04-05T06:07:08Z)"
+        );
+        assert_eq!(
+            PolicyRule::Rollout.details(&facts),
+            [
+                "the rollout of 4.18.52: 50% of clusters from 2026-01-01T00:00:00Z, rising evenly to all of them on 2035-12-30T00:00:00Z",
+            ]
+        );
+        assert_eq!(PolicyRule::Rollout.line(&facts), Some(27));
+    }
+
+    #[test]
+    fn an_older_engines_explanation_still_names_the_rule() {
+        // No schedule, no line: what engines wrote before them.
+        let older = policy(serde_json::json!({
+            "id": null, "place_percent": null, "groups": [], "rules": {},
+            "rollouts": [{"target": "4.18.52", "progress_percent": 54.49, "offered": false}],
+            "updates": {"from": "4.18.51", "offered": ["4.18.50"],
+                        "removed": [{"release": "4.18.52", "rule": "rollout", "rollout": 0},
+                                    {"release": "4.18.53", "rule": "future_rule", "why": "later"}]}
+        }));
+        let facts = PolicyFacts::of(&older, &v("4.18.51"), &v("4.18.52"));
+        assert_eq!(
+            facts.rule.as_ref().unwrap().sentence(&facts, &v("4.18.52")),
+            "the phased rollout of 4.18.52 has not reached it (without a cluster id it is last in every rollout, \
+             the rollout is at 54.49%)"
+        );
+        assert_eq!(PolicyRule::Rollout.details(&facts), ["the rollout of 4.18.52"]);
+        let unknown = PolicyFacts::of(&older, &v("4.18.51"), &v("4.18.53"));
+        assert_eq!(
+            unknown.rule,
+            Some(PolicyRule::Other {
+                rule: "future_rule".into(),
+                details: "why later".into()
+            })
+        );
+        let offered = PolicyFacts::of(&older, &v("4.18.51"), &v("4.18.50"));
+        assert_eq!(
+            (offered.rule, offered.in_graph_without_policy),
+            (None, Some(true))
+        );
+    }
+
+    #[test]
+    fn a_deferral_says_when_the_release_is_offered() {
+        let rule = PolicyRule::Deferral {
+            deferral_days: Some(14),
+            created: Some("2026-11-20T00:00:00Z".into()),
+        };
+        let facts = PolicyFacts::of(&outside_the_rollout(), &v("4.18.51"), &v("4.18.50"));
+        assert_eq!(
+            rule.details(&facts),
+            [
+                "its image was built 2026-11-20T00:00:00Z",
+                "offered once 14 days old: from 2026-12-04T00:00:00Z (at most a deferral bucket later)"
+            ]
+        );
+    }
+}
