@@ -2,9 +2,9 @@
 //! line): negotiation never panics and only ever chooses an offered type.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use http_answers::MediaTypes;
 use http_answers::accept::accepts_gzip;
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
     let values: Vec<&str> = text.split('\n').collect();

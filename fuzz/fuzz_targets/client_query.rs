@@ -5,9 +5,9 @@
 
 use std::collections::BTreeSet;
 
+use http_answers::query::RequiredParameters;
 use libfuzzer_sys::fuzz_target;
 use policy_engine::query::{Arch, Channel, ClientQuery, QueryRules};
-use http_answers::query::RequiredParameters;
 
 fuzz_target!(|query: &str| {
     let rules = QueryRules {
@@ -15,6 +15,7 @@ fuzz_target!(|query: &str| {
         forwarded: BTreeSet::from(["version".to_owned()]),
         // Both rule sets (with and without version-prune), as the input picks.
         keyed_by_version: query.len() % 2 == 1,
+        ..QueryRules::default()
     };
     let Ok(parsed) = ClientQuery::parse(query, &rules) else {
         return;

@@ -137,7 +137,15 @@ const DELIBERATE: &[Refusal] = &[
     // 8 KiB, hyper's 64 KiB.
     Refusal {
         refusal: BadHead::TargetTooLong,
-        shows: |_, bytes| !bytes[..=MAX_REQUEST_LINE_BYTES].contains(&b'\n'),
+        shows: |_, bytes| {
+            // Empty lines before the request line do not count (RFC 9112 §2.2).
+            let start = bytes
+                .iter()
+                .take_while(|&&byte| byte == b'\r' || byte == b'\n')
+                .count();
+            let line = &bytes[start..];
+            !line[..line.len().min(MAX_REQUEST_LINE_BYTES + 1)].contains(&b'\n')
+        },
     },
     // RFC 6585 §5: 431 when the header fields are too large: ours are 96
     // fields and 32 KiB, hyper's 100 fields and about 400 KiB.

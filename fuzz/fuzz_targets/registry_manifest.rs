@@ -2,8 +2,8 @@
 //! image config, as any registry the graph-builder scrapes may answer.
 #![no_main]
 
-use registry_client::manifest::{ImageConfig, Manifest};
 use libfuzzer_sys::fuzz_target;
+use registry_client::manifest::{ImageConfig, Manifest};
 
 fuzz_target!(|json: &[u8]| {
     let _ = Manifest::parse(json);

@@ -4,8 +4,8 @@
 
 use std::sync::LazyLock;
 
-use libfuzzer_sys::fuzz_target;
 use image_signature::{Digest, TrustedKeys, verify_release};
+use libfuzzer_sys::fuzz_target;
 use release_images::signature::SigningKey;
 
 /// The digest the seed corpus's signatures name, signed with the
