@@ -3,6 +3,10 @@
 # cannot provide. Idempotent: installs only what is missing.
 #   docker-registry        distribution's registry server, which
 #                          registry-testkit starts for every registry test
+#   postgresql             the PostgreSQL server (initdb, postgres), which
+#                          postgres-testkit starts for every PostgreSQL test (as
+#                          the `postgres` user it creates, under root; with
+#                          util-linux's setpriv, always installed)
 #   pkg-config, libssl-dev OpenSSL headers for native-tls and openssl, the one TLS stack
 #   graphviz               `dot`, which must accept what `cincinnati render` draws
 #   chromium, chromium-driver  the headless browser and its WebDriver server the
@@ -12,9 +16,15 @@ set -euo pipefail
 
 CARGO_DENY_VERSION=0.20.2
 
+# Debian installs each major version's server programs in /usr/lib/postgresql/N/bin.
+has_postgresql_server() {
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
 install_system_packages() {
     local missing=()
     command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+    has_postgresql_server || missing+=(postgresql)
     command -v dot >/dev/null 2>&1 || missing+=(graphviz)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
@@ -32,6 +42,7 @@ install_system_packages() {
     apt-get update -q
     apt-get install -y -q --no-install-recommends "${missing[@]}"
     command -v docker-registry >/dev/null
+    has_postgresql_server
     command -v dot >/dev/null
     command -v chromium >/dev/null
     command -v chromedriver >/dev/null

@@ -16,7 +16,8 @@
 //!   explanation of what one cluster sees.
 //! - [`diff`]: what changed between two graphs, per channel.
 //! - [`channel`]: channel names and tiers.
-//! - [`json`]: the stable JSON documents of the answers.
+//! - [`json`]: the stable JSON documents of the answers; [`fleet`]: those a
+//!   policy-engine with a fleet store answers.
 //!
 //! Everything but [`fetch`] is pure and works on a built [`UpdateGraph`],
 //! so a service can answer the same questions from the graph it holds.
@@ -28,6 +29,7 @@ pub mod diff;
 pub mod document;
 pub mod explain;
 pub mod fetch;
+pub mod fleet;
 pub mod graph;
 pub mod json;
 pub mod plan;

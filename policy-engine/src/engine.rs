@@ -13,6 +13,7 @@ use service_kit::supervisor::TaskStatus;
 use crate::answers::Computations;
 use crate::cluster_policy::explain::{Asked, Explanation};
 use crate::cluster_policy::{ClusterPolicy, PolicyClass};
+use crate::fleet::Fleet;
 use crate::metrics::EngineMetrics;
 use crate::query::{ClientQuery, QueryRules};
 use crate::request::{PolicyRequest, UpstreamKind};
@@ -53,6 +54,14 @@ pub struct Engine {
     cache_max_age: Duration,
     metrics: EngineMetrics,
     cluster_policy: Option<Arc<ClusterPolicy>>,
+    fleet: Option<Arc<Fleet>>,
+}
+
+/// What an engine is made of besides its upstream, filters and rules.
+pub struct Parts {
+    pub metrics: EngineMetrics,
+    pub cluster_policy: Option<ClusterPolicy>,
+    pub fleet: Option<Fleet>,
 }
 
 impl Engine {
@@ -62,8 +71,7 @@ impl Engine {
         pipeline: Pipeline<PolicyRequest>,
         rules: QueryRules,
         limits: &Limits,
-        metrics: EngineMetrics,
-        cluster_policy: Option<ClusterPolicy>,
+        parts: Parts,
     ) -> Self {
         Self {
             feeds: Arc::new(feeds),
@@ -72,8 +80,9 @@ impl Engine {
             identities: IdentityCache::new(limits.identity_cache_bytes),
             computations: Computations::one_per_cpu(),
             cache_max_age: limits.cache_max_age,
-            metrics,
-            cluster_policy: cluster_policy.map(Arc::new),
+            metrics: parts.metrics,
+            cluster_policy: parts.cluster_policy.map(Arc::new),
+            fleet: parts.fleet.map(Arc::new),
         }
     }
 
@@ -97,6 +106,10 @@ impl Engine {
         self.cluster_policy.as_ref()
     }
 
+    pub fn fleet(&self) -> Option<&Arc<Fleet>> {
+        self.fleet.as_ref()
+    }
+
     pub fn is_ready(&self) -> bool {
         self.feeds.is_ready()
     }
@@ -113,10 +126,15 @@ impl Engine {
         let now = SystemTime::now();
         let class = self.classify(&query, now).await;
         let valid_for = class.as_ref().and_then(|class| class.valid_for(now));
+        let check =
+            (self.fleet.as_ref()).map(|fleet| fleet.check_of(&query, self.rules.default_arch.as_str(), now));
         let (request, revision, joined) = self.revision_for(query, class, arrived).await?;
         let (answer, outcome) = revision
             .answer(request, joined, &self.pipeline, &self.computations)
             .await;
+        if let (Some(fleet), Some(check), Ok(_)) = (&self.fleet, check, &answer) {
+            fleet.note(check);
+        }
         // Less the waits above (lookup, refresh, computation): caches count
         // max-age from when the answer reaches them.
         let expires_sooner = valid_for
@@ -217,6 +235,9 @@ impl Engine {
         if let Some(policy) = &self.cluster_policy {
             policy.update_gauges();
         }
+        if let Some(fleet) = &self.fleet {
+            fleet.update_gauges();
+        }
     }
 
     /// The `/status` document.
@@ -233,6 +254,7 @@ impl Engine {
                 .cluster_policy
                 .as_ref()
                 .map(|policy| policy.status(SystemTime::now())),
+            fleet: self.fleet.as_ref().map(|fleet| fleet.status()),
             tasks,
         }
     }

@@ -17,6 +17,8 @@
 //!   version-prune).
 //! - [`answers`]: the answers computed from a revision, and their cache.
 //! - [`upstream`]: fetching, the feeds, keeping the last good graph.
+//! - [`fleet`]: the fleet view, recorded from the update checks (with
+//!   `fleet.store`), behind one façade.
 //! - [`engine`]: what the handlers ask, composed of the above; [`status`]:
 //!   its `/status` document.
 //! - [`routes`]: the HTTP API; [`explorer`]; [`settings`]: configuration
@@ -35,6 +37,7 @@ pub mod cluster_policy;
 pub mod engine;
 pub mod explorer;
 pub mod filters;
+pub mod fleet;
 pub mod metrics;
 pub mod query;
 pub mod request;

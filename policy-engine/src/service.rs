@@ -3,12 +3,16 @@
 //! status from the engine).
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
+use http_answers::PathPrefix;
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::cluster_policy::ClusterPolicy;
-use crate::engine::Engine;
+use crate::engine::{Engine, Parts};
 use crate::explorer;
+use crate::fleet::Fleet;
+use crate::fleet::metrics::FleetMetrics;
 use crate::metrics::EngineMetrics;
 use crate::routes::{self, openapi::OpenApiDocument};
 use crate::settings::{Resolved, Settings};
@@ -69,13 +73,20 @@ impl Service for PolicyEngine {
         let cluster_policy = plan
             .cluster_policy
             .map(|source| ClusterPolicy::new(source, plan.limits.policy_reload_interval, metrics.clone()));
+        let fleet = match plan.fleet {
+            Some(fleet) => Some(Fleet::new(fleet, FleetMetrics::register(kit.registry())?)),
+            None => None,
+        };
         let engine = Arc::new(Engine::new(
             feeds,
             plan.pipeline,
             plan.rules,
             &plan.limits,
-            metrics,
-            cluster_policy,
+            Parts {
+                metrics,
+                cluster_policy,
+                fleet,
+            },
         ));
         let routes = routes::configure(
             service.api.path_prefix.clone(),
@@ -115,6 +126,9 @@ impl Service for PolicyEngine {
                 async move { policy.reload().await }
             });
         }
+        if let Some(fleet) = engine.fleet().cloned() {
+            start_fleet(kit, &service.api.path_prefix, &engine, fleet);
+        }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());
         kit.ready_when(move || ready.is_ready());
         kit.before_scrape(move || gauges.update_gauges());
@@ -127,4 +141,27 @@ impl PolicyEngine {
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
+}
+
+/// The fleet's rounds (writing, pruning, the per-version gauges) and its
+/// status routes.
+fn start_fleet(kit: &mut Kit<EngineMetrics>, prefix: &PathPrefix, engine: &Arc<Engine>, fleet: Arc<Fleet>) {
+    let writer = fleet.clone();
+    kit.spawn_every(fleet.recording_schedule(), move || {
+        let writer = writer.clone();
+        async move { writer.write_queued().await }
+    });
+    if let Some(schedule) = fleet.prune_schedule() {
+        let pruner = fleet.clone();
+        kit.spawn_every(schedule, move || {
+            let pruner = pruner.clone();
+            async move { pruner.prune().await }
+        });
+    }
+    let counter = fleet.clone();
+    kit.spawn_every(Fleet::gauges_schedule(), move || {
+        let counter = counter.clone();
+        async move { counter.refresh_version_gauges(SystemTime::now()).await }
+    });
+    kit.status_routes(routes::fleet::configure(prefix, engine.clone(), fleet));
 }

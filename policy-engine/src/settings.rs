@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cincinnati_core::stage::Pipeline;
+use fleet_store::StoreKind;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use service_kit::secret::RedactedUrl;
 use service_kit::settings::{
@@ -34,6 +35,8 @@ use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
 use crate::cluster_policy::{PolicySource, source::SourceError};
 use crate::engine::Limits;
 use crate::filters;
+use crate::fleet::keys::ClusterKeys;
+use crate::fleet::{FleetPlan, Windows};
 use crate::query::QueryRules;
 use crate::request::PolicyRequest;
 use crate::upstream::KindSetting;
@@ -60,6 +63,8 @@ pub struct Settings {
     pub upstream: UpstreamSettings,
     /// Per-cluster policy (see `cluster_policy`).
     pub cluster_policy: ClusterPolicySettings,
+    /// The fleet view, recorded from the update checks (see `fleet`).
+    pub fleet: FleetSettings,
     /// Filter tables, in order; none means channel-filter then arch-filter
     /// (then cluster-policy with a policy file).
     pub policy: Vec<PolicyTable>,
@@ -97,6 +102,59 @@ impl Default for ClusterPolicySettings {
             lookup_timeout_ms: 200,
             lookup_cache_ttl_secs: 300,
             lookup_cache_size: 100_000,
+        }
+    }
+}
+
+/// `[fleet]`: recording the update checks and what the fleet answers look
+/// back on.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FleetSettings {
+    /// `sqlite:///var/lib/cincinnati/fleet.db` (one engine) or
+    /// `postgres://user:password@host/db` (engines sharing a fleet); none:
+    /// nothing is recorded.
+    pub store: Option<RedactedUrl>,
+    /// A file holding the store's password (PostgreSQL), instead of the URL.
+    pub store_password_file: Option<PathBuf>,
+    /// Stores a keyed hash of each cluster id instead of the id.
+    pub hash_ids: bool,
+    /// The hash key (at least 16 bytes); the same on every engine sharing a
+    /// store. Required with `hash_ids`.
+    pub hash_key_file: Option<PathBuf>,
+    /// Clusters not seen and changes older than this many days are pruned
+    /// (hourly); 0: kept for ever.
+    pub retention_days: u64,
+    /// Update checks waiting to be written at most; beyond, new ones are
+    /// dropped (counted).
+    pub queue_capacity: usize,
+    /// Update checks written per transaction at most.
+    pub batch_size: usize,
+    /// Milliseconds between writing rounds.
+    pub flush_interval_ms: u64,
+    /// Hours within which a cluster counts as active in the answers.
+    pub active_hours: u64,
+    /// Hours without a check after arriving at a rollout's target that make
+    /// a cluster silent.
+    pub silent_hours: u64,
+    /// Days on a version with an update offered that make a cluster stuck.
+    pub stuck_days: u64,
+}
+
+impl Default for FleetSettings {
+    fn default() -> Self {
+        Self {
+            store: None,
+            store_password_file: None,
+            hash_ids: false,
+            hash_key_file: None,
+            retention_days: 90,
+            queue_capacity: 100_000,
+            batch_size: 5_000,
+            flush_interval_ms: 1_000,
+            active_hours: 24,
+            silent_hours: 6,
+            stuck_days: 14,
         }
     }
 }
@@ -256,6 +314,16 @@ pub enum SettingsError {
     LookupWithoutFile,
     #[error("cluster_policy.lookup_url {url}: {reason}")]
     InvalidLookup { url: String, reason: String },
+    #[error("fleet.store {0}: neither sqlite: nor postgres://")]
+    FleetStoreKind(String),
+    #[error("fleet.{setting} {path}: {reason}")]
+    FleetFile {
+        setting: &'static str,
+        path: String,
+        reason: String,
+    },
+    #[error("fleet.hash_ids needs fleet.hash_key_file, the key every engine sharing the store hashes with")]
+    FleetHashWithoutKey,
 }
 
 /// What the settings resolve to once `[[policy]]` is read: everything the
@@ -270,6 +338,8 @@ pub struct Resolved {
     pub limits: Limits,
     /// The policy file, read; none without one.
     pub cluster_policy: Option<Arc<PolicySource>>,
+    /// The fleet store and its keys; none without one.
+    pub fleet: Option<FleetPlan>,
 }
 
 impl Settings {
@@ -323,6 +393,7 @@ impl Settings {
             upstream_timeout,
             client,
             cluster_policy,
+            fleet: self.fleet.plan()?,
         })
     }
 
@@ -391,6 +462,64 @@ impl Settings {
             cache_max_age: Duration::from_secs(self.service.requests.cache_max_age_secs),
             policy_reload_interval: Duration::from_secs(self.cluster_policy.reload_secs.max(1)),
         }
+    }
+}
+
+impl FleetSettings {
+    /// The fleet plan, its files read; none without a store.
+    fn plan(&self) -> Result<Option<FleetPlan>, SettingsError> {
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        if StoreKind::of(store.expose().as_str()).is_none() {
+            return Err(SettingsError::FleetStoreKind(store.to_string()));
+        }
+        let read = |setting: &'static str, path: &PathBuf| {
+            std::fs::read(path).map_err(|error| SettingsError::FleetFile {
+                setting,
+                path: path.display().to_string(),
+                reason: error.to_string(),
+            })
+        };
+        let store = match &self.store_password_file {
+            None => store.clone(),
+            Some(path) => {
+                let password = read("store_password_file", path)?;
+                let password = String::from_utf8_lossy(password.trim_ascii()).into_owned();
+                store
+                    .with_password(&password)
+                    .map_err(|reason| SettingsError::FleetFile {
+                        setting: "store_password_file",
+                        path: path.display().to_string(),
+                        reason,
+                    })?
+            }
+        };
+        let keys = match (self.hash_ids, &self.hash_key_file) {
+            (false, _) => ClusterKeys::Ids,
+            (true, None) => return Err(SettingsError::FleetHashWithoutKey),
+            (true, Some(path)) => ClusterKeys::hashed(&read("hash_key_file", path)?).map_err(|reason| {
+                SettingsError::FleetFile {
+                    setting: "hash_key_file",
+                    path: path.display().to_string(),
+                    reason,
+                }
+            })?,
+        };
+        let hours = |hours: u64| Duration::from_secs(hours.max(1) * 3600);
+        Ok(Some(FleetPlan {
+            store,
+            keys,
+            queue_capacity: self.queue_capacity.max(1),
+            batch_size: self.batch_size.max(1),
+            flush_interval: Duration::from_millis(self.flush_interval_ms.max(10)),
+            retention: (self.retention_days > 0).then(|| Duration::from_secs(self.retention_days * 86_400)),
+            windows: Windows {
+                active: hours(self.active_hours),
+                silent: hours(self.silent_hours),
+                stuck: Duration::from_secs(self.stuck_days.max(1) * 86_400),
+            },
+        }))
     }
 }
 

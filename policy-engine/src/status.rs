@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use service_kit::supervisor::TaskStatus;
 
 use crate::cluster_policy::source::PolicyStatus;
+use crate::fleet::FleetStatus;
 use crate::request::UpstreamKind;
 use crate::upstream::feed::FeedStatus;
 
@@ -22,6 +23,9 @@ pub struct EngineStatus {
     /// The per-cluster policy served, if one is configured.
     #[serde(default)]
     pub cluster_policy: Option<PolicyStatus>,
+    /// The fleet store and its recorder, if one is configured.
+    #[serde(default)]
+    pub fleet: Option<FleetStatus>,
     pub tasks: Vec<TaskStatus>,
 }
 

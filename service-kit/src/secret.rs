@@ -78,6 +78,19 @@ impl RedactedUrl {
         url
     }
 
+    /// This URL with `password` (read from a file, say) in place of its
+    /// own; an error for a URL that cannot have one (no host).
+    pub fn with_password(&self, password: &str) -> Result<Self, String> {
+        let mut probe = self.shown.clone();
+        probe
+            .set_password(Some(password))
+            .map_err(|()| format!("{} cannot carry a password", self.redacted()))?;
+        Ok(Self {
+            shown: self.shown.clone(),
+            password: Some(SecretString::from(password)),
+        })
+    }
+
     /// The URL as printed: the password replaced.
     pub fn redacted(&self) -> Url {
         let mut url = self.shown.clone();
@@ -156,6 +169,16 @@ mod tests {
         let plain: RedactedUrl = "http://gb:8080/graph".parse().unwrap();
         assert_eq!(plain.to_string(), "http://gb:8080/graph");
         assert_eq!(plain.expose(), plain.redacted());
+    }
+
+    #[test]
+    fn a_password_from_elsewhere_is_as_secret_as_one_in_the_url() {
+        let url: RedactedUrl = "postgres://fleet@db:5432/fleet".parse().unwrap();
+        let with = url.with_password("hunter2").unwrap();
+        assert_eq!(with.expose().as_str(), "postgres://fleet:hunter2@db:5432/fleet");
+        assert_eq!(with.to_string(), "postgres://fleet:redacted@db:5432/fleet");
+        let file: RedactedUrl = "sqlite:///var/lib/fleet.db".parse().unwrap();
+        assert!(file.with_password("hunter2").is_err());
     }
 
     #[test]

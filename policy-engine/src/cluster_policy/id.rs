@@ -72,6 +72,12 @@ impl Place {
     pub fn percent(self) -> f64 {
         self.0 * 100.0
     }
+
+    /// The place at `percent` (as [`Place::percent`] gives it, and the
+    /// fleet store keeps it).
+    pub fn from_percent(percent: f64) -> Self {
+        Self((percent / 100.0).clamp(0.0, 1.0))
+    }
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ impl Rollout {
     }
 
     /// When a cluster at `place` is first offered the target.
-    fn includes_from(&self, place: Place) -> SystemTime {
+    pub fn includes_from(&self, place: Place) -> SystemTime {
         let percent = place.percent();
         // (At 100% from the start, the fraction below would be 0/0.)
         if percent < self.starting_percentage || self.starting_percentage >= 100.0 {

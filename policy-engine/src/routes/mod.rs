@@ -1,7 +1,9 @@
 //! The client API: `{prefix}/graph`, `{prefix}/v1/graph`, `{prefix}/openapi`,
-//! `{prefix}/v1/openapi`; and on the status port, [`explain`].
+//! `{prefix}/v1/openapi`; and on the status port, [`explain`] and
+//! [`fleet`].
 
 pub mod explain;
+pub mod fleet;
 pub mod graph;
 pub mod openapi;
 

@@ -7,40 +7,13 @@ use std::time::{Duration, SystemTime};
 
 use policy_engine::Settings;
 use policy_engine::cluster_policy::lookup::LookupStatus;
-use sha2::{Digest as _, Sha256};
 
 use crate::support::app::{TestApp, settings, spawn_ready};
 use crate::support::upstream::{Behaviour, FakeUpstream};
-use crate::support::{eventually, recommended_from};
+use crate::support::{eventually, place_percent, recommended_from, rfc3339, rollout, small_graph as graph};
 
 const PRODUCTION: &str = "11111111-2222-4333-8444-555555555555";
 const CANARY: &str = "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE";
-
-/// A graph-builder's graph: 4.18.1 updates to 4.18.2, .3 and .4; 4.18.3 was
-/// built "in 2100", so any deferral withholds it.
-fn graph() -> Vec<u8> {
-    let node = |version: &str, created: &str| {
-        serde_json::json!({
-            "version": format!("{version}+amd64"),
-            "payload": format!("quay.io/r@sha256:{version}"),
-            "metadata": {
-                "io.openshift.upgrades.graph.release.arch": "amd64",
-                "io.openshift.upgrades.graph.release.channels": "stable-4.18",
-                "io.openshift.upgrades.graph.release.created": created,
-            }
-        })
-    };
-    serde_json::to_vec(&serde_json::json!({
-        "nodes": [
-            node("4.18.1", "2026-01-01T00:00:00Z"),
-            node("4.18.2", "2026-01-10T00:00:00Z"),
-            node("4.18.3", "2100-01-01T00:00:00Z"),
-            node("4.18.4", "2026-01-20T00:00:00Z"),
-        ],
-        "edges": [[0, 1], [0, 2], [0, 3], [1, 3]],
-    }))
-    .unwrap()
-}
 
 const GROUPS: &str = "\
 groups:
@@ -52,18 +25,6 @@ groups:
 
 fn policy(rollout: &str) -> String {
     format!("{GROUPS}clusters:\n  {PRODUCTION}: [production]\n  {CANARY}: [canary]\n{rollout}")
-}
-
-/// A rollout of 4.18.4 that started `started_hours_ago` (negative: starts
-/// later) and lasts `hours`.
-fn rollout(started_hours_ago: f64, hours: f64) -> String {
-    let start =
-        rfc3339(time::OffsetDateTime::now_utc() - time::Duration::seconds_f64(started_hours_ago * 3600.0));
-    format!("rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: {hours}}}\n")
-}
-
-fn rfc3339(at: time::OffsetDateTime) -> String {
-    at.format(&time::format_description::well_known::Rfc3339).unwrap()
 }
 
 /// An upstream serving [`graph`], and a policy file holding `text` (in a
@@ -115,12 +76,6 @@ async fn updates_from(app: &TestApp, query: &str, from: &str) -> BTreeSet<String
 
 fn set(versions: &[&str]) -> BTreeSet<String> {
     versions.iter().map(|version| version.to_string()).collect()
-}
-
-/// The documented place formula, computed independently of the engine.
-fn place_percent(id: &str) -> f64 {
-    let digest = Sha256::digest(id.to_lowercase().as_bytes());
-    u64::from_be_bytes(digest[..8].try_into().unwrap()) as f64 / 2f64.powi(64) * 100.0
 }
 
 #[tokio::test]

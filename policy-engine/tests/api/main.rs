@@ -11,6 +11,7 @@ mod connections;
 mod cors;
 mod errors;
 mod explorer;
+mod fleet;
 mod freshness;
 mod negotiation;
 mod openapi;

@@ -2,6 +2,7 @@ pub mod app;
 pub mod upstream;
 
 pub use registry_testkit::poll::eventually;
+use sha2::Digest as _;
 
 /// The largest real graph-builder output in the repository (1,085 releases).
 pub const FIXTURE: &str = concat!(
@@ -35,4 +36,48 @@ pub fn recommended_from<'g>(graph: &'g serde_json::Value, from: &str) -> Vec<&'g
         .filter(|edge| versions[edge[0].as_u64().unwrap() as usize] == from)
         .map(|edge| versions[edge[1].as_u64().unwrap() as usize])
         .collect()
+}
+
+/// A graph-builder's graph: 4.18.1 updates to 4.18.2, .3 and .4; 4.18.3 was
+/// built "in 2100", so any deferral withholds it.
+pub fn small_graph() -> Vec<u8> {
+    let node = |version: &str, created: &str| {
+        serde_json::json!({
+            "version": format!("{version}+amd64"),
+            "payload": format!("quay.io/r@sha256:{version}"),
+            "metadata": {
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "stable-4.18",
+                "io.openshift.upgrades.graph.release.created": created,
+            }
+        })
+    };
+    serde_json::to_vec(&serde_json::json!({
+        "nodes": [
+            node("4.18.1", "2026-01-01T00:00:00Z"),
+            node("4.18.2", "2026-01-10T00:00:00Z"),
+            node("4.18.3", "2100-01-01T00:00:00Z"),
+            node("4.18.4", "2026-01-20T00:00:00Z"),
+        ],
+        "edges": [[0, 1], [0, 2], [0, 3], [1, 3]],
+    }))
+    .unwrap()
+}
+
+/// A rollout of 4.18.4 that started `started_hours_ago` (negative: starts
+/// later) and lasts `hours`.
+pub fn rollout(started_hours_ago: f64, hours: f64) -> String {
+    let start =
+        rfc3339(time::OffsetDateTime::now_utc() - time::Duration::seconds_f64(started_hours_ago * 3600.0));
+    format!("rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: {hours}}}\n")
+}
+
+pub fn rfc3339(at: time::OffsetDateTime) -> String {
+    at.format(&time::format_description::well_known::Rfc3339).unwrap()
+}
+
+/// The documented place formula, computed independently of the engine.
+pub fn place_percent(id: &str) -> f64 {
+    let digest = sha2::Sha256::digest(id.to_lowercase().as_bytes());
+    u64::from_be_bytes(digest[..8].try_into().unwrap()) as f64 / 2f64.powi(64) * 100.0
 }

@@ -1,0 +1,188 @@
+//! The fleet documents: what a policy-engine with a fleet store answers on
+//! its status port (`{prefix}/v1/fleet/...`) and `cincinnati fleet` prints.
+//! Defined once here, written by the engine and read by the command. Times
+//! are RFC 3339; every document carries its `kind` and `schemaVersion`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::json::SCHEMA_VERSION;
+
+/// What every fleet document starts with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Header {
+    pub kind: String,
+    pub schema_version: u32,
+    /// When the answer was made.
+    pub generated_at: String,
+}
+
+impl Header {
+    pub fn new(kind: &str, generated_at: String) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            schema_version: SCHEMA_VERSION,
+            generated_at,
+        }
+    }
+}
+
+/// `GET {prefix}/v1/fleet/versions`: clusters per version, active within
+/// the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetVersions {
+    #[serde(flatten)]
+    pub header: Header,
+    pub active_hours: u64,
+    pub channel: Option<String>,
+    pub arch: Option<String>,
+    /// Every cluster counted below.
+    pub clusters: u64,
+    pub versions: Vec<VersionClusters>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionClusters {
+    pub channel: String,
+    pub arch: String,
+    pub version: String,
+    pub clusters: u64,
+}
+
+/// `GET {prefix}/v1/fleet/adoption`: clusters arriving at a version per
+/// hour (hours without arrivals left out).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetAdoption {
+    #[serde(flatten)]
+    pub header: Header,
+    pub version: String,
+    pub hours: u64,
+    /// Every arrival counted below.
+    pub clusters: u64,
+    pub arrivals: Vec<HourArrivals>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HourArrivals {
+    /// The hour's start.
+    pub hour: String,
+    pub clusters: u64,
+}
+
+/// `GET {prefix}/v1/fleet/rollouts`: how the policy file's rollouts move
+/// the fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetRollouts {
+    #[serde(flatten)]
+    pub header: Header,
+    pub active_hours: u64,
+    /// Hours without a check after arriving that make a cluster silent.
+    pub silent_hours: u64,
+    pub rollouts: Vec<RolloutFleet>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutFleet {
+    pub target: String,
+    /// Where the rollout is written in the policy file.
+    pub line: u64,
+    /// The share of clusters offered the target now, in percent.
+    pub progress: f64,
+    /// Active clusters on a version with an update to the target in their
+    /// channel, and those that arrived at it.
+    pub in_scope: u64,
+    /// Of those, clusters placed below the progress (offered the target).
+    pub offered: u64,
+    /// Clusters that reported the target after it was offered to them.
+    pub arrived: u64,
+    /// The median time from offered to arrived, in hours.
+    pub median_hours_to_arrive: Option<f64>,
+    /// Arrived, on the target, and not seen for `silentHours`: the nearest
+    /// sign of a failed update an update service gets.
+    pub silent_after_arriving: u64,
+}
+
+/// `GET {prefix}/v1/fleet/stuck`: clusters with nowhere to go, and clusters
+/// that do not take the update they are offered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetStuck {
+    #[serde(flatten)]
+    pub header: Header,
+    pub channel: Option<String>,
+    pub active_hours: u64,
+    /// Days on a version with an update offered that make a cluster stuck.
+    pub stuck_days: u64,
+    /// Versions with no recommended update in their channel to a newer
+    /// release.
+    pub no_update: Vec<NoUpdate>,
+    /// Versions with a recommended update whose clusters have been on them
+    /// for more than `stuckDays`.
+    pub not_moving: Vec<NotMoving>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NoUpdate {
+    #[serde(flatten)]
+    pub group: VersionClusters,
+    /// "no recommended update", "version not in its channel", "channel not
+    /// served for this architecture" or "not a release version".
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotMoving {
+    pub channel: String,
+    pub arch: String,
+    pub version: String,
+    /// The newest release a recommended update leads to.
+    pub newest_offered: String,
+    pub clusters: u64,
+    /// The longest on the version first (at most a hundred).
+    pub examples: Vec<ClusterSince>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterSince {
+    /// The cluster's id, or its keyed hash when ids are hashed.
+    pub cluster: String,
+    /// When it was first seen on its version.
+    pub since: String,
+}
+
+/// `GET {prefix}/v1/fleet/clusters/{id}`: one cluster's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetCluster {
+    #[serde(flatten)]
+    pub header: Header,
+    /// As stored: the id, or its keyed hash.
+    pub cluster: String,
+    pub channel: String,
+    pub arch: String,
+    pub version: String,
+    /// Its place in rollouts, in percent.
+    pub place: f64,
+    pub first_seen: String,
+    pub last_seen: String,
+    pub version_since: String,
+    /// Its changes of version, oldest first.
+    pub changes: Vec<VersionChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionChange {
+    pub from: String,
+    pub to: String,
+    pub at: String,
+}

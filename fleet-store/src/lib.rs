@@ -1,0 +1,22 @@
+//! The fleet store: what the update checks say about the fleet.
+//!
+//! Every cluster asks its update service every few minutes with its id,
+//! channel, architecture and version. An engine with a fleet store records
+//! each check ([`Check`]): one row per cluster (what it said last, when it
+//! was first and last seen, since when it is on its version) and one row per
+//! change of its version (from, to, when): the sign that it took an update.
+//!
+//! One schema and one set of queries serve both stores, through sqlx's Any
+//! driver: an embedded SQLite file (one engine; WAL, so questions are
+//! answered while checks are written) and PostgreSQL (several engines
+//! sharing one fleet: a cluster is one row and a change one row whichever
+//! engine saw it). Migrations are embedded and applied when the store is
+//! opened; the schema's version is the newest applied migration.
+//!
+//! - [`store`]: opening a store, recording checks, pruning.
+//! - [`questions`]: what the fleet answers are made of.
+
+pub mod questions;
+pub mod store;
+
+pub use store::{Check, FleetStore, Pruned, Recorded, StoreError, StoreKind};

@@ -1,0 +1,261 @@
+//! What the fleet answers are made of: counts grouped in the store, rows
+//! only where an answer lists clusters. Times are Unix seconds.
+
+use sqlx::Row as _;
+use sqlx::any::AnyRow;
+
+use crate::store::{FleetStore, StoreError, failed};
+
+/// Clusters on one version of one channel and architecture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VersionCount {
+    pub channel: String,
+    pub arch: String,
+    pub version: String,
+    pub clusters: u64,
+    /// Of those, clusters whose place is below the place asked for.
+    pub below_place: u64,
+    /// The earliest time one of them was first seen on this version.
+    pub oldest_since: i64,
+}
+
+/// Clusters arriving at a version in one hour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HourCount {
+    /// The hour's start.
+    pub hour: i64,
+    pub clusters: u64,
+}
+
+/// One cluster, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterRow {
+    pub cluster: String,
+    pub channel: String,
+    pub arch: String,
+    pub version: String,
+    pub place: f64,
+    pub first_seen: i64,
+    pub last_seen: i64,
+    pub version_since: i64,
+}
+
+/// One change of a cluster's version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub from: String,
+    pub to: String,
+    pub at: i64,
+}
+
+/// A cluster that reported a version after reporting another one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arrival {
+    pub place: f64,
+    pub at: i64,
+    /// The cluster's current version and when it was last seen.
+    pub version: String,
+    pub last_seen: i64,
+}
+
+/// Which clusters a question is about.
+#[derive(Debug, Clone, Default)]
+pub struct Scope<'a> {
+    /// Seen at or after this time.
+    pub active_since: i64,
+    pub channel: Option<&'a str>,
+    pub arch: Option<&'a str>,
+}
+
+/// The columns [`cluster_row`] reads, in its order.
+macro_rules! cluster_columns {
+    () => {
+        "id, channel, arch, version, place, first_seen, last_seen, version_since"
+    };
+}
+
+/// Which clusters [`FleetStore::unmoved`] is about.
+macro_rules! unmoved_clusters {
+    () => {
+        "FROM fleet_clusters WHERE last_seen >= $1 AND channel = $2 AND arch = $3 \
+         AND version = $4 AND version_since < $5"
+    };
+}
+
+impl FleetStore {
+    /// Clusters per (channel, arch, version) within `scope`, with how many
+    /// are placed below `place` (percent) in rollouts.
+    pub async fn versions(&self, scope: &Scope<'_>, place: f64) -> Result<Vec<VersionCount>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT channel, arch, version, COUNT(*), \
+                 SUM(CASE WHEN place < $4 THEN 1 ELSE 0 END), MIN(version_since) \
+             FROM fleet_clusters \
+             WHERE last_seen >= $1 AND ($2 = '' OR channel = $2) AND ($3 = '' OR arch = $3) \
+             GROUP BY channel, arch, version \
+             ORDER BY channel, arch, version",
+        )
+        .bind(scope.active_since)
+        .bind(scope.channel.unwrap_or_default())
+        .bind(scope.arch.unwrap_or_default())
+        .bind(place)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed("counting clusters per version"))?;
+        rows.iter()
+            .map(|row| {
+                Ok(VersionCount {
+                    channel: row.try_get(0)?,
+                    arch: row.try_get(1)?,
+                    version: row.try_get(2)?,
+                    clusters: count(row, 3)?,
+                    below_place: count(row, 4)?,
+                    oldest_since: row.try_get(5)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(failed("counting clusters per version"))
+    }
+
+    /// Clusters arriving at `version` per hour since `since`, oldest first
+    /// (hours without arrivals left out).
+    pub async fn adoption(&self, version: &str, since: i64) -> Result<Vec<HourCount>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT (at / 3600) * 3600, COUNT(*) FROM fleet_changes \
+             WHERE to_version = $1 AND at >= $2 GROUP BY 1 ORDER BY 1",
+        )
+        .bind(version)
+        .bind(since)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed("counting arrivals per hour"))?;
+        rows.iter()
+            .map(|row| {
+                Ok(HourCount {
+                    hour: row.try_get(0)?,
+                    clusters: count(row, 1)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(failed("counting arrivals per hour"))
+    }
+
+    /// One cluster and its changes of version, oldest first.
+    pub async fn history(&self, cluster: &str) -> Result<Option<(ClusterRow, Vec<Change>)>, StoreError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            cluster_columns!(),
+            " FROM fleet_clusters WHERE id = $1"
+        ))
+        .bind(cluster)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(failed("reading a cluster"))?;
+        let Some(row) = row else { return Ok(None) };
+        let cluster_row = cluster_row(&row).map_err(failed("reading a cluster"))?;
+        let changes = sqlx::query(
+            "SELECT from_version, to_version, at FROM fleet_changes WHERE cluster = $1 ORDER BY at",
+        )
+        .bind(cluster)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed("reading a cluster's changes"))?;
+        let changes = changes
+            .iter()
+            .map(|row| {
+                Ok(Change {
+                    from: row.try_get(0)?,
+                    to: row.try_get(1)?,
+                    at: row.try_get(2)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(failed("reading a cluster's changes"))?;
+        Ok(Some((cluster_row, changes)))
+    }
+
+    /// How many clusters within `scope` are on `version` since before
+    /// `since_before`, and up to `limit` of them, those longest on it first.
+    pub async fn unmoved(
+        &self,
+        scope: &Scope<'_>,
+        version: &str,
+        since_before: i64,
+        limit: u32,
+    ) -> Result<(u64, Vec<ClusterRow>), StoreError> {
+        let bind = |sql: &'static str| {
+            sqlx::query(sql)
+                .bind(scope.active_since)
+                .bind(scope.channel.unwrap_or_default())
+                .bind(scope.arch.unwrap_or_default())
+                .bind(version)
+                .bind(since_before)
+        };
+        let total = bind(concat!("SELECT COUNT(*) ", unmoved_clusters!()))
+            .fetch_one(&self.pool)
+            .await
+            .and_then(|row| count(&row, 0))
+            .map_err(failed("counting clusters that have not moved"))?;
+        let listed = concat!(
+            "SELECT ",
+            cluster_columns!(),
+            " ",
+            unmoved_clusters!(),
+            " ORDER BY version_since LIMIT $6"
+        );
+        let rows = bind(listed)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(failed("listing clusters that have not moved"))?;
+        let rows = rows
+            .iter()
+            .map(cluster_row)
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(failed("listing clusters that have not moved"))?;
+        Ok((total, rows))
+    }
+
+    /// Every cluster that changed to `version`, with its place and how it
+    /// is now.
+    pub async fn arrivals(&self, version: &str) -> Result<Vec<Arrival>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT c.place, ch.at, c.version, c.last_seen \
+             FROM fleet_changes ch JOIN fleet_clusters c ON c.id = ch.cluster \
+             WHERE ch.to_version = $1",
+        )
+        .bind(version)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed("listing arrivals"))?;
+        rows.iter()
+            .map(|row| {
+                Ok(Arrival {
+                    place: row.try_get(0)?,
+                    at: row.try_get(1)?,
+                    version: row.try_get(2)?,
+                    last_seen: row.try_get(3)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(failed("listing arrivals"))
+    }
+}
+
+fn cluster_row(row: &AnyRow) -> Result<ClusterRow, sqlx::Error> {
+    Ok(ClusterRow {
+        cluster: row.try_get(0)?,
+        channel: row.try_get(1)?,
+        arch: row.try_get(2)?,
+        version: row.try_get(3)?,
+        place: row.try_get(4)?,
+        first_seen: row.try_get(5)?,
+        last_seen: row.try_get(6)?,
+        version_since: row.try_get(7)?,
+    })
+}
+
+/// A count or sum of counts: never negative.
+fn count(row: &AnyRow, index: usize) -> Result<u64, sqlx::Error> {
+    let value: i64 = row.try_get(index)?;
+    Ok(u64::try_from(value).unwrap_or_default())
+}

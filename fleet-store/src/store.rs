@@ -1,0 +1,406 @@
+//! Opening a store, recording checks, pruning.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::{Any, AnyPool, AssertSqlSafe, Row as _, Transaction};
+
+/// Rows per statement: 8 columns each stays below SQLite's 32,766 and
+/// PostgreSQL's 65,535 bound parameters.
+const ROWS_PER_STATEMENT: usize = 1_000;
+
+/// One update check, as recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// The cluster as stored: its id, or a keyed hash of it.
+    pub cluster: String,
+    pub channel: String,
+    pub arch: String,
+    pub version: String,
+    /// The cluster's place in rollouts, in percent.
+    pub place: f64,
+    /// Unix seconds.
+    pub at: i64,
+}
+
+/// What one [`FleetStore::record`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Recorded {
+    /// Clusters written (each once, however many of its checks the batch had).
+    pub clusters: u64,
+    /// Of those, clusters the store did not know.
+    pub new_clusters: u64,
+    /// Changes of version found.
+    pub changes: u64,
+}
+
+/// What one [`FleetStore::prune`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pruned {
+    pub clusters: u64,
+    pub changes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("fleet store {store}: not a sqlite: or postgres:// URL")]
+    UnknownKind { store: String },
+    #[error("connecting to the fleet store {store}")]
+    Connect {
+        store: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("applying the fleet store's schema migrations")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    #[error("fleet store: {what}")]
+    Query {
+        what: &'static str,
+        #[source]
+        source: sqlx::Error,
+    },
+}
+
+pub(crate) fn failed(what: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
+    move |source| StoreError::Query { what, source }
+}
+
+/// Which database a store is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Sqlite,
+    Postgres,
+}
+
+impl StoreKind {
+    /// The kind of store `url` names, if one we keep.
+    pub fn of(url: &str) -> Option<Self> {
+        if url.starts_with("sqlite:") {
+            Some(Self::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Some(Self::Postgres)
+        } else {
+            None
+        }
+    }
+}
+
+/// A fleet store, open and migrated.
+#[derive(Debug, Clone)]
+pub struct FleetStore {
+    pub(crate) pool: AnyPool,
+    kind: StoreKind,
+}
+
+impl FleetStore {
+    /// Connects to the store at `url` (`shown` is how errors name it: the
+    /// URL without its password) and applies the migrations it lacks. A
+    /// SQLite file is created if missing and written in WAL mode.
+    pub async fn open(url: &str, shown: &str) -> Result<Self, StoreError> {
+        let kind = StoreKind::of(url).ok_or_else(|| StoreError::UnknownKind {
+            store: shown.to_owned(),
+        })?;
+        install_default_drivers();
+        let options = AnyPoolOptions::new()
+            // A store that is down fails a batch soon; the recorder retries.
+            .acquire_timeout(Duration::from_secs(5));
+        let (options, url) = match kind {
+            // One writer (the recorder) and readers beside it: WAL lets the
+            // questions be answered while checks are written.
+            StoreKind::Sqlite => (
+                options.max_connections(4).after_connect(|connection, _| {
+                    Box::pin(async move {
+                        for pragma in [
+                            "PRAGMA journal_mode = WAL",
+                            "PRAGMA synchronous = NORMAL",
+                            "PRAGMA busy_timeout = 5000",
+                        ] {
+                            sqlx::query(pragma).execute(&mut *connection).await?;
+                        }
+                        Ok(())
+                    })
+                }),
+                created_if_missing(url),
+            ),
+            StoreKind::Postgres => (options.max_connections(8), url.to_owned()),
+        };
+        let pool = options
+            .connect(&url)
+            .await
+            .map_err(|source| StoreError::Connect {
+                store: shown.to_owned(),
+                source,
+            })?;
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .map_err(StoreError::Migrate)?;
+        Ok(Self { pool, kind })
+    }
+
+    pub fn kind(&self) -> StoreKind {
+        self.kind
+    }
+
+    /// The schema version: the newest migration applied.
+    pub async fn schema_version(&self) -> Result<i64, StoreError> {
+        sqlx::query("SELECT MAX(version) FROM _sqlx_migrations WHERE success = TRUE")
+            .fetch_one(&self.pool)
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(failed("reading the schema version"))
+    }
+
+    /// Records `checks` (in the order they were made) in one transaction:
+    /// each cluster's row brought up to date, each change of version found
+    /// (against the store, and within the batch) added once.
+    pub async fn record(&self, checks: &[Check]) -> Result<Recorded, StoreError> {
+        let clusters = by_cluster(checks);
+        let mut transaction = self
+            .pool
+            .begin()
+            .await
+            .map_err(failed("beginning a transaction"))?;
+        let mut recorded = Recorded::default();
+        for chunk in clusters.chunks(ROWS_PER_STATEMENT) {
+            let stored = stored_versions(&mut transaction, chunk).await?;
+            let mut changes = Vec::new();
+            for cluster in chunk {
+                let before = stored.get(cluster.last.cluster.as_str());
+                if before.is_none() {
+                    recorded.new_clusters += 1;
+                }
+                let mut from = before.map(String::as_str);
+                for (version, at) in &cluster.versions {
+                    if let Some(from) = from.filter(|from| from != version) {
+                        changes.push((cluster.last.cluster.as_str(), from, version.as_str(), *at));
+                    }
+                    from = Some(version);
+                }
+            }
+            upsert_clusters(&mut transaction, chunk).await?;
+            insert_changes(&mut transaction, &changes).await?;
+            recorded.clusters += chunk.len() as u64;
+            recorded.changes += changes.len() as u64;
+        }
+        transaction
+            .commit()
+            .await
+            .map_err(failed("committing recorded checks"))?;
+        Ok(recorded)
+    }
+
+    /// Removes the clusters not seen since `before` and the changes made
+    /// before it (Unix seconds).
+    pub async fn prune(&self, before: i64) -> Result<Pruned, StoreError> {
+        let changes = sqlx::query("DELETE FROM fleet_changes WHERE at < $1")
+            .bind(before)
+            .execute(&self.pool)
+            .await
+            .map_err(failed("pruning changes"))?
+            .rows_affected();
+        let clusters = sqlx::query("DELETE FROM fleet_clusters WHERE last_seen < $1")
+            .bind(before)
+            .execute(&self.pool)
+            .await
+            .map_err(failed("pruning clusters"))?
+            .rows_affected();
+        Ok(Pruned { clusters, changes })
+    }
+}
+
+/// `url` with SQLite's "create the file if missing" mode, unless it names a
+/// mode itself.
+fn created_if_missing(url: &str) -> String {
+    if url.contains("mode=") {
+        url.to_owned()
+    } else if url.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    }
+}
+
+/// One cluster's checks in a batch: the versions it reported in order
+/// (repeats collapsed, each with when it was first reported) and its last
+/// check.
+struct ClusterChecks<'a> {
+    versions: Vec<(String, i64)>,
+    last: &'a Check,
+}
+
+fn by_cluster(checks: &[Check]) -> Vec<ClusterChecks<'_>> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut clusters: Vec<ClusterChecks<'_>> = Vec::new();
+    for check in checks {
+        let position = *index.entry(&check.cluster).or_insert_with(|| {
+            clusters.push(ClusterChecks {
+                versions: Vec::new(),
+                last: check,
+            });
+            clusters.len() - 1
+        });
+        let cluster = &mut clusters[position];
+        cluster.last = check;
+        if cluster.versions.last().map(|(version, _)| version) != Some(&check.version) {
+            cluster.versions.push((check.version.clone(), check.at));
+        }
+    }
+    clusters
+}
+
+/// `($1, $2, …), (…), …`: `rows` groups of `columns` placeholders.
+fn placeholders(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|row| {
+            let row: Vec<String> = (1..=columns)
+                .map(|column| format!("${}", row * columns + column))
+                .collect();
+            format!("({})", row.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+async fn stored_versions(
+    transaction: &mut Transaction<'_, Any>,
+    chunk: &[ClusterChecks<'_>],
+) -> Result<HashMap<String, String>, StoreError> {
+    let list: Vec<String> = (1..=chunk.len()).map(|number| format!("${number}")).collect();
+    let sql = format!(
+        "SELECT id, version FROM fleet_clusters WHERE id IN ({})",
+        list.join(", ")
+    );
+    // Safe: only placeholders are generated; the values are bound.
+    let mut query = sqlx::query(AssertSqlSafe(sql));
+    for cluster in chunk {
+        query = query.bind(&cluster.last.cluster);
+    }
+    let rows = query
+        .fetch_all(&mut **transaction)
+        .await
+        .map_err(failed("reading the clusters' versions"))?;
+    rows.iter()
+        .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(failed("reading the clusters' versions"))
+}
+
+async fn upsert_clusters(
+    transaction: &mut Transaction<'_, Any>,
+    chunk: &[ClusterChecks<'_>],
+) -> Result<(), StoreError> {
+    let sql = format!(
+        "INSERT INTO fleet_clusters \
+             (id, channel, arch, version, place, first_seen, last_seen, version_since) \
+         VALUES {} \
+         ON CONFLICT (id) DO UPDATE SET \
+             channel = excluded.channel, \
+             arch = excluded.arch, \
+             place = excluded.place, \
+             last_seen = CASE WHEN excluded.last_seen > fleet_clusters.last_seen \
+                 THEN excluded.last_seen ELSE fleet_clusters.last_seen END, \
+             version_since = CASE WHEN excluded.version = fleet_clusters.version \
+                 THEN fleet_clusters.version_since ELSE excluded.version_since END, \
+             version = excluded.version",
+        placeholders(chunk.len(), 8)
+    );
+    // Safe: only placeholders are generated; the values are bound.
+    let mut query = sqlx::query(AssertSqlSafe(sql));
+    for cluster in chunk {
+        let check = cluster.last;
+        let first_seen = cluster.versions.first().map_or(check.at, |(_, at)| *at);
+        let version_since = cluster.versions.last().map_or(check.at, |(_, at)| *at);
+        query = query
+            .bind(&check.cluster)
+            .bind(&check.channel)
+            .bind(&check.arch)
+            .bind(&check.version)
+            .bind(check.place)
+            .bind(first_seen)
+            .bind(check.at)
+            .bind(version_since);
+    }
+    query
+        .execute(&mut **transaction)
+        .await
+        .map_err(failed("writing clusters"))?;
+    Ok(())
+}
+
+async fn insert_changes(
+    transaction: &mut Transaction<'_, Any>,
+    changes: &[(&str, &str, &str, i64)],
+) -> Result<(), StoreError> {
+    for chunk in changes.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO fleet_changes (cluster, from_version, to_version, at) VALUES {} \
+             ON CONFLICT (cluster, from_version, to_version) DO NOTHING",
+            placeholders(chunk.len(), 4)
+        );
+        // Safe: only placeholders are generated; the values are bound.
+        let mut query = sqlx::query(AssertSqlSafe(sql));
+        for (cluster, from, to, at) in chunk {
+            query = query.bind(*cluster).bind(*from).bind(*to).bind(*at);
+        }
+        query
+            .execute(&mut **transaction)
+            .await
+            .map_err(failed("writing changes of version"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_number_every_column_of_every_row() {
+        assert_eq!(placeholders(2, 3), "($1, $2, $3), ($4, $5, $6)");
+    }
+
+    #[test]
+    fn a_batch_keeps_each_clusters_versions_in_order_without_repeats() {
+        let check = |cluster: &str, version: &str, at| Check {
+            cluster: cluster.into(),
+            channel: "stable-4.18".into(),
+            arch: "amd64".into(),
+            version: version.into(),
+            place: 1.0,
+            at,
+        };
+        let checks = [
+            check("a", "4.18.1", 1),
+            check("b", "4.18.1", 2),
+            check("a", "4.18.1", 3),
+            check("a", "4.18.2", 4),
+            check("a", "4.18.2", 5),
+        ];
+        let clusters = by_cluster(&checks);
+        assert_eq!(clusters.len(), 2);
+        assert_eq!(
+            clusters[0].versions,
+            [("4.18.1".to_owned(), 1), ("4.18.2".to_owned(), 4)]
+        );
+        assert_eq!(clusters[0].last.at, 5);
+        assert_eq!(clusters[1].versions, [("4.18.1".to_owned(), 2)]);
+    }
+
+    #[test]
+    fn only_sqlite_and_postgres_urls_are_stores() {
+        assert_eq!(
+            StoreKind::of("sqlite:///var/lib/fleet.db"),
+            Some(StoreKind::Sqlite)
+        );
+        assert_eq!(StoreKind::of("postgres://u@h/db"), Some(StoreKind::Postgres));
+        assert_eq!(StoreKind::of("postgresql://u@h/db"), Some(StoreKind::Postgres));
+        assert_eq!(StoreKind::of("mysql://u@h/db"), None);
+        assert_eq!(created_if_missing("sqlite:///a.db"), "sqlite:///a.db?mode=rwc");
+        assert_eq!(
+            created_if_missing("sqlite:///a.db?mode=ro"),
+            "sqlite:///a.db?mode=ro"
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! The same questions asked of both stores: a SQLite file in a temporary
+//! directory and a throw-away PostgreSQL server.
+
+use fleet_store::questions::{Change, HourCount, Scope};
+use fleet_store::{Check, FleetStore, Recorded};
+use postgres_testkit::PostgresServer;
+
+const HOUR: i64 = 3600;
+
+fn check(cluster: &str, version: &str, place: f64, at: i64) -> Check {
+    Check {
+        cluster: cluster.into(),
+        channel: "stable-4.18".into(),
+        arch: "amd64".into(),
+        version: version.into(),
+        place,
+        at,
+    }
+}
+
+fn everyone() -> Scope<'static> {
+    Scope::default()
+}
+
+/// Two handles on one store, as two engines sharing it have.
+async fn exercise(first: FleetStore, second: FleetStore) {
+    assert_eq!(first.schema_version().await.unwrap(), 1);
+
+    // a and b on 4.18.1; a moves to 4.18.2 within the same batch.
+    let recorded = first
+        .record(&[
+            check("a", "4.18.1", 10.0, 100),
+            check("b", "4.18.1", 60.0, 110),
+            check("a", "4.18.2", 10.0, 10 * HOUR + 5),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        recorded,
+        Recorded {
+            clusters: 2,
+            new_clusters: 2,
+            changes: 1
+        }
+    );
+
+    // Both engines see b move to 4.18.2 (it asked each once): one change.
+    for store in [&first, &second] {
+        store
+            .record(&[check("b", "4.18.2", 60.0, 11 * HOUR)])
+            .await
+            .unwrap();
+    }
+    // c seen once, long ago.
+    second.record(&[check("c", "4.17.9", 90.0, 50)]).await.unwrap();
+
+    let versions = first.versions(&everyone(), 50.0).await.unwrap();
+    let summary: Vec<(&str, u64, u64)> = versions
+        .iter()
+        .map(|count| (count.version.as_str(), count.clusters, count.below_place))
+        .collect();
+    assert_eq!(summary, [("4.17.9", 1, 0), ("4.18.2", 2, 1)]);
+    let active = Scope {
+        active_since: HOUR,
+        ..everyone()
+    };
+    let versions = second.versions(&active, 50.0).await.unwrap();
+    assert_eq!(versions.len(), 1, "c is not active within the window");
+    assert_eq!(versions[0].oldest_since, 10 * HOUR + 5);
+    let elsewhere = Scope {
+        channel: Some("fast-4.18"),
+        ..everyone()
+    };
+    assert!(first.versions(&elsewhere, 0.0).await.unwrap().is_empty());
+
+    assert_eq!(
+        first.adoption("4.18.2", 0).await.unwrap(),
+        [
+            HourCount {
+                hour: 10 * HOUR,
+                clusters: 1
+            },
+            HourCount {
+                hour: 11 * HOUR,
+                clusters: 1
+            }
+        ]
+    );
+
+    let (a, changes) = second.history("a").await.unwrap().expect("a is stored");
+    assert_eq!(
+        (a.first_seen, a.last_seen, a.version_since),
+        (100, 10 * HOUR + 5, 10 * HOUR + 5)
+    );
+    assert_eq!(
+        changes,
+        [Change {
+            from: "4.18.1".into(),
+            to: "4.18.2".into(),
+            at: 10 * HOUR + 5
+        }]
+    );
+    assert!(second.history("nobody").await.unwrap().is_none());
+
+    let mut arrivals = first.arrivals("4.18.2").await.unwrap();
+    arrivals.sort_by_key(|arrival| arrival.at);
+    let places: Vec<f64> = arrivals.iter().map(|arrival| arrival.place).collect();
+    assert_eq!(places, [10.0, 60.0]);
+
+    // A repeated check keeps the time the cluster came to its version.
+    first
+        .record(&[check("a", "4.18.2", 10.0, 20 * HOUR)])
+        .await
+        .unwrap();
+    let stuck = first
+        .unmoved(
+            &Scope {
+                channel: Some("stable-4.18"),
+                arch: Some("amd64"),
+                ..everyone()
+            },
+            "4.18.2",
+            11 * HOUR,
+            10,
+        )
+        .await
+        .unwrap();
+    let (total, stuck) = stuck;
+    let stuck: Vec<&str> = stuck.iter().map(|row| row.cluster.as_str()).collect();
+    assert_eq!(
+        (total, stuck),
+        (1, vec!["a"]),
+        "b came to 4.18.2 at 11h, a at 10h"
+    );
+
+    let pruned = second.prune(HOUR).await.unwrap();
+    assert_eq!((pruned.clusters, pruned.changes), (1, 0));
+    assert!(first.history("c").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_sqlite_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    let first = FleetStore::open(&url, &url).await.unwrap();
+    let second = FleetStore::open(&url, &url).await.unwrap();
+    exercise(first, second).await;
+    // Reopened: migrations already applied, data kept.
+    let again = FleetStore::open(&url, &url).await.unwrap();
+    assert_eq!(again.schema_version().await.unwrap(), 1);
+    assert!(again.history("a").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn a_postgresql_server_shared_by_two_engines() {
+    let server = PostgresServer::start().await.unwrap();
+    let url = server.url();
+    let first = FleetStore::open(&url, &url).await.unwrap();
+    let second = FleetStore::open(&url, &url).await.unwrap();
+    exercise(first, second).await;
+}
+
+#[tokio::test]
+async fn a_big_batch_is_split_into_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    let store = FleetStore::open(&url, &url).await.unwrap();
+    let checks: Vec<Check> = (0..2_500)
+        .map(|number| check(&format!("cluster-{number}"), "4.18.1", 1.0, 1))
+        .collect();
+    assert_eq!(store.record(&checks).await.unwrap().clusters, 2_500);
+    let moved: Vec<Check> = checks
+        .iter()
+        .map(|check| Check {
+            version: "4.18.2".into(),
+            at: 2,
+            ..check.clone()
+        })
+        .collect();
+    assert_eq!(store.record(&moved).await.unwrap().changes, 2_500);
+}
+
+#[tokio::test]
+async fn a_store_of_another_kind_is_refused_by_name() {
+    let error = FleetStore::open("mysql://fleet", "mysql://fleet")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "fleet store mysql://fleet: not a sqlite: or postgres:// URL"
+    );
+}

@@ -1,0 +1,420 @@
+//! The fleet documents (defined in `cincinnati_client::fleet`), from the
+//! store's counts and the upstream graph: which versions have an update
+//! to where is the graph's to say, as a cluster of that channel and
+//! architecture is offered it (the CVO's rules, `cincinnati_client::view`),
+//! before any per-cluster policy.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cincinnati_client::fleet::{
+    ClusterSince, FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header,
+    HourArrivals, NoUpdate, NotMoving, RolloutFleet, VersionChange, VersionClusters,
+};
+use cincinnati_client::graph::UpdateGraph;
+use cincinnati_client::view::Cluster;
+use cincinnati_core::{ApiError, ErrorKind, Version};
+use fleet_store::questions::{Scope, VersionCount};
+use service_kit::timestamp::rfc3339;
+
+use super::{Fleet, unix_seconds};
+use crate::cluster_policy::id::Place;
+use crate::cluster_policy::policy::Rollout;
+
+/// Clusters a stuck version lists as examples at most.
+const EXAMPLES: u32 = 100;
+
+/// What a question is asked about.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    pub channel: Option<String>,
+    pub arch: Option<String>,
+    /// The window of activity; the fleet's default when `None`.
+    pub active: Option<Duration>,
+}
+
+/// The update graph of each architecture the fleet runs, as the upstream
+/// serves it.
+pub trait Graphs {
+    fn graph(&self, arch: &str) -> Option<&UpdateGraph>;
+}
+
+impl Graphs for BTreeMap<String, UpdateGraph> {
+    fn graph(&self, arch: &str) -> Option<&UpdateGraph> {
+        self.get(arch)
+    }
+}
+
+fn header(kind: &str, now: SystemTime) -> Header {
+    Header::new(kind, rfc3339(now))
+}
+
+fn at(seconds: i64) -> String {
+    rfc3339(UNIX_EPOCH + Duration::from_secs(u64::try_from(seconds).unwrap_or_default()))
+}
+
+fn hours(duration: Duration) -> u64 {
+    duration.as_secs() / 3600
+}
+
+impl Fleet {
+    fn scope<'a>(&self, asked: &'a Asked, now: SystemTime) -> Scope<'a> {
+        let active = asked.active.unwrap_or(self.windows.active);
+        Scope {
+            active_since: unix_seconds(now - active),
+            channel: asked.channel.as_deref(),
+            arch: asked.arch.as_deref(),
+        }
+    }
+
+    /// The (channel, architecture) pairs of the clusters a question is
+    /// about: the graphs its answer needs.
+    pub async fn pairs(
+        &self,
+        asked: &Asked,
+        now: SystemTime,
+    ) -> Result<BTreeSet<(String, String)>, ApiError> {
+        let counts = self.counts(asked, 0.0, now).await?;
+        Ok(counts
+            .into_iter()
+            .map(|count| (count.channel, count.arch))
+            .collect())
+    }
+
+    async fn counts(
+        &self,
+        asked: &Asked,
+        place: f64,
+        now: SystemTime,
+    ) -> Result<Vec<VersionCount>, ApiError> {
+        let store = self.store().await?;
+        store
+            .versions(&self.scope(asked, now), place)
+            .await
+            .map_err(|error| self.failed(error))
+    }
+
+    /// `GET {prefix}/v1/fleet/versions`.
+    pub async fn versions(&self, asked: &Asked, now: SystemTime) -> Result<FleetVersions, ApiError> {
+        let counts = self.counts(asked, 0.0, now).await?;
+        let versions: Vec<VersionClusters> = counts.into_iter().map(version_clusters).collect();
+        Ok(FleetVersions {
+            header: header("FleetVersions", now),
+            active_hours: hours(asked.active.unwrap_or(self.windows.active)),
+            channel: asked.channel.clone(),
+            arch: asked.arch.clone(),
+            clusters: versions.iter().map(|version| version.clusters).sum(),
+            versions,
+        })
+    }
+
+    /// Brings `fleet_clusters` up to date (active within the default
+    /// window).
+    pub async fn refresh_version_gauges(&self, now: SystemTime) {
+        if let Ok(counts) = self.counts(&Asked::default(), 0.0, now).await {
+            self.metrics.set_clusters(
+                counts
+                    .into_iter()
+                    .map(|count| (count.channel, count.version, count.clusters))
+                    .collect(),
+            );
+        }
+    }
+
+    /// `GET {prefix}/v1/fleet/adoption`.
+    pub async fn adoption(
+        &self,
+        version: &str,
+        within: Duration,
+        now: SystemTime,
+    ) -> Result<FleetAdoption, ApiError> {
+        let store = self.store().await?;
+        let hours_counted = store
+            .adoption(version, unix_seconds(now - within))
+            .await
+            .map_err(|error| self.failed(error))?;
+        let arrivals: Vec<HourArrivals> = hours_counted
+            .into_iter()
+            .map(|hour| HourArrivals {
+                hour: at(hour.hour),
+                clusters: hour.clusters,
+            })
+            .collect();
+        Ok(FleetAdoption {
+            header: header("FleetAdoption", now),
+            version: version.to_owned(),
+            hours: hours(within),
+            clusters: arrivals.iter().map(|hour| hour.clusters).sum(),
+            arrivals,
+        })
+    }
+
+    /// `GET {prefix}/v1/fleet/clusters/{id}`: `raw` is a cluster id, or a
+    /// stored key when ids are hashed.
+    pub async fn cluster(&self, raw: &str, now: SystemTime) -> Result<FleetCluster, ApiError> {
+        let Some(key) = self.keys.lookup(raw) else {
+            return Err(ApiError::invalid_param("id", raw, "a cluster's UUID"));
+        };
+        let store = self.store().await?;
+        let (row, changes) = store
+            .history(&key)
+            .await
+            .map_err(|error| self.failed(error))?
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorKind::DoesNotExist,
+                    "no update check of this cluster is stored",
+                )
+            })?;
+        Ok(FleetCluster {
+            header: header("FleetCluster", now),
+            cluster: row.cluster,
+            channel: row.channel,
+            arch: row.arch,
+            version: row.version,
+            place: row.place,
+            first_seen: at(row.first_seen),
+            last_seen: at(row.last_seen),
+            version_since: at(row.version_since),
+            changes: changes
+                .into_iter()
+                .map(|change| VersionChange {
+                    from: change.from,
+                    to: change.to,
+                    at: at(change.at),
+                })
+                .collect(),
+        })
+    }
+
+    /// `GET {prefix}/v1/fleet/stuck`: versions with nowhere to go in their
+    /// channel, and versions with an update whose clusters have not moved
+    /// for the stuck window.
+    pub async fn stuck(
+        &self,
+        asked: &Asked,
+        graphs: &dyn Graphs,
+        now: SystemTime,
+    ) -> Result<FleetStuck, ApiError> {
+        let store = self.store().await?;
+        let scope = self.scope(asked, now);
+        let counts = store
+            .versions(&scope, 0.0)
+            .await
+            .map_err(|error| self.failed(error))?;
+        let cutoff = unix_seconds(now - self.windows.stuck);
+        let (mut no_update, mut not_moving) = (Vec::new(), Vec::new());
+        for count in counts {
+            let newest = match recommended(graphs, &count) {
+                Offered::Newest(newest) => newest,
+                Offered::Nothing(reason) => {
+                    no_update.push(NoUpdate {
+                        reason: reason.to_owned(),
+                        group: version_clusters(count),
+                    });
+                    continue;
+                }
+            };
+            if count.oldest_since >= cutoff {
+                continue;
+            }
+            let group = Scope {
+                channel: Some(&count.channel),
+                arch: Some(&count.arch),
+                ..scope.clone()
+            };
+            let (clusters, examples) = store
+                .unmoved(&group, &count.version, cutoff, EXAMPLES)
+                .await
+                .map_err(|error| self.failed(error))?;
+            not_moving.push(NotMoving {
+                newest_offered: newest.to_string(),
+                clusters,
+                examples: examples
+                    .into_iter()
+                    .map(|row| ClusterSince {
+                        cluster: row.cluster,
+                        since: at(row.version_since),
+                    })
+                    .collect(),
+                channel: count.channel,
+                arch: count.arch,
+                version: count.version,
+            });
+        }
+        Ok(FleetStuck {
+            header: header("FleetStuck", now),
+            channel: asked.channel.clone(),
+            active_hours: hours(asked.active.unwrap_or(self.windows.active)),
+            stuck_days: self.windows.stuck.as_secs() / 86_400,
+            no_update,
+            not_moving,
+        })
+    }
+
+    /// `GET {prefix}/v1/fleet/rollouts`: for each rollout, its scope (active
+    /// clusters with an update to the target in their channel, and those
+    /// that arrived), offered (placed below the progress), arrived (after
+    /// being offered), how long arriving took, and who went silent after.
+    pub async fn rollouts(
+        &self,
+        rollouts: &[Rollout],
+        graphs: &dyn Graphs,
+        now: SystemTime,
+    ) -> Result<FleetRollouts, ApiError> {
+        let store = self.store().await?;
+        let asked = Asked::default();
+        let silent_since = unix_seconds(now - self.windows.silent);
+        let mut answers = Vec::new();
+        for rollout in rollouts {
+            let progress = rollout.progress(now);
+            let target = rollout.target.to_string();
+            let counts = store
+                .versions(&self.scope(&asked, now), progress)
+                .await
+                .map_err(|error| self.failed(error))?;
+            let (mut waiting, mut waiting_offered) = (0, 0);
+            for count in counts.iter().filter(|count| count.version != target) {
+                if updates_to(graphs, count, &rollout.target) {
+                    waiting += count.clusters;
+                    waiting_offered += count.below_place;
+                }
+            }
+            let arrivals = store
+                .arrivals(&target)
+                .await
+                .map_err(|error| self.failed(error))?;
+            let mut waits = Vec::new();
+            let mut silent = 0;
+            for arrival in &arrivals {
+                let offered_at = unix_seconds(rollout.includes_from(Place::from_percent(arrival.place)));
+                if arrival.at < offered_at {
+                    continue;
+                }
+                waits.push(arrival.at - offered_at);
+                if arrival.version == target && arrival.last_seen < silent_since {
+                    silent += 1;
+                }
+            }
+            let arrived = waits.len() as u64;
+            self.metrics
+                .rollout_offered
+                .with_label_values(&[target.as_str()])
+                .set((waiting_offered + arrived) as i64);
+            self.metrics
+                .rollout_arrived
+                .with_label_values(&[target.as_str()])
+                .set(arrived as i64);
+            answers.push(RolloutFleet {
+                target,
+                line: rollout.line,
+                progress,
+                in_scope: waiting + arrivals.len() as u64,
+                offered: waiting_offered + arrived,
+                arrived,
+                median_hours_to_arrive: median(&mut waits).map(|seconds| seconds / 3600.0),
+                silent_after_arriving: silent,
+            });
+        }
+        Ok(FleetRollouts {
+            header: header("FleetRollouts", now),
+            active_hours: hours(self.windows.active),
+            silent_hours: hours(self.windows.silent),
+            rollouts: answers,
+        })
+    }
+}
+
+fn version_clusters(count: VersionCount) -> VersionClusters {
+    VersionClusters {
+        channel: count.channel,
+        arch: count.arch,
+        version: count.version,
+        clusters: count.clusters,
+    }
+}
+
+/// What a cluster of a version count is recommended.
+enum Offered {
+    Newest(Version),
+    Nothing(&'static str),
+}
+
+fn recommended(graphs: &dyn Graphs, count: &VersionCount) -> Offered {
+    let Ok(version) = Version::parse(&count.version) else {
+        return Offered::Nothing("not a release version");
+    };
+    let Some(view) = graphs
+        .graph(&count.arch)
+        .and_then(|graph| graph.channel(&count.channel))
+    else {
+        return Offered::Nothing("channel not served for this architecture");
+    };
+    let cluster = Cluster {
+        version: version.clone(),
+        arch: count.arch.clone(),
+    };
+    match view.updates_for(&cluster) {
+        Err(_) => Offered::Nothing("version not in its channel"),
+        Ok(updates) => updates
+            .recommended
+            .into_iter()
+            .map(|release| release.version)
+            .filter(|newer| *newer > version)
+            .max()
+            .map_or(Offered::Nothing("no recommended update"), Offered::Newest),
+    }
+}
+
+/// Whether clusters of a version count are offered an update to `target`
+/// (recommended or conditional) in their channel.
+fn updates_to(graphs: &dyn Graphs, count: &VersionCount, target: &Version) -> bool {
+    let Ok(version) = Version::parse(&count.version) else {
+        return false;
+    };
+    let Some(view) = graphs
+        .graph(&count.arch)
+        .and_then(|graph| graph.channel(&count.channel))
+    else {
+        return false;
+    };
+    let cluster = Cluster {
+        version,
+        arch: count.arch.clone(),
+    };
+    view.updates_for(&cluster).is_ok_and(|updates| {
+        let same = |release: &cincinnati_core::Release| {
+            release.version.major == target.major
+                && release.version.minor == target.minor
+                && release.version.patch == target.patch
+                && release.version.pre == target.pre
+        };
+        updates.recommended.iter().any(same) || updates.conditional.iter().any(|update| same(&update.release))
+    })
+}
+
+/// The median of `values` (seconds), as a float.
+fn median(values: &mut [i64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    let middle = values.len() / 2;
+    Some(if values.len() % 2 == 1 {
+        values[middle] as f64
+    } else {
+        (values[middle - 1] + values[middle]) as f64 / 2.0
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_an_even_count_is_between_the_middle_two() {
+        assert_eq!(median(&mut []), None);
+        assert_eq!(median(&mut [5, 1, 3]), Some(3.0));
+        assert_eq!(median(&mut [4, 1, 3, 2]), Some(2.5));
+    }
+}

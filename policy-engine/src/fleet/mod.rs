@@ -1,0 +1,258 @@
+//! The fleet view: who runs what and who took which update, from the update
+//! checks themselves (`fleet.store`).
+//!
+//! Every graph request answered with a valid cluster id is an update check:
+//! the cluster's channel, architecture and version, now. The engine notes
+//! it without waiting ([`recorder`]) and a supervised round writes the
+//! checks to the fleet store (the `fleet-store` crate: a SQLite file, or a
+//! PostgreSQL several engines share). Requests without an id, or with one
+//! that is not a UUID, are counted, not stored; no cluster id is ever a
+//! metric label or in a log line.
+//!
+//! The engine uses it through one façade, [`Fleet`]: note, write, prune,
+//! gauges, status, and the questions ([`answers`]) the status port's
+//! `{prefix}/v1/fleet/...` routes ask.
+//!
+//! - [`keys`]: a cluster's name in the store (its id or a keyed hash).
+//! - [`recorder`]: the queue and the writing round.
+//! - [`answers`]: the fleet documents, from the store and the graph;
+//!   [`graphs`]: that graph, as the upstream serves it.
+//! - [`metrics`]: the fleet's metrics.
+
+pub mod answers;
+pub mod graphs;
+pub mod keys;
+pub mod metrics;
+pub mod recorder;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cincinnati_core::{ApiError, ErrorKind};
+use fleet_store::{Check, FleetStore};
+use service_kit::periodic::Every;
+use service_kit::secret::RedactedUrl;
+
+use self::keys::ClusterKeys;
+use self::metrics::FleetMetrics;
+use self::recorder::{Recorder, RecorderStatus, StoreHandle, WRITE_TIMEOUT};
+use crate::cluster_policy::id::ClusterId;
+use crate::query::ClientQuery;
+
+/// Bytes a stored channel, architecture or version has at most: longer
+/// ones are no release's, and are counted as invalid.
+const MAX_FIELD_BYTES: usize = 64;
+
+/// How the fleet is recorded and what its answers look back on.
+#[derive(Debug, Clone)]
+pub struct FleetPlan {
+    pub store: RedactedUrl,
+    pub keys: ClusterKeys,
+    pub queue_capacity: usize,
+    pub batch_size: usize,
+    /// Time between writing rounds.
+    pub flush_interval: Duration,
+    /// Clusters not seen and changes older than this are pruned; `None`:
+    /// kept for ever.
+    pub retention: Option<Duration>,
+    pub windows: Windows,
+}
+
+/// What the answers count as recent, silent and stuck.
+#[derive(Debug, Clone, Copy)]
+pub struct Windows {
+    /// Clusters seen within this are active (the default of the answers).
+    pub active: Duration,
+    /// Arrived at a rollout's target and not seen for this: silent.
+    pub silent: Duration,
+    /// On a version with an update offered for this long: stuck.
+    pub stuck: Duration,
+}
+
+pub struct Fleet {
+    keys: ClusterKeys,
+    store: Arc<StoreHandle>,
+    recorder: Recorder,
+    metrics: FleetMetrics,
+    flush_interval: Duration,
+    retention: Option<Duration>,
+    windows: Windows,
+}
+
+/// The fleet part of `/status`.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FleetStatus {
+    /// The store, without its password.
+    pub store: String,
+    /// Whether it has been opened (and its schema migrated).
+    pub open: bool,
+    pub hashed_ids: bool,
+    pub retention_days: Option<u64>,
+    pub recorder: RecorderStatus,
+}
+
+impl Fleet {
+    pub fn new(plan: FleetPlan, metrics: FleetMetrics) -> Self {
+        let store = Arc::new(StoreHandle::new(plan.store));
+        Self {
+            keys: plan.keys,
+            recorder: Recorder::new(
+                store.clone(),
+                plan.queue_capacity,
+                plan.batch_size,
+                metrics.clone(),
+            ),
+            store,
+            metrics,
+            flush_interval: plan.flush_interval,
+            retention: plan.retention,
+            windows: plan.windows,
+        }
+    }
+
+    pub fn keys(&self) -> &ClusterKeys {
+        &self.keys
+    }
+
+    pub fn windows(&self) -> Windows {
+        self.windows
+    }
+
+    /// The update check of a request made at `now` by a cluster of
+    /// `default_arch` unless it named one, or why it is not one (the
+    /// outcome it is counted under).
+    pub fn check_of(
+        &self,
+        query: &ClientQuery,
+        default_arch: &str,
+        now: SystemTime,
+    ) -> Result<Check, &'static str> {
+        let raw = query.id.as_deref().ok_or("without_id")?;
+        let id = ClusterId::parse(raw).ok_or("invalid")?;
+        let channel = query.channel.as_ref().map(|channel| channel.as_str());
+        let arch = query.arch.as_ref().map_or(default_arch, |arch| arch.as_str());
+        let version = query
+            .version
+            .as_deref()
+            .filter(|version| semver::Version::parse(version).is_ok());
+        let (Some(channel), Some(version)) = (channel, version) else {
+            return Err("invalid");
+        };
+        if [channel, arch, version]
+            .iter()
+            .any(|field| field.len() > MAX_FIELD_BYTES)
+        {
+            return Err("invalid");
+        }
+        Ok(Check {
+            cluster: self.keys.key(&id),
+            channel: channel.to_owned(),
+            arch: arch.to_owned(),
+            version: version.to_owned(),
+            place: id.place().percent(),
+            at: unix_seconds(now),
+        })
+    }
+
+    /// Notes the check of an answered request (see [`Fleet::check_of`]):
+    /// queued without waiting, or counted.
+    pub fn note(&self, check: Result<Check, &'static str>) {
+        match check {
+            Ok(check) => self.recorder.note(check),
+            Err(outcome) => self.metrics.checks.with_label_values(&[outcome]).inc(),
+        }
+    }
+
+    /// When [`Fleet::write_queued`] runs. Watched: a round ends after one
+    /// failed write, so only a hung round stalls it.
+    pub fn recording_schedule(&self) -> Every {
+        Every::new("fleet recording", self.flush_interval).allowing(WRITE_TIMEOUT * 2)
+    }
+
+    /// When the per-version gauges are counted again.
+    pub fn gauges_schedule() -> Every {
+        Every::new("fleet gauges", Duration::from_secs(60)).unwatched()
+    }
+
+    pub async fn write_queued(&self) {
+        self.recorder.write_queued().await;
+    }
+
+    /// When [`Fleet::prune`] runs, if anything is pruned.
+    pub fn prune_schedule(&self) -> Option<Every> {
+        self.retention?;
+        Some(
+            Every::new("fleet pruning", Duration::from_secs(3600))
+                .first_after_a_pause()
+                .unwatched(),
+        )
+    }
+
+    /// Removes the clusters not seen within the retention and the changes
+    /// older than it.
+    pub async fn prune(&self) {
+        let Some(retention) = self.retention else { return };
+        let before = unix_seconds(SystemTime::now() - retention);
+        let pruned = match self.store.get().await {
+            Ok(store) => store.prune(before).await,
+            Err(error) => Err(error),
+        };
+        match pruned {
+            Ok(pruned) => tracing::info!(
+                clusters = pruned.clusters,
+                changes = pruned.changes,
+                "fleet store pruned"
+            ),
+            Err(error) => {
+                self.metrics.store_errors.inc();
+                tracing::warn!(error = %anyhow::Error::new(error), "pruning the fleet store failed");
+            }
+        }
+    }
+
+    /// The store, for a question; 503 while it cannot be reached.
+    pub async fn store(&self) -> Result<Arc<FleetStore>, ApiError> {
+        self.store.get().await.map_err(|error| {
+            self.metrics.store_errors.inc();
+            unavailable(&anyhow::Error::new(error))
+        })
+    }
+
+    /// Counts the store could not give, as a 503.
+    pub fn failed(&self, error: fleet_store::StoreError) -> ApiError {
+        self.metrics.store_errors.inc();
+        unavailable(&anyhow::Error::new(error))
+    }
+
+    pub fn metrics(&self) -> &FleetMetrics {
+        &self.metrics
+    }
+
+    /// Brings the queue gauge up to date, before a scrape.
+    pub fn update_gauges(&self) {
+        self.metrics.queue_depth.set(self.recorder.queued() as i64);
+    }
+
+    pub fn status(&self) -> FleetStatus {
+        FleetStatus {
+            store: self.store.shown(),
+            open: self.store.current().is_some(),
+            hashed_ids: matches!(self.keys, ClusterKeys::Hashed(_)),
+            retention_days: self.retention.map(|retention| retention.as_secs() / 86_400),
+            recorder: self.recorder.status(),
+        }
+    }
+}
+
+fn unavailable(error: &anyhow::Error) -> ApiError {
+    ApiError::new(
+        ErrorKind::ServiceUnavailable,
+        format_args!("the fleet store cannot answer: {error:#}"),
+    )
+}
+
+pub fn unix_seconds(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_secs()).unwrap_or(i64::MAX))
+}

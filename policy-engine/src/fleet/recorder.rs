@@ -1,0 +1,185 @@
+//! Recording update checks off the request path: a request puts its check
+//! in a bounded queue without waiting ([`Recorder::note`]; a full queue
+//! drops it, counted), and a supervised round takes the queue in batches of
+//! at most `batch_size`, each written in one transaction. A batch the store
+//! refused is kept and tried again next round, so a store that is down
+//! costs the requests nothing and loses at most what the queue cannot hold
+//! meanwhile; recording resumes by itself when the store is back.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwapOption;
+use fleet_store::{Check, FleetStore, StoreError};
+use parking_lot::Mutex;
+use service_kit::freshness::Freshness;
+use service_kit::secret::RedactedUrl;
+use tokio::sync::mpsc::{self, error::TrySendError};
+
+use super::metrics::FleetMetrics;
+
+/// How long one write may take before it counts as failed.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The store, opened on first use and again after it was unreachable.
+pub struct StoreHandle {
+    url: RedactedUrl,
+    open: ArcSwapOption<FleetStore>,
+}
+
+impl StoreHandle {
+    pub fn new(url: RedactedUrl) -> Self {
+        Self {
+            url,
+            open: ArcSwapOption::empty(),
+        }
+    }
+
+    /// The store as the logs and `/status` name it (no password).
+    pub fn shown(&self) -> String {
+        self.url.to_string()
+    }
+
+    /// The store if open (the recorder opens it).
+    pub fn current(&self) -> Option<Arc<FleetStore>> {
+        self.open.load_full()
+    }
+
+    /// The store, opened (and migrated) first if it is not.
+    pub async fn get(&self) -> Result<Arc<FleetStore>, StoreError> {
+        if let Some(store) = self.current() {
+            return Ok(store);
+        }
+        let store = Arc::new(FleetStore::open(self.url.expose().as_str(), &self.shown()).await?);
+        self.open.store(Some(store.clone()));
+        Ok(store)
+    }
+}
+
+/// What `/status` shows of the recorder.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct RecorderStatus {
+    pub queued: usize,
+    pub queue_capacity: usize,
+    /// Checks of a refused batch, waiting to be tried again.
+    pub retrying: usize,
+    pub written: u64,
+    pub dropped: u64,
+    /// When a batch was last written, and the last failure since.
+    #[serde(flatten)]
+    pub freshness: Freshness,
+}
+
+pub struct Recorder {
+    sender: mpsc::Sender<Check>,
+    writer: tokio::sync::Mutex<Writer>,
+    store: Arc<StoreHandle>,
+    metrics: FleetMetrics,
+    freshness: Mutex<Freshness>,
+    retrying: Mutex<usize>,
+}
+
+/// The receiving end, held by the round that writes.
+struct Writer {
+    receiver: mpsc::Receiver<Check>,
+    /// A batch the store refused, tried again first.
+    refused: Vec<Check>,
+    batch_size: usize,
+}
+
+impl Recorder {
+    pub fn new(store: Arc<StoreHandle>, capacity: usize, batch_size: usize, metrics: FleetMetrics) -> Self {
+        let (sender, receiver) = mpsc::channel(capacity.max(1));
+        Self {
+            sender,
+            writer: tokio::sync::Mutex::new(Writer {
+                receiver,
+                refused: Vec::new(),
+                batch_size: batch_size.max(1),
+            }),
+            store,
+            metrics,
+            freshness: Mutex::new(Freshness::default()),
+            retrying: Mutex::new(0),
+        }
+    }
+
+    /// Queues `check` without waiting; dropped (and counted) when the
+    /// queue is full.
+    pub fn note(&self, check: Check) {
+        let outcome = match self.sender.try_send(check) {
+            Ok(()) => "queued",
+            Err(TrySendError::Full(_) | TrySendError::Closed(_)) => "dropped",
+        };
+        self.metrics.checks.with_label_values(&[outcome]).inc();
+    }
+
+    pub fn queued(&self) -> usize {
+        self.sender.max_capacity() - self.sender.capacity()
+    }
+
+    /// One round: writes what is queued, batch after batch, until the queue
+    /// is empty or the store fails (the failed batch is kept for the next
+    /// round).
+    pub async fn write_queued(&self) {
+        let mut writer = self.writer.lock().await;
+        loop {
+            let mut batch = std::mem::take(&mut writer.refused);
+            while batch.len() < writer.batch_size {
+                match writer.receiver.try_recv() {
+                    Ok(check) => batch.push(check),
+                    Err(_) => break,
+                }
+            }
+            if batch.is_empty() {
+                return;
+            }
+            match self.write(&batch).await {
+                Ok(()) => {
+                    self.metrics.written.inc_by(batch.len() as u64);
+                    *self.retrying.lock() = 0;
+                    let mut freshness = self.freshness.lock();
+                    if freshness.is_stale() {
+                        tracing::info!(store = %self.store.shown(), "fleet store takes update checks again");
+                    }
+                    freshness.succeeded(SystemTime::now());
+                }
+                Err(error) => {
+                    self.metrics.store_errors.inc();
+                    // Once per outage: a round a second would flood the log.
+                    if !self.freshness.lock().is_stale() {
+                        tracing::warn!(store = %self.store.shown(), %error,
+                            "fleet store refused a batch of update checks; keeping it and trying again");
+                    }
+                    self.freshness.lock().failed(SystemTime::now(), &error);
+                    *self.retrying.lock() = batch.len();
+                    writer.refused = batch;
+                    return;
+                }
+            }
+        }
+    }
+
+    async fn write(&self, batch: &[Check]) -> Result<(), String> {
+        let attempt = async {
+            let store = self.store.get().await?;
+            store.record(batch).await
+        };
+        match tokio::time::timeout(WRITE_TIMEOUT, attempt).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(format!("{:#}", anyhow::Error::new(error))),
+            Err(_) => Err(format!("writing took more than {} s", WRITE_TIMEOUT.as_secs())),
+        }
+    }
+
+    pub fn status(&self) -> RecorderStatus {
+        RecorderStatus {
+            queued: self.queued(),
+            queue_capacity: self.sender.max_capacity(),
+            retrying: *self.retrying.lock(),
+            written: self.metrics.written.get(),
+            dropped: self.metrics.checks.with_label_values(&["dropped"]).get(),
+            freshness: self.freshness.lock().clone(),
+        }
+    }
+}

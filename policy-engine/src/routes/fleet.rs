@@ -1,0 +1,116 @@
+//! `GET {prefix}/v1/fleet/...` on the status port (operators only: cluster
+//! ids are not public), with a fleet store: the documents of
+//! [`crate::fleet::answers`].
+//!
+//! - `versions?channel=&arch=&active_hours=`: clusters per version.
+//! - `adoption?version=&hours=168`: arrivals at a version per hour.
+//! - `rollouts`: how the policy file's rollouts move the fleet.
+//! - `stuck?channel=&arch=&active_hours=`: nowhere to go, or not moving.
+//! - `clusters/{id}`: one cluster's history.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use cincinnati_core::ApiError;
+use http_answers::query::QueryParameters;
+use http_answers::routes::get_or_head;
+use http_answers::{HttpError, PathPrefix};
+
+use crate::engine::Engine;
+use crate::fleet::Fleet;
+use crate::fleet::answers::Asked;
+use crate::fleet::graphs::upstream_graphs;
+
+pub const PATH: &str = "/v1/fleet";
+
+/// Hours an adoption answer looks back by default: a week.
+const ADOPTION_HOURS: u64 = 168;
+
+/// The routes, for the status server (with a fleet store only).
+pub fn configure(
+    prefix: &PathPrefix,
+    engine: Arc<Engine>,
+    fleet: Arc<Fleet>,
+) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+    let base = prefix.join(PATH);
+    let engine = web::Data::from(engine);
+    let fleet = web::Data::from(fleet);
+    move |config| {
+        for route in [
+            get_or_head(&format!("{base}/versions"), versions),
+            get_or_head(&format!("{base}/adoption"), adoption),
+            get_or_head(&format!("{base}/rollouts"), rollouts),
+            get_or_head(&format!("{base}/stuck"), stuck),
+            get_or_head(&format!("{base}/clusters/{{id}}"), cluster),
+        ] {
+            config.service(route.app_data(engine.clone()).app_data(fleet.clone()));
+        }
+    }
+}
+
+/// A whole number of hours from parameter `name`, at least 1.
+fn hours(query: &QueryParameters, name: &str) -> Result<Option<u64>, ApiError> {
+    query
+        .get(name)
+        .map(|raw| {
+            raw.parse::<u64>()
+                .ok()
+                .filter(|hours| (1..=24 * 366 * 10).contains(hours))
+                .ok_or_else(|| ApiError::invalid_param(name, raw, "^[1-9][0-9]*$ (hours, up to ten years)"))
+        })
+        .transpose()
+}
+
+fn asked(request: &HttpRequest) -> Result<Asked, ApiError> {
+    let query = QueryParameters::parse(request.query_string());
+    Ok(Asked {
+        channel: query.get("channel").map(str::to_owned),
+        arch: query.get("arch").map(str::to_owned),
+        active: hours(&query, "active_hours")?.map(|hours| Duration::from_secs(hours * 3600)),
+    })
+}
+
+async fn versions(request: HttpRequest, fleet: web::Data<Fleet>) -> Result<HttpResponse, HttpError> {
+    let asked = asked(&request)?;
+    Ok(HttpResponse::Ok().json(fleet.versions(&asked, SystemTime::now()).await?))
+}
+
+async fn adoption(request: HttpRequest, fleet: web::Data<Fleet>) -> Result<HttpResponse, HttpError> {
+    let query = QueryParameters::parse(request.query_string());
+    let version = query
+        .get("version")
+        .ok_or_else(|| ApiError::missing_params(&["version"]))?;
+    let within = hours(&query, "hours")?.unwrap_or(ADOPTION_HOURS);
+    let answer = fleet
+        .adoption(version, Duration::from_secs(within * 3600), SystemTime::now())
+        .await?;
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+async fn rollouts(engine: web::Data<Engine>, fleet: web::Data<Fleet>) -> Result<HttpResponse, HttpError> {
+    let now = SystemTime::now();
+    let rollouts = engine
+        .cluster_policy()
+        .map(|policy| policy.current().rollouts().to_vec())
+        .unwrap_or_default();
+    let pairs = fleet.pairs(&Asked::default(), now).await?;
+    let graphs = upstream_graphs(engine.feeds(), &pairs).await?;
+    Ok(HttpResponse::Ok().json(fleet.rollouts(&rollouts, &graphs, now).await?))
+}
+
+async fn stuck(
+    request: HttpRequest,
+    engine: web::Data<Engine>,
+    fleet: web::Data<Fleet>,
+) -> Result<HttpResponse, HttpError> {
+    let now = SystemTime::now();
+    let asked = asked(&request)?;
+    let pairs = fleet.pairs(&asked, now).await?;
+    let graphs = upstream_graphs(engine.feeds(), &pairs).await?;
+    Ok(HttpResponse::Ok().json(fleet.stuck(&asked, &graphs, now).await?))
+}
+
+async fn cluster(id: web::Path<String>, fleet: web::Data<Fleet>) -> Result<HttpResponse, HttpError> {
+    Ok(HttpResponse::Ok().json(fleet.cluster(&id, SystemTime::now()).await?))
+}
