@@ -55,10 +55,12 @@ pids=()
 # The services log to the terminal; in a check, to files (shown on failure).
 logs=
 $check && logs=$(mktemp -d)
+fleet=
 stop() {
     kill "${pids[@]}" 2>/dev/null || true
     wait 2>/dev/null || true
     [[ -z $logs ]] || rm -rf "$logs"
+    [[ -z $fleet ]] || rm -rf "$fleet"
 }
 trap stop EXIT
 trap 'exit 130' INT TERM
@@ -77,10 +79,14 @@ service graph-builder "$bin/graph-builder" -c deploy/demo/graph-builder.toml
 service public-engine "$bin/policy-engine" -v --service.port 8081 --status.port 9081 --service.path_prefix "$prefix" \
     --service.mandatory_client_parameters channel \
     --upstream.cincinnati.url "http://127.0.0.1:8080$prefix/graph"
+# The in-cluster engine records its clusters' update checks (docs/fleet.md)
+# in a SQLite file that lives as long as the demo.
+fleet=$(mktemp -d)
 service cluster-engine "$bin/policy-engine" -v --service.port 8082 --status.port 9082 --service.path_prefix "$prefix" \
     --service.mandatory_client_parameters channel \
     --upstream.cincinnati.url "http://127.0.0.1:8081$prefix/graph" \
-    --cluster_policy.file deploy/demo/policy.yaml
+    --cluster_policy.file deploy/demo/policy.yaml \
+    --fleet.store "sqlite://$fleet/fleet.db"
 service metadata-helper "$bin/metadata-helper" -v --service.port 8083 --status.port 9083 --service.path_prefix "$prefix" \
     --signatures.dir testdata/demo/signatures
 
@@ -120,6 +126,40 @@ e = json.load(sys.stdin)
 r = next(r for r in e["rollouts"] if r["target"] == "4.18.52")
 print("%.1f%% %.1f%% %s" % (r["progress_percent"], e["place_percent"], "yes" if r["offered"] else "no"))'
 }
+# A few simulated clusters, so the fleet view is not empty: 60 clusters ask
+# the in-cluster engine as the CVO does, on 4.18.40, 4.18.45 and 4.18.51;
+# those on 4.18.51 the rollout offers 4.18.52 to take it and ask again.
+simulate_fleet() {
+    python3 - "http://127.0.0.1:8082$prefix/graph" <<'PY'
+import json, sys, urllib.request
+url = sys.argv[1]
+def ask(n, version):
+    id = "dec0de00-%04x-4a11-8b22-0123456789ab" % n
+    query = "?channel=stable-4.18&arch=amd64&version=%s&id=%s" % (version, id)
+    request = urllib.request.Request(url + query, headers={"Accept": "application/json"})
+    with urllib.request.urlopen(request) as answer:
+        graph = json.load(answer)
+    versions = [node["version"] for node in graph["nodes"]]
+    return {versions[b] for a, b in graph["edges"] if versions[a] == version}
+checks = 0
+for n in range(60):
+    version = ("4.18.40", "4.18.45", "4.18.51")[n % 3]
+    offered = ask(n, version)
+    checks += 1
+    if version == "4.18.51" and "4.18.52" in offered:
+        ask(n, "4.18.52")
+        checks += 1
+print(checks)
+PY
+}
+checks=$(simulate_fleet) || { echo "demo: the simulated clusters were not answered" >&2; exit 1; }
+# Written within a second (fleet.flush_interval_ms); wait for all of them.
+for _ in $(seq 1 100); do
+    written=$(curl -fs http://127.0.0.1:9082/status | python3 -c 'import json, sys; print(json.load(sys.stdin)["fleet"]["recorder"]["written"])')
+    [[ $written -ge $checks ]] && break
+    sleep 0.1
+done
+
 first=c0ffee00-0000-4a11-8b22-0123456789ab
 second=c0ffee00-0001-4a11-8b22-0123456789ab
 no_figures() { echo "demo: the in-cluster engine did not explain the rollout of 4.18.52" >&2; exit 1; }
@@ -169,6 +209,12 @@ note "why: groups, rollout places, which rule removed which update, production's
     "own risk on 4.18.44 (status port only)"
 example 0 '"groups":\["production"\].*"max_version":"4\.18\.45"' \
     "curl -s 'http://127.0.0.1:9082$prefix/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.40&id=5ca1ab1e-0000-4000-8000-00000000d0e5'; echo"
+note "the fleet view (docs/fleet.md, status port only): what the in-cluster engine's" \
+    "clusters run, and how the rollout of 4.18.52 moves them"
+example 0 '"kind":"FleetVersions".*"version":"4\.18\.52"' \
+    "curl -s 'http://127.0.0.1:9082$prefix/v1/fleet/versions'; echo"
+example 0 '"target":"4\.18\.52".*"arrived":[1-9]' \
+    "curl -s 'http://127.0.0.1:9082$prefix/v1/fleet/rollouts'; echo"
 note "the public engine, multi-arch releases, gzip"
 example 0 '^\{"version":1,"nodes":\[.*candidate-4\.19.*"multi"' \
     "curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo"

@@ -191,6 +191,8 @@ class Checker:
             self.check_configured_paths(deployment, container, toml_text)
         if service == "metadata-helper":
             self.check_signature_paths(deployment, container, settings)
+        if service == "policy-engine":
+            self.check_fleet_paths(deployment, container, settings)
         self.containers.append((deployment, container, service, settings))
 
     def materialise_config_maps(self, deployment, container, root):
@@ -292,6 +294,29 @@ class Checker:
             volume = volumes.get(mount["name"], {})
             if writable and (mount.get("readOnly") or "configMap" in volume or "secret" in volume):
                 self.error(deployment, f"signatures.{key} = {path} is on a read-only volume")
+
+    def check_fleet_paths(self, deployment, container, settings):
+        """A SQLite fleet store must be on a writable volume (the root
+        filesystem is read-only, and the fleet must outlive the pod); the
+        store's password file and the id hash key on a volume."""
+        mounts = container.get("volumeMounts", [])
+        volumes = {volume["name"]: volume for volume in pod_spec(deployment).get("volumes", [])}
+        store = setting(settings, "fleet.store") or ""
+        paths = []
+        if store.startswith("sqlite:"):
+            paths.append(("fleet.store", urllib.parse.urlsplit(store).path, True))
+        for key in ("store_password_file", "hash_key_file"):
+            path = setting(settings, f"fleet.{key}")
+            if path:
+                paths.append((f"fleet.{key}", path, False))
+        for name, path, writable in paths:
+            mount = next((m for m in mounts if is_under(path, m["mountPath"])), None)
+            if mount is None:
+                self.error(deployment, f"{name} = {path} is on no volume mount")
+                continue
+            volume = volumes.get(mount["name"], {})
+            if writable and (mount.get("readOnly") or "persistentVolumeClaim" not in volume):
+                self.error(deployment, f"{name} = {path} is not on a writable PersistentVolumeClaim")
 
     # -- 3. how the objects fit together ----------------------------------
 
@@ -641,14 +666,18 @@ def set_arg(flag, value):
 
 def set_env(name, value):
     def mutate(docs):
-        env = container("Deployment", PE)(docs).setdefault("env", [])
-        for variable in env:
-            if variable["name"] == name:
-                variable["value"] = value
-                return
-        env.append({"name": name, "value": value})
+        set_env_of(container("Deployment", PE)(docs), name, value)
 
     return mutate
+
+
+def set_env_of(target, name, value):
+    env = target.setdefault("env", [])
+    for variable in env:
+        if variable["name"] == name:
+            variable["value"] = value
+            return
+    env.append({"name": name, "value": value})
 
 
 # (what is broken, how, a fragment of the error that must be reported)
@@ -683,6 +712,8 @@ BREAKAGES = [
     ("a helper following the wrong prefix", edit_helper_config("/api/upgrades_info/graph-data", "/graph-data"), "serves /api/upgrades_info/graph-data"),
     ("the helper's work directory off its volume", edit_helper_config("/var/cache/metadata-helper", "/tmp/signatures"), "is on no volume mount"),
     ("a helper probe on the wrong path", lambda d: container("Deployment", MH)(d)["livenessProbe"]["httpGet"].update({"path": "/liveness"}), "livenessProbe path"),
+    ("the fleet store's password file off its volume", lambda d: set_env_of(container("Deployment", PE + "-public")(d), "CINCINNATI_PE_FLEET__STORE_PASSWORD_FILE", "/tmp/password"), "is on no volume mount"),
+    ("a SQLite fleet store on the container's filesystem", lambda d: set_env_of(container("Deployment", PE + "-public")(d), "CINCINNATI_PE_FLEET__STORE", "sqlite:///tmp/fleet.db"), "is on no volume mount"),
     ("a NetworkPolicy on a missing port", lambda d: by("NetworkPolicy", GB)(d)["spec"]["ingress"][0]["ports"][0].update({"port": "grpah"}), "is no container port"),
 ]
 

@@ -52,6 +52,8 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+    #[error("the fleet store's password: {0}")]
+    Password(String),
     #[error("applying the fleet store's schema migrations")]
     Migrate(#[source] sqlx::migrate::MigrateError),
     #[error("fleet store: {what}")]

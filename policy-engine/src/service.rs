@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use http_answers::PathPrefix;
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::cluster_policy::ClusterPolicy;
@@ -116,9 +115,10 @@ impl Service for PolicyEngine {
             let feeds = feeds.clone();
             async move { feeds.refresh_round().await }
         });
-        kit.status_routes(routes::explain::configure(
-            &service.api.path_prefix,
+        kit.status_routes(routes::configure_status(
+            service.api.path_prefix.clone(),
             engine.clone(),
+            service.requests.caching(),
         ));
         if let Some(policy) = engine.cluster_policy().cloned() {
             kit.spawn_every(policy.reload_schedule(), move || {
@@ -127,7 +127,7 @@ impl Service for PolicyEngine {
             });
         }
         if let Some(fleet) = engine.fleet().cloned() {
-            start_fleet(kit, &service.api.path_prefix, &engine, fleet);
+            start_fleet(kit, fleet);
         }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());
         kit.ready_when(move || ready.is_ready());
@@ -143,9 +143,8 @@ impl PolicyEngine {
     }
 }
 
-/// The fleet's rounds (writing, pruning, the per-version gauges) and its
-/// status routes.
-fn start_fleet(kit: &mut Kit<EngineMetrics>, prefix: &PathPrefix, engine: &Arc<Engine>, fleet: Arc<Fleet>) {
+/// The fleet's rounds: writing, pruning, the per-version gauges.
+fn start_fleet(kit: &mut Kit<EngineMetrics>, fleet: Arc<Fleet>) {
     let writer = fleet.clone();
     kit.spawn_every(fleet.recording_schedule(), move || {
         let writer = writer.clone();
@@ -163,5 +162,4 @@ fn start_fleet(kit: &mut Kit<EngineMetrics>, prefix: &PathPrefix, engine: &Arc<E
         let counter = counter.clone();
         async move { counter.refresh_version_gauges(SystemTime::now()).await }
     });
-    kit.status_routes(routes::fleet::configure(prefix, engine.clone(), fleet));
 }

@@ -115,7 +115,8 @@ pub struct FleetSettings {
     /// `postgres://user:password@host/db` (engines sharing a fleet); none:
     /// nothing is recorded.
     pub store: Option<RedactedUrl>,
-    /// A file holding the store's password (PostgreSQL), instead of the URL.
+    /// A file holding the store's password (PostgreSQL), instead of the
+    /// URL; read whenever the store is opened.
     pub store_password_file: Option<PathBuf>,
     /// Stores a keyed hash of each cluster id instead of the id.
     pub hash_ids: bool,
@@ -481,20 +482,6 @@ impl FleetSettings {
                 reason: error.to_string(),
             })
         };
-        let store = match &self.store_password_file {
-            None => store.clone(),
-            Some(path) => {
-                let password = read("store_password_file", path)?;
-                let password = String::from_utf8_lossy(password.trim_ascii()).into_owned();
-                store
-                    .with_password(&password)
-                    .map_err(|reason| SettingsError::FleetFile {
-                        setting: "store_password_file",
-                        path: path.display().to_string(),
-                        reason,
-                    })?
-            }
-        };
         let keys = match (self.hash_ids, &self.hash_key_file) {
             (false, _) => ClusterKeys::Ids,
             (true, None) => return Err(SettingsError::FleetHashWithoutKey),
@@ -508,7 +495,11 @@ impl FleetSettings {
         };
         let hours = |hours: u64| Duration::from_secs(hours.max(1) * 3600);
         Ok(Some(FleetPlan {
-            store,
+            store: store.clone(),
+            // Read when the store is opened: a Secret that is rotated is
+            // taken at the next opening, and a missing one is an outage of
+            // the store, not of the engine.
+            password_file: self.store_password_file.clone(),
             keys,
             queue_capacity: self.queue_capacity.max(1),
             batch_size: self.batch_size.max(1),
@@ -585,6 +576,50 @@ mod tests {
             error.contains("cincinnati-graph-fetch") && error.contains("upstrem"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_fleet_store_is_sqlite_or_postgres_with_its_secrets_from_files() {
+        assert!(
+            Settings::default().resolve().unwrap().fleet.is_none(),
+            "off by default"
+        );
+        let error = settings("[fleet]\nstore = \"mysql://fleet@db/fleet\"\n")
+            .resolve()
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "fleet.store mysql://fleet@db/fleet: neither sqlite: nor postgres://"
+        );
+        let error = settings("[fleet]\nstore = \"sqlite:///f.db\"\nhash_ids = true\n")
+            .resolve()
+            .unwrap_err();
+        assert!(matches!(error, SettingsError::FleetHashWithoutKey), "{error}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let (password, key) = (dir.path().join("password"), dir.path().join("key"));
+        std::fs::write(&password, "hunter2\n").unwrap();
+        std::fs::write(&key, "0123456789abcdef\n").unwrap();
+        let fleet = settings(&format!(
+            "[fleet]\nstore = \"postgres://fleet@db/fleet\"\nstore_password_file = {password:?}\n\
+             hash_ids = true\nhash_key_file = {key:?}\nretention_days = 0\n"
+        ))
+        .resolve()
+        .unwrap()
+        .fleet
+        .unwrap();
+        assert_eq!(fleet.password_file.as_deref(), Some(password.as_path()));
+        assert!(matches!(fleet.keys, ClusterKeys::Hashed(_)));
+        assert_eq!(fleet.retention, None, "0 days: kept for ever");
+
+        let missing = settings(&format!(
+            "[fleet]\nstore = \"sqlite:///f.db\"\nhash_ids = true\nhash_key_file = {:?}\n",
+            dir.path().join("nope")
+        ))
+        .resolve()
+        .unwrap_err()
+        .to_string();
+        assert!(missing.starts_with("fleet.hash_key_file "), "{missing}");
     }
 
     #[test]

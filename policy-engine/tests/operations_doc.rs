@@ -58,6 +58,13 @@ async fn every_metric_is_documented_with_its_type_and_labels() {
     let mut settings = Settings::default();
     settings.service.api.port = 0;
     settings.status.port = 0;
+    // With a fleet store, so that the fleet's metrics are registered too.
+    let dir = tempfile::tempdir().unwrap();
+    settings.fleet.store = Some(
+        format!("sqlite://{}", dir.path().join("fleet.db").display())
+            .parse()
+            .unwrap(),
+    );
     let engine = Application::build(&settings).unwrap();
     doc_tables::check_metric_table(DOC, SERVICE, &engine.metrics().described());
 }

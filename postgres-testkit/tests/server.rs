@@ -15,7 +15,6 @@ use sqlx::{Connection, PgConnection};
 /// Bounds a wait for the system to reach a state; never a measurement.
 const WAIT_BOUND: Duration = Duration::from_secs(60);
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
-/// Set for the helper process of `a_server_dies_with_the_test_process_that_started_it`.
 
 async fn connect(url: &str) -> PgConnection {
     PgConnection::connect(url)

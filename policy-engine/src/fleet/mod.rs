@@ -25,6 +25,7 @@ pub mod keys;
 pub mod metrics;
 pub mod recorder;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -47,6 +48,8 @@ const MAX_FIELD_BYTES: usize = 64;
 #[derive(Debug, Clone)]
 pub struct FleetPlan {
     pub store: RedactedUrl,
+    /// Where the store's password is, if not in `store`.
+    pub password_file: Option<PathBuf>,
     pub keys: ClusterKeys,
     pub queue_capacity: usize,
     pub batch_size: usize,
@@ -94,7 +97,7 @@ pub struct FleetStatus {
 
 impl Fleet {
     pub fn new(plan: FleetPlan, metrics: FleetMetrics) -> Self {
-        let store = Arc::new(StoreHandle::new(plan.store));
+        let store = Arc::new(StoreHandle::new(plan.store, plan.password_file));
         Self {
             keys: plan.keys,
             recorder: Recorder::new(
@@ -255,4 +258,63 @@ fn unavailable(error: &anyhow::Error) -> ApiError {
 pub fn unix_seconds(at: SystemTime) -> i64 {
     at.duration_since(UNIX_EPOCH)
         .map_or(0, |since| i64::try_from(since.as_secs()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use service_kit::metrics::MetricRegistry;
+
+    use super::*;
+    use crate::query::QueryRules;
+
+    const ID: &str = "0F2A9C4E-5B1D-4C3E-8F7A-1B2C3D4E5F60";
+
+    fn fleet() -> Fleet {
+        let plan = FleetPlan {
+            store: "sqlite:///nowhere/fleet.db".parse().unwrap(),
+            password_file: None,
+            keys: ClusterKeys::Ids,
+            queue_capacity: 10,
+            batch_size: 10,
+            flush_interval: Duration::from_secs(1),
+            retention: None,
+            windows: Windows {
+                active: Duration::from_secs(3600),
+                silent: Duration::from_secs(3600),
+                stuck: Duration::from_secs(86_400),
+            },
+        };
+        Fleet::new(
+            plan,
+            FleetMetrics::register(&MetricRegistry::new("test").unwrap()).unwrap(),
+        )
+    }
+
+    fn check(query: &str) -> Result<Check, &'static str> {
+        let query = ClientQuery::parse(query, &QueryRules::default()).unwrap();
+        fleet().check_of(&query, "arm64", UNIX_EPOCH + Duration::from_secs(1_000))
+    }
+
+    #[test]
+    fn a_check_is_a_valid_id_on_a_channel_and_a_release_version() {
+        let made = check(&format!("channel=stable-4.18&version=4.18.1&id={ID}")).unwrap();
+        assert_eq!(made.cluster, ID.to_lowercase());
+        assert_eq!(
+            (made.arch.as_str(), made.at),
+            ("arm64", 1_000),
+            "the default architecture"
+        );
+        assert!((made.place - ClusterId::parse(ID).unwrap().place().percent()).abs() < 1e-9);
+
+        assert_eq!(check("channel=stable-4.18&version=4.18.1"), Err("without_id"));
+        for invalid in [
+            "channel=stable-4.18&version=4.18.1&id=not-a-uuid",
+            &format!("channel=stable-4.18&version=banana&id={ID}"),
+            &format!("channel=stable-4.18&id={ID}"),
+            &format!("version=4.18.1&id={ID}"),
+            &format!("channel={}&version=4.18.1&id={ID}", "a".repeat(65)),
+        ] {
+            assert_eq!(check(invalid), Err("invalid"), "{invalid}");
+        }
+    }
 }

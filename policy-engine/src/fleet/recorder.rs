@@ -6,6 +6,7 @@
 //! costs the requests nothing and loses at most what the queue cannot hold
 //! meanwhile; recording resumes by itself when the store is back.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -24,14 +25,19 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The store, opened on first use and again after it was unreachable.
 pub struct StoreHandle {
     url: RedactedUrl,
+    password_file: Option<PathBuf>,
     open: ArcSwapOption<FleetStore>,
+    /// One opening at a time: two would apply the migrations twice.
+    opening: tokio::sync::Mutex<()>,
 }
 
 impl StoreHandle {
-    pub fn new(url: RedactedUrl) -> Self {
+    pub fn new(url: RedactedUrl, password_file: Option<PathBuf>) -> Self {
         Self {
             url,
+            password_file,
             open: ArcSwapOption::empty(),
+            opening: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -50,7 +56,21 @@ impl StoreHandle {
         if let Some(store) = self.current() {
             return Ok(store);
         }
-        let store = Arc::new(FleetStore::open(self.url.expose().as_str(), &self.shown()).await?);
+        let _opening = self.opening.lock().await;
+        if let Some(store) = self.current() {
+            return Ok(store);
+        }
+        let url = match &self.password_file {
+            None => self.url.clone(),
+            Some(path) => {
+                let password = tokio::fs::read(path)
+                    .await
+                    .map_err(|error| StoreError::Password(format!("reading {}: {error}", path.display())))?;
+                let password = String::from_utf8_lossy(password.trim_ascii()).into_owned();
+                self.url.with_password(&password).map_err(StoreError::Password)?
+            }
+        };
+        let store = Arc::new(FleetStore::open(url.expose().as_str(), &self.shown()).await?);
         self.open.store(Some(store.clone()));
         Ok(store)
     }
@@ -181,5 +201,102 @@ impl Recorder {
             dropped: self.metrics.checks.with_label_values(&["dropped"]).get(),
             freshness: self.freshness.lock().clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use service_kit::metrics::MetricRegistry;
+
+    use super::*;
+
+    fn check(cluster: &str) -> Check {
+        Check {
+            cluster: cluster.into(),
+            channel: "stable-4.18".into(),
+            arch: "amd64".into(),
+            version: "4.18.1".into(),
+            place: 1.0,
+            at: 1,
+        }
+    }
+
+    fn recorder(url: &str, capacity: usize, batch_size: usize) -> Recorder {
+        let metrics = FleetMetrics::register(&MetricRegistry::new("test").unwrap()).unwrap();
+        Recorder::new(
+            Arc::new(StoreHandle::new(url.parse().unwrap(), None)),
+            capacity,
+            batch_size,
+            metrics,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_drops_and_counts_and_a_round_writes_every_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = recorder(
+            &format!("sqlite://{}", dir.path().join("fleet.db").display()),
+            3,
+            2,
+        );
+        for cluster in ["a", "b", "c", "d"] {
+            recorder.note(check(cluster));
+        }
+        let status = recorder.status();
+        assert_eq!((status.queued, status.dropped), (3, 1));
+        recorder.write_queued().await;
+        let status = recorder.status();
+        assert_eq!((status.queued, status.written, status.retrying), (0, 3, 0));
+        assert!(status.freshness.last_success().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_refused_batch_is_kept_for_the_next_round() {
+        // A directory where the file should be: the store cannot open.
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = recorder(&format!("sqlite://{}", dir.path().display()), 10, 10);
+        recorder.note(check("a"));
+        recorder.write_queued().await;
+        let status = recorder.status();
+        assert_eq!((status.queued, status.retrying, status.written), (0, 1, 0));
+        assert!(status.freshness.is_stale());
+        recorder.note(check("b"));
+        recorder.write_queued().await;
+        assert_eq!(
+            recorder.status().retrying,
+            2,
+            "the refused batch and the new check"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_password_file_is_read_when_the_store_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("password");
+        let handle = StoreHandle::new(
+            "postgres://fleet@127.0.0.1:1/fleet".parse().unwrap(),
+            Some(file.clone()),
+        );
+        let error = handle.get().await.unwrap_err().to_string();
+        assert!(
+            error.starts_with("the fleet store's password: reading "),
+            "{error}"
+        );
+        std::fs::write(&file, "hunter2\n").unwrap();
+        let error = format!("{:#}", anyhow::Error::new(handle.get().await.unwrap_err()));
+        assert!(
+            error.starts_with("connecting to the fleet store postgres://fleet@127.0.0.1:1/fleet"),
+            "{error}"
+        );
+        assert!(!error.contains("hunter2"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn questions_and_the_recorder_opening_at_once_migrate_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("fleet.db").display());
+        let handle = StoreHandle::new(url.parse().unwrap(), None);
+        let (first, second) = tokio::join!(handle.get(), handle.get());
+        assert!(Arc::ptr_eq(&first.unwrap(), &second.unwrap()));
     }
 }

@@ -18,7 +18,7 @@ pub const PATH: &str = "/v1/explain-cluster";
 pub fn configure(
     prefix: &PathPrefix,
     engine: Arc<Engine>,
-) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static + use<> {
     let path = prefix.join(PATH);
     let engine = web::Data::from(engine);
     move |config| {

@@ -32,7 +32,7 @@ pub fn configure(
     prefix: &PathPrefix,
     engine: Arc<Engine>,
     fleet: Arc<Fleet>,
-) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static + use<> {
     let base = prefix.join(PATH);
     let engine = web::Data::from(engine);
     let fleet = web::Data::from(fleet);

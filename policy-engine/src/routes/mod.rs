@@ -1,6 +1,6 @@
 //! The client API: `{prefix}/graph`, `{prefix}/v1/graph`, `{prefix}/openapi`,
-//! `{prefix}/v1/openapi`; and on the status port, [`explain`] and
-//! [`fleet`].
+//! `{prefix}/v1/openapi`; and on the status port, [`explain`], [`fleet`]
+//! (with a fleet store) and their own `{prefix}/openapi`.
 
 pub mod explain;
 pub mod fleet;
@@ -37,6 +37,32 @@ pub fn configure(
         }
         for path in ["/openapi", "/v1/openapi"] {
             config.service(get_or_head(&prefix.join(path), openapi::openapi));
+        }
+    }
+}
+
+/// The status port's routes under `prefix`, as its [`openapi`] document
+/// (served there too) describes them.
+pub fn configure_status(
+    prefix: PathPrefix,
+    engine: Arc<Engine>,
+    caching: CachePolicy,
+) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+    let openapi = web::Data::new(OpenApiDocument::status(&prefix, engine.fleet().is_some()));
+    let caching = web::Data::new(caching);
+    let explain = explain::configure(&prefix, engine.clone());
+    let fleet = (engine.fleet().cloned()).map(|fleet| fleet::configure(&prefix, engine.clone(), fleet));
+    move |config| {
+        explain(config);
+        if let Some(fleet) = &fleet {
+            fleet(config);
+        }
+        for path in ["/openapi", "/v1/openapi"] {
+            config.service(
+                get_or_head(&prefix.join(path), openapi::openapi)
+                    .app_data(openapi.clone())
+                    .app_data(caching.clone()),
+            );
         }
     }
 }

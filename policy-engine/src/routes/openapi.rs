@@ -1,5 +1,8 @@
-//! `GET {prefix}/openapi`: the OpenAPI 3 document of the API as served:
-//! paths under the prefix, mandatory parameters marked required.
+//! `GET {prefix}/openapi`: the OpenAPI 3 documents as served: the API's
+//! (paths under the prefix, mandatory parameters marked required), and the
+//! status port's (its routes under the prefix, the fleet's only with a
+//! fleet store; the skeleton's probes, `/metrics` and `/status` at the
+//! root).
 
 use std::collections::BTreeSet;
 
@@ -8,27 +11,47 @@ use http_answers::accept::APPLICATION_JSON;
 use http_answers::{CachePolicy, PathPrefix, PreparedBody};
 use serde_json::{Value, json};
 
-/// The document with prefix-less paths; `served` adapts it.
+/// The documents with prefix-less paths; `served` and `status` adapt them.
 const TEMPLATE: &str = include_str!("openapi.json");
+const STATUS_TEMPLATE: &str = include_str!("status_openapi.json");
 
 /// The served document, prepared once at start-up.
 pub struct OpenApiDocument(PreparedBody);
 
 impl OpenApiDocument {
     pub fn served(prefix: &PathPrefix, required: &BTreeSet<String>) -> Self {
+        Self::adapted(TEMPLATE, |path, item| {
+            if path.ends_with("/graph") {
+                mark_required(&mut item["get"]["parameters"], required);
+            }
+            Some(prefix.join(path))
+        })
+    }
+
+    /// The status port's document; the fleet's paths only with `fleet`.
+    pub fn status(prefix: &PathPrefix, fleet: bool) -> Self {
+        Self::adapted(STATUS_TEMPLATE, |path, _| {
+            if path.starts_with("/v1/fleet/") && !fleet {
+                None
+            } else if path.starts_with("/v1/") {
+                Some(prefix.join(path))
+            } else {
+                Some(path.to_owned())
+            }
+        })
+    }
+
+    /// `template` with each path item passed through `adapt`, which gives
+    /// its served path (`None`: left out).
+    fn adapted(template: &str, adapt: impl Fn(&str, &mut Value) -> Option<String>) -> Self {
         let mut document: Value =
-            serde_json::from_str(TEMPLATE).expect("the embedded OpenAPI template is JSON");
+            serde_json::from_str(template).expect("the embedded OpenAPI template is JSON");
         let paths = document["paths"].as_object_mut().expect("the template has paths");
-        let prefixed: serde_json::Map<String, Value> = std::mem::take(paths)
+        let served: serde_json::Map<String, Value> = std::mem::take(paths)
             .into_iter()
-            .map(|(path, mut item)| {
-                if path.ends_with("/graph") {
-                    mark_required(&mut item["get"]["parameters"], required);
-                }
-                (prefix.join(&path), item)
-            })
+            .filter_map(|(path, mut item)| Some((adapt(&path, &mut item)?, item)))
             .collect();
-        *paths = prefixed;
+        *paths = served;
         Self(PreparedBody::new(
             serde_json::to_vec_pretty(&document).expect("a JSON value serialises"),
         ))

@@ -169,3 +169,69 @@ async fn every_restriction_the_document_declares_is_enforced() {
         }
     }
 }
+
+/// An engine with a fleet store and a policy file: every status route on.
+async fn status_documented_app(dir: &std::path::Path) -> (FakeUpstream, TestApp) {
+    let upstream = FakeUpstream::start(Behaviour::Graph(crate::support::small_graph())).await;
+    let mut settings = settings(&upstream.url());
+    settings.service.api.path_prefix = http_answers::PathPrefix::parse("api/upgrades_info");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(&policy, "groups: {canary: {}}\n").unwrap();
+    settings.cluster_policy.file = Some(policy);
+    settings.fleet.store = Some(
+        format!("sqlite://{}", dir.join("fleet.db").display())
+            .parse()
+            .unwrap(),
+    );
+    let app = spawn_ready(settings).await;
+    (upstream, app)
+}
+
+#[tokio::test]
+async fn the_status_port_documents_what_it_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_upstream, app) = status_documented_app(dir.path()).await;
+    let document = app.status_get("/api/upgrades_info/openapi").await.json();
+    assert_eq!(document["openapi"], "3.0.3");
+    let paths = document["paths"].as_object().unwrap();
+    assert!(
+        paths.contains_key("/api/upgrades_info/v1/fleet/versions"),
+        "{paths:?}"
+    );
+    assert!(paths.contains_key("/status"), "the skeleton's own at the root");
+    for (path, item) in paths {
+        let operation = &item["get"];
+        let example = operation["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|parameter| parameter["in"] == "path")
+            .map(|parameter| parameter["example"].as_str().unwrap());
+        let served = match example {
+            Some(example) => path.replace("{id}", example),
+            None => path.clone(),
+        };
+        let answer = app
+            .status_get(&format!("{served}?{}", required_query(operation, None)))
+            .await;
+        let code = answer.status.to_string();
+        assert!(
+            operation["responses"].get(&code).is_some(),
+            "{served} answered {code}, not documented: {}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        // The API's document is not the status port's.
+        assert!(!path.ends_with("/graph"), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn without_a_fleet_store_the_status_port_documents_no_fleet() {
+    let (_upstream, app) = documented_app().await;
+    let document = app.status_get("/api/upgrades_info/openapi").await.json();
+    let paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
+    assert!(paths.iter().all(|path| !path.contains("/fleet/")), "{paths:?}");
+    app.status_get("/api/upgrades_info/v1/fleet/versions")
+        .await
+        .assert_error(404, "does_not_exist");
+}

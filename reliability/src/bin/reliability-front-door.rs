@@ -311,6 +311,17 @@ async fn storm(
     args: &Args,
 ) -> anyhow::Result<()> {
     let url = format!("http://{}{}", target.host, target.path);
+    // Each front starts from a quiet engine: the sockets of the storm before
+    // (closed, but perhaps not yet accepted and read) hold no place in the
+    // engine's limit that a proxy's connections would then be refused.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while metrics::read(http, engine, OPEN_METRIC).await? > f64::from(ACTIVE) {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the engine's connections never went quiet"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let refused_before = metrics::read(http, engine, REFUSED_METRIC).await?;
     let load = Load::json(&url, ACTIVE, Duration::from_secs(args.storm_seconds)).start()?;
     // The clients are admitted before the storm begins.
@@ -344,6 +355,10 @@ async fn storm(
             refused > 0.0,
             Enforce::Always,
         );
+    } else {
+        // Silent sockets stop at the proxy; a refusal here would be the
+        // proxy's own connections.
+        report.figure(format!("{front}: connections the engine refused"), refused);
     }
     report.check(
         format!("{front}: keep-alive clients' answers other than 2xx during the storm"),
