@@ -9,7 +9,11 @@
 //! 2. slowloris connections (1,000) that never finish their request head,
 //!    while 64 connections load B: are others served, are they cut off;
 //! 3. a flood of distinct made-up channel names (100,000, or as many as
-//!    three minutes allow): A's and B's RSS must stay bounded.
+//!    three minutes allow): A's and B's RSS must stay bounded;
+//! 4. a flood of distinct made-up cluster ids (100,000, or as many as three
+//!    minutes allow), each an update check B records in its fleet store (a
+//!    SQLite file): B's RSS stays bounded, every check is stored once or
+//!    counted as dropped, the store grows by one cluster per id.
 //!
 //! The service binaries come from `E2E_BIN_DIR` (the script sets it, and
 //! raises the open-files limit: every idle connection is a descriptor).
@@ -44,7 +48,10 @@ struct Args {
     /// Distinct made-up channel names asked for…
     #[arg(long, default_value_t = 100_000)]
     channels: usize,
-    /// …unless this many seconds pass first.
+    /// Distinct made-up cluster ids asked with…
+    #[arg(long, default_value_t = 100_000)]
+    ids: usize,
+    /// …unless this many seconds pass first (each flood).
     #[arg(long, default_value_t = 180)]
     flood_seconds: u64,
     /// Seconds of load in each phase.
@@ -81,10 +88,16 @@ async fn main() -> anyhow::Result<ExitCode> {
     let workdir = tempfile::tempdir()?;
     // B admits the idle connections and the active load beside them, and no more.
     let limit = args.idle + ACTIVE as usize;
+    let fleet_store = format!("sqlite://{}", workdir.path().join("fleet.db").display());
     let chain = demo::Chain::start_with(
         workdir.path(),
         &demo::testdata().join("graph-data"),
-        &["--service.max_open_connections", &limit.to_string()],
+        &[
+            "--service.max_open_connections",
+            &limit.to_string(),
+            "--fleet.store",
+            &fleet_store,
+        ],
     )
     .await?;
     let (engine_a, engine_b) = (&chain.engine_a, &chain.engine_b);
@@ -189,11 +202,11 @@ async fn main() -> anyhow::Result<ExitCode> {
     // 3. Channel flood.
     let a = engine_a.pid().context("A runs")?;
     let (a_before, b_before) = (rss_mib(a)?, rss_mib(b)?);
-    let flood = flood_channels(
+    let flood = flood(
         &http,
-        engine_b,
         args.channels,
         Duration::from_secs(args.flood_seconds),
+        |number| demo::answer_url(engine_b, &format!("made-up-{number}")),
     )
     .await?;
     report.figure(
@@ -213,6 +226,9 @@ async fn main() -> anyhow::Result<ExitCode> {
             Enforce::Always,
         );
     }
+    // 4. Cluster id flood, recorded.
+    id_flood(&mut report, &http, engine_b, b, workdir.path(), &args).await?;
+
     let healthy = engine_b.status().await.is_ok() && engine_a.status().await.is_ok();
     report.check(
         "A and B alive after everything",
@@ -368,13 +384,13 @@ struct Flood {
     seconds: f64,
 }
 
-/// Asks B for `count` distinct channels nobody publishes, 64 at a time,
-/// until `limit` has passed.
-async fn flood_channels(
+/// Asks `count` distinct URLs (`url_of` each number), 64 at a time, until
+/// `limit` has passed.
+async fn flood(
     http: &reqwest::Client,
-    engine: &ServiceProcess,
     count: usize,
     limit: Duration,
+    url_of: impl Fn(usize) -> String,
 ) -> anyhow::Result<Flood> {
     let started = Instant::now();
     let mut ok = 0;
@@ -390,9 +406,7 @@ async fn flood_channels(
         {
             ok += usize::from(done?);
         }
-        let request = http
-            .get(demo::answer_url(engine, &format!("made-up-{number}")))
-            .header("Accept", "application/json");
+        let request = http.get(url_of(number)).header("Accept", "application/json");
         pending.spawn(async move {
             request
                 .send()
@@ -408,4 +422,85 @@ async fn flood_channels(
         ok,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// A version of the demo's channel: every made-up cluster runs it.
+const FLOOD_VERSION: &str = "4.18.40";
+
+/// Phase 4: `args.ids` made-up cluster ids ask B once each; B records them.
+async fn id_flood(
+    report: &mut Report,
+    http: &reqwest::Client,
+    engine: &ServiceProcess,
+    pid: u32,
+    workdir: &std::path::Path,
+    args: &Args,
+) -> anyhow::Result<()> {
+    let before = rss_mib(pid)?;
+    let base = demo::answer_url(engine, demo::CHANNEL);
+    let flood = flood(
+        http,
+        args.ids,
+        Duration::from_secs(args.flood_seconds),
+        |number| format!("{base}&version={FLOOD_VERSION}&id={number:08x}-f100-4d00-8000-000000000000"),
+    )
+    .await?;
+    report.figure(
+        "made-up cluster ids asked",
+        format!(
+            "{} of {} ({} answered 2xx) in {:.0} s",
+            flood.asked, args.ids, flood.ok, flood.seconds
+        ),
+    );
+    let grown = rss_mib(pid)? - before;
+    report.check(
+        "B's RSS growth from the id flood (MiB)",
+        format!("{grown:.1}"),
+        format!("< {FLOOD_TARGET_MIB}"),
+        grown < FLOOD_TARGET_MIB,
+        Enforce::Always,
+    );
+    // Every check of an answered request is written or counted as dropped.
+    let dropped_metric = "cincinnati_pe_fleet_checks_total{outcome=\"dropped\"}";
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (written, dropped) = loop {
+        let written = metrics::read(http, engine, "cincinnati_pe_fleet_checks_written_total").await?;
+        let dropped = metrics::read(http, engine, dropped_metric).await.unwrap_or(0.0);
+        if written + dropped >= flood.ok as f64 || Instant::now() >= deadline {
+            break (written, dropped);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    report.check(
+        "id flood: checks written + dropped (counted) = requests answered",
+        format!("{written} + {dropped} of {}", flood.ok),
+        "equal",
+        (written + dropped) as usize == flood.ok,
+        Enforce::Always,
+    );
+    let versions: serde_json::Value = http
+        .get(engine.status_url(&format!("{}/v1/fleet/versions", e2e::graph_builder::PATH_PREFIX)))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let stored = versions["clusters"].as_f64().unwrap_or(-1.0);
+    report.check(
+        "id flood: clusters the store holds = checks written (one per id)",
+        format!("{stored} of {written}"),
+        "equal",
+        stored == written,
+        Enforce::Always,
+    );
+    let bytes: u64 = ["fleet.db", "fleet.db-wal"]
+        .iter()
+        .filter_map(|name| std::fs::metadata(workdir.join(name)).ok())
+        .map(|metadata| metadata.len())
+        .sum();
+    report.figure(
+        "id flood: store bytes per cluster (SQLite, with the WAL)",
+        format!("{:.0}", bytes as f64 / stored.max(1.0)),
+    );
+    Ok(())
 }
