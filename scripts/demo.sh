@@ -215,6 +215,7 @@ example 0 '"kind":"FleetVersions".*"version":"4\.18\.52"' \
     "curl -s 'http://127.0.0.1:9082$prefix/v1/fleet/versions'; echo"
 example 0 '"target":"4\.18\.52".*"arrived":[1-9]' \
     "curl -s 'http://127.0.0.1:9082$prefix/v1/fleet/rollouts'; echo"
+example 0 '4\.18\.52' "$cli fleet rollouts"
 note "the public engine, multi-arch releases, gzip"
 example 0 '^\{"version":1,"nodes":\[.*candidate-4\.19.*"multi"' \
     "curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo"

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use cincinnati_client::Tier;
 use cincinnati_core::Version;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 use image_signature::store::SignatureStore;
 
 /// The Graph API clusters ask unless told otherwise.
@@ -13,7 +14,8 @@ pub const PUBLIC_URL: &str = "https://api.openshift.com/api/upgrades_info/graph"
 
 const EXIT_CODES: &str = "\
 Exit codes: 0 answered; 1 the answer is \"no\" (no update, no path, not offered, a difference, \
-invalid graph-data), with the reason on stderr; 2 usage or input error; 3 server or network error.";
+invalid graph-data, a cluster the fleet does not know), with the reason on stderr; 2 usage or input \
+error; 3 server or network error.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -28,6 +30,26 @@ pub struct Cli {
     pub common: Common,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The command line, noting which common flags were given rather than
+    /// left to their defaults (as `Cli::try_parse`, which cannot tell).
+    pub fn try_parse_noting_defaults() -> Result<Self, clap::Error> {
+        let matches = Self::command().try_get_matches()?;
+        let mut cli = Self::from_arg_matches(&matches).map_err(|error| error.format(&mut Self::command()))?;
+        let given = |id| {
+            matches!(
+                matches.value_source(id),
+                Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+            )
+        };
+        cli.common.given = Given {
+            url: given("url"),
+            arch: given("arch"),
+        };
+        Ok(cli)
+    }
 }
 
 /// Flags every command takes.
@@ -50,6 +72,26 @@ pub struct Common {
     /// asked (an update service behind a private CA)
     #[arg(long, global = true, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
+    /// Which of the flags above were given (on the command line or in the
+    /// environment), rather than defaulted.
+    #[arg(skip)]
+    pub given: Given,
+}
+
+/// The common flags given rather than defaulted: a default is a cluster's
+/// view (the public service, amd64), and a fleet question asks about every
+/// architecture unless one is named.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given {
+    pub url: bool,
+    pub arch: bool,
+}
+
+impl Common {
+    /// `--arch` when given: a filter for fleet questions.
+    pub fn arch_given(&self) -> Option<&str> {
+        self.given.arch.then_some(self.arch.as_str())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -76,6 +118,7 @@ pub enum Command {
     /// Release signatures: would a cluster accept this release
     #[command(subcommand)]
     Signatures(SignaturesCommand),
+    Fleet(FleetArgs),
     Completions(CompletionsArgs),
 }
 
@@ -329,6 +372,113 @@ pub struct VerifyArgs {
     /// The signature store's base URL
     #[arg(long, value_name = "URL", default_value = SignatureStore::DEFAULT_BASE_URL)]
     pub store: String,
+}
+
+/// The fleet a policy-engine has recorded: who runs what, who took which update
+///
+/// Asks a policy-engine with a fleet store (`fleet.store` in its settings)
+/// on its status port ({prefix}/v1/fleet/...): every update check with a
+/// cluster id is recorded there (channel, architecture, version, when), and
+/// each change of a cluster's version. --arch filters only when given:
+/// without it, every architecture is counted. --graph does not apply.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati --url http://127.0.0.1:8082/api/upgrades_info/graph fleet versions
+  cincinnati --url http://127.0.0.1:8082/api/upgrades_info/graph fleet adoption --version 4.18.52
+  cincinnati fleet --fleet-url http://engine:9081/api/upgrades_info/v1/fleet stuck --channel stable-4.18")]
+pub struct FleetArgs {
+    /// The engine's fleet answers (on its status port). Default: --url
+    /// with the port 1000 higher (8082 → 9082) and {prefix}/v1/fleet for
+    /// {prefix}/graph
+    #[arg(long, global = true, value_name = "URL")]
+    pub fleet_url: Option<String>,
+    #[command(subcommand)]
+    pub question: FleetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FleetCommand {
+    Versions(FleetVersionsArgs),
+    Adoption(AdoptionArgs),
+    Rollouts(RolloutsArgs),
+    Stuck(StuckArgs),
+    Cluster(ClusterArgs),
+}
+
+/// Clusters per channel, architecture and version, active in the window
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati fleet versions
+  cincinnati fleet versions --channel stable-4.18 --arch arm64 --active-hours 168")]
+pub struct FleetVersionsArgs {
+    /// Only clusters on this channel
+    #[arg(long)]
+    pub channel: Option<String>,
+    /// Clusters that checked for updates within this many hours (the
+    /// engine's fleet.active_hours by default, 24)
+    #[arg(long, value_name = "HOURS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub active_hours: Option<u64>,
+}
+
+/// Clusters arriving at a version, hour by hour
+///
+/// A cluster arrives when it reports the version after reporting another:
+/// it took the update.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati fleet adoption --version 4.18.52
+  cincinnati fleet adoption --version 4.18.52 --hours 24 -o json")]
+pub struct AdoptionArgs {
+    /// The version clusters arrive at
+    #[arg(long)]
+    pub version: Version,
+    /// How many hours back to look
+    #[arg(long, default_value_t = 168, value_parser = clap::value_parser!(u64).range(1..))]
+    pub hours: u64,
+}
+
+/// How the policy file's phased rollouts move the fleet
+///
+/// For each rollout: its progress, the clusters in its scope, those offered
+/// the target (placed below the progress), those that arrived at it after
+/// being offered, how long they took, and those silent after arriving (not
+/// seen since: the nearest sign of a failed update an update service gets).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati fleet rollouts
+  cincinnati fleet rollouts -o json")]
+pub struct RolloutsArgs {}
+
+/// Clusters with nowhere to go, and clusters that do not take their update
+///
+/// Versions with no recommended update to a newer release in their channel
+/// (and why), and versions with one whose clusters have been on them for
+/// longer than the engine's fleet.stuck_days, with the newest release
+/// offered and the clusters longest on the version.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati fleet stuck
+  cincinnati fleet stuck --channel stable-4.18 --arch amd64")]
+pub struct StuckArgs {
+    /// Only clusters on this channel
+    #[arg(long)]
+    pub channel: Option<String>,
+    /// Clusters that checked for updates within this many hours (the
+    /// engine's fleet.active_hours by default, 24)
+    #[arg(long, value_name = "HOURS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub active_hours: Option<u64>,
+}
+
+/// One cluster's history: where it is, since when, and its changes of version
+///
+/// Exits 1 when the engine has stored no update check of the cluster.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati fleet cluster 5ca1ab1e-0000-4000-8000-00000000d0e5")]
+pub struct ClusterArgs {
+    /// The cluster's id (or, when the engine stores hashed ids, the stored
+    /// hash)
+    pub id: String,
 }
 
 /// Prints a shell completion script

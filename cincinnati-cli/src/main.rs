@@ -11,8 +11,6 @@ mod render;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
 /// A command is mostly parsing: hundreds of thousands of small strings and
 /// maps made and dropped. mimalloc makes and frees them in a third less time
 /// than the system allocator.
@@ -20,7 +18,7 @@ use clap::Parser as _;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::Cli::try_parse_noting_defaults() {
         Ok(cli) => cli,
         Err(error) if !error.use_stderr() => {
             // --help and --version.

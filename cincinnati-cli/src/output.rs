@@ -59,10 +59,12 @@ pub fn styled(style: Style, text: impl Display) -> String {
 #[derive(Default)]
 pub struct Text(String);
 
-/// A table cell: text and the style it is shown in.
+/// A table cell: text, the style it is shown in, and whether it is
+/// aligned to the right of its column (a number).
 pub struct Cell {
     text: String,
     style: Style,
+    right: bool,
 }
 
 impl Cell {
@@ -74,7 +76,21 @@ impl Cell {
         Self {
             text: text.to_string(),
             style,
+            right: false,
         }
+    }
+
+    /// A number (or a share), aligned to the right.
+    pub fn number(text: impl Display) -> Self {
+        Self {
+            right: true,
+            ..Self::plain(text)
+        }
+    }
+
+    /// This cell aligned to the right.
+    pub fn right(self) -> Self {
+        Self { right: true, ..self }
     }
 }
 
@@ -88,7 +104,9 @@ impl Text {
         self.0.push('\n');
     }
 
-    /// Columns aligned under a bold header, indented by two spaces.
+    /// Columns aligned under a bold header, indented by two spaces. A
+    /// column of numbers (as its first row's cell) is aligned to the right,
+    /// its title too.
     pub fn table(&mut self, header: &[&str], rows: Vec<Vec<Cell>>) {
         let mut widths: Vec<usize> = header.iter().map(|title| title.chars().count()).collect();
         for row in &rows {
@@ -96,15 +114,30 @@ impl Text {
                 *width = (*width).max(cell.text.chars().count());
             }
         }
-        let header = header.iter().map(|title| Cell::styled(HEADING, title)).collect();
+        let numbers: Vec<bool> = rows
+            .first()
+            .map(|row| row.iter().map(|cell| cell.right).collect())
+            .unwrap_or_default();
+        let header = header
+            .iter()
+            .enumerate()
+            .map(|(column, title)| Cell {
+                right: numbers.get(column).copied().unwrap_or(false),
+                ..Cell::styled(HEADING, title)
+            })
+            .collect();
         for row in std::iter::once(header).chain(rows) {
             let last = row.len().saturating_sub(1);
             let mut line = String::from("  ");
             for (position, (cell, width)) in row.iter().zip(&widths).enumerate() {
+                let padding = width - cell.text.chars().count();
+                if cell.right {
+                    line.extend(std::iter::repeat_n(' ', padding));
+                }
                 line.push_str(&styled(cell.style, &cell.text));
                 if position < last {
-                    let padding = width - cell.text.chars().count() + 2;
-                    line.extend(std::iter::repeat_n(' ', padding));
+                    let after = if cell.right { 2 } else { padding + 2 };
+                    line.extend(std::iter::repeat_n(' ', after));
                 }
             }
             self.line(line);

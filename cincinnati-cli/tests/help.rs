@@ -18,7 +18,7 @@ fn cincinnati(args: &[&str]) -> Run {
 }
 
 /// Every command and subcommand, as typed.
-const COMMANDS: [&[&str]; 13] = [
+const COMMANDS: [&[&str]; 19] = [
     &[],
     &["updates"],
     &["path"],
@@ -31,6 +31,12 @@ const COMMANDS: [&[&str]; 13] = [
     &["graph-data", "preview"],
     &["signatures"],
     &["signatures", "verify"],
+    &["fleet"],
+    &["fleet", "versions"],
+    &["fleet", "adoption"],
+    &["fleet", "rollouts"],
+    &["fleet", "stuck"],
+    &["fleet", "cluster"],
     &["completions"],
 ];
 

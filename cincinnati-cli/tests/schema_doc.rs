@@ -10,14 +10,20 @@ use std::collections::BTreeSet;
 use common::{EVERY_DOCUMENT, documented_fields, keys};
 
 /// Each kind with a golden JSON document of it (`Preview` has none: it is
-/// a `Diff` with `warnings`).
-const GOLDEN: [(&str, &str); 6] = [
+/// a `Diff` with `warnings`). The fleet's are the engine's documents, which
+/// `fleet -o json` prints as received (fleet.rs checks that).
+const GOLDEN: [(&str, &str); 11] = [
     ("Updates", "updates-not-recommended.json"),
     ("Path", "path-fast-all.json"),
     ("Explanation", "explain-blocked.json"),
     ("Channels", "channels-version.json"),
     ("Diff", "diff.json"),
     ("GraphDataCheck", "check-broken.json"),
+    ("FleetVersions", "fleet-versions.json"),
+    ("FleetAdoption", "fleet-adoption.json"),
+    ("FleetRollouts", "fleet-rollouts.json"),
+    ("FleetStuck", "fleet-stuck.json"),
+    ("FleetCluster", "fleet-cluster.json"),
 ];
 
 #[test]
@@ -46,6 +52,17 @@ fn a_hop_a_break_and_a_plan_with_risks_have_the_documented_fields() {
         BTreeSet::from(["risks".to_owned(), "hops".to_owned()]),
         "docs/cli.md: `planWithRisks` (`{{risks, hops}}`)"
     );
+}
+
+#[test]
+fn a_fleet_rollout_and_a_version_not_moving_have_the_documented_fields() {
+    let rollouts = golden("fleet-rollouts.json");
+    assert_eq!(
+        keys(&rollouts["rollouts"][0]),
+        documented_fields("— fleet rollout")
+    );
+    let stuck = golden("fleet-stuck.json");
+    assert_eq!(keys(&stuck["notMoving"][0]), documented_fields("— not moving"));
 }
 
 fn golden(file: &str) -> serde_json::Value {

@@ -358,7 +358,7 @@ fn successful(response: http_fetch::Response) -> Result<bytes::Bytes, FetchError
 
 /// A server's error body on one line, shortened: JSON errors say what
 /// they are in their `value`.
-fn one_line(body: &[u8]) -> String {
+pub fn one_line(body: &[u8]) -> String {
     const LIMIT: usize = 300;
     let text = String::from_utf8_lossy(body);
     let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -3,6 +3,9 @@
 //! Defined once here, written by the engine and read by the command. Times
 //! are RFC 3339; every document carries its `kind` and `schemaVersion`.
 
+use std::cmp::Ordering;
+
+use cincinnati_core::Version;
 use serde::{Deserialize, Serialize};
 
 use crate::json::SCHEMA_VERSION;
@@ -28,7 +31,7 @@ impl Header {
 }
 
 /// `GET {prefix}/v1/fleet/versions`: clusters per version, active within
-/// the window.
+/// the window, by channel, architecture and release order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FleetVersions {
@@ -116,6 +119,7 @@ pub struct FleetStuck {
     #[serde(flatten)]
     pub header: Header,
     pub channel: Option<String>,
+    pub arch: Option<String>,
     pub active_hours: u64,
     /// Days on a version with an update offered that make a cluster stuck.
     pub stuck_days: u64,
@@ -185,4 +189,28 @@ pub struct VersionChange {
     pub from: String,
     pub to: String,
     pub at: String,
+}
+
+/// The order the fleet documents list versions in, as clusters report
+/// them: releases in version order, and what is not a version after them,
+/// as text.
+pub fn release_order(a: &str, b: &str) -> Ordering {
+    match (Version::parse(a), Version::parse(b)) {
+        (Ok(a), Ok(b)) => a.cmp(&b),
+        (Ok(_), Err(_)) => Ordering::Less,
+        (Err(_), Ok(_)) => Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_in_release_order_and_other_text_after() {
+        let mut versions = vec!["4.18.10", "banana", "4.18.2", "4.18.2-rc.1"];
+        versions.sort_by(|a, b| release_order(a, b));
+        assert_eq!(versions, ["4.18.2-rc.1", "4.18.2", "4.18.10", "banana"]);
+    }
 }

@@ -53,6 +53,8 @@ pub struct Change {
 pub struct Arrival {
     pub place: f64,
     pub at: i64,
+    /// When the cluster was first seen.
+    pub first_seen: i64,
     /// The cluster's current version and when it was last seen.
     pub version: String,
     pub last_seen: i64,
@@ -219,7 +221,7 @@ impl FleetStore {
     /// is now.
     pub async fn arrivals(&self, version: &str) -> Result<Vec<Arrival>, StoreError> {
         let rows = sqlx::query(
-            "SELECT c.place, ch.at, c.version, c.last_seen \
+            "SELECT c.place, ch.at, c.first_seen, c.version, c.last_seen \
              FROM fleet_changes ch JOIN fleet_clusters c ON c.id = ch.cluster \
              WHERE ch.to_version = $1",
         )
@@ -232,8 +234,9 @@ impl FleetStore {
                 Ok(Arrival {
                     place: row.try_get(0)?,
                     at: row.try_get(1)?,
-                    version: row.try_get(2)?,
-                    last_seen: row.try_get(3)?,
+                    first_seen: row.try_get(2)?,
+                    version: row.try_get(3)?,
+                    last_seen: row.try_get(4)?,
                 })
             })
             .collect::<Result<_, sqlx::Error>>()

@@ -4,6 +4,7 @@
 mod channels;
 mod diff;
 mod explain;
+mod fleet;
 mod graph_data;
 mod path;
 mod render;
@@ -36,6 +37,7 @@ pub async fn run(cli: Cli) -> Result<Answer, Failure> {
         Command::Signatures(SignaturesCommand::Verify(args)) => {
             signatures::verify(&args, extra_roots(&cli.common)?, format).await
         }
+        Command::Fleet(args) => fleet::run(&input()?, &cli.common, &args, format).await,
         Command::Completions(args) => completions(&args),
     }
 }

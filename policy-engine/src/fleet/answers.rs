@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cincinnati_client::fleet::{
     ClusterSince, FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header,
-    HourArrivals, NoUpdate, NotMoving, RolloutFleet, VersionChange, VersionClusters,
+    HourArrivals, NoUpdate, NotMoving, RolloutFleet, VersionChange, VersionClusters, release_order,
 };
 use cincinnati_client::graph::UpdateGraph;
 use cincinnati_client::view::Cluster;
@@ -81,6 +81,7 @@ impl Fleet {
             .collect())
     }
 
+    /// Clusters per (channel, arch, version), in release order.
     async fn counts(
         &self,
         asked: &Asked,
@@ -88,10 +89,16 @@ impl Fleet {
         now: SystemTime,
     ) -> Result<Vec<VersionCount>, ApiError> {
         let store = self.store().await?;
-        store
+        let mut counts = store
             .versions(&self.scope(asked, now), place)
             .await
-            .map_err(|error| self.failed(error))
+            .map_err(|error| self.failed(error))?;
+        counts.sort_by(|a, b| {
+            (&a.channel, &a.arch)
+                .cmp(&(&b.channel, &b.arch))
+                .then_with(|| release_order(&a.version, &b.version))
+        });
+        Ok(counts)
     }
 
     /// `GET {prefix}/v1/fleet/versions`.
@@ -198,10 +205,7 @@ impl Fleet {
     ) -> Result<FleetStuck, ApiError> {
         let store = self.store().await?;
         let scope = self.scope(asked, now);
-        let counts = store
-            .versions(&scope, 0.0)
-            .await
-            .map_err(|error| self.failed(error))?;
+        let counts = self.counts(asked, 0.0, now).await?;
         let cutoff = unix_seconds(now - self.windows.stuck);
         let (mut no_update, mut not_moving) = (Vec::new(), Vec::new());
         for count in counts {
@@ -245,6 +249,7 @@ impl Fleet {
         Ok(FleetStuck {
             header: header("FleetStuck", now),
             channel: asked.channel.clone(),
+            arch: asked.arch.clone(),
             active_hours: hours(asked.active.unwrap_or(self.windows.active)),
             stuck_days: self.windows.stuck.as_secs() / 86_400,
             no_update,
@@ -291,6 +296,10 @@ impl Fleet {
                 if arrival.at < offered_at {
                     continue;
                 }
+                // Arriving is timed from the offer, or from when the store
+                // first saw the cluster if that is later (it may have been
+                // offered before anything was recorded).
+                let offered_at = offered_at.max(arrival.first_seen);
                 waits.push(arrival.at - offered_at);
                 if arrival.version == target && arrival.last_seen < silent_since {
                     silent += 1;

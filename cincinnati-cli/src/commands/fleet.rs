@@ -1,0 +1,686 @@
+//! `cincinnati fleet`: what a policy-engine with a fleet store has recorded
+//! of the clusters asking it, from its status port (`{prefix}/v1/fleet/...`;
+//! the documents are `cincinnati_client::fleet`'s, printed as received with
+//! `-o json` and `-o yaml`).
+
+use anyhow::anyhow;
+use cincinnati_client::cluster_policy::explain_url_of;
+use cincinnati_client::fetch::{MAX_DOCUMENT_BYTES, one_line};
+use cincinnati_client::fleet::{
+    FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header, NotMoving,
+    VersionClusters, release_order,
+};
+use cincinnati_client::json::SCHEMA_VERSION;
+use cincinnati_client::{FetchError, Source};
+use cincinnati_core::ErrorKind;
+use http_fetch::{Get, HttpClient, Response, StatusCode, Url};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::cli::{Common, FleetArgs, FleetCommand, Format};
+use crate::input::Input;
+use crate::outcome::{Answer, Failure, FailureKind};
+use crate::output::{self, BAD, Cell, DIM, GOOD, HEADING, RISK, Text, styled};
+
+/// The widest bar of an adoption answer, in characters.
+const BAR_WIDTH: u64 = 40;
+
+/// Example clusters a table shows of each group not moving (`-o json` has
+/// all the engine sends).
+const EXAMPLES_SHOWN: usize = 3;
+
+/// The value of http-answers' 404 for a path no route matches: the fleet's
+/// routes are there only with a fleet store.
+const NO_ROUTE: &str = "does not exist: path ";
+
+pub async fn run(
+    input: &Input,
+    common: &Common,
+    args: &FleetArgs,
+    format: Format,
+) -> Result<Answer, Failure> {
+    let fleet = Fleet::new(input, common, args.fleet_url.as_deref())?;
+    let arch = common.arch_given().map(str::to_owned);
+    let hours = |hours: Option<u64>| hours.map(|hours| hours.to_string());
+    match &args.question {
+        FleetCommand::Versions(asked) => {
+            let parameters = [
+                ("channel", asked.channel.clone()),
+                ("arch", arch),
+                ("active_hours", hours(asked.active_hours)),
+            ];
+            let document: FleetVersions = fleet.ask(&["versions"], &parameters).await?;
+            print(format, &document, versions_table)
+        }
+        FleetCommand::Adoption(asked) => {
+            let parameters = [
+                ("version", Some(asked.version.to_string())),
+                ("hours", Some(asked.hours.to_string())),
+            ];
+            let document: FleetAdoption = fleet.ask(&["adoption"], &parameters).await?;
+            print(format, &document, adoption_table)
+        }
+        FleetCommand::Rollouts(_) => {
+            let document: FleetRollouts = fleet.ask(&["rollouts"], &[]).await?;
+            print(format, &document, rollouts_table)
+        }
+        FleetCommand::Stuck(asked) => {
+            let parameters = [
+                ("channel", asked.channel.clone()),
+                ("arch", arch.clone()),
+                ("active_hours", hours(asked.active_hours)),
+            ];
+            let document: FleetStuck = fleet.ask(&["stuck"], &parameters).await?;
+            print(format, &document, stuck_table)
+        }
+        FleetCommand::Cluster(asked) => {
+            let response = fleet.get(&["clusters", &asked.id], &[]).await?;
+            if let Some(unknown) = unknown_cluster(&response) {
+                return Ok(Answer::No(format!("cluster {}: {unknown}", asked.id)));
+            }
+            let document: FleetCluster = read(response)?;
+            print(format, &document, cluster_table)
+        }
+    }
+}
+
+fn print<D: Serialize>(
+    format: Format,
+    document: &D,
+    table: impl FnOnce(&mut Text, &D),
+) -> Result<Answer, Failure> {
+    output::print(format, document, |text| table(text, document))?;
+    Ok(Answer::Yes)
+}
+
+/// A fleet document, known by its `kind`.
+trait FleetDocument: DeserializeOwned {
+    const KIND: &'static str;
+}
+
+impl FleetDocument for FleetVersions {
+    const KIND: &'static str = "FleetVersions";
+}
+
+impl FleetDocument for FleetAdoption {
+    const KIND: &'static str = "FleetAdoption";
+}
+
+impl FleetDocument for FleetRollouts {
+    const KIND: &'static str = "FleetRollouts";
+}
+
+impl FleetDocument for FleetStuck {
+    const KIND: &'static str = "FleetStuck";
+}
+
+impl FleetDocument for FleetCluster {
+    const KIND: &'static str = "FleetCluster";
+}
+
+/// An engine's fleet answers: where they are, and the client asking.
+struct Fleet {
+    base: Url,
+    http: HttpClient,
+}
+
+impl Fleet {
+    /// `--fleet-url`, else the fleet answers of the engine `--url` names.
+    fn new(input: &Input, common: &Common, fleet_url: Option<&str>) -> Result<Self, Failure> {
+        let base = match (fleet_url, input.fetcher.source()) {
+            (Some(text), _) => match Source::parse(text)? {
+                Source::Url(url) => url,
+                Source::File(_) => {
+                    return Err(Failure::input(anyhow!(
+                        "--fleet-url {text:?} is not an http:// or https:// URL"
+                    )));
+                }
+            },
+            (None, Source::Url(graph_url)) if common.given.url => {
+                fleet_url_of(graph_url).ok_or_else(|| {
+                    Failure::input(anyhow!(
+                        "cannot tell the fleet answers of {graph_url}; give --fleet-url"
+                    ))
+                })?
+            }
+            (None, _) => {
+                return Err(Failure::input(anyhow!(
+                    "fleet asks a policy-engine's status port: give --url (the engine's graph URL) or --fleet-url"
+                )));
+            }
+        };
+        Ok(Self {
+            base,
+            http: input.http(),
+        })
+    }
+
+    /// The document at `route` (path segments under the base), asked with
+    /// the `parameters` given.
+    async fn ask<D: FleetDocument>(
+        &self,
+        route: &[&str],
+        parameters: &[(&str, Option<String>)],
+    ) -> Result<D, Failure> {
+        read(self.get(route, parameters).await?)
+    }
+
+    /// `GET {base}/{route}?{parameters}`, whatever the status.
+    async fn get(&self, route: &[&str], parameters: &[(&str, Option<String>)]) -> Result<Response, Failure> {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .expect("an http URL has a path")
+            .pop_if_empty()
+            .extend(route);
+        let given: Vec<(&str, &str)> = parameters
+            .iter()
+            .filter_map(|(name, value)| Some((*name, value.as_deref()?)))
+            .collect();
+        url.set_query(None);
+        if !given.is_empty() {
+            url.query_pairs_mut().extend_pairs(given);
+        }
+        let response = self
+            .http
+            .get(Get::new("fleet", &url, MAX_DOCUMENT_BYTES).accept("application/json"))
+            .await
+            .map_err(FetchError::Request)?;
+        Ok(response)
+    }
+}
+
+/// The fleet answers of the engine serving `graph_url`, by the ports'
+/// convention (as its explain endpoint): the status port, 1000 above the
+/// API's, and `{prefix}/v1/fleet` for `{prefix}/graph`.
+fn fleet_url_of(graph_url: &Url) -> Option<Url> {
+    let mut url = explain_url_of(graph_url)?;
+    let prefix = url.path().strip_suffix("/v1/explain-cluster")?.to_owned();
+    url.set_path(&format!("{prefix}/v1/fleet"));
+    Some(url)
+}
+
+/// The document an engine answered, or why it did not.
+fn read<D: FleetDocument>(response: Response) -> Result<D, Failure> {
+    let url = &response.url;
+    if response.status == StatusCode::NOT_FOUND {
+        return Err(service(anyhow!(
+            "{url} answered 404 ({}): no fleet view there. A policy-engine answers {{prefix}}/v1/fleet/... \
+             on its status port only with a fleet store: set fleet.store in its settings \
+             (fleet.store = \"sqlite:///var/lib/cincinnati/fleet.db\", or a postgres:// URL); \
+             when it has one, --fleet-url names its status port and prefix",
+            said(&response.body)
+        )));
+    }
+    if !response.status.is_success() {
+        return Err(service(anyhow!(
+            "{url} answered {}: {}",
+            response.status.as_u16(),
+            said(&response.body)
+        )));
+    }
+    let header: Header = serde_json::from_slice(&response.body)
+        .map_err(|error| service(anyhow!("{url} is not a fleet document: {error}")))?;
+    if header.kind != D::KIND {
+        return Err(service(anyhow!(
+            "{url} answered a {:?} document, not {}",
+            header.kind,
+            D::KIND
+        )));
+    }
+    serde_json::from_slice(&response.body).map_err(|error| {
+        let schema = if header.schema_version == SCHEMA_VERSION {
+            String::new()
+        } else {
+            format!(
+                " of schemaVersion {} (this cincinnati reads {SCHEMA_VERSION})",
+                header.schema_version
+            )
+        };
+        service(anyhow!("{url} is not a {} document{schema}: {error}", D::KIND))
+    })
+}
+
+/// What the engine said of a cluster it has no update check of (a 404 of
+/// the cluster route, not of a path without a route).
+fn unknown_cluster(response: &Response) -> Option<String> {
+    if response.status != StatusCode::NOT_FOUND {
+        return None;
+    }
+    let error = ErrorBody::of(&response.body)?;
+    (error.kind.parse() == Ok(ErrorKind::DoesNotExist) && !error.value.starts_with(NO_ROUTE))
+        .then_some(error.value)
+}
+
+/// The service's JSON error.
+#[derive(serde::Deserialize)]
+struct ErrorBody {
+    kind: String,
+    value: String,
+}
+
+impl ErrorBody {
+    fn of(body: &[u8]) -> Option<Self> {
+        serde_json::from_slice(body).ok()
+    }
+}
+
+/// What an error answer says: `kind: value` of a JSON error, else the body
+/// on one line, shortened.
+fn said(body: &[u8]) -> String {
+    if let Some(error) = ErrorBody::of(body) {
+        return format!("{}: {}", error.kind, error.value);
+    }
+    match one_line(body) {
+        text if text.is_empty() => "an empty body".to_owned(),
+        text => text,
+    }
+}
+
+fn service(error: anyhow::Error) -> Failure {
+    Failure {
+        kind: FailureKind::Service,
+        error,
+    }
+}
+
+fn versions_table(text: &mut Text, document: &FleetVersions) {
+    let scope = format!(
+        "{}, {}",
+        document.channel.as_deref().map_or_else(
+            || "every channel".to_owned(),
+            |channel| format!("channel {channel}")
+        ),
+        document.arch.as_deref().unwrap_or("every architecture")
+    );
+    let window = format!("in the last {}", count(document.active_hours, "hour", "hours"));
+    if document.versions.is_empty() {
+        text.line(format!("No cluster active {window} ({scope})."));
+        return;
+    }
+    text.line(format!(
+        "{} active {window} ({scope}), on {}",
+        styled(HEADING, count(document.clusters, "cluster", "clusters")),
+        count(
+            distinct(document.versions.iter().map(|group| &group.version)),
+            "version",
+            "versions"
+        ),
+    ));
+    text.blank();
+    let mut versions: Vec<&VersionClusters> = document.versions.iter().collect();
+    versions.sort_by(|a, b| {
+        (&a.channel, &a.arch)
+            .cmp(&(&b.channel, &b.arch))
+            .then_with(|| release_order(&a.version, &b.version))
+    });
+    let mut rows: Vec<Vec<Cell>> = versions
+        .into_iter()
+        .map(|group| {
+            vec![
+                Cell::plain(&group.channel),
+                Cell::plain(&group.arch),
+                Cell::plain(&group.version),
+                Cell::number(group.clusters),
+                Cell::number(share(group.clusters, document.clusters)),
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        Cell::styled(HEADING, "total"),
+        Cell::plain(""),
+        Cell::plain(""),
+        Cell::styled(HEADING, document.clusters).right(),
+        Cell::number(share(document.clusters, document.clusters)),
+    ]);
+    text.table(&["CHANNEL", "ARCH", "VERSION", "CLUSTERS", "SHARE"], rows);
+}
+
+fn adoption_table(text: &mut Text, document: &FleetAdoption) {
+    let window = format!("in the last {}", count(document.hours, "hour", "hours"));
+    let Some(most) = document.arrivals.iter().map(|hour| hour.clusters).max() else {
+        text.line(format!("No cluster arrived at {} {window}.", document.version));
+        return;
+    };
+    text.line(format!(
+        "{} arrived at {} {window}",
+        styled(HEADING, count(document.clusters, "cluster", "clusters")),
+        document.version
+    ));
+    text.blank();
+    // Clusters a character of a bar stands for; a part of one is shown.
+    let scale = most.div_ceil(BAR_WIDTH).max(1);
+    let mut rows = Vec::new();
+    let (mut so_far, mut previous) = (0, None);
+    for hour in &document.arrivals {
+        let at = unix_hour(&hour.hour);
+        if let (Some(previous), Some(at)) = (previous, at)
+            && at - previous > 1
+        {
+            rows.push(vec![
+                Cell::styled(DIM, "…"),
+                Cell::number(""),
+                Cell::number(""),
+                Cell::styled(
+                    DIM,
+                    count((at - previous - 1) as u64, "hour", "hours") + " without arrivals",
+                ),
+            ]);
+        }
+        previous = at;
+        so_far += hour.clusters;
+        let bar = "█".repeat(hour.clusters.div_ceil(scale) as usize);
+        rows.push(vec![
+            Cell::plain(&hour.hour),
+            Cell::number(hour.clusters),
+            Cell::number(so_far),
+            Cell::styled(GOOD, bar),
+        ]);
+    }
+    let legend = format!("█ = {}", count(scale, "cluster", "clusters"));
+    text.table(&["HOUR", "ARRIVED", "SO FAR", &legend], rows);
+}
+
+fn rollouts_table(text: &mut Text, document: &FleetRollouts) {
+    if document.rollouts.is_empty() {
+        text.line("The engine's policy file schedules no rollout.");
+        return;
+    }
+    text.line(format!(
+        "{} (clusters active in the last {}; silent: not seen for {} after arriving)",
+        styled(HEADING, "Rollouts of the policy file"),
+        count(document.active_hours, "hour", "hours"),
+        count(document.silent_hours, "hour", "hours"),
+    ));
+    text.blank();
+    let rows = document
+        .rollouts
+        .iter()
+        .map(|rollout| {
+            let silent = if rollout.silent_after_arriving > 0 {
+                Cell::styled(BAD, rollout.silent_after_arriving).right()
+            } else {
+                Cell::number(0)
+            };
+            vec![
+                Cell::plain(&rollout.target),
+                Cell::number(rollout.line),
+                Cell::number(format!("{:.1}%", rollout.progress)),
+                Cell::number(rollout.in_scope),
+                Cell::number(rollout.offered),
+                Cell::number(match rollout.offered {
+                    0 => rollout.arrived.to_string(),
+                    offered => format!("{} ({})", rollout.arrived, share(rollout.arrived, offered)),
+                }),
+                Cell::number(
+                    rollout
+                        .median_hours_to_arrive
+                        .map_or_else(|| "-".to_owned(), hours),
+                ),
+                silent,
+            ]
+        })
+        .collect();
+    text.table(
+        &[
+            "TARGET",
+            "LINE",
+            "PROGRESS",
+            "IN SCOPE",
+            "OFFERED",
+            "ARRIVED (OF OFFERED)",
+            "MEDIAN TO ARRIVE",
+            "SILENT AFTER ARRIVING",
+        ],
+        rows,
+    );
+}
+
+fn stuck_table(text: &mut Text, document: &FleetStuck) {
+    let scope = format!(
+        "active in the last {}, {}, {}",
+        count(document.active_hours, "hour", "hours"),
+        document.channel.as_deref().map_or_else(
+            || "every channel".to_owned(),
+            |channel| format!("channel {channel}")
+        ),
+        document.arch.as_deref().unwrap_or("every architecture")
+    );
+    if document.no_update.is_empty() && document.not_moving.is_empty() {
+        text.line(format!(
+            "No cluster is stuck ({scope}): every version has a recommended update, and no cluster \
+             has stayed on one for more than {} with an update offered.",
+            count(document.stuck_days, "day", "days")
+        ));
+        return;
+    }
+    text.line(format!("{} ({scope})", styled(HEADING, "Stuck clusters")));
+    if !document.no_update.is_empty() {
+        let clusters = document.no_update.iter().map(|group| group.group.clusters).sum();
+        text.blank();
+        text.line(format!(
+            "No recommended update in their channel: {} on {}",
+            count(clusters, "cluster", "clusters"),
+            count(
+                distinct(document.no_update.iter().map(|group| &group.group.version)),
+                "version",
+                "versions"
+            )
+        ));
+        let rows = document
+            .no_update
+            .iter()
+            .map(|group| {
+                vec![
+                    Cell::plain(&group.group.channel),
+                    Cell::plain(&group.group.arch),
+                    Cell::plain(&group.group.version),
+                    Cell::number(group.group.clusters),
+                    Cell::styled(RISK, &group.reason),
+                ]
+            })
+            .collect();
+        text.table(&["CHANNEL", "ARCH", "VERSION", "CLUSTERS", "REASON"], rows);
+    }
+    if !document.not_moving.is_empty() {
+        let clusters = document.not_moving.iter().map(|group| group.clusters).sum();
+        text.blank();
+        text.line(format!(
+            "Not moving, on their version for more than {} with an update offered: {} on {}",
+            count(document.stuck_days, "day", "days"),
+            count(clusters, "cluster", "clusters"),
+            count(
+                distinct(document.not_moving.iter().map(|group| &group.version)),
+                "version",
+                "versions"
+            )
+        ));
+        let rows = document
+            .not_moving
+            .iter()
+            .map(|group| {
+                vec![
+                    Cell::plain(&group.channel),
+                    Cell::plain(&group.arch),
+                    Cell::plain(&group.version),
+                    Cell::number(group.clusters),
+                    Cell::plain(&group.newest_offered),
+                ]
+            })
+            .collect();
+        text.table(
+            &["CHANNEL", "ARCH", "VERSION", "CLUSTERS", "NEWEST OFFERED"],
+            rows,
+        );
+        for group in &document.not_moving {
+            examples(text, group);
+        }
+    }
+}
+
+/// The clusters longest on a version that is not left.
+fn examples(text: &mut Text, group: &NotMoving) {
+    if group.examples.is_empty() {
+        return;
+    }
+    text.blank();
+    text.line(format!(
+        "  {} on {} ({}), longest on it first:",
+        group.version, group.channel, group.arch
+    ));
+    for example in group.examples.iter().take(EXAMPLES_SHOWN) {
+        text.line(format!("    {}  since {}", example.cluster, example.since));
+    }
+    let shown = group.examples.len().min(EXAMPLES_SHOWN) as u64;
+    if group.clusters > shown {
+        let listed = if group.examples.len() as u64 > shown {
+            format!(" (-o json lists {})", group.examples.len())
+        } else {
+            String::new()
+        };
+        text.line(styled(
+            DIM,
+            format!("    and {} more{listed}", group.clusters - shown),
+        ));
+    }
+}
+
+fn cluster_table(text: &mut Text, document: &FleetCluster) {
+    text.line(format!(
+        "{} {}: {} on {} ({})",
+        styled(HEADING, "Cluster"),
+        document.cluster,
+        styled(HEADING, &document.version),
+        document.channel,
+        document.arch
+    ));
+    let on_version = format!("on {} since", document.version);
+    let facts = [
+        ("first seen", document.first_seen.clone()),
+        ("last seen", document.last_seen.clone()),
+        (on_version.as_str(), document.version_since.clone()),
+        ("place in rollouts", format!("{:.2}%", document.place)),
+    ];
+    let width = facts
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (name, value) in facts {
+        text.line(format!("  {name:width$}  {value}"));
+    }
+    text.blank();
+    if document.changes.is_empty() {
+        text.line("No change of version recorded.");
+        return;
+    }
+    text.line(format!(
+        "{}, oldest first:",
+        count(
+            document.changes.len() as u64,
+            "change of version",
+            "changes of version"
+        )
+    ));
+    let rows = document
+        .changes
+        .iter()
+        .map(|change| {
+            vec![
+                Cell::plain(&change.from),
+                Cell::plain(&change.to),
+                Cell::plain(&change.at),
+            ]
+        })
+        .collect();
+    text.table(&["FROM", "TO", "AT"], rows);
+}
+
+/// How many different versions there are (a version is in several
+/// channels).
+fn distinct<'a>(versions: impl Iterator<Item = &'a String>) -> u64 {
+    versions.collect::<std::collections::BTreeSet<_>>().len() as u64
+}
+
+/// `1 cluster`, `2 clusters`.
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `part` of `whole`, in percent to a tenth; a share too small to show as
+/// one is `<0.1%`.
+fn share(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".to_owned();
+    }
+    let percent = part as f64 * 100.0 / whole as f64;
+    if part > 0 && percent < 0.05 {
+        "<0.1%".to_owned()
+    } else {
+        format!("{percent:.1}%")
+    }
+}
+
+/// A time in hours as people read it: minutes below an hour, days from two.
+fn hours(hours: f64) -> String {
+    let minutes = hours * 60.0;
+    if minutes < 1.0 {
+        "<1 min".to_owned()
+    } else if hours < 1.0 {
+        format!("{minutes:.0} min")
+    } else if hours < 48.0 {
+        format!("{hours:.1} h")
+    } else {
+        format!("{:.1} d", hours / 24.0)
+    }
+}
+
+/// Hours since 1970 of an hour as the engine writes it (RFC 3339);
+/// `None` for another shape.
+fn unix_hour(text: &str) -> Option<i64> {
+    let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    Some(at.unix_timestamp().div_euclid(3600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fleet_answers_are_on_the_status_port_under_the_prefix() {
+        let url = |text: &str| fleet_url_of(&text.parse().unwrap()).map(|url| url.to_string());
+        assert_eq!(
+            url("http://127.0.0.1:8082/api/upgrades_info/graph?channel=x").as_deref(),
+            Some("http://127.0.0.1:9082/api/upgrades_info/v1/fleet")
+        );
+        assert_eq!(
+            url("http://pe:8081/v1/graph").as_deref(),
+            Some("http://pe:9081/v1/fleet")
+        );
+        assert_eq!(url("http://pe:8081/somewhere"), None);
+    }
+
+    #[test]
+    fn hours_are_counted_across_months_years_and_leap_days() {
+        assert_eq!(unix_hour("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(unix_hour("1970-01-02T03:00:00Z"), Some(27));
+        let hours = |a, b| unix_hour(b).unwrap() - unix_hour(a).unwrap();
+        assert_eq!(hours("2026-12-31T23:00:00Z", "2027-01-01T00:00:00Z"), 1);
+        assert_eq!(hours("2028-02-28T23:00:00Z", "2028-03-01T00:00:00Z"), 25);
+        assert_eq!(hours("2100-02-28T23:00:00Z", "2100-03-01T00:00:00Z"), 1);
+        assert_eq!(unix_hour("2026-11-26T14:00:00Z"), Some(498_806));
+        assert_eq!(unix_hour("yesterday"), None);
+        assert_eq!(unix_hour("2026-13-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn shares_and_durations_read_as_people_say_them() {
+        assert_eq!(share(1, 3), "33.3%");
+        assert_eq!(share(1, 1_000_000), "<0.1%");
+        assert_eq!(share(0, 10), "0.0%");
+        assert_eq!(share(0, 0), "-");
+        assert_eq!(hours(0.001), "<1 min");
+        assert_eq!(hours(0.5), "30 min");
+        assert_eq!(hours(5.5), "5.5 h");
+        assert_eq!(hours(72.0), "3.0 d");
+    }
+}
