@@ -15,10 +15,11 @@ echo "screenshots: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if ! EXPLORER_SCREENSHOTS="$PWD/docs" cargo nextest run -p e2e --no-capture \
-    -E 'test(the_page_draws_plans_and_explains_what_the_library_answers)' >"$log" 2>&1; then
+    -E 'test(the_page_draws_plans_and_explains_what_the_library_answers) | test(the_fleet_view_on_the_status_port)' >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "screenshots: the browser test failed (above); docs/ may hold some new screenshots" >&2
     exit 1
 fi
 grep -E 'releases, the drawing|PASS' "$log"
-ls -l docs/explorer-channel.png docs/explorer-release.png docs/explorer-path.png docs/explorer-phone.png
+ls -l docs/explorer-channel.png docs/explorer-release.png docs/explorer-path.png docs/explorer-phone.png \
+    docs/explorer-fleet.png docs/explorer-fleet-phone.png

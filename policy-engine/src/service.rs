@@ -93,12 +93,12 @@ impl Service for PolicyEngine {
             openapi,
             service.requests.caching(),
         );
-        let explorer = explorer::configure(
+        let explorer = explorer::Explorer::new(
             service.api.path_prefix.clone(),
             engine.clone(),
             service.requests.caching(),
-            service.explorer,
         );
+        let public_explorer = explorer.public_routes(service.explorer);
         kit.bounded_api_server(
             "api",
             service.api.socket_address(),
@@ -106,7 +106,7 @@ impl Service for PolicyEngine {
             |server| {
                 server.cors().routes(move |config| {
                     routes(config);
-                    explorer(config);
+                    public_explorer(config);
                 })
             },
         )?;
@@ -115,11 +115,22 @@ impl Service for PolicyEngine {
             let feeds = feeds.clone();
             async move { feeds.refresh_round().await }
         });
-        kit.status_routes(routes::configure_status(
+        let status_routes = routes::configure_status(
             service.api.path_prefix.clone(),
             engine.clone(),
             service.requests.caching(),
-        ));
+        );
+        // The page on the status port too, where its Fleet view finds the
+        // fleet answers.
+        let status_explorer = service
+            .explorer
+            .then(|| explorer.status_routes(engine.fleet().is_some()));
+        kit.status_routes(move |config| {
+            status_routes(config);
+            if let Some(page) = &status_explorer {
+                page(config);
+            }
+        });
         if let Some(policy) = engine.cluster_policy().cloned() {
             kit.spawn_every(policy.reload_schedule(), move || {
                 let policy = policy.clone();

@@ -11,11 +11,14 @@
 //! after a reload, and engine B, chained to engine A, answers the page's
 //! questions as A does.
 //!
+//! [`fleet`]: the Fleet view, on the status port of an engine with a
+//! fleet store.
+//!
 //! With `EXPLORER_SCREENSHOTS` set to a directory, the views are saved
 //! there (scripts/screenshots.sh refreshes docs/ so).
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use cincinnati_client::document::{Document, Shape};
@@ -35,6 +38,8 @@ use e2e::static_server::StaticServer;
 use e2e::workdir::Workdir;
 use release_set_generator::{demo_releases, testdata_graph_data};
 use serde_json::{Value, json};
+
+mod fleet;
 
 const CHANNEL: &str = "stable-4.18";
 const ARCH: &str = "amd64";
@@ -85,9 +90,14 @@ fn full_graph_of_arch(body: &[u8]) -> anyhow::Result<UpdateGraph> {
 /// scripts/screenshots.sh asks, else in the stack's directory (kept when a
 /// test fails).
 async fn screenshot(browser: &Browser, stack: &OfflineStack, name: &str) -> anyhow::Result<()> {
+    screenshot_in(browser, stack.workdir(), name).await
+}
+
+/// [`screenshot`], else in `workdir`.
+async fn screenshot_in(browser: &Browser, workdir: &Path, name: &str) -> anyhow::Result<()> {
     browser.run("window.scrollTo(0, 0);").await?;
     let directory =
-        std::env::var_os("EXPLORER_SCREENSHOTS").map_or_else(|| stack.workdir().to_owned(), PathBuf::from);
+        std::env::var_os("EXPLORER_SCREENSHOTS").map_or_else(|| workdir.to_owned(), PathBuf::from);
     let path = directory.join(name);
     std::fs::write(&path, browser.screenshot().await?).with_context(|| format!("writing {}", path.display()))
 }

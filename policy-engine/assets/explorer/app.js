@@ -16,6 +16,12 @@
 // <body data-state> is "loading" while the page waits for the engine and
 // "ready" once everything asked for is drawn and answered (what the tests
 // and scripts/screenshots.sh wait for).
+//
+// The Fleet view: on the status port of an engine with a fleet store, the
+// engine serves the page with <body data-fleet="v1/fleet/">, where the
+// fleet answers are (cluster ids are not public: they are on that port
+// only); the page then loads fleet.js, which draws them. Without it (the
+// public page) the page has no Fleet view and asks nothing about the fleet.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -26,12 +32,15 @@ const TOP = 30; // room for the band labels
 const BAND_GAP = 14; // before a band's first column
 const MIN_ROWS = 8; // a band's columns are never shorter, however low the window
 const TIERS = ["stable", "fast", "candidate", "eus"];
+// Where the fleet answers are, relative to the page; undefined on the
+// public page.
+const FLEET = document.body.dataset.fleet;
 
 const $ = (id) => document.getElementById(id);
-const state = { arch: "", channel: "", from: "", to: "", tier: "" };
+const state = { arch: "", channel: "", from: "", to: "", tier: "", view: "" };
 let view = null; // the drawn channel: releases, updates, nodes by version
 let architectures = null; // the engine's, once asked
-const channelsOf = new Map(); // arch → names of the channels with releases
+const channelsAnswers = new Map(); // arch → its channels, as /v1/channels lists them
 
 // The band a release is drawn in: its major.minor.
 const minorOf = (version) => version.split(".").slice(0, 2).join(".");
@@ -115,9 +124,7 @@ function nearestNames(asked, names, most = 5) {
 
 // A link to the page with `changes` to the state.
 function pageLink(name, changes) {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries({ ...state, ...changes })) if (value) params.set(key, value);
-  return html("a", name, { href: `?${params}`, "data-name": name });
+  return html("a", name, { href: urlOf({ ...state, ...changes }), "data-name": name });
 }
 
 // Shows that `asked` is not a known `what` (architecture, channel) `where`,
@@ -153,10 +160,15 @@ function readUrl() {
   for (const key of Object.keys(state)) state[key] = (params.get(key) || "").trim();
 }
 
-function writeUrl() {
+function urlOf(values) {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(state)) if (value) params.set(key, value);
-  history.replaceState(null, "", `${location.pathname}?${params}`);
+  for (const [key, value] of Object.entries(values)) if (value) params.set(key, value);
+  return `?${params}`;
+}
+
+function writeUrl() {
+  history.replaceState(null, "", `${location.pathname}${urlOf(state)}`);
+  for (const link of document.querySelectorAll("#views a")) link.href = urlOf({ ...state, view: link.dataset.view });
 }
 
 // ---- pickers --------------------------------------------------------------
@@ -181,6 +193,12 @@ function defaultChannel(names) {
   return stable.pop() || names[0] || "";
 }
 
+// The channels of `arch` (name, releases, oldest, newest), asked once.
+async function channelsOf(arch) {
+  if (!channelsAnswers.has(arch)) channelsAnswers.set(arch, (await getJson("v1/channels", { arch })).channels);
+  return channelsAnswers.get(arch);
+}
+
 // The architectures; without one in the URL, amd64 (or the first). False
 // when the one asked for is not known.
 async function loadArchitectures() {
@@ -195,11 +213,7 @@ async function loadArchitectures() {
 // The channels of the architecture; without one in the URL, the newest
 // stable one. False when the one asked for has no release there.
 async function loadChannels() {
-  if (!channelsOf.has(state.arch)) {
-    const { channels } = await getJson("v1/channels", { arch: state.arch });
-    channelsOf.set(state.arch, channels.filter((channel) => channel.releases).map((channel) => channel.name));
-  }
-  const names = channelsOf.get(state.arch);
+  const names = (await channelsOf(state.arch)).filter((channel) => channel.releases).map((channel) => channel.name);
   if (!state.channel) state.channel = defaultChannel(names);
   fillSelect($("channel"), names, state.channel);
   if (names.includes(state.channel)) return true;
@@ -645,19 +659,30 @@ async function refresh() {
 let resizing = 0;
 function onResize() {
   clearTimeout(resizing);
-  resizing = setTimeout(() => {
-    if (!view || !view.svg) return;
-    const now = room();
-    if (Math.abs(now.width - view.room.width) < 8 && Math.abs(now.height - view.room.height) < 8) return;
-    draw();
-    markSelected();
-    markPath();
-    if (view.path) scrollToPath();
-  }, 150);
+  resizing = setTimeout(() => state.view !== "fleet" && relayout(), 150);
+}
+
+// The drawing laid out again if its room changed (while the Fleet view was
+// shown, say), with its selection and plan. (The Fleet view's charts take
+// their panel's width as it is.)
+function relayout() {
+  if (!view || !view.svg) return;
+  const now = room();
+  if (Math.abs(now.width - view.room.width) < 8 && Math.abs(now.height - view.room.height) < 8) return;
+  draw();
+  markSelected();
+  markPath();
+  if (view.path) scrollToPath();
 }
 
 async function start() {
   readUrl();
+  if (FLEET) {
+    await loadScript("explorer/fleet.js");
+    addFleetView();
+  } else {
+    state.view = "";
+  }
   $("from").value = state.from;
   $("to").value = state.to;
   if (state.tier) $("tier").value = state.tier;
@@ -679,8 +704,45 @@ async function start() {
     choosePlan($("from").value.trim(), $("to").value.trim());
   });
   window.addEventListener("resize", onResize);
-  await refresh();
-  if (view && state.from && view.byVersion.has(state.from)) select(state.from, false);
+  await showView();
+}
+
+// ---- views ----------------------------------------------------------------
+
+// Loads a script of the page's (the Fleet view's, fleet.js: its functions
+// join this script's).
+function loadScript(path) {
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = path;
+    script.addEventListener("load", resolve);
+    script.addEventListener("error", () => reject(new Error(`${path} did not load`)));
+    document.head.append(script);
+  });
+}
+
+let graphShown = false; // the update graph asked for once
+
+// Shows the view of the state (the update graph unless the Fleet view is
+// asked for), loading it on its first showing; the fleet's answers are
+// asked again at each showing.
+async function showView() {
+  const fleet = state.view === "fleet";
+  document.body.dataset.view = fleet ? "fleet" : "graph";
+  for (const link of document.querySelectorAll("#views a")) {
+    if (link.dataset.view === state.view) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  writeUrl();
+  if (fleet) {
+    await showFleet();
+  } else if (!graphShown) {
+    graphShown = true;
+    await refresh();
+    if (view && state.from && view.byVersion.has(state.from)) select(state.from, false);
+  } else {
+    relayout();
+  }
 }
 
 busy(start);

@@ -15,6 +15,12 @@
 //! chained to another engine has no full graph: it asks its upstream
 //! engine's `/v1/...` and answers with that. The drawing is hand-written
 //! SVG: see docs/ARCHITECTURE.md.
+//!
+//! The same page, its assets and answers are served on the status port
+//! too, where an engine with a fleet store answers `{prefix}/v1/fleet/...`
+//! (cluster ids are not public): there, and only there, the page is told
+//! where those answers are and shows its Fleet view. The public page never
+//! learns of the fleet, so it never asks.
 
 pub mod answers;
 pub mod graphs;
@@ -28,35 +34,67 @@ use http_answers::{CachePolicy, PathPrefix};
 
 use crate::engine::Engine;
 use graphs::Graphs;
+use page::Variant;
 
-/// The explorer's routes under `prefix`: the JSON answers always (they are
-/// part of the API, in `/openapi`), the page and its assets when `serve_page`.
-pub fn configure(
+/// The explorer of one engine, for both of its ports: one [`Graphs`], so
+/// a graph built for the page on one port serves the other.
+pub struct Explorer {
     prefix: PathPrefix,
-    engine: Arc<Engine>,
-    caching: CachePolicy,
-    serve_page: bool,
-) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
-    let graphs = web::Data::new(Graphs::new(engine));
-    let caching = web::Data::new(caching);
-    let assets: Vec<_> = page::ASSETS
-        .iter()
-        .filter(|_| serve_page)
-        .map(|asset| (asset.path, web::Data::new(asset.prepare())))
-        .collect();
-    move |config| {
-        config.app_data(graphs.clone()).app_data(caching.clone());
-        config
-            .service(get_or_head(
-                &prefix.join("/v1/architectures"),
-                answers::architectures,
-            ))
-            .service(get_or_head(&prefix.join("/v1/channels"), answers::channels))
-            .service(get_or_head(&prefix.join("/v1/channel"), answers::channel))
-            .service(get_or_head(&prefix.join("/v1/path"), answers::path))
-            .service(get_or_head(&prefix.join("/v1/explain"), answers::explanation));
-        for (path, asset) in &assets {
-            config.service(get_or_head(&prefix.join(path), page::serve).app_data(asset.clone()));
+    graphs: web::Data<Graphs>,
+    caching: web::Data<CachePolicy>,
+}
+
+impl Explorer {
+    pub fn new(prefix: PathPrefix, engine: Arc<Engine>, caching: CachePolicy) -> Self {
+        Self {
+            prefix,
+            graphs: web::Data::new(Graphs::new(engine)),
+            caching: web::Data::new(caching),
+        }
+    }
+
+    /// The public port's routes under the prefix: the JSON answers always
+    /// (they are part of the API, in `/openapi`), the page and its assets
+    /// when `serve_page`.
+    pub fn public_routes(
+        &self,
+        serve_page: bool,
+    ) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+        self.routes(serve_page.then_some(Variant::Public))
+    }
+
+    /// The status port's routes under the prefix (with `service.explorer`
+    /// on): the page, its assets and the answers it reads (it asks its own
+    /// origin), with its Fleet view when `fleet` (the engine has a fleet
+    /// store, whose answers are on this port).
+    pub fn status_routes(&self, fleet: bool) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+        self.routes(Some(if fleet { Variant::Fleet } else { Variant::Public }))
+    }
+
+    fn routes(&self, page: Option<Variant>) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+        let (prefix, graphs, caching) = (self.prefix.clone(), self.graphs.clone(), self.caching.clone());
+        let assets: Vec<_> = page
+            .map(|variant| {
+                page::ASSETS
+                    .iter()
+                    .map(|asset| (asset.path, web::Data::new(asset.prepare(variant))))
+                    .collect()
+            })
+            .unwrap_or_default();
+        move |config| {
+            config.app_data(graphs.clone()).app_data(caching.clone());
+            config
+                .service(get_or_head(
+                    &prefix.join("/v1/architectures"),
+                    answers::architectures,
+                ))
+                .service(get_or_head(&prefix.join("/v1/channels"), answers::channels))
+                .service(get_or_head(&prefix.join("/v1/channel"), answers::channel))
+                .service(get_or_head(&prefix.join("/v1/path"), answers::path))
+                .service(get_or_head(&prefix.join("/v1/explain"), answers::explanation));
+            for (path, asset) in &assets {
+                config.service(get_or_head(&prefix.join(path), page::serve).app_data(asset.clone()));
+            }
         }
     }
 }

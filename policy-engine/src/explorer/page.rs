@@ -1,11 +1,15 @@
 //! The explorer page and its script and style, compiled into the binary
 //! (no CDN, no build step: a disconnected cluster serves it as is) and
 //! prepared once, so they go out as the graph does: ETag, gzip,
-//! Cache-Control.
+//! Cache-Control. On the status port of an engine with a fleet store, the
+//! page's `<body>` says where the fleet answers are ([`Variant::Fleet`]):
+//! the one difference, which shows the page's Fleet view.
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use http_answers::{CachePolicy, PreparedBody};
+
+use crate::routes::fleet;
 
 /// Everything the page loads comes from the engine itself; no inline
 /// script or style, no frames, no plugins.
@@ -19,8 +23,9 @@ pub struct Asset {
     body: &'static str,
 }
 
-/// The page at `{prefix}/`, and what it loads (relative to it).
-pub const ASSETS: [Asset; 4] = [
+/// The page at `{prefix}/`, and what it loads (relative to it; fleet.js
+/// only where it has fleet answers).
+pub const ASSETS: [Asset; 5] = [
     Asset::new(
         "/",
         "text/html; charset=utf-8",
@@ -30,6 +35,11 @@ pub const ASSETS: [Asset; 4] = [
         "/explorer/app.js",
         "text/javascript; charset=utf-8",
         include_str!("../../assets/explorer/app.js"),
+    ),
+    Asset::new(
+        "/explorer/fleet.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../assets/explorer/fleet.js"),
     ),
     Asset::new(
         "/explorer/style.css",
@@ -42,6 +52,20 @@ pub const ASSETS: [Asset; 4] = [
         include_str!("../../assets/explorer/icon.svg"),
     ),
 ];
+
+/// `<body>` as the page opens it.
+const BODY: &str = r#"<body data-state="loading">"#;
+
+/// Which page is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// The page as written: no Fleet view, no request about the fleet.
+    Public,
+    /// On the status port of an engine with a fleet store: `<body
+    /// data-fleet="v1/fleet/">`, where the page finds the fleet answers
+    /// (relative to it), and so shows its Fleet view.
+    Fleet,
+}
 
 /// An asset, prepared.
 pub struct Prepared {
@@ -58,12 +82,25 @@ impl Asset {
         }
     }
 
-    pub fn prepare(&self) -> Prepared {
+    pub fn prepare(&self, variant: Variant) -> Prepared {
+        let body = match variant {
+            Variant::Fleet if self.path == "/" => fleet_page(self.body),
+            _ => self.body.to_owned(),
+        };
         Prepared {
             content_type: self.content_type,
-            body: PreparedBody::new(self.body.as_bytes()),
+            body: PreparedBody::new(body.into_bytes()),
         }
     }
+}
+
+/// The page with its `<body>` telling where the fleet answers are.
+fn fleet_page(page: &str) -> String {
+    let fleet = format!(
+        r#"<body data-state="loading" data-fleet="{}/">"#,
+        fleet::PATH.trim_start_matches('/')
+    );
+    page.replacen(BODY, &fleet, 1)
 }
 
 pub async fn serve(
@@ -83,4 +120,27 @@ pub async fn serve(
     );
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fleet_page_differs_from_the_public_one_by_where_the_fleet_answers_are() {
+        let page = ASSETS[0].body;
+        assert_eq!(ASSETS[0].path, "/");
+        assert_eq!(
+            page.matches(BODY).count(),
+            1,
+            "index.html opens <body> as BODY says"
+        );
+        assert!(!page.contains("data-fleet"), "the public page knows of no fleet");
+        let fleet = fleet_page(page);
+        assert_eq!(
+            fleet.replacen(r#" data-fleet="v1/fleet/""#, "", 1),
+            page,
+            "nothing else differs"
+        );
+    }
 }

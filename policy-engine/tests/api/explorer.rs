@@ -74,6 +74,63 @@ async fn the_setting_turns_the_page_off_and_leaves_the_answers() {
     assert_eq!(app.get("/v1/architectures").await.status, 200);
 }
 
+/// The page on the status port: the same page, assets and answers as on
+/// the public port; with a fleet store, its `<body>` says where the fleet
+/// answers are (on that port only), which shows its Fleet view.
+#[tokio::test]
+async fn the_status_port_serves_the_page_too_with_its_fleet_view_only_with_a_fleet_store() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut with_fleet = settings(&upstream.url());
+    with_fleet.fleet.store = Some(
+        format!("sqlite://{}", dir.path().join("fleet.db").display())
+            .parse()
+            .unwrap(),
+    );
+    let app = spawn_ready(with_fleet).await;
+    let (public, status) = (app.get("/").await, app.status_get("/").await);
+    assert_eq!((public.status, status.status), (200, 200));
+    let (public, status) = (
+        String::from_utf8(public.body).unwrap(),
+        String::from_utf8(status.body).unwrap(),
+    );
+    assert!(!public.contains("data-fleet"), "the public page knows no fleet");
+    assert_eq!(
+        status.replacen(r#" data-fleet="v1/fleet/""#, "", 1),
+        public,
+        "the status port's page differs by where the fleet answers are"
+    );
+    assert!(
+        app.status_get("/")
+            .await
+            .header("content-security-policy")
+            .is_some_and(|policy| policy.contains("connect-src 'self'"))
+    );
+    for path in [
+        "/explorer/app.js",
+        "/explorer/fleet.js",
+        "/explorer/style.css",
+        "/v1/architectures",
+    ] {
+        assert_eq!(
+            app.status_get(path).await.body,
+            app.get(path).await.body,
+            "{path}"
+        );
+    }
+    assert_eq!(app.status_get("/v1/fleet/versions").await.status, 200);
+    assert_eq!(app.get("/v1/fleet/versions").await.status, 404);
+
+    // Without a fleet store, the status port's page is the public one.
+    let (_upstream, app) = app_with_explorer(true).await;
+    assert_eq!(app.status_get("/").await.body, app.get("/").await.body);
+    // Without the page, neither port serves it.
+    let (_upstream, app) = app_with_explorer(false).await;
+    for path in ["/", "/explorer/app.js", "/v1/architectures"] {
+        assert_eq!(app.status_get(path).await.status, 404, "{path}");
+    }
+}
+
 #[tokio::test]
 async fn architectures_and_channels_come_from_the_upstream_graph() {
     let (_upstream, app) = app_with_explorer(true).await;
