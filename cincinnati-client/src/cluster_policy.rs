@@ -77,9 +77,31 @@ pub struct RolloutPlace {
     #[serde(default)]
     pub complete: Option<String>,
     /// RFC 3339: the first second this cluster is inside, at the schedule
-    /// (in the past once it is).
+    /// (in the past once it is); none while the rollout is paused or held.
     #[serde(default)]
     pub inside_from: Option<String>,
+    /// What run-time control did to the rollout, if anything: the policy
+    /// file's schedule is then not the whole story.
+    #[serde(default)]
+    pub control: Option<RolloutControlFacts>,
+}
+
+/// A rollout's run-time control, as an engine explains it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolloutControlFacts {
+    /// `paused` (its clock stopped: nobody new is offered the target),
+    /// `held` (its progress held at `held_progress`) or `running` (on its
+    /// schedule, later by `stood_still_secs`).
+    pub state: String,
+    #[serde(default)]
+    pub held_progress: Option<f64>,
+    /// Seconds its clock stood still in pauses before.
+    pub stood_still_secs: u64,
+    /// The last change (the audit has every one): who (a token's name, or
+    /// an alert), when (RFC 3339), why.
+    pub by: String,
+    pub at: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -17,7 +17,8 @@
 //! - [`diff`]: what changed between two graphs, per channel.
 //! - [`channel`]: channel names and tiers.
 //! - [`json`]: the stable JSON documents of the answers; [`fleet`]: those a
-//!   policy-engine with a fleet store answers.
+//!   policy-engine with a fleet store answers; [`rollout_control`]: those of
+//!   its rollouts' run-time control.
 //!
 //! Everything but [`fetch`] is pure and works on a built [`UpdateGraph`],
 //! so a service can answer the same questions from the graph it holds.
@@ -34,6 +35,7 @@ pub mod graph;
 pub mod json;
 pub mod plan;
 pub mod reasons;
+pub mod rollout_control;
 pub mod runbook;
 pub mod signatures;
 pub mod view;

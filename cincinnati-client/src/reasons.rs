@@ -13,7 +13,7 @@
 use cincinnati_core::Version;
 use serde_json::Value;
 
-use crate::cluster_policy::{ClusterPolicy, EdgeChange, RolloutPlace};
+use crate::cluster_policy::{ClusterPolicy, EdgeChange, RolloutControlFacts, RolloutPlace};
 use crate::explain::{DeclarationKind, Explanation, Verdict};
 
 /// What decides, first first.
@@ -172,6 +172,21 @@ impl PolicyRule {
     pub fn sentence(&self, policy: &PolicyFacts, to: &Version) -> String {
         match self {
             PolicyRule::Rollout => match &policy.rollout {
+                Some(rollout) if let Some(control) = stopped(rollout) => {
+                    let what = match control.held_progress.filter(|_| control.state == "held") {
+                        Some(held) => format!("is held at {held:.2}%"),
+                        None => "is paused".to_owned(),
+                    };
+                    format!(
+                        "the phased rollout of {to} {what} by {} at {}: {} (it has not reached it: {}, \
+                         the rollout is at {:.2}%)",
+                        control.by,
+                        control.at,
+                        control.reason,
+                        policy.place(),
+                        rollout.progress_percent
+                    )
+                }
                 Some(rollout) => {
                     let inside = rollout
                         .inside_from
@@ -237,6 +252,15 @@ impl PolicyRule {
             _ => None,
         }
     }
+}
+
+/// A rollout's run-time control, when it stopped the rollout's schedule
+/// (paused, or its progress held).
+fn stopped(rollout: &RolloutPlace) -> Option<&RolloutControlFacts> {
+    rollout
+        .control
+        .as_ref()
+        .filter(|control| control.state != "running")
 }
 
 /// A rollout's schedule, and when the cluster is inside at it.

@@ -22,12 +22,18 @@ pub enum ErrorKind {
     /// Not an upstream kind: upstream hung or answered 500 before its first
     /// graph. We answer 503 so load balancers and clients retry elsewhere.
     ServiceUnavailable,
+    /// Not an upstream kind: an operator endpoint asked without a bearer
+    /// token (401, with `WWW-Authenticate: Bearer`).
+    Unauthorized,
+    /// Not an upstream kind: an operator endpoint asked with a token it
+    /// does not know (403).
+    Forbidden,
 }
 
 /// What clients and dashboards know of each kind, in declaration order:
 /// the `kind` string on the wire, the HTTP status, and the prefix upstream
 /// puts before the detail in `value`.
-const FACTS: [(ErrorKind, &str, u16, &str); 13] = [
+const FACTS: [(ErrorKind, &str, u16, &str); 15] = [
     (
         ErrorKind::FailedJsonIn,
         "failed_json_in",
@@ -101,12 +107,19 @@ const FACTS: [(ErrorKind, &str, u16, &str); 13] = [
         503,
         "service unavailable",
     ),
+    (
+        ErrorKind::Unauthorized,
+        "unauthorized",
+        401,
+        "authentication required",
+    ),
+    (ErrorKind::Forbidden, "forbidden", 403, "not allowed"),
 ];
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 13] = {
-        let mut all = [ErrorKind::FailedJsonIn; 13];
+    pub const ALL: [ErrorKind; 15] = {
+        let mut all = [ErrorKind::FailedJsonIn; 15];
         let mut position = 0;
         while position < FACTS.len() {
             all[position] = FACTS[position].0;

@@ -12,6 +12,8 @@
 //! - [`expected`]: the graph one client (channel, arch) should get, computed
 //!   from the published data by the rules of the compatibility contract.
 //! - [`browser`]: a headless Chromium over WebDriver, for the explorer page.
+//! - [`fleet`]: engines recording update checks in a fleet store, their
+//!   fleet answers, and the test's own count of what the clusters said.
 //! - [`client_graph`]: that graph's shape, also read from what a service
 //!   answered, and a cluster's updates from it.
 //! - [`stack`]: starts the registry and the three services, talks to them,
@@ -30,6 +32,7 @@
 pub mod browser;
 pub mod client_graph;
 pub mod expected;
+pub mod fleet;
 pub mod graph_builder;
 pub mod graph_data;
 pub mod http;

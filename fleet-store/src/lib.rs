@@ -11,12 +11,16 @@
 //! answered while checks are written) and PostgreSQL (several engines
 //! sharing one fleet: a cluster is one row and a change one row whichever
 //! engine saw it). Migrations are embedded and applied when the store is
-//! opened; the schema's version is the newest applied migration.
+//! opened; the schema's version is the newest applied migration. The same
+//! store keeps the run-time state of the policy file's rollouts.
 //!
 //! - [`store`]: opening a store, recording checks, pruning.
 //! - [`questions`]: what the fleet answers are made of.
+//! - [`rollouts`]: rollouts under run-time control, and their audit
+//!   (schema version 2).
 
 pub mod questions;
+pub mod rollouts;
 pub mod store;
 
 pub use store::{Check, FleetStore, Pruned, Recorded, StoreError, StoreKind};

@@ -156,7 +156,11 @@ impl FleetStore {
 
     /// Records `checks` (in the order they were made) in one transaction:
     /// each cluster's row brought up to date, each change of version found
-    /// (against the store, and within the batch) added once.
+    /// (against the store, and within the batch) added once. A check older
+    /// than what the store has of its cluster (another engine wrote a newer
+    /// one first) changes nothing: a cluster is never put back on a version
+    /// it left. (Checks are kept to the second: two in one second are not
+    /// ordered.)
     pub async fn record(&self, checks: &[Check]) -> Result<Recorded, StoreError> {
         let clusters = by_cluster(checks);
         let mut transaction = self
@@ -166,24 +170,28 @@ impl FleetStore {
             .map_err(failed("beginning a transaction"))?;
         let mut recorded = Recorded::default();
         for chunk in clusters.chunks(ROWS_PER_STATEMENT) {
-            let stored = stored_versions(&mut transaction, chunk).await?;
+            let stored = stored_clusters(&mut transaction, chunk, self.kind).await?;
+            let newer: Vec<ClusterChecks<'_>> = chunk
+                .iter()
+                .filter_map(|cluster| cluster.since(stored.get(cluster.last.cluster.as_str())))
+                .collect();
             let mut changes = Vec::new();
-            for cluster in chunk {
-                let before = stored.get(cluster.last.cluster.as_str());
-                if before.is_none() {
-                    recorded.new_clusters += 1;
-                }
-                let mut from = before.map(String::as_str);
+            for cluster in &newer {
+                let id = cluster.last.cluster.as_str();
+                let mut from = stored.get(id).map(|stored| stored.version.as_str());
+                recorded.new_clusters += u64::from(from.is_none());
                 for (version, at) in &cluster.versions {
-                    if let Some(from) = from.filter(|from| from != version) {
-                        changes.push((cluster.last.cluster.as_str(), from, version.as_str(), *at));
+                    if let Some(from) = from.filter(|from| *from != version) {
+                        changes.push((id, from, version.as_str(), *at));
                     }
-                    from = Some(version);
+                    from = Some(version.as_str());
                 }
             }
-            upsert_clusters(&mut transaction, chunk).await?;
+            if !newer.is_empty() {
+                upsert_clusters(&mut transaction, &newer).await?;
+            }
             insert_changes(&mut transaction, &changes).await?;
-            recorded.clusters += chunk.len() as u64;
+            recorded.clusters += newer.len() as u64;
             recorded.changes += changes.len() as u64;
         }
         transaction
@@ -227,9 +235,44 @@ fn created_if_missing(url: &str) -> String {
 /// One cluster's checks in a batch: the versions it reported in order
 /// (repeats collapsed, each with when it was first reported) and its last
 /// check.
+#[derive(Clone)]
 struct ClusterChecks<'a> {
     versions: Vec<(String, i64)>,
     last: &'a Check,
+}
+
+/// What the store has of a cluster.
+struct Stored {
+    version: String,
+    last_seen: i64,
+}
+
+impl<'a> ClusterChecks<'a> {
+    /// The checks newer than what the store has (`stored`); none when the
+    /// last of them is older.
+    fn since(&self, stored: Option<&Stored>) -> Option<Self> {
+        let Some(stored) = stored else {
+            return Some(self.clone());
+        };
+        if self.last.at < stored.last_seen {
+            return None;
+        }
+        let mut versions: Vec<(String, i64)> = self
+            .versions
+            .iter()
+            .filter(|(_, at)| *at >= stored.last_seen)
+            .cloned()
+            .collect();
+        // Its version reported before what the store has, and again since.
+        if versions.last().map(|(version, _)| version) != Some(&self.last.version) {
+            let first_reported = self.versions.last().map_or(self.last.at, |(_, at)| *at);
+            versions.push((self.last.version.clone(), first_reported));
+        }
+        Some(Self {
+            versions,
+            last: self.last,
+        })
+    }
 }
 
 fn by_cluster(checks: &[Check]) -> Vec<ClusterChecks<'_>> {
@@ -265,13 +308,21 @@ fn placeholders(rows: usize, columns: usize) -> String {
         .join(", ")
 }
 
-async fn stored_versions(
+/// What the store has of the clusters of `chunk`. On PostgreSQL their
+/// rows are locked (in id order, so engines writing the same clusters take
+/// turns rather than deadlock) until the transaction ends.
+async fn stored_clusters(
     transaction: &mut Transaction<'_, Any>,
     chunk: &[ClusterChecks<'_>],
-) -> Result<HashMap<String, String>, StoreError> {
+    kind: StoreKind,
+) -> Result<HashMap<String, Stored>, StoreError> {
     let list: Vec<String> = (1..=chunk.len()).map(|number| format!("${number}")).collect();
+    let lock = match kind {
+        StoreKind::Postgres => " ORDER BY id FOR UPDATE",
+        StoreKind::Sqlite => "",
+    };
     let sql = format!(
-        "SELECT id, version FROM fleet_clusters WHERE id IN ({})",
+        "SELECT id, version, last_seen FROM fleet_clusters WHERE id IN ({}){lock}",
         list.join(", ")
     );
     // Safe: only placeholders are generated; the values are bound.
@@ -284,7 +335,13 @@ async fn stored_versions(
         .await
         .map_err(failed("reading the clusters' versions"))?;
     rows.iter()
-        .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+        .map(|row| {
+            let stored = Stored {
+                version: row.try_get(1)?,
+                last_seen: row.try_get(2)?,
+            };
+            Ok((row.try_get(0)?, stored))
+        })
         .collect::<Result<_, sqlx::Error>>()
         .map_err(failed("reading the clusters' versions"))
 }
@@ -301,11 +358,11 @@ async fn upsert_clusters(
              channel = excluded.channel, \
              arch = excluded.arch, \
              place = excluded.place, \
-             last_seen = CASE WHEN excluded.last_seen > fleet_clusters.last_seen \
-                 THEN excluded.last_seen ELSE fleet_clusters.last_seen END, \
+             last_seen = excluded.last_seen, \
              version_since = CASE WHEN excluded.version = fleet_clusters.version \
                  THEN fleet_clusters.version_since ELSE excluded.version_since END, \
-             version = excluded.version",
+             version = excluded.version \
+         WHERE excluded.last_seen >= fleet_clusters.last_seen",
         placeholders(chunk.len(), 8)
     );
     // Safe: only placeholders are generated; the values are bound.

@@ -2,6 +2,7 @@
 //! directory and a throw-away PostgreSQL server.
 
 use fleet_store::questions::{Change, HourCount, Scope};
+use fleet_store::rollouts::Change as RolloutChange;
 use fleet_store::{Check, FleetStore, Recorded};
 use postgres_testkit::PostgresServer;
 
@@ -24,7 +25,7 @@ fn everyone() -> Scope<'static> {
 
 /// Two handles on one store, as two engines sharing it have.
 async fn exercise(first: FleetStore, second: FleetStore) {
-    assert_eq!(first.schema_version().await.unwrap(), 1);
+    assert_eq!(first.schema_version().await.unwrap(), 2);
 
     // a and b on 4.18.1; a moves to 4.18.2 within the same batch.
     let recorded = first
@@ -133,8 +134,67 @@ async fn exercise(first: FleetStore, second: FleetStore) {
         "b came to 4.18.2 at 11h, a at 10h"
     );
 
+    // A check older than the store's (an engine that wrote late) changes
+    // nothing: d left 4.18.1 for 4.18.2 at 300; 4.18.1 at 250 comes after.
+    first.record(&[check("d", "4.18.1", 5.0, 100)]).await.unwrap();
+    second.record(&[check("d", "4.18.2", 5.0, 300)]).await.unwrap();
+    let late = first
+        .record(&[check("d", "4.18.1", 5.0, 250), check("d", "4.18.1", 5.0, 260)])
+        .await
+        .unwrap();
+    assert_eq!((late.clusters, late.changes), (0, 0));
+    let (d, changes) = first.history("d").await.unwrap().unwrap();
+    assert_eq!(
+        (d.version.as_str(), d.last_seen, d.version_since),
+        ("4.18.2", 300, 300)
+    );
+    assert_eq!(changes.len(), 1, "no way back recorded");
+    // A batch reaching past the store's: only what is newer counts.
+    second
+        .record(&[check("d", "4.18.1", 5.0, 280), check("d", "4.18.3", 5.0, 400)])
+        .await
+        .unwrap();
+    let (d, changes) = first.history("d").await.unwrap().unwrap();
+    assert_eq!(d.version, "4.18.3");
+    let moves: Vec<(&str, &str)> = changes
+        .iter()
+        .map(|change| (change.from.as_str(), change.to.as_str()))
+        .collect();
+    assert_eq!(moves, [("4.18.1", "4.18.2"), ("4.18.2", "4.18.3")]);
+
+    // A pause made through one handle is the other's state; audited.
+    let paused = first
+        .change_rollout("4.18.52", RolloutChange::Pause, ("ops", "storage alarms"), 1_000)
+        .await
+        .unwrap();
+    assert_eq!(paused.paused_at, Some(1_000));
+    second
+        .change_rollout(
+            "4.18.52",
+            RolloutChange::Resume,
+            ("alertmanager", "resolved"),
+            1_600,
+        )
+        .await
+        .unwrap();
+    let states = first.rollout_states().await.unwrap();
+    assert_eq!(states.len(), 1);
+    assert_eq!((states[0].paused_at, states[0].paused_seconds), (None, 600));
+    assert_eq!(
+        (states[0].actor.as_str(), states[0].reason.as_str()),
+        ("alertmanager", "resolved")
+    );
+    let audit = second.rollout_audit(Some("4.18.52"), 10).await.unwrap();
+    let actions: Vec<(&str, &str)> = audit
+        .iter()
+        .map(|entry| (entry.action.as_str(), entry.actor.as_str()))
+        .collect();
+    assert_eq!(actions, [("pause", "ops"), ("resume", "alertmanager")]);
+    assert!(first.rollout_audit(Some("4.19.1"), 10).await.unwrap().is_empty());
+
+    // c and d were last seen, and d's two changes made, before the first hour.
     let pruned = second.prune(HOUR).await.unwrap();
-    assert_eq!((pruned.clusters, pruned.changes), (1, 0));
+    assert_eq!((pruned.clusters, pruned.changes), (2, 2));
     assert!(first.history("c").await.unwrap().is_none());
 }
 
@@ -147,7 +207,7 @@ async fn a_sqlite_file() {
     exercise(first, second).await;
     // Reopened: migrations already applied, data kept.
     let again = FleetStore::open(&url, &url).await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 1);
+    assert_eq!(again.schema_version().await.unwrap(), 2);
     assert!(again.history("a").await.unwrap().is_some());
 }
 

@@ -28,8 +28,14 @@ impl ResponseError for HttpError {
             .content_type(crate::accept::APPLICATION_JSON)
             // An error must not be cached in place of the graph it stands for.
             .insert_header((header::CACHE_CONTROL, "no-store"));
-        if self.0.kind == ErrorKind::MethodNotAllowed {
-            response.insert_header((header::ALLOW, "GET, HEAD"));
+        match self.0.kind {
+            ErrorKind::MethodNotAllowed => {
+                response.insert_header((header::ALLOW, "GET, HEAD"));
+            }
+            ErrorKind::Unauthorized => {
+                response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            _ => {}
         }
         response.body(self.0.to_json())
     }

@@ -13,6 +13,7 @@ use service_kit::supervisor::TaskStatus;
 use crate::answers::Computations;
 use crate::cluster_policy::explain::{Asked, Explanation};
 use crate::cluster_policy::{ClusterPolicy, PolicyClass};
+use crate::control::Control;
 use crate::fleet::Fleet;
 use crate::metrics::EngineMetrics;
 use crate::query::{ClientQuery, QueryRules};
@@ -55,13 +56,15 @@ pub struct Engine {
     metrics: EngineMetrics,
     cluster_policy: Option<Arc<ClusterPolicy>>,
     fleet: Option<Arc<Fleet>>,
+    control: Option<Arc<Control>>,
 }
 
 /// What an engine is made of besides its upstream, filters and rules.
 pub struct Parts {
     pub metrics: EngineMetrics,
-    pub cluster_policy: Option<ClusterPolicy>,
+    pub cluster_policy: Option<Arc<ClusterPolicy>>,
     pub fleet: Option<Fleet>,
+    pub control: Option<Control>,
 }
 
 impl Engine {
@@ -81,8 +84,9 @@ impl Engine {
             computations: Computations::one_per_cpu(),
             cache_max_age: limits.cache_max_age,
             metrics: parts.metrics,
-            cluster_policy: parts.cluster_policy.map(Arc::new),
+            cluster_policy: parts.cluster_policy,
             fleet: parts.fleet.map(Arc::new),
+            control: parts.control.map(Arc::new),
         }
     }
 
@@ -108,6 +112,10 @@ impl Engine {
 
     pub fn fleet(&self) -> Option<&Arc<Fleet>> {
         self.fleet.as_ref()
+    }
+
+    pub fn control(&self) -> Option<&Arc<Control>> {
+        self.control.as_ref()
     }
 
     pub fn is_ready(&self) -> bool {
@@ -255,6 +263,7 @@ impl Engine {
                 .as_ref()
                 .map(|policy| policy.status(SystemTime::now())),
             fleet: self.fleet.as_ref().map(|fleet| fleet.status()),
+            rollout_control: self.control.as_ref().map(|control| control.status()),
             tasks,
         }
     }

@@ -19,6 +19,8 @@
 //! - [`upstream`]: fetching, the feeds, keeping the last good graph.
 //! - [`fleet`]: the fleet view, recorded from the update checks (with
 //!   `fleet.store`), behind one façade.
+//! - [`control`]: rollouts under run-time control (pause, resume, hold),
+//!   audited and shared through the fleet store.
 //! - [`engine`]: what the handlers ask, composed of the above; [`status`]:
 //!   its `/status` document.
 //! - [`routes`]: the HTTP API; [`explorer`]; [`settings`]: configuration
@@ -34,6 +36,7 @@
 pub mod allocator;
 pub mod answers;
 pub mod cluster_policy;
+pub mod control;
 pub mod engine;
 pub mod explorer;
 pub mod filters;

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::cluster_policy::ClusterPolicy;
+use crate::control::Control;
 use crate::engine::{Engine, Parts};
 use crate::explorer;
 use crate::fleet::Fleet;
@@ -69,12 +70,26 @@ impl Service for PolicyEngine {
             plan.limits.feeds.clone(),
             metrics.clone(),
         );
-        let cluster_policy = plan
-            .cluster_policy
-            .map(|source| ClusterPolicy::new(source, plan.limits.policy_reload_interval, metrics.clone()));
+        let cluster_policy = plan.cluster_policy.map(|source| {
+            Arc::new(ClusterPolicy::new(
+                source,
+                plan.limits.policy_reload_interval,
+                metrics.clone(),
+            ))
+        });
         let fleet = match plan.fleet {
             Some(fleet) => Some(Fleet::new(fleet, FleetMetrics::register(kit.registry())?)),
             None => None,
+        };
+        // (Settings made sure control has a store and a policy.)
+        let control = match (plan.control, &fleet, &cluster_policy) {
+            (Some((tokens, interval)), Some(fleet), Some(policy)) => Some(Control::new(
+                fleet.store_handle().clone(),
+                policy.clone(),
+                tokens,
+                interval,
+            )),
+            _ => None,
         };
         let engine = Arc::new(Engine::new(
             feeds,
@@ -85,6 +100,7 @@ impl Service for PolicyEngine {
                 metrics,
                 cluster_policy,
                 fleet,
+                control,
             },
         ));
         let routes = routes::configure(
@@ -139,6 +155,12 @@ impl Service for PolicyEngine {
         }
         if let Some(fleet) = engine.fleet().cloned() {
             start_fleet(kit, fleet);
+        }
+        if let Some(control) = engine.control().cloned() {
+            kit.spawn_every(control.refresh_schedule(), move || {
+                let control = control.clone();
+                async move { control.refresh().await }
+            });
         }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());
         kit.ready_when(move || ready.is_ready());

@@ -33,6 +33,7 @@ use service_kit::settings::{
 
 use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
 use crate::cluster_policy::{PolicySource, source::SourceError};
+use crate::control::tokens::Tokens;
 use crate::engine::Limits;
 use crate::filters;
 use crate::fleet::keys::ClusterKeys;
@@ -65,6 +66,8 @@ pub struct Settings {
     pub cluster_policy: ClusterPolicySettings,
     /// The fleet view, recorded from the update checks (see `fleet`).
     pub fleet: FleetSettings,
+    /// Rollouts under run-time control (see `control`).
+    pub rollouts: RolloutsSettings,
     /// Filter tables, in order; none means channel-filter then arch-filter
     /// (then cluster-policy with a policy file).
     pub policy: Vec<PolicyTable>,
@@ -102,6 +105,28 @@ impl Default for ClusterPolicySettings {
             lookup_timeout_ms: 200,
             lookup_cache_ttl_secs: 300,
             lookup_cache_size: 100_000,
+        }
+    }
+}
+
+/// `[rollouts]`: the policy file's rollouts under run-time control.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RolloutsSettings {
+    /// The bearer tokens of `{prefix}/v1/rollouts` on the status port, one
+    /// a line (`name token`); none: rollouts follow the file alone. Needs
+    /// `fleet.store` (where the state is kept) and `cluster_policy.file`.
+    pub token_file: Option<PathBuf>,
+    /// Milliseconds between reads of the rollouts' state from the store:
+    /// how soon a change made on another engine is in force here.
+    pub refresh_ms: u64,
+}
+
+impl Default for RolloutsSettings {
+    fn default() -> Self {
+        Self {
+            token_file: None,
+            refresh_ms: 2_000,
         }
     }
 }
@@ -325,6 +350,12 @@ pub enum SettingsError {
     },
     #[error("fleet.hash_ids needs fleet.hash_key_file, the key every engine sharing the store hashes with")]
     FleetHashWithoutKey,
+    #[error(
+        "rollouts.token_file needs fleet.store (where the rollouts' run-time state is kept) and cluster_policy.file (where they are declared)"
+    )]
+    ControlWithoutStore,
+    #[error("rollouts.token_file: {0}")]
+    Tokens(String),
 }
 
 /// What the settings resolve to once `[[policy]]` is read: everything the
@@ -341,6 +372,9 @@ pub struct Resolved {
     pub cluster_policy: Option<Arc<PolicySource>>,
     /// The fleet store and its keys; none without one.
     pub fleet: Option<FleetPlan>,
+    /// The operator tokens of rollout control and how often it reads the
+    /// store; none without control.
+    pub control: Option<(Tokens, Duration)>,
 }
 
 impl Settings {
@@ -395,6 +429,7 @@ impl Settings {
             client,
             cluster_policy,
             fleet: self.fleet.plan()?,
+            control: self.control_plan()?,
         })
     }
 
@@ -463,6 +498,24 @@ impl Settings {
             cache_max_age: Duration::from_secs(self.service.requests.cache_max_age_secs),
             policy_reload_interval: Duration::from_secs(self.cluster_policy.reload_secs.max(1)),
         }
+    }
+}
+
+impl Settings {
+    /// Rollout control's tokens, read, and its interval; none without a
+    /// token file.
+    fn control_plan(&self) -> Result<Option<(Tokens, Duration)>, SettingsError> {
+        let Some(path) = &self.rollouts.token_file else {
+            return Ok(None);
+        };
+        if self.fleet.store.is_none() || self.cluster_policy.file.is_none() {
+            return Err(SettingsError::ControlWithoutStore);
+        }
+        let tokens = Tokens::open(path).map_err(SettingsError::Tokens)?;
+        Ok(Some((
+            tokens,
+            Duration::from_millis(self.rollouts.refresh_ms.max(100)),
+        )))
     }
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use service_kit::supervisor::TaskStatus;
 
 use crate::cluster_policy::source::PolicyStatus;
+use crate::control::ControlStatus;
 use crate::fleet::FleetStatus;
 use crate::request::UpstreamKind;
 use crate::upstream::feed::FeedStatus;
@@ -26,6 +27,9 @@ pub struct EngineStatus {
     /// The fleet store and its recorder, if one is configured.
     #[serde(default)]
     pub fleet: Option<FleetStatus>,
+    /// The rollouts' run-time control, if configured.
+    #[serde(default)]
+    pub rollout_control: Option<ControlStatus>,
     pub tasks: Vec<TaskStatus>,
 }
 

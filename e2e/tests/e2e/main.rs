@@ -5,6 +5,7 @@
 mod build_info;
 mod cluster_policy;
 mod explorer;
+mod fleet;
 mod freshness;
 mod front_door;
 mod interop;

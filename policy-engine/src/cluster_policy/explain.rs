@@ -49,7 +49,7 @@ use service_kit::timestamp::rfc3339;
 
 use super::apply::{Applied, Withheld};
 use super::id::Place;
-use super::policy::{PolicyClass, Rollout};
+use super::policy::{PolicyClass, Rollout, RolloutControl};
 
 /// The explanation, as the document's one definition types it.
 pub type Explanation = ClusterPolicy;
@@ -74,7 +74,6 @@ pub fn explain(
     now: SystemTime,
 ) -> Explanation {
     let withheld: Vec<Removal> = applied.withheld.iter().map(shown).collect();
-    let policy = &class.policy;
     Explanation {
         policy_file: None,
         id: class.id.map(|id| id.to_string()),
@@ -87,8 +86,8 @@ pub fn explain(
         deferral_cutoff: class.deferral_cutoff.map(|cutoff| {
             rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(cutoff.max(0) as u64))
         }),
-        rollouts: policy
-            .rollouts()
+        rollouts: class
+            .rollouts
             .iter()
             .enumerate()
             .map(|(index, rollout)| RolloutPlace {
@@ -99,7 +98,10 @@ pub fn explain(
                 start: Some(rfc3339(rollout.start)),
                 starting_percentage: Some(rollout.starting_percentage),
                 complete: Some(rfc3339(rollout.start + rollout.duration)),
-                inside_from: Some(rfc3339(inside_from(rollout, class.place))),
+                inside_from: rollout
+                    .is_on_schedule()
+                    .then(|| rfc3339(inside_from(rollout, class.place))),
+                control: rollout.control.as_ref().map(RolloutControl::facts),
             })
             .collect(),
         valid_for_secs: class.valid_for(now).map(|valid_for| valid_for.as_secs()),
@@ -116,13 +118,19 @@ pub fn explain(
 }
 
 /// The first whole second at which a cluster at `place` is inside
-/// `rollout` at its schedule. Found by bisection over the rollout's own
-/// rule ([`Rollout::includes`], which only grows with time) rather than by
-/// inverting its formula a second time here.
+/// `rollout` at its schedule (later by the time its clock stood still).
+/// Found by bisection over the rollout's own rule ([`Rollout::includes`],
+/// which only grows with time) rather than by inverting its formula a
+/// second time here.
 fn inside_from(rollout: &Rollout, place: Place) -> SystemTime {
-    let at = |secs: u64| rollout.start + Duration::from_secs(secs);
-    if rollout.includes(place, rollout.start) {
-        return rollout.start;
+    let stood_still = rollout
+        .control
+        .as_ref()
+        .map_or(Duration::ZERO, |control| control.stood_still);
+    let start = rollout.start + stood_still;
+    let at = |secs: u64| start + Duration::from_secs(secs);
+    if rollout.includes(place, start) {
+        return start;
     }
     // Inside at the latest once complete (a second past, for a duration
     // with a fraction of a second).
@@ -227,6 +235,7 @@ mod tests {
             duration: Duration::from_secs(87_600 * 3600),
             starting_percentage,
             line: 27,
+            control: None,
         }
     }
 

@@ -345,6 +345,7 @@ impl RolloutFile {
             duration: Duration::from_secs_f64(hours * 3600.0),
             starting_percentage: self.starting_percentage,
             line,
+            control: None,
         })
     }
 }

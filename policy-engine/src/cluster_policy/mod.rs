@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cincinnati_core::Graph;
-pub use policy::{Policy, PolicyClass};
+pub use policy::{Controls, Policy, PolicyClass};
 use service_kit::periodic::Every;
 pub use source::PolicySource;
 
@@ -119,6 +119,11 @@ impl ClusterPolicy {
             Reload::Loaded { .. } => self.metrics.policy_reloads.inc(),
             Reload::Failed(_) => self.metrics.policy_reload_errors.inc(),
         }
+    }
+
+    /// Gives the rollouts their run-time control (see `crate::control`).
+    pub fn set_controls(&self, controls: Controls) {
+        self.source.set_controls(controls);
     }
 
     pub fn status(&self, now: SystemTime) -> PolicyStatus {

@@ -7,14 +7,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cincinnati_client::cluster_policy::RolloutControlFacts;
 use cincinnati_core::release::keys;
 use cincinnati_core::{Graph, Release};
 use openshift_graph_data::BlockedEdge;
 use semver::Version;
 use serde::{Deserialize, Serialize};
+use service_kit::timestamp::rfc3339;
 
 use super::id::{ClusterId, Place};
 
@@ -56,7 +59,8 @@ pub struct GroupSet {
     pub rules: Rules,
 }
 
-/// A phased rollout of one target release.
+/// A phased rollout of one target release: declared in the policy file,
+/// and changed at run time by its [`RolloutControl`], if any.
 #[derive(Debug, Clone)]
 pub struct Rollout {
     pub target: Version,
@@ -66,14 +70,75 @@ pub struct Rollout {
     pub starting_percentage: f64,
     /// Where the rollout is written in the policy file.
     pub line: u64,
+    /// What operators or automation did to it at run time.
+    pub control: Option<RolloutControl>,
+}
+
+/// What run-time control does to a rollout (kept in the fleet store; see
+/// `crate::rollouts`): its clock stopped, the time it stood still, a
+/// progress held.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RolloutControl {
+    /// When its clock stopped; `None`: running.
+    pub paused_at: Option<SystemTime>,
+    /// How long its clock stood still in earlier pauses: its schedule runs
+    /// that much later than the file says.
+    pub stood_still: Duration,
+    /// A progress held (percent), whatever the schedule.
+    pub held_progress: Option<f64>,
+    /// The last change: who, why, when.
+    pub actor: String,
+    pub reason: String,
+    pub changed_at: SystemTime,
+}
+
+/// Run-time control of rollouts, by target as written (`4.18.52`).
+pub type Controls = BTreeMap<String, RolloutControl>;
+
+impl RolloutControl {
+    /// What explain and `/status` say of it.
+    pub fn facts(&self) -> RolloutControlFacts {
+        let state = match (self.paused_at, self.held_progress) {
+            (Some(_), _) => "paused",
+            (None, Some(_)) => "held",
+            (None, None) => "running",
+        };
+        RolloutControlFacts {
+            state: state.to_owned(),
+            held_progress: self.held_progress,
+            stood_still_secs: self.stood_still.as_secs(),
+            by: self.actor.clone(),
+            at: rfc3339(self.changed_at),
+            reason: self.reason.clone(),
+        }
+    }
+
+    /// The time on the rollout's clock at `now`.
+    fn clock(&self, now: SystemTime) -> SystemTime {
+        let stopped = self.paused_at.map_or(now, |paused_at| paused_at.min(now));
+        stopped.checked_sub(self.stood_still).unwrap_or(UNIX_EPOCH)
+    }
 }
 
 impl Rollout {
-    /// The share of clusters offered the target at `now`, in percent: 0
-    /// before the start, then from the starting percentage up to 100
-    /// linearly over the duration.
+    /// The share of clusters offered the target at `now`, in percent: a
+    /// held progress; else, at the time on the rollout's clock, 0 before
+    /// the start, then from the starting percentage up to 100 linearly over
+    /// the duration.
     pub fn progress(&self, now: SystemTime) -> f64 {
-        let Ok(elapsed) = now.duration_since(self.start) else {
+        match &self.control {
+            Some(RolloutControl {
+                held_progress: Some(held),
+                ..
+            }) => held.clamp(0.0, 100.0),
+            Some(control) => self.scheduled_progress(control.clock(now)),
+            None => self.scheduled_progress(now),
+        }
+    }
+
+    /// The progress the file's schedule gives at `clock`.
+    pub fn scheduled_progress(&self, clock: SystemTime) -> f64 {
+        let Ok(elapsed) = clock.duration_since(self.start) else {
             return 0.0;
         };
         let fraction = (elapsed.as_secs_f64() / self.duration.as_secs_f64()).min(1.0);
@@ -86,8 +151,26 @@ impl Rollout {
         progress >= 100.0 || place.percent() < progress
     }
 
-    /// When a cluster at `place` is first offered the target.
+    /// Whether its progress follows its schedule (not paused, not held):
+    /// only then does a cluster outside come inside by itself.
+    pub fn is_on_schedule(&self) -> bool {
+        self.control
+            .as_ref()
+            .is_none_or(|control| control.paused_at.is_none() && control.held_progress.is_none())
+    }
+
+    /// When a cluster at `place` is first offered the target while the
+    /// rollout is on its schedule: the schedule's moment, later by the time
+    /// its clock stood still.
     pub fn includes_from(&self, place: Place) -> SystemTime {
+        let stood_still = self
+            .control
+            .as_ref()
+            .map_or(Duration::ZERO, |control| control.stood_still);
+        self.scheduled_includes_from(place) + stood_still
+    }
+
+    fn scheduled_includes_from(&self, place: Place) -> SystemTime {
         let percent = place.percent();
         // (At 100% from the start, the fraction below would be 0/0.)
         if percent < self.starting_percentage || self.starting_percentage >= 100.0 {
@@ -125,7 +208,9 @@ pub struct Policy {
     default: Arc<GroupSet>,
     groups: BTreeMap<String, Rules>,
     clusters: HashMap<ClusterId, Arc<GroupSet>>,
-    rollouts: Vec<Rollout>,
+    /// As the file declares them, with their run-time control
+    /// ([`Policy::set_controls`]).
+    rollouts: ArcSwap<Vec<Rollout>>,
     /// The default's blocked edges (for clusters in no defined group).
     default_edges: Vec<EdgeRule>,
     /// Each group's blocked edges.
@@ -158,7 +243,7 @@ impl Policy {
             }),
             groups,
             clusters: HashMap::with_capacity(clusters.len()),
-            rollouts,
+            rollouts: ArcSwap::from_pointee(rollouts),
             default_edges: Vec::new(),
             group_edges: BTreeMap::new(),
             scoped_channels: Vec::new(),
@@ -305,8 +390,24 @@ impl Policy {
         self.clusters.len()
     }
 
-    pub fn rollouts(&self) -> &[Rollout] {
-        &self.rollouts
+    /// The rollouts now, with their run-time control.
+    pub fn rollouts(&self) -> Arc<Vec<Rollout>> {
+        self.rollouts.load_full()
+    }
+
+    /// Gives each rollout its control in `controls` (none: the file's
+    /// schedule alone).
+    pub fn set_controls(&self, controls: &Controls) {
+        let rollouts = self
+            .rollouts
+            .load()
+            .iter()
+            .map(|rollout| Rollout {
+                control: controls.get(&rollout.target.to_string()).cloned(),
+                ..rollout.clone()
+            })
+            .collect();
+        self.rollouts.store(Arc::new(rollouts));
     }
 
     pub fn generation(&self) -> u64 {
@@ -335,10 +436,13 @@ impl Policy {
         let mut sooner = |at: SystemTime| {
             next_change = Some(next_change.map_or(at, |next| next.min(at)));
         };
-        for (index, rollout) in self.rollouts.iter().enumerate() {
+        let rollouts = self.rollouts();
+        for (index, rollout) in rollouts.iter().enumerate() {
             if !rollout.includes(place, now) {
                 withheld |= 1 << index;
-                sooner(rollout.includes_from(place).max(now));
+                if rollout.is_on_schedule() {
+                    sooner(rollout.includes_from(place).max(now));
+                }
             }
         }
         let deferral_cutoff = (groups.rules.deferral_days > 0).then(|| {
@@ -350,6 +454,7 @@ impl Policy {
         });
         PolicyClass {
             policy: self.clone(),
+            rollouts,
             id: id.copied(),
             groups,
             withheld,
@@ -366,6 +471,9 @@ impl Policy {
 #[derive(Debug, Clone)]
 pub struct PolicyClass {
     pub(super) policy: Arc<Policy>,
+    /// The rollouts as they were when the class was made (not part of the
+    /// class: `withheld` says what they did).
+    pub(super) rollouts: Arc<Vec<Rollout>>,
     /// The cluster's id, if valid (not part of the class).
     pub(super) id: Option<ClusterId>,
     pub(super) groups: Arc<GroupSet>,
@@ -433,8 +541,7 @@ impl PolicyClass {
 
     /// The rollouts whose targets are withheld, with their index.
     pub fn withheld_rollouts(&self) -> impl Iterator<Item = (usize, &Rollout)> {
-        self.policy
-            .rollouts
+        self.rollouts
             .iter()
             .enumerate()
             .filter(|(index, _)| self.withheld & (1 << index) != 0)
@@ -477,6 +584,7 @@ mod tests {
             duration: Duration::from_secs(hours * 3600),
             starting_percentage,
             line: 1,
+            control: None,
         }
     }
 

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
+use cincinnati_client::cluster_policy::RolloutControlFacts;
 use serde::{Deserialize, Serialize};
 use service_kit::freshness::Freshness;
 use service_kit::timestamp::rfc3339;
@@ -18,7 +19,7 @@ use service_kit::timestamp::rfc3339;
 use super::file::{self, PolicyFileError};
 use super::id::ClusterId;
 use super::lookup::{GroupLookup, LookupStatus, Outcome};
-use super::policy::{Policy, PolicyClass, Rules, ScopedChannel};
+use super::policy::{Controls, Policy, PolicyClass, RolloutControl, Rules, ScopedChannel};
 
 /// Why the policy file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +61,8 @@ struct SourceState {
     /// The last reload that found the file good (the served policy's, or a
     /// new one), and the refusal since.
     freshness: Freshness,
+    /// The rollouts' run-time control, given to every policy served.
+    controls: Controls,
 }
 
 impl PolicySource {
@@ -80,6 +83,7 @@ impl PolicySource {
                 refused: None,
                 loaded_at: now,
                 freshness,
+                controls: Controls::new(),
             }),
             lookup: lookup.map(Arc::new),
         })
@@ -130,6 +134,7 @@ impl PolicySource {
     fn take(&self, mut policy: Policy, digest: u64) -> Reload {
         let mut state = self.lock();
         policy.generation = self.current.load().generation + 1;
+        policy.set_controls(&state.controls);
         let generation = policy.generation;
         self.current.store(Arc::new(policy));
         let now = SystemTime::now();
@@ -149,6 +154,16 @@ impl PolicySource {
         state.refused = digest;
         state.freshness.failed(SystemTime::now(), &message);
         Reload::Failed(message)
+    }
+
+    /// Gives the rollouts their run-time control (the fleet store's), this
+    /// policy's and every one read after.
+    pub fn set_controls(&self, controls: Controls) {
+        let mut state = self.lock();
+        if state.controls != controls {
+            self.current().set_controls(&controls);
+            state.controls = controls;
+        }
     }
 
     /// Whether the file on disk is refused and an older policy served.
@@ -199,6 +214,7 @@ impl PolicySource {
                     duration_hours: rollout.duration.as_secs_f64() / 3600.0,
                     starting_percentage: rollout.starting_percentage,
                     progress_percent: rollout.progress(now),
+                    control: rollout.control.as_ref().map(RolloutControl::facts),
                 })
                 .collect(),
             blocked_edges: policy.edge_rule_count(),
@@ -241,6 +257,10 @@ pub struct RolloutStatus {
     pub starting_percentage: f64,
     /// The share of clusters offered the target now.
     pub progress_percent: f64,
+    /// What run-time control did to it (the file's schedule is then not
+    /// the whole story).
+    #[serde(default)]
+    pub control: Option<RolloutControlFacts>,
 }
 
 fn read(path: &Path) -> Result<String, SourceError> {

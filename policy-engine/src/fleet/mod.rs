@@ -14,7 +14,8 @@
 //! `{prefix}/v1/fleet/...` routes ask.
 //!
 //! - [`keys`]: a cluster's name in the store (its id or a keyed hash).
-//! - [`recorder`]: the queue and the writing round.
+//! - [`recorder`]: the queue and the writing round; [`store`]: the store,
+//!   opened once.
 //! - [`answers`]: the fleet documents, from the store and the graph;
 //!   [`graphs`]: that graph, as the upstream serves it.
 //! - [`metrics`]: the fleet's metrics.
@@ -24,6 +25,7 @@ pub mod graphs;
 pub mod keys;
 pub mod metrics;
 pub mod recorder;
+pub mod store;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,7 +38,8 @@ use service_kit::secret::RedactedUrl;
 
 use self::keys::ClusterKeys;
 use self::metrics::FleetMetrics;
-use self::recorder::{Recorder, RecorderStatus, StoreHandle, WRITE_TIMEOUT};
+use self::recorder::{Recorder, RecorderStatus, WRITE_TIMEOUT};
+use self::store::StoreHandle;
 use crate::cluster_policy::id::ClusterId;
 use crate::query::ClientQuery;
 
@@ -116,6 +119,11 @@ impl Fleet {
 
     pub fn keys(&self) -> &ClusterKeys {
         &self.keys
+    }
+
+    /// The store, for what else keeps its state there.
+    pub fn store_handle(&self) -> &Arc<StoreHandle> {
+        &self.store
     }
 
     pub fn windows(&self) -> Windows {

@@ -1,11 +1,13 @@
 //! The client API: `{prefix}/graph`, `{prefix}/v1/graph`, `{prefix}/openapi`,
 //! `{prefix}/v1/openapi`; and on the status port, [`explain`], [`fleet`]
-//! (with a fleet store) and their own `{prefix}/openapi`.
+//! (with a fleet store), [`rollouts`] (with rollout control) and their own
+//! `{prefix}/openapi`.
 
 pub mod explain;
 pub mod fleet;
 pub mod graph;
 pub mod openapi;
+pub mod rollouts;
 
 use std::sync::Arc;
 
@@ -48,14 +50,22 @@ pub fn configure_status(
     engine: Arc<Engine>,
     caching: CachePolicy,
 ) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
-    let openapi = web::Data::new(OpenApiDocument::status(&prefix, engine.fleet().is_some()));
+    let openapi = web::Data::new(OpenApiDocument::status(
+        &prefix,
+        engine.fleet().is_some(),
+        engine.control().is_some(),
+    ));
     let caching = web::Data::new(caching);
     let explain = explain::configure(&prefix, engine.clone());
     let fleet = (engine.fleet().cloned()).map(|fleet| fleet::configure(&prefix, engine.clone(), fleet));
+    let rollouts = (engine.control().cloned()).map(|control| rollouts::configure(&prefix, control));
     move |config| {
         explain(config);
         if let Some(fleet) = &fleet {
             fleet(config);
+        }
+        if let Some(rollouts) = &rollouts {
+            rollouts(config);
         }
         for path in ["/openapi", "/v1/openapi"] {
             config.service(

@@ -28,10 +28,11 @@ impl OpenApiDocument {
         })
     }
 
-    /// The status port's document; the fleet's paths only with `fleet`.
-    pub fn status(prefix: &PathPrefix, fleet: bool) -> Self {
+    /// The status port's document; the fleet's paths only with `fleet`,
+    /// rollout control's only with `control`.
+    pub fn status(prefix: &PathPrefix, fleet: bool, control: bool) -> Self {
         Self::adapted(STATUS_TEMPLATE, |path, _| {
-            if path.starts_with("/v1/fleet/") && !fleet {
+            if (path.starts_with("/v1/fleet/") && !fleet) || (path.starts_with("/v1/rollouts") && !control) {
                 None
             } else if path.starts_with("/v1/") {
                 Some(prefix.join(path))

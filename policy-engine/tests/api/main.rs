@@ -17,6 +17,7 @@ mod negotiation;
 mod openapi;
 mod parameters;
 mod resilience;
+mod rollout_control;
 mod status;
 mod tls;
 mod version_prune;

@@ -178,6 +178,8 @@ async fn status_documented_app(dir: &std::path::Path) -> (FakeUpstream, TestApp)
     let policy = dir.join("policy.yaml");
     std::fs::write(&policy, "groups: {canary: {}}\n").unwrap();
     settings.cluster_policy.file = Some(policy);
+    std::fs::write(dir.join("tokens"), "ops a-token\n").unwrap();
+    settings.rollouts.token_file = Some(dir.join("tokens"));
     settings.fleet.store = Some(
         format!("sqlite://{}", dir.join("fleet.db").display())
             .parse()
@@ -199,7 +201,13 @@ async fn the_status_port_documents_what_it_answers() {
         "{paths:?}"
     );
     assert!(paths.contains_key("/status"), "the skeleton's own at the root");
-    for (path, item) in paths {
+    assert!(
+        paths.contains_key("/api/upgrades_info/v1/rollouts/{target}/pause"),
+        "{paths:?}"
+    );
+    // (Asked as GET, without a token: what a change answers is the
+    // rollout control tests'.)
+    for (path, item) in paths.iter().filter(|(_, item)| item.get("get").is_some()) {
         let operation = &item["get"];
         let example = operation["parameters"]
             .as_array()
@@ -230,7 +238,12 @@ async fn without_a_fleet_store_the_status_port_documents_no_fleet() {
     let (_upstream, app) = documented_app().await;
     let document = app.status_get("/api/upgrades_info/openapi").await.json();
     let paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
-    assert!(paths.iter().all(|path| !path.contains("/fleet/")), "{paths:?}");
+    assert!(
+        paths
+            .iter()
+            .all(|path| !path.contains("/fleet/") && !path.contains("/rollouts")),
+        "{paths:?}"
+    );
     app.status_get("/api/upgrades_info/v1/fleet/versions")
         .await
         .assert_error(404, "does_not_exist");

@@ -1,0 +1,270 @@
+//! Rollouts under run-time control: each changed rollout's state (its
+//! clock stopped or not, the time it stood still, a progress held) and
+//! every change, audited. Times are Unix seconds, progress in percent.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sqlx::Row as _;
+use sqlx::any::AnyRow;
+
+use crate::store::{FleetStore, StoreError, failed};
+
+/// A rollout's run-time state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RolloutState {
+    pub target: String,
+    /// When its clock stopped; `None`: running.
+    pub paused_at: Option<i64>,
+    /// How long its clock stood still in earlier pauses.
+    pub paused_seconds: i64,
+    /// A progress held whatever the schedule.
+    pub held_progress: Option<f64>,
+    /// The last change.
+    pub actor: String,
+    pub reason: String,
+    pub changed_at: i64,
+}
+
+impl RolloutState {
+    fn new(target: &str) -> Self {
+        Self {
+            target: target.to_owned(),
+            paused_at: None,
+            paused_seconds: 0,
+            held_progress: None,
+            actor: String::new(),
+            reason: String::new(),
+            changed_at: 0,
+        }
+    }
+
+    /// This state after `change` at `at`.
+    fn changed(mut self, change: Change, at: i64) -> Self {
+        match change {
+            Change::Pause => {
+                self.paused_at.get_or_insert(at);
+            }
+            Change::Resume => {
+                if let Some(paused_at) = self.paused_at.take() {
+                    self.paused_seconds += (at - paused_at).max(0);
+                }
+            }
+            Change::Hold(progress) => self.held_progress = Some(progress),
+            Change::Release => self.held_progress = None,
+        }
+        self
+    }
+}
+
+/// What an operator or automation does to a rollout.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// Stop its clock: nobody new is offered its target.
+    Pause,
+    /// Start its clock again where it stopped.
+    Resume,
+    /// Hold its progress at this percentage.
+    Hold(f64),
+    /// Let its progress follow the schedule again.
+    Release,
+}
+
+impl Change {
+    pub fn action(self) -> &'static str {
+        match self {
+            Self::Pause => "pause",
+            Self::Resume => "resume",
+            Self::Hold(_) => "hold",
+            Self::Release => "release",
+        }
+    }
+}
+
+/// One audited change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditEntry {
+    pub target: String,
+    pub action: String,
+    pub actor: String,
+    pub reason: String,
+    pub held_progress: Option<f64>,
+    pub at: i64,
+}
+
+impl FleetStore {
+    /// Every rollout changed at run time.
+    pub async fn rollout_states(&self) -> Result<Vec<RolloutState>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT target, paused_at, paused_seconds, held_progress, actor, reason, changed_at ",
+            "FROM rollout_state ORDER BY target"
+        ))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed("reading the rollouts' state"))?;
+        rows.iter()
+            .map(state_row)
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(failed("reading the rollouts' state"))
+    }
+
+    /// Applies `change` to the rollout of `target` at `at`, by `actor` for
+    /// `reason`, with its audit entry, in one transaction; the new state.
+    pub async fn change_rollout(
+        &self,
+        target: &str,
+        change: Change,
+        (actor, reason): (&str, &str),
+        at: i64,
+    ) -> Result<RolloutState, StoreError> {
+        let mut transaction = self
+            .pool
+            .begin()
+            .await
+            .map_err(failed("beginning a transaction"))?;
+        let current = sqlx::query(concat!(
+            "SELECT target, paused_at, paused_seconds, held_progress, actor, reason, changed_at ",
+            "FROM rollout_state WHERE target = $1"
+        ))
+        .bind(target)
+        .fetch_optional(&mut *transaction)
+        .await
+        .and_then(|row| row.as_ref().map(state_row).transpose())
+        .map_err(failed("reading a rollout's state"))?;
+        let state = RolloutState {
+            actor: actor.to_owned(),
+            reason: reason.to_owned(),
+            changed_at: at,
+            ..current
+                .unwrap_or_else(|| RolloutState::new(target))
+                .changed(change, at)
+        };
+        sqlx::query(concat!(
+            "INSERT INTO rollout_state ",
+            "(target, paused_at, paused_seconds, held_progress, actor, reason, changed_at) ",
+            "VALUES ($1, $2, $3, $4, $5, $6, $7) ",
+            "ON CONFLICT (target) DO UPDATE SET paused_at = excluded.paused_at, ",
+            "paused_seconds = excluded.paused_seconds, held_progress = excluded.held_progress, ",
+            "actor = excluded.actor, reason = excluded.reason, changed_at = excluded.changed_at"
+        ))
+        .bind(target)
+        .bind(state.paused_at)
+        .bind(state.paused_seconds)
+        .bind(state.held_progress)
+        .bind(actor)
+        .bind(reason)
+        .bind(at)
+        .execute(&mut *transaction)
+        .await
+        .map_err(failed("writing a rollout's state"))?;
+        sqlx::query(
+            "INSERT INTO rollout_audit (id, target, action, actor, reason, held_progress, at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(audit_id())
+        .bind(target)
+        .bind(change.action())
+        .bind(actor)
+        .bind(reason)
+        .bind(match change {
+            Change::Hold(progress) => Some(progress),
+            _ => None,
+        })
+        .bind(at)
+        .execute(&mut *transaction)
+        .await
+        .map_err(failed("auditing a rollout's change"))?;
+        transaction
+            .commit()
+            .await
+            .map_err(failed("committing a rollout's change"))?;
+        Ok(state)
+    }
+
+    /// The audited changes (of `target`, or of every rollout), oldest
+    /// first, the last `limit` of them.
+    pub async fn rollout_audit(
+        &self,
+        target: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT target, action, actor, reason, held_progress, at FROM rollout_audit \
+             WHERE ($1 = '' OR target = $1) ORDER BY at DESC, id DESC LIMIT $2",
+        )
+        .bind(target.unwrap_or_default())
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed("reading the rollouts' audit"))?;
+        let mut entries = rows
+            .iter()
+            .map(|row| {
+                Ok(AuditEntry {
+                    target: row.try_get(0)?,
+                    action: row.try_get(1)?,
+                    actor: row.try_get(2)?,
+                    reason: row.try_get(3)?,
+                    held_progress: row.try_get(4)?,
+                    at: row.try_get(5)?,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(failed("reading the rollouts' audit"))?;
+        entries.reverse();
+        Ok(entries)
+    }
+}
+
+fn state_row(row: &AnyRow) -> Result<RolloutState, sqlx::Error> {
+    Ok(RolloutState {
+        target: row.try_get(0)?,
+        paused_at: row.try_get(1)?,
+        paused_seconds: row.try_get(2)?,
+        held_progress: row.try_get(3)?,
+        actor: row.try_get(4)?,
+        reason: row.try_get(5)?,
+        changed_at: row.try_get(6)?,
+    })
+}
+
+/// An audit entry's key: the time in nanoseconds, the process and a
+/// counter, so that engines sharing a store never make the same one.
+fn audit_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    format!(
+        "{nanos:x}-{:x}-{:x}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_stops_the_clock_and_a_resume_adds_the_time_it_stood_still() {
+        let state = RolloutState::new("4.18.52").changed(Change::Pause, 100);
+        assert_eq!(state.paused_at, Some(100));
+        let again = state.changed(Change::Pause, 150);
+        assert_eq!(
+            again.paused_at,
+            Some(100),
+            "a second pause keeps the first's time"
+        );
+        let resumed = again.changed(Change::Resume, 400);
+        assert_eq!((resumed.paused_at, resumed.paused_seconds), (None, 300));
+        let twice = resumed.changed(Change::Resume, 500);
+        assert_eq!(
+            twice.paused_seconds, 300,
+            "resuming a running rollout changes nothing"
+        );
+        let held = twice.changed(Change::Hold(12.5), 600);
+        assert_eq!(held.held_progress, Some(12.5));
+        assert_eq!(held.changed(Change::Release, 700).held_progress, None);
+    }
+}

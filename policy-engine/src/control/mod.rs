@@ -1,0 +1,251 @@
+//! Rollouts under run-time control (`rollouts.token_file`, with a fleet
+//! store and a policy file).
+//!
+//! The policy file declares each rollout; operators and automation pause
+//! it (its clock stops: nobody new is offered its target), resume it (its
+//! clock starts again where it stopped) or hold its progress, through the
+//! status port's `{prefix}/v1/rollouts` with a bearer token. Each change is
+//! written to the fleet store with its audit entry (who, what, when, why),
+//! so every engine sharing the store takes it: each reads the store's state
+//! every `rollouts.refresh_ms` and gives it to the per-cluster policy
+//! ([`crate::cluster_policy::ClusterPolicy::set_controls`]), off the
+//! request path. The engine that made a change takes it at once.
+//!
+//! - [`tokens`]: the bearer tokens, read again when their file changes.
+
+pub mod tokens;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cincinnati_client::fleet::Header;
+use cincinnati_client::rollout_control::{AuditEntry, ControlledRollout, Rollouts};
+use cincinnati_core::{ApiError, ErrorKind};
+use fleet_store::rollouts::{Change, RolloutState};
+use parking_lot::Mutex;
+use service_kit::freshness::Freshness;
+use service_kit::periodic::Every;
+use service_kit::timestamp::rfc3339;
+
+use self::tokens::Tokens;
+use crate::cluster_policy::ClusterPolicy;
+use crate::cluster_policy::policy::{Controls, RolloutControl};
+use crate::fleet::store::StoreHandle;
+use crate::fleet::unix_seconds;
+
+/// Audit entries `GET {prefix}/v1/rollouts` shows, the last ones.
+const HISTORY: u32 = 100;
+/// How long a read or a change of the store may take.
+const STORE_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct Control {
+    store: Arc<StoreHandle>,
+    policy: Arc<ClusterPolicy>,
+    tokens: Tokens,
+    interval: Duration,
+    freshness: Mutex<Freshness>,
+}
+
+/// What `/status` shows of the rollouts' control.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ControlStatus {
+    /// Rollouts changed at run time, by target.
+    pub controlled: Vec<String>,
+    /// When the store's state was last read, and the failure since.
+    #[serde(flatten)]
+    pub freshness: Freshness,
+}
+
+impl Control {
+    pub fn new(
+        store: Arc<StoreHandle>,
+        policy: Arc<ClusterPolicy>,
+        tokens: Tokens,
+        interval: Duration,
+    ) -> Self {
+        Self {
+            store,
+            policy,
+            tokens,
+            interval,
+            freshness: Mutex::new(Freshness::default()),
+        }
+    }
+
+    /// When the store's state is read again.
+    pub fn refresh_schedule(&self) -> Every {
+        Every::new("rollout control", self.interval).allowing(STORE_TIMEOUT)
+    }
+
+    /// Reads the rollouts' state from the store and gives it to the policy;
+    /// a store that cannot be read leaves the last state in force.
+    pub async fn refresh(&self) {
+        let read = tokio::time::timeout(STORE_TIMEOUT, async {
+            let store = self.store.get().await?;
+            store.rollout_states().await
+        })
+        .await;
+        let mut freshness = self.freshness.lock();
+        match read {
+            Ok(Ok(states)) => {
+                self.policy.set_controls(controls(states));
+                freshness.succeeded(SystemTime::now());
+            }
+            failure => {
+                let message = match failure {
+                    Ok(Err(error)) => format!("{:#}", anyhow::Error::new(error)),
+                    _ => format!("reading took more than {} s", STORE_TIMEOUT.as_secs()),
+                };
+                if !freshness.is_stale() {
+                    tracing::warn!(error = %message, "the rollouts' run-time state cannot be read; the last one stays in force");
+                }
+                freshness.failed(SystemTime::now(), message);
+            }
+        }
+    }
+
+    /// The name of the token of a request's `Authorization` header.
+    pub fn authorize(&self, authorization: Option<&str>) -> Result<String, ApiError> {
+        self.tokens.authorize(authorization)
+    }
+
+    /// Makes `change` to the rollout of `target` at `now`, by `actor` for
+    /// `reason`: audited, shared through the store, in force here at once.
+    pub async fn change(
+        &self,
+        target: &str,
+        change: Change,
+        (actor, reason): (&str, &str),
+        now: SystemTime,
+    ) -> Result<(), ApiError> {
+        if !self
+            .policy
+            .current()
+            .rollouts()
+            .iter()
+            .any(|rollout| rollout.target.to_string() == target)
+        {
+            return Err(ApiError::new(
+                ErrorKind::DoesNotExist,
+                format_args!("the policy file declares no rollout of {target}"),
+            ));
+        }
+        if let Change::Hold(percent) = change
+            && !(0.0..=100.0).contains(&percent)
+        {
+            return Err(ApiError::invalid_param(
+                "percent",
+                &percent.to_string(),
+                "0 to 100",
+            ));
+        }
+        if reason.trim().is_empty() {
+            return Err(ApiError::missing_params(&["reason"]));
+        }
+        let changed = tokio::time::timeout(STORE_TIMEOUT, async {
+            let store = self.store.get().await?;
+            store
+                .change_rollout(target, change, (actor, reason), unix_seconds(now))
+                .await
+        })
+        .await;
+        match changed {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => return Err(unavailable(&format!("{:#}", anyhow::Error::new(error)))),
+            Err(_) => return Err(unavailable("the store took too long")),
+        }
+        tracing::info!(
+            target,
+            action = change.action(),
+            by = actor,
+            reason,
+            "rollout changed at run time"
+        );
+        self.refresh().await;
+        Ok(())
+    }
+
+    /// `GET {prefix}/v1/rollouts`: the rollouts as control leaves them, and
+    /// the last changes.
+    pub async fn document(&self, now: SystemTime) -> Result<Rollouts, ApiError> {
+        let history = tokio::time::timeout(STORE_TIMEOUT, async {
+            let store = self.store.get().await?;
+            store.rollout_audit(None, HISTORY).await
+        })
+        .await
+        .map_err(|_| unavailable("the store took too long"))?
+        .map_err(|error| unavailable(&format!("{:#}", anyhow::Error::new(error))))?;
+        let rollouts = self
+            .policy
+            .current()
+            .rollouts()
+            .iter()
+            .map(|rollout| ControlledRollout {
+                target: rollout.target.to_string(),
+                line: rollout.line,
+                progress: rollout.progress(now),
+                scheduled_progress: rollout.scheduled_progress(now),
+                on_schedule: rollout.is_on_schedule(),
+                control: rollout.control.as_ref().map(RolloutControl::facts),
+            })
+            .collect();
+        Ok(Rollouts {
+            header: Header::new("Rollouts", rfc3339(now)),
+            rollouts,
+            history: history
+                .into_iter()
+                .map(|entry| AuditEntry {
+                    target: entry.target,
+                    action: entry.action,
+                    by: entry.actor,
+                    reason: entry.reason,
+                    held_progress: entry.held_progress,
+                    at: rfc3339(at(entry.at)),
+                })
+                .collect(),
+        })
+    }
+
+    pub fn status(&self) -> ControlStatus {
+        ControlStatus {
+            controlled: self
+                .policy
+                .current()
+                .rollouts()
+                .iter()
+                .filter(|rollout| rollout.control.is_some())
+                .map(|rollout| rollout.target.to_string())
+                .collect(),
+            freshness: self.freshness.lock().clone(),
+        }
+    }
+}
+
+/// The store's states as the policy's controls.
+fn controls(states: Vec<RolloutState>) -> Controls {
+    states
+        .into_iter()
+        .map(|state| {
+            let control = RolloutControl {
+                paused_at: state.paused_at.map(at),
+                stood_still: Duration::from_secs(u64::try_from(state.paused_seconds).unwrap_or_default()),
+                held_progress: state.held_progress,
+                actor: state.actor,
+                reason: state.reason,
+                changed_at: at(state.changed_at),
+            };
+            (state.target, control)
+        })
+        .collect()
+}
+
+fn at(seconds: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(u64::try_from(seconds).unwrap_or_default())
+}
+
+fn unavailable(why: &str) -> ApiError {
+    ApiError::new(
+        ErrorKind::ServiceUnavailable,
+        format_args!("the rollouts' state cannot be changed or read: {why}"),
+    )
+}

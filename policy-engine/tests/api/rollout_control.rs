@@ -1,0 +1,262 @@
+//! Rollouts under run-time control on real engines: a token-guarded API on
+//! the status port pauses, holds and resumes a rollout of the policy file;
+//! the change is audited, explained, and taken by every engine sharing the
+//! store (a throw-away PostgreSQL), also after a restart.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use cincinnati_client::rollout_control::Rollouts;
+use policy_engine::Settings;
+use postgres_testkit::PostgresServer;
+
+use crate::support::app::{TestApp, settings, spawn_ready};
+use crate::support::upstream::{Behaviour, FakeUpstream};
+use crate::support::{eventually, place_percent, recommended_from, rollout, small_graph};
+
+const ROLLOUTS: &str = "/api/upgrades_info/v1/rollouts";
+const TOKEN: &str = "s3cret-ops-token";
+
+/// A cluster id whose place in rollouts is within `range` (percent).
+fn cluster_at(range: std::ops::Range<f64>) -> String {
+    (0_u32..)
+        .map(|n| format!("{n:08x}-7a1e-4c0d-9e55-0123456789ab"))
+        .find(|id| range.contains(&place_percent(id)))
+        .expect("some id lands in any range")
+}
+
+/// An engine with a policy file (a rollout of 4.18.4 half way through), a
+/// fleet store at `store` and a token file.
+fn control_settings(upstream: &FakeUpstream, dir: &Path, store: &str) -> Settings {
+    let policy = dir.join("policy.yaml");
+    if !policy.exists() {
+        std::fs::write(&policy, rollout(5000.0, 10000.0)).unwrap();
+        std::fs::write(dir.join("tokens"), format!("ops {TOKEN}\n")).unwrap();
+    }
+    let mut settings = settings(&upstream.url());
+    settings.service.api.path_prefix = http_answers::PathPrefix::parse("/api/upgrades_info");
+    settings.cluster_policy.file = Some(policy);
+    settings.fleet.store = Some(store.parse().unwrap());
+    settings.rollouts.token_file = Some(dir.join("tokens"));
+    settings.rollouts.refresh_ms = 200;
+    settings
+}
+
+/// Whether the cluster `id` on 4.18.1 is offered 4.18.4.
+async fn offered(app: &TestApp, id: &str) -> bool {
+    let answer = app
+        .get(&format!(
+            "/api/upgrades_info/graph?channel=stable-4.18&arch=amd64&version=4.18.1&id={id}"
+        ))
+        .await;
+    assert_eq!(answer.status, 200);
+    let graph = answer.json();
+    let updates: BTreeSet<&str> = recommended_from(&graph, "4.18.1").into_iter().collect();
+    updates.contains("4.18.4")
+}
+
+/// Asks `{ROLLOUTS}/{route}` with `method`, the `query` and the token.
+async fn change(
+    app: &TestApp,
+    method: reqwest::Method,
+    route: &str,
+    query: &[(&str, &str)],
+) -> (u16, String) {
+    let answer = app
+        .client
+        .request(method, format!("http://{}{ROLLOUTS}/{route}", app.status_address))
+        .bearer_auth(TOKEN)
+        .query(query)
+        .send()
+        .await
+        .unwrap();
+    (answer.status().as_u16(), answer.text().await.unwrap())
+}
+
+async fn rollouts(app: &TestApp) -> Rollouts {
+    let answer = app
+        .client
+        .get(format!("http://{}{ROLLOUTS}", app.status_address))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    answer.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_token_holder_pauses_holds_and_resumes_a_rollout_and_every_change_is_audited() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    let app = spawn_ready(control_settings(&upstream, dir.path(), &store)).await;
+    let (inside, outside) = (cluster_at(20.0..40.0), cluster_at(60.0..80.0));
+    assert!(offered(&app, &inside).await && !offered(&app, &outside).await);
+
+    // Without a token, with a wrong one, on the public port: refused.
+    let bare = app.status_get(ROLLOUTS).await;
+    bare.assert_error(401, "unauthorized");
+    assert_eq!(bare.header("www-authenticate"), Some("Bearer"));
+    let wrong = app
+        .client
+        .get(format!("http://{}{ROLLOUTS}", app.status_address))
+        .bearer_auth("not-the-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 403);
+    app.get(ROLLOUTS).await.assert_error(404, "does_not_exist");
+
+    // Held at 90%: the cluster at 60-80% is offered the target.
+    let (status, body) = change(
+        &app,
+        reqwest::Method::PUT,
+        "4.18.4/progress",
+        &[("reason", "weekend push"), ("percent", "90")],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(offered(&app, &outside).await, "held above its place");
+
+    // Paused at the held 90%: nobody new, those inside stay inside.
+    let (status, _) = change(
+        &app,
+        reqwest::Method::POST,
+        "4.18.4/pause",
+        &[("reason", "storage alarms")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _) = change(
+        &app,
+        reqwest::Method::PUT,
+        "4.18.4/progress",
+        &[("reason", "let the clock decide")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let document = rollouts(&app).await;
+    let held = &document.rollouts[0];
+    let control = held.control.as_ref().expect("the rollout is under control");
+    assert_eq!(
+        (
+            control.state.as_str(),
+            control.by.as_str(),
+            control.reason.as_str()
+        ),
+        ("paused", "ops", "let the clock decide")
+    );
+    assert!(!held.on_schedule);
+    assert!(
+        (held.progress - held.scheduled_progress).abs() < 0.01,
+        "paused a moment ago: the clock barely stood still"
+    );
+    assert!(offered(&app, &inside).await && !offered(&app, &outside).await);
+
+    // Explain says who paused it, when and why.
+    let explained = app
+        .status_get(&format!(
+            "/api/upgrades_info/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.1&id={outside}"
+        ))
+        .await
+        .json();
+    let rollout = &explained["rollouts"][0];
+    assert_eq!(rollout["control"]["state"], "paused", "{explained}");
+    assert_eq!(rollout["control"]["by"], "ops");
+    assert!(
+        rollout["inside_from"].is_null(),
+        "no schedule while paused: {explained}"
+    );
+
+    let (status, _) = change(
+        &app,
+        reqwest::Method::POST,
+        "4.18.4/resume",
+        &[("reason", "firmware fixed")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let document = rollouts(&app).await;
+    assert!(document.rollouts[0].on_schedule);
+    let actions: Vec<(&str, &str, &str)> = document
+        .history
+        .iter()
+        .map(|entry| (entry.action.as_str(), entry.by.as_str(), entry.reason.as_str()))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("hold", "ops", "weekend push"),
+            ("pause", "ops", "storage alarms"),
+            ("release", "ops", "let the clock decide"),
+            ("resume", "ops", "firmware fixed"),
+        ]
+    );
+    assert!(app.status_document().await.rollout_control.unwrap().controlled == ["4.18.4"]);
+
+    // Refusals name what is wrong.
+    let (status, body) = change(&app, reqwest::Method::POST, "4.19.9/pause", &[("reason", "x")]).await;
+    assert_eq!(status, 404, "{body}");
+    let (status, _) = change(
+        &app,
+        reqwest::Method::PUT,
+        "4.18.4/progress",
+        &[("reason", "x"), ("percent", "150")],
+    )
+    .await;
+    assert_eq!(status, 400);
+    let (status, _) = change(&app, reqwest::Method::POST, "4.18.4/pause", &[("reason", " ")]).await;
+    assert_eq!(status, 400);
+    let (status, body) = change(
+        &app,
+        reqwest::Method::PUT,
+        "4.18.4/progress",
+        &[("reason", "x"), ("percent", "half")],
+    )
+    .await;
+    assert!(status == 400 && body.contains("invalid_params"), "{body}");
+    let (status, body) = change(&app, reqwest::Method::POST, "4.18.4/pause", &[]).await;
+    assert!(status == 400 && body.contains("missing_params"), "{body}");
+    let wrong_method = app.status_get(&format!("{ROLLOUTS}/4.18.4/pause")).await;
+    wrong_method.assert_error(405, "method_not_allowed");
+    assert_eq!(wrong_method.header("allow"), Some("POST"));
+}
+
+#[tokio::test]
+async fn engines_sharing_a_store_take_a_change_made_on_either_and_keep_it_across_restarts() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let postgres = PostgresServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let first = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
+    let second = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
+    let outside = cluster_at(60.0..80.0);
+    assert!(!offered(&second, &outside).await);
+
+    let (status, _) = change(
+        &first,
+        reqwest::Method::PUT,
+        "4.18.4/progress",
+        &[("reason", "go"), ("percent", "100")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    eventually(
+        "the other engine takes the hold",
+        Duration::from_secs(20),
+        || async { offered(&second, &outside).await },
+    )
+    .await;
+
+    drop(second);
+    let again = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
+    eventually(
+        "a restarted engine reads the hold",
+        Duration::from_secs(20),
+        || async { offered(&again, &outside).await },
+    )
+    .await;
+    let document = rollouts(&again).await;
+    assert_eq!(document.history.len(), 1, "one change, audited once");
+}
