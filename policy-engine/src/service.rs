@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::cluster_policy::ClusterPolicy;
-use crate::control::Control;
+use crate::control::{Control, ControlMetrics};
 use crate::engine::{Engine, Parts};
 use crate::explorer;
 use crate::fleet::Fleet;
@@ -83,11 +83,11 @@ impl Service for PolicyEngine {
         };
         // (Settings made sure control has a store and a policy.)
         let control = match (plan.control, &fleet, &cluster_policy) {
-            (Some((tokens, interval)), Some(fleet), Some(policy)) => Some(Control::new(
+            (Some(access), Some(fleet), Some(policy)) => Some(Control::new(
                 fleet.store_handle().clone(),
                 policy.clone(),
-                tokens,
-                interval,
+                access,
+                ControlMetrics::register(kit.registry())?,
             )),
             _ => None,
         };

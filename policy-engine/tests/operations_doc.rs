@@ -58,8 +58,13 @@ async fn every_metric_is_documented_with_its_type_and_labels() {
     let mut settings = Settings::default();
     settings.service.api.port = 0;
     settings.status.port = 0;
-    // With a fleet store, so that the fleet's metrics are registered too.
+    // With a fleet store and rollout control, so that their metrics are
+    // registered too.
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("policy.yaml"), "groups: {}\n").unwrap();
+    std::fs::write(dir.path().join("tokens"), "ops a-token\n").unwrap();
+    settings.cluster_policy.file = Some(dir.path().join("policy.yaml"));
+    settings.rollouts.token_file = Some(dir.path().join("tokens"));
     settings.fleet.store = Some(
         format!("sqlite://{}", dir.path().join("fleet.db").display())
             .parse()

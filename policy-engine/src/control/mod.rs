@@ -23,7 +23,9 @@ use cincinnati_client::rollout_control::{AuditEntry, ControlledRollout, Rollouts
 use cincinnati_core::{ApiError, ErrorKind};
 use fleet_store::rollouts::{Change, RolloutState};
 use parking_lot::Mutex;
+use prometheus::{IntCounter, IntGaugeVec, Opts};
 use service_kit::freshness::Freshness;
+use service_kit::metrics::MetricRegistry;
 use service_kit::periodic::Every;
 use service_kit::timestamp::rfc3339;
 
@@ -44,6 +46,31 @@ pub struct Control {
     tokens: Tokens,
     interval: Duration,
     freshness: Mutex<Freshness>,
+    metrics: ControlMetrics,
+}
+
+/// Rollout control's metrics (registered only with control).
+#[derive(Clone)]
+pub struct ControlMetrics {
+    /// 1 while a rollout is paused, by target (the file's rollouts only).
+    pub paused: IntGaugeVec,
+    /// Reads and changes of the store that failed.
+    pub store_errors: IntCounter,
+}
+
+impl ControlMetrics {
+    pub fn register(registry: &MetricRegistry) -> prometheus::Result<Self> {
+        Ok(Self {
+            paused: registry.add(IntGaugeVec::new(
+                Opts::new("rollout_paused", "1 while a rollout of the policy file is paused at run time"),
+                &["target"],
+            )?)?,
+            store_errors: registry.add(IntCounter::new(
+                "rollout_control_errors_total",
+                "Reads and changes of the rollouts' run-time state that failed (the last state stays in force)",
+            )?)?,
+        })
+    }
 }
 
 /// What `/status` shows of the rollouts' control.
@@ -60,8 +87,8 @@ impl Control {
     pub fn new(
         store: Arc<StoreHandle>,
         policy: Arc<ClusterPolicy>,
-        tokens: Tokens,
-        interval: Duration,
+        (tokens, interval): (Tokens, Duration),
+        metrics: ControlMetrics,
     ) -> Self {
         Self {
             store,
@@ -69,6 +96,7 @@ impl Control {
             tokens,
             interval,
             freshness: Mutex::new(Freshness::default()),
+            metrics,
         }
     }
 
@@ -90,8 +118,20 @@ impl Control {
             Ok(Ok(states)) => {
                 self.policy.set_controls(controls(states));
                 freshness.succeeded(SystemTime::now());
+                self.metrics.paused.reset();
+                for rollout in self.policy.current().rollouts().iter() {
+                    let paused = rollout
+                        .control
+                        .as_ref()
+                        .is_some_and(|control| control.paused_at.is_some());
+                    self.metrics
+                        .paused
+                        .with_label_values(&[rollout.target.to_string().as_str()])
+                        .set(i64::from(paused));
+                }
             }
             failure => {
+                self.metrics.store_errors.inc();
                 let message = match failure {
                     Ok(Err(error)) => format!("{:#}", anyhow::Error::new(error)),
                     _ => format!("reading took more than {} s", STORE_TIMEOUT.as_secs()),
@@ -149,10 +189,14 @@ impl Control {
                 .await
         })
         .await;
-        match changed {
-            Ok(Ok(_)) => {}
-            Ok(Err(error)) => return Err(unavailable(&format!("{:#}", anyhow::Error::new(error)))),
-            Err(_) => return Err(unavailable("the store took too long")),
+        let failure = match changed {
+            Ok(Ok(_)) => None,
+            Ok(Err(error)) => Some(format!("{:#}", anyhow::Error::new(error))),
+            Err(_) => Some("the store took too long".to_owned()),
+        };
+        if let Some(failure) = failure {
+            self.metrics.store_errors.inc();
+            return Err(unavailable(&failure));
         }
         tracing::info!(
             target,

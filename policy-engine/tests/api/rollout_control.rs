@@ -154,6 +154,8 @@ async fn a_token_holder_pauses_holds_and_resumes_a_rollout_and_every_change_is_a
         "paused a moment ago: the clock barely stood still"
     );
     assert!(offered(&app, &inside).await && !offered(&app, &outside).await);
+    let paused_metric = "cincinnati_pe_rollout_paused{target=\"4.18.4\"}";
+    assert_eq!(app.metric(paused_metric).await, 1.0);
 
     // Explain says who paused it, when and why.
     let explained = app
@@ -180,6 +182,7 @@ async fn a_token_holder_pauses_holds_and_resumes_a_rollout_and_every_change_is_a
     assert_eq!(status, 200);
     let document = rollouts(&app).await;
     assert!(document.rollouts[0].on_schedule);
+    assert_eq!(app.metric(paused_metric).await, 0.0);
     let actions: Vec<(&str, &str, &str)> = document
         .history
         .iter()
