@@ -63,7 +63,7 @@ pub struct Engine {
 pub struct Parts {
     pub metrics: EngineMetrics,
     pub cluster_policy: Option<Arc<ClusterPolicy>>,
-    pub fleet: Option<Fleet>,
+    pub fleet: Option<Arc<Fleet>>,
     pub control: Option<Control>,
 }
 
@@ -85,7 +85,7 @@ impl Engine {
             cache_max_age: limits.cache_max_age,
             metrics: parts.metrics,
             cluster_policy: parts.cluster_policy,
-            fleet: parts.fleet.map(Arc::new),
+            fleet: parts.fleet,
             control: parts.control.map(Arc::new),
         }
     }

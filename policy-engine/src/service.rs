@@ -78,13 +78,16 @@ impl Service for PolicyEngine {
             ))
         });
         let fleet = match plan.fleet {
-            Some(fleet) => Some(Fleet::new(fleet, FleetMetrics::register(kit.registry())?)),
+            Some(fleet) => Some(Arc::new(Fleet::new(
+                fleet,
+                FleetMetrics::register(kit.registry())?,
+            ))),
             None => None,
         };
         // (Settings made sure control has a store and a policy.)
         let control = match (plan.control, &fleet, &cluster_policy) {
             (Some(access), Some(fleet), Some(policy)) => Some(Control::new(
-                fleet.store_handle().clone(),
+                fleet.clone(),
                 policy.clone(),
                 access,
                 ControlMetrics::register(kit.registry())?,
@@ -157,9 +160,14 @@ impl Service for PolicyEngine {
             start_fleet(kit, fleet);
         }
         if let Some(control) = engine.control().cloned() {
+            let refresher = control.clone();
             kit.spawn_every(control.refresh_schedule(), move || {
+                let refresher = refresher.clone();
+                async move { refresher.refresh().await }
+            });
+            kit.spawn_every(control.halt_schedule(), move || {
                 let control = control.clone();
-                async move { control.refresh().await }
+                async move { control.check_halts(SystemTime::now()).await }
             });
         }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());

@@ -33,6 +33,7 @@ use service_kit::settings::{
 
 use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
 use crate::cluster_policy::{PolicySource, source::SourceError};
+use crate::control::Intervals;
 use crate::control::tokens::Tokens;
 use crate::engine::Limits;
 use crate::filters;
@@ -120,6 +121,8 @@ pub struct RolloutsSettings {
     /// Milliseconds between reads of the rollouts' state from the store:
     /// how soon a change made on another engine is in force here.
     pub refresh_ms: u64,
+    /// Seconds between checks of the rollouts' `halt_when` criteria.
+    pub halt_check_secs: u64,
 }
 
 impl Default for RolloutsSettings {
@@ -127,6 +130,7 @@ impl Default for RolloutsSettings {
         Self {
             token_file: None,
             refresh_ms: 2_000,
+            halt_check_secs: 60,
         }
     }
 }
@@ -374,7 +378,7 @@ pub struct Resolved {
     pub fleet: Option<FleetPlan>,
     /// The operator tokens of rollout control and how often it reads the
     /// store; none without control.
-    pub control: Option<(Tokens, Duration)>,
+    pub control: Option<(Tokens, Intervals)>,
 }
 
 impl Settings {
@@ -504,7 +508,7 @@ impl Settings {
 impl Settings {
     /// Rollout control's tokens, read, and its interval; none without a
     /// token file.
-    fn control_plan(&self) -> Result<Option<(Tokens, Duration)>, SettingsError> {
+    fn control_plan(&self) -> Result<Option<(Tokens, Intervals)>, SettingsError> {
         let Some(path) = &self.rollouts.token_file else {
             return Ok(None);
         };
@@ -512,10 +516,11 @@ impl Settings {
             return Err(SettingsError::ControlWithoutStore);
         }
         let tokens = Tokens::open(path).map_err(SettingsError::Tokens)?;
-        Ok(Some((
-            tokens,
-            Duration::from_millis(self.rollouts.refresh_ms.max(100)),
-        )))
+        let intervals = Intervals {
+            refresh: Duration::from_millis(self.rollouts.refresh_ms.max(100)),
+            halt_check: Duration::from_secs(self.rollouts.halt_check_secs.max(1)),
+        };
+        Ok(Some((tokens, intervals)))
     }
 }
 

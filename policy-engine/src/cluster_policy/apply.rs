@@ -196,6 +196,7 @@ mod tests {
             duration: Duration::from_secs(3600),
             starting_percentage: 0.0,
             line: 1,
+            halt_when: None,
             control: None,
         };
         let class = class(

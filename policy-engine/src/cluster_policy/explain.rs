@@ -235,6 +235,7 @@ mod tests {
             duration: Duration::from_secs(87_600 * 3600),
             starting_percentage,
             line: 27,
+            halt_when: None,
             control: None,
         }
     }

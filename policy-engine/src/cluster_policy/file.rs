@@ -19,6 +19,9 @@
 //!     start: 2026-11-20T00:00:00Z
 //!     duration_hours: 168
 //!     starting_percentage: 5
+//!     halt_when:            # with a fleet store and rollout control: pause it
+//!       silent_after_arriving_percent: 5   # when 5% of arrived clusters
+//!       min_arrived: 50                    # (of at least 50) went silent
 //! scoped_channels:          # seen by these groups only, joined to those channels
 //!   - {channel: hotfix-acme-4.18, joins: [stable-4.18, fast-4.18], groups: [acme]}
 //! ```
@@ -34,7 +37,7 @@ use serde::Deserialize;
 use service_kit::timestamp::parse_rfc3339;
 
 use super::id::ClusterId;
-use super::policy::{EdgeRule, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel};
+use super::policy::{EdgeRule, HaltWhen, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel};
 use crate::query::Channel;
 
 /// The longest rollout: a century (a rollout meant to stay in flight).
@@ -82,6 +85,21 @@ struct RolloutFile {
     duration_hours: Spanned<f64>,
     #[serde(default)]
     starting_percentage: f64,
+    #[serde(default)]
+    halt_when: Option<Spanned<HaltWhenFile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HaltWhenFile {
+    silent_after_arriving_percent: f64,
+    #[serde(default = "default_min_arrived")]
+    min_arrived: u64,
+}
+
+/// Arrivals a silent share is judged on at least, unless the file says.
+fn default_min_arrived() -> u64 {
+    20
 }
 
 /// One problem in a policy file, where it is.
@@ -339,12 +357,25 @@ impl RolloutFile {
                 ),
             });
         }
+        let halt_when = self.halt_when.map(|halt| {
+            let percent = halt.value.silent_after_arriving_percent;
+            if !(percent > 0.0 && percent <= 100.0) {
+                let message =
+                    format!("silent_after_arriving_percent {percent} is not within 0 (excluded) to 100");
+                problems.push(problem_at(&halt, message));
+            }
+            HaltWhen {
+                silent_after_arriving_percent: percent,
+                min_arrived: halt.value.min_arrived.max(1),
+            }
+        });
         (problems.len() == before).then(|| Rollout {
             target: target.expect("checked"),
             start: start.expect("checked"),
             duration: Duration::from_secs_f64(hours * 3600.0),
             starting_percentage: self.starting_percentage,
             line,
+            halt_when,
             control: None,
         })
     }
@@ -413,6 +444,7 @@ rollouts:
     start: yesterday
     duration_hours: 0
     starting_percentage: 150
+    halt_when: {silent_after_arriving_percent: 0}
 ";
         let report = problems(text);
         for expected in [
@@ -422,6 +454,7 @@ rollouts:
             "policy.yaml:8: starting_percentage 150",
             "policy.yaml:9: rollout start \"yesterday\" is not an RFC 3339 time",
             "policy.yaml:10: duration_hours 0",
+            "policy.yaml:12: silent_after_arriving_percent 0 is not within 0 (excluded) to 100",
         ] {
             assert!(report.contains(expected), "{expected} not in {report}");
         }

@@ -70,8 +70,19 @@ pub struct Rollout {
     pub starting_percentage: f64,
     /// Where the rollout is written in the policy file.
     pub line: u64,
+    /// When the fleet's signals pause it (see `crate::control`).
+    pub halt_when: Option<HaltWhen>,
     /// What operators or automation did to it at run time.
     pub control: Option<RolloutControl>,
+}
+
+/// A rollout's halt criterion, from the fleet store: the share of the
+/// clusters that arrived at its target and then went silent (not seen for
+/// `fleet.silent_hours`), judged once at least `min_arrived` arrived.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HaltWhen {
+    pub silent_after_arriving_percent: f64,
+    pub min_arrived: u64,
 }
 
 /// What run-time control does to a rollout (kept in the fleet store; see
@@ -584,6 +595,7 @@ mod tests {
             duration: Duration::from_secs(hours * 3600),
             starting_percentage,
             line: 1,
+            halt_when: None,
             control: None,
         }
     }

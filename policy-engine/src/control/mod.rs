@@ -11,6 +11,11 @@
 //! ([`crate::cluster_policy::ClusterPolicy::set_controls`]), off the
 //! request path. The engine that made a change takes it at once.
 //!
+//! A rollout whose file entry says `halt_when` is paused by the fleet's
+//! signal (actor `fleet-signal`, the measured figure as the reason) when
+//! the share of its arrived clusters that went silent reaches the
+//! threshold: checked every `rollouts.halt_check_secs`.
+//!
 //! - [`tokens`]: the bearer tokens, read again when their file changes.
 
 pub mod tokens;
@@ -33,7 +38,17 @@ use self::tokens::Tokens;
 use crate::cluster_policy::ClusterPolicy;
 use crate::cluster_policy::policy::{Controls, RolloutControl};
 use crate::fleet::store::StoreHandle;
-use crate::fleet::unix_seconds;
+use crate::fleet::{Fleet, unix_seconds};
+
+/// Who the audit says paused a rollout its `halt_when` halted.
+pub const HALT_ACTOR: &str = "fleet-signal";
+
+/// How often control reads the store, and checks the halt criteria.
+#[derive(Debug, Clone, Copy)]
+pub struct Intervals {
+    pub refresh: Duration,
+    pub halt_check: Duration,
+}
 
 /// Audit entries `GET {prefix}/v1/rollouts` shows, the last ones.
 const HISTORY: u32 = 100;
@@ -41,10 +56,11 @@ const HISTORY: u32 = 100;
 const STORE_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct Control {
+    fleet: Arc<Fleet>,
     store: Arc<StoreHandle>,
     policy: Arc<ClusterPolicy>,
     tokens: Tokens,
-    interval: Duration,
+    intervals: Intervals,
     freshness: Mutex<Freshness>,
     metrics: ControlMetrics,
 }
@@ -85,16 +101,17 @@ pub struct ControlStatus {
 
 impl Control {
     pub fn new(
-        store: Arc<StoreHandle>,
+        fleet: Arc<Fleet>,
         policy: Arc<ClusterPolicy>,
-        (tokens, interval): (Tokens, Duration),
+        (tokens, intervals): (Tokens, Intervals),
         metrics: ControlMetrics,
     ) -> Self {
         Self {
-            store,
+            store: fleet.store_handle().clone(),
+            fleet,
             policy,
             tokens,
-            interval,
+            intervals,
             freshness: Mutex::new(Freshness::default()),
             metrics,
         }
@@ -102,7 +119,48 @@ impl Control {
 
     /// When the store's state is read again.
     pub fn refresh_schedule(&self) -> Every {
-        Every::new("rollout control", self.interval).allowing(STORE_TIMEOUT)
+        Every::new("rollout control", self.intervals.refresh).allowing(STORE_TIMEOUT)
+    }
+
+    /// When the rollouts' halt criteria are checked.
+    pub fn halt_schedule(&self) -> Every {
+        Every::new("rollout halts", self.intervals.halt_check)
+            .first_after_a_pause()
+            .unwatched()
+    }
+
+    /// Pauses every rollout on its schedule whose `halt_when` the fleet's
+    /// figures meet at `now`.
+    pub async fn check_halts(&self, now: SystemTime) {
+        let rollouts = self.policy.current().rollouts();
+        for rollout in rollouts.iter().filter(|rollout| rollout.is_on_schedule()) {
+            let Some(halt) = rollout.halt_when else { continue };
+            let arrived = match self.fleet.arrived(rollout, now).await {
+                Ok(arrived) => arrived,
+                Err(error) => {
+                    tracing::warn!(target = %rollout.target, error = %error.value, "a rollout's halt criterion cannot be checked");
+                    continue;
+                }
+            };
+            let (count, percent) = (arrived.waits.len() as u64, arrived.silent_percent());
+            if count < halt.min_arrived || percent < halt.silent_after_arriving_percent {
+                continue;
+            }
+            let reason = format!(
+                "halted: {percent:.1}% of the {count} clusters that arrived at {} went silent (halt_when: {}% of at least {})",
+                rollout.target, halt.silent_after_arriving_percent, halt.min_arrived
+            );
+            let target = rollout.target.to_string();
+            match self
+                .change(&target, Change::Pause, (HALT_ACTOR, &reason), now)
+                .await
+            {
+                Ok(()) => tracing::warn!(target = %target, %reason, "rollout paused by the fleet's signal"),
+                Err(error) => {
+                    tracing::warn!(target = %target, error = %error.value, "a halted rollout could not be paused")
+                }
+            }
+        }
     }
 
     /// Reads the rollouts' state from the store and gives it to the policy;

@@ -14,7 +14,7 @@ use cincinnati_client::fleet::{
 use cincinnati_client::graph::UpdateGraph;
 use cincinnati_client::view::Cluster;
 use cincinnati_core::{ApiError, ErrorKind, Version};
-use fleet_store::questions::{Scope, VersionCount};
+use fleet_store::questions::{Arrival, Scope, VersionCount};
 use service_kit::timestamp::rfc3339;
 
 use super::{Fleet, unix_seconds};
@@ -289,22 +289,11 @@ impl Fleet {
                 .arrivals(&target)
                 .await
                 .map_err(|error| self.failed(error))?;
-            let mut waits = Vec::new();
-            let mut silent = 0;
-            for arrival in &arrivals {
-                let offered_at = unix_seconds(rollout.includes_from(Place::from_percent(arrival.place)));
-                if arrival.at < offered_at {
-                    continue;
-                }
-                // Arriving is timed from the offer, or from when the store
-                // first saw the cluster if that is later (it may have been
-                // offered before anything was recorded).
-                let offered_at = offered_at.max(arrival.first_seen);
-                waits.push(arrival.at - offered_at);
-                if arrival.version == target && arrival.last_seen < silent_since {
-                    silent += 1;
-                }
-            }
+            let Arrived {
+                mut waits,
+                silent,
+                recorded,
+            } = arrived(rollout, &arrivals, silent_since);
             let arrived = waits.len() as u64;
             self.metrics
                 .rollout_offered
@@ -318,7 +307,7 @@ impl Fleet {
                 target,
                 line: rollout.line,
                 progress,
-                in_scope: waiting + arrivals.len() as u64,
+                in_scope: waiting + recorded,
                 offered: waiting_offered + arrived,
                 arrived,
                 median_hours_to_arrive: median(&mut waits).map(|seconds| seconds / 3600.0),
@@ -331,6 +320,71 @@ impl Fleet {
             silent_hours: hours(self.windows.silent),
             rollouts: answers,
         })
+    }
+}
+
+/// The clusters of a rollout's target, as the fleet store saw them arrive.
+pub struct Arrived {
+    /// Of each that arrived after it was offered the target, how long
+    /// arriving took (seconds).
+    pub waits: Vec<i64>,
+    /// Of those, still on the target and not seen since the silent window.
+    pub silent: u64,
+    /// Every cluster recorded arriving, offered or not.
+    pub recorded: u64,
+}
+
+impl Arrived {
+    /// The share (percent) of those arrived after the offer that went
+    /// silent.
+    pub fn silent_percent(&self) -> f64 {
+        if self.waits.is_empty() {
+            return 0.0;
+        }
+        self.silent as f64 * 100.0 / self.waits.len() as f64
+    }
+}
+
+/// What `arrivals` (the store's, of `rollout`'s target) say of the
+/// rollout, clusters last seen before `silent_since` counting as silent.
+fn arrived(rollout: &Rollout, arrivals: &[Arrival], silent_since: i64) -> Arrived {
+    let target = rollout.target.to_string();
+    let mut waits = Vec::new();
+    let mut silent = 0;
+    for arrival in arrivals {
+        let offered_at = unix_seconds(rollout.includes_from(Place::from_percent(arrival.place)));
+        if arrival.at < offered_at {
+            continue;
+        }
+        // Arriving is timed from the offer, or from when the store first
+        // saw the cluster if that is later (it may have been offered before
+        // anything was recorded).
+        let offered_at = offered_at.max(arrival.first_seen);
+        waits.push(arrival.at - offered_at);
+        if arrival.version == target && arrival.last_seen < silent_since {
+            silent += 1;
+        }
+    }
+    Arrived {
+        waits,
+        silent,
+        recorded: arrivals.len() as u64,
+    }
+}
+
+impl Fleet {
+    /// How `rollout`'s target arrived (see [`Arrived`]), at `now`.
+    pub async fn arrived(&self, rollout: &Rollout, now: SystemTime) -> Result<Arrived, ApiError> {
+        let store = self.store().await?;
+        let arrivals = store
+            .arrivals(&rollout.target.to_string())
+            .await
+            .map_err(|error| self.failed(error))?;
+        Ok(arrived(
+            rollout,
+            &arrivals,
+            unix_seconds(now - self.windows.silent),
+        ))
     }
 }
 

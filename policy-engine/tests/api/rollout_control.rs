@@ -13,7 +13,7 @@ use postgres_testkit::PostgresServer;
 
 use crate::support::app::{TestApp, settings, spawn_ready};
 use crate::support::upstream::{Behaviour, FakeUpstream};
-use crate::support::{eventually, place_percent, recommended_from, rollout, small_graph};
+use crate::support::{eventually, place_percent, recommended_from, rfc3339, rollout, small_graph};
 
 const ROLLOUTS: &str = "/api/upgrades_info/v1/rollouts";
 const TOKEN: &str = "s3cret-ops-token";
@@ -26,14 +26,14 @@ fn cluster_at(range: std::ops::Range<f64>) -> String {
         .expect("some id lands in any range")
 }
 
-/// An engine with a policy file (a rollout of 4.18.4 half way through), a
-/// fleet store at `store` and a token file.
+/// An engine with a policy file (unless `dir` has one: a rollout of 4.18.4
+/// half way through), a fleet store at `store` and a token file.
 fn control_settings(upstream: &FakeUpstream, dir: &Path, store: &str) -> Settings {
     let policy = dir.join("policy.yaml");
     if !policy.exists() {
         std::fs::write(&policy, rollout(5000.0, 10000.0)).unwrap();
-        std::fs::write(dir.join("tokens"), format!("ops {TOKEN}\n")).unwrap();
     }
+    std::fs::write(dir.join("tokens"), format!("ops {TOKEN}\n")).unwrap();
     let mut settings = settings(&upstream.url());
     settings.service.api.path_prefix = http_answers::PathPrefix::parse("/api/upgrades_info");
     settings.cluster_policy.file = Some(policy);
@@ -262,4 +262,76 @@ async fn engines_sharing_a_store_take_a_change_made_on_either_and_keep_it_across
     .await;
     let document = rollouts(&again).await;
     assert_eq!(document.history.len(), 1, "one change, audited once");
+}
+
+#[tokio::test]
+async fn a_rollout_whose_arrived_clusters_go_silent_is_halted_by_the_fleets_signal() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    // Complete long ago; halted once half of at least two arrivals are silent.
+    let start = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::hours(200));
+    std::fs::write(
+        dir.path().join("policy.yaml"),
+        format!(
+            "rollouts:\n  - target: 4.18.4\n    start: \"{start}\"\n    duration_hours: 1\n    \
+             halt_when: {{silent_after_arriving_percent: 50, min_arrived: 2}}\n"
+        ),
+    )
+    .unwrap();
+    let mut settings = control_settings(&upstream, dir.path(), &store);
+    settings.rollouts.halt_check_secs = 1;
+    settings.fleet.silent_hours = 1;
+
+    // Three clusters arrived at 4.18.4 three hours ago and were not seen
+    // since: written to the store as the engine's recorder would have.
+    let seeded = fleet_store::FleetStore::open(&store, &store).await.unwrap();
+    let hours_ago = |hours: i64| {
+        i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+        )
+        .unwrap()
+            - hours * 3600
+    };
+    for n in 0..3 {
+        let check = |version: &str, at| fleet_store::Check {
+            cluster: cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0),
+            channel: "stable-4.18".into(),
+            arch: "amd64".into(),
+            version: version.into(),
+            place: 5.0,
+            at,
+        };
+        seeded
+            .record(&[check("4.18.1", hours_ago(5)), check("4.18.4", hours_ago(3))])
+            .await
+            .unwrap();
+    }
+
+    let app = spawn_ready(settings).await;
+    eventually(
+        "the fleet's signal pauses the rollout",
+        Duration::from_secs(30),
+        || async {
+            rollouts(&app).await.rollouts[0]
+                .control
+                .as_ref()
+                .is_some_and(|control| control.state == "paused")
+        },
+    )
+    .await;
+    let document = rollouts(&app).await;
+    let control = document.rollouts[0].control.as_ref().unwrap();
+    assert_eq!(control.by, "fleet-signal");
+    assert!(
+        control
+            .reason
+            .starts_with("halted: 100.0% of the 3 clusters that arrived at 4.18.4 went silent"),
+        "{}",
+        control.reason
+    );
+    assert_eq!(document.history.len(), 1, "paused once, not on every check");
 }
