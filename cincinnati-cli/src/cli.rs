@@ -14,7 +14,8 @@ pub const PUBLIC_URL: &str = "https://api.openshift.com/api/upgrades_info/graph"
 
 const EXIT_CODES: &str = "\
 Exit codes: 0 answered; 1 the answer is \"no\" (no update, no path, not offered, a difference, \
-invalid graph-data, a cluster the fleet does not know), with the reason on stderr; 2 usage or input \
+invalid graph-data, a cluster the fleet does not know, a rollout the engine does not have), with the \
+reason on stderr; 2 usage or input \
 error; 3 server or network error.";
 
 #[derive(Debug, Parser)]
@@ -119,6 +120,7 @@ pub enum Command {
     #[command(subcommand)]
     Signatures(SignaturesCommand),
     Fleet(FleetArgs),
+    Rollout(RolloutArgs),
     Completions(CompletionsArgs),
 }
 
@@ -479,6 +481,126 @@ pub struct ClusterArgs {
     /// The cluster's id (or, when the engine stores hashed ids, the stored
     /// hash)
     pub id: String,
+}
+
+/// Rollouts under run-time control: pause, resume, hold, who did what and why
+///
+/// Asks a policy-engine with rollout control (`rollouts.token_file` in its
+/// settings, with `fleet.store` and `cluster_policy.file`) on its status
+/// port ({prefix}/v1/rollouts), with a bearer token of its token file. A
+/// change needs a reason; the engine audits it under the token's name, and
+/// every engine sharing its fleet store takes it. --graph and --arch do not
+/// apply.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  export CINCINNATI_TOKEN=...   # a token of the engine's rollouts.token_file
+  cincinnati --url http://127.0.0.1:8082/api/upgrades_info/graph rollout list
+  cincinnati --url http://127.0.0.1:8082/api/upgrades_info/graph rollout pause 4.18.52 \\
+      --reason 'storage alarms on clusters that took 4.18.52'
+  cincinnati rollout --rollouts-url http://engine:9081/api/upgrades_info/v1/rollouts \\
+      --token-file ~/.config/cincinnati/token history 4.18.52")]
+pub struct RolloutArgs {
+    /// The engine's rollout control (on its status port). Default: --url
+    /// with the port 1000 higher (8082 → 9082) and {prefix}/v1/rollouts for
+    /// {prefix}/graph
+    #[arg(long, global = true, value_name = "URL")]
+    pub rollouts_url: Option<String>,
+    /// A file holding the token to send: its first line that is not blank
+    /// or a `#` comment, `name token` (as in the engine's
+    /// rollouts.token_file) or the token alone. Default: the environment
+    /// variable CINCINNATI_TOKEN. The token is never printed
+    #[arg(long, global = true, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    #[command(subcommand)]
+    pub action: RolloutCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RolloutCommand {
+    List(RolloutListArgs),
+    History(RolloutHistoryArgs),
+    /// Stops a rollout's clock: no cluster not already inside is offered its target
+    #[command(after_help = "Examples:
+  cincinnati rollout pause 4.18.52 --reason 'storage alarms on clusters that took 4.18.52'")]
+    Pause(RolloutChangeArgs),
+    /// Starts a paused rollout's clock again where it stopped
+    ///
+    /// Its schedule then runs later by the time it stood still: nobody is
+    /// offered at once what the pause held back.
+    #[command(after_help = "Examples:
+  cincinnati rollout resume 4.18.52 --reason 'firmware 7.2 shipped'")]
+    Resume(RolloutChangeArgs),
+    Hold(RolloutHoldArgs),
+    /// Lets a held rollout's progress follow its schedule again
+    #[command(after_help = "Examples:
+  cincinnati rollout release 4.18.52 --reason 'back to the schedule'")]
+    Release(RolloutChangeArgs),
+}
+
+/// Each rollout of the engine's policy file: progress, schedule, state, and the last changes
+///
+/// Progress is the share of clusters offered the target now; the schedule
+/// is what the policy file alone would give. The state is who changed the
+/// rollout last, when and why.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati rollout list
+  cincinnati rollout list -o json")]
+pub struct RolloutListArgs {}
+
+/// Every change made to the rollouts at run time, oldest first: who, what, when, why
+///
+/// The changes the engine answers with (its last hundred), of every
+/// rollout or of TARGET's. Exits 1 when the engine has neither a rollout
+/// nor a change of TARGET.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati rollout history
+  cincinnati rollout history 4.18.52 -o json")]
+pub struct RolloutHistoryArgs {
+    /// Only this rollout's changes (its target, as in the policy file)
+    pub target: Option<String>,
+}
+
+/// A change of a rollout: its target and why
+#[derive(Debug, Args)]
+pub struct RolloutChangeArgs {
+    /// The rollout's target, as in the policy file (4.18.52)
+    pub target: String,
+    /// Why, for the audit (with the token's name and the time)
+    #[arg(long, value_parser = reason)]
+    pub reason: String,
+}
+
+/// Holds a rollout's progress at a percentage, whatever its schedule
+///
+/// More or fewer clusters are then inside (offered the target); `release`
+/// lets the schedule decide again.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  cincinnati rollout hold 4.18.52 --percent 10 --reason 'only the first tenth until the fix'")]
+pub struct RolloutHoldArgs {
+    #[command(flatten)]
+    pub change: RolloutChangeArgs,
+    /// The share of clusters offered the target, from 0 to 100
+    #[arg(long, value_parser = percent)]
+    pub percent: f64,
+}
+
+/// A reason with something in it: the audit says why.
+fn reason(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("a reason says why, for the audit: it cannot be blank".to_owned());
+    }
+    Ok(text.to_owned())
+}
+
+/// A percentage from 0 to 100.
+fn percent(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|percent| (0.0..=100.0).contains(percent))
+        .ok_or_else(|| "a number from 0 to 100".to_owned())
 }
 
 /// Prints a shell completion script

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
 use cincinnati_client::explain::ExplainGraphData;
-use cincinnati_client::fetch::{document_client, graph_data_files, tarball_client};
-use cincinnati_client::{Fetcher, Query, Source, UpdateGraph};
-use http_fetch::{ExtraRoots, HttpClient};
+use cincinnati_client::fetch::{MAX_DOCUMENT_BYTES, document_client, graph_data_files, tarball_client};
+use cincinnati_client::{FetchError, Fetcher, Query, Source, UpdateGraph};
+use http_fetch::{ExtraRoots, HttpClient, Method, Request, Response, Url};
 use openshift_graph_data::{GraphData, Strictness};
 
 use crate::cli::Common;
@@ -55,6 +55,23 @@ impl Input {
     /// The documents' HTTP client, for JSON requests beside the graph's.
     pub fn http(&self) -> HttpClient {
         self.http.documents()
+    }
+
+    /// `method` `url` (a bodiless GET, POST or PUT) with `bearer` as its
+    /// token, the answer whatever its status.
+    pub async fn send_with_token(
+        &self,
+        method: Method,
+        url: &Url,
+        bearer: Option<&str>,
+    ) -> Result<Response, Failure> {
+        let mut request = Request::get("rollouts", url, MAX_DOCUMENT_BYTES)
+            .with_method(method)
+            .accept("application/json");
+        if let Some(token) = bearer {
+            request = request.bearer(token);
+        }
+        Ok(self.http().send(request).await.map_err(FetchError::Request)?)
     }
 
     /// The graph holding `channels` (a full graph when none are named).

@@ -145,6 +145,25 @@ impl Text {
     }
 }
 
+/// `1 cluster`, `2 clusters`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A time in hours as people read it: minutes below an hour, days from two.
+pub fn hours(hours: f64) -> String {
+    let minutes = hours * 60.0;
+    if minutes < 1.0 {
+        "<1 min".to_owned()
+    } else if hours < 1.0 {
+        format!("{minutes:.0} min")
+    } else if hours < 48.0 {
+        format!("{hours:.1} h")
+    } else {
+        format!("{:.1} d", hours / 24.0)
+    }
+}
+
 /// When a risk applies, as people read it: the CVO evaluates the rules in
 /// order and the first that it can evaluate decides.
 pub fn rules_text(rules: &[MatchingRule]) -> String {
@@ -162,4 +181,19 @@ pub fn rules_text(rules: &[MatchingRule]) -> String {
         })
         .collect();
     rules.join(", else ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_durations_read_as_people_say_them() {
+        assert_eq!(count(1, "cluster", "clusters"), "1 cluster");
+        assert_eq!(count(0, "cluster", "clusters"), "0 clusters");
+        assert_eq!(hours(0.001), "<1 min");
+        assert_eq!(hours(0.5), "30 min");
+        assert_eq!(hours(5.5), "5.5 h");
+        assert_eq!(hours(72.0), "3.0 d");
+    }
 }

@@ -10,35 +10,10 @@ mod common;
 use std::path::Path;
 
 use cincinnati_client::fleet::{FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions};
-use common::{Run, cincinnati};
+use common::{GoldenTables, PREFIX, Run, cincinnati, golden, small_graph};
 use e2e::process::ServiceProcess;
 use e2e::static_server::StaticServer;
 use serde::de::DeserializeOwned;
-
-const BLESS: &str = "CINCINNATI_BLESS";
-
-/// The engines' path prefix (the e2e harness's).
-const PREFIX: &str = "/api/upgrades_info";
-
-/// A graph-builder's graph: 4.18.1 updates to 4.18.2 and 4.18.4, 4.18.2
-/// to 4.18.4, all on stable-4.18; 4.18.4 leads nowhere.
-fn small_graph() -> Vec<u8> {
-    let node = |version: &str| {
-        serde_json::json!({
-            "version": format!("{version}+amd64"),
-            "payload": format!("quay.io/r@sha256:{version}"),
-            "metadata": {
-                "io.openshift.upgrades.graph.release.arch": "amd64",
-                "io.openshift.upgrades.graph.release.channels": "stable-4.18",
-            }
-        })
-    };
-    serde_json::to_vec(&serde_json::json!({
-        "nodes": [node("4.18.1"), node("4.18.2"), node("4.18.4")],
-        "edges": [[0, 1], [0, 2], [1, 2]],
-    }))
-    .unwrap()
-}
 
 /// The `n`th simulated cluster's id.
 fn cluster(n: u32) -> String {
@@ -47,9 +22,7 @@ fn cluster(n: u32) -> String {
 
 /// An engine on `upstream` with `flags`, its files in `dir`.
 async fn engine(dir: &Path, upstream: &StaticServer, flags: &[&str]) -> ServiceProcess {
-    e2e::policy_engine::start_with(dir, "fleet", &format!("{}/graph", upstream.url()), flags)
-        .await
-        .expect("the engine starts")
+    common::engine(dir, "fleet", upstream, flags).await
 }
 
 /// The engine's fleet answers, as `--fleet-url` names them.
@@ -349,33 +322,46 @@ async fn an_engine_without_a_fleet_store_is_told_apart_and_named() {
         &["adoption", "--version", "4.18.1"],
         &["cluster", &cluster(1)],
     ] {
-        let run = fleet(&engine, question);
-        assert_eq!(run.code, 3, "{question:?}: {run:?}");
-        assert!(
-            run.stderr.starts_with("cincinnati: ")
-                && run.stderr.contains("answered 404")
-                && run.stderr.contains("no fleet view there")
-                && run.stderr.contains("set fleet.store in its settings")
-                && run.stderr.lines().count() == 1,
-            "{question:?}: {}",
-            run.stderr
+        fleet(&engine, question).assert_failed_saying(
+            3,
+            &[
+                "answered 404",
+                "no fleet view there",
+                "set fleet.store in its settings",
+            ],
         );
     }
 }
 
+/// The commands asking an engine's status port find it from --url or
+/// their flag, not from a saved graph.
 #[test]
-fn fleet_asks_an_engine_not_a_saved_graph() {
+fn fleet_and_rollout_ask_an_engine_not_a_saved_graph() {
     let work = tempfile::tempdir().unwrap();
     let graph = work.path().join("graph.json");
     std::fs::write(&graph, small_graph()).unwrap();
-    let run = cincinnati(&["--graph", graph.to_str().unwrap(), "fleet", "versions"]);
-    assert_eq!(run.code, 2, "{run:?}");
-    assert_eq!(
-        run.stderr,
-        "cincinnati: fleet asks a policy-engine's status port: give --url (the engine's graph URL) or --fleet-url\n"
-    );
-    let run = cincinnati(&["fleet", "--fleet-url", "engine:9081", "versions"]);
-    assert_eq!(run.code, 2, "{run:?}");
+    for (command, flag) in [
+        (["fleet", "versions"], "--fleet-url"),
+        (["rollout", "list"], "--rollouts-url"),
+    ] {
+        let run = cincinnati(&[&["--graph", graph.to_str().unwrap()][..], &command].concat());
+        assert_eq!(run.code, 2, "{run:?}");
+        assert_eq!(
+            run.stderr,
+            format!(
+                "cincinnati: {} asks a policy-engine's status port: give --url (the engine's graph URL) \
+                 or {flag}\n",
+                command[0]
+            )
+        );
+        let run = cincinnati(&[command[0], flag, "engine:9081", command[1]]);
+        run.assert_failed_saying(
+            2,
+            &[&format!(
+                "{flag} \"engine:9081\" is not an http:// or https:// URL"
+            )],
+        );
+    }
 }
 
 /// A document of another kind is refused; one with fields this client does
@@ -418,7 +404,7 @@ fn every_fleet_question_prints_what_the_golden_files_hold() {
             "fleet-cluster",
         ),
     ];
-    let mut differing = Vec::new();
+    let mut tables = GoldenTables::default();
     for (question, name) in cases {
         let document = golden(&format!("{name}.json"));
         let server = StaticServer::start(document.clone().into_bytes(), "application/json").unwrap();
@@ -433,28 +419,7 @@ fn every_fleet_question_prints_what_the_golden_files_hold() {
             document,
             "{question:?}: the document as received"
         );
-        let table = ask(&[]);
-        let path = golden_path(&format!("{name}.txt"));
-        if std::env::var_os(BLESS).is_some() {
-            std::fs::write(&path, &table).unwrap();
-        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(table.as_str()) {
-            differing.push(format!("{name}.txt:\n{table}"));
-        }
+        tables.check(&format!("{name}.txt"), &ask(&[]));
     }
-    assert!(
-        differing.is_empty(),
-        "tables differ from tests/golden ({BLESS}=1 rewrites them):\n{}",
-        differing.join("\n")
-    );
-}
-
-fn golden_path(file: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(file)
-}
-
-fn golden(file: &str) -> String {
-    let path = golden_path(file);
-    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+    tables.assert_same();
 }

@@ -18,7 +18,7 @@ fn cincinnati(args: &[&str]) -> Run {
 }
 
 /// Every command and subcommand, as typed.
-const COMMANDS: [&[&str]; 19] = [
+const COMMANDS: [&[&str]; 26] = [
     &[],
     &["updates"],
     &["path"],
@@ -37,6 +37,13 @@ const COMMANDS: [&[&str]; 19] = [
     &["fleet", "rollouts"],
     &["fleet", "stuck"],
     &["fleet", "cluster"],
+    &["rollout"],
+    &["rollout", "list"],
+    &["rollout", "history"],
+    &["rollout", "pause"],
+    &["rollout", "resume"],
+    &["rollout", "hold"],
+    &["rollout", "release"],
     &["completions"],
 ];
 

@@ -10,9 +10,10 @@ use std::collections::BTreeSet;
 use common::{EVERY_DOCUMENT, documented_fields, keys};
 
 /// Each kind with a golden JSON document of it (`Preview` has none: it is
-/// a `Diff` with `warnings`). The fleet's are the engine's documents, which
-/// `fleet -o json` prints as received (fleet.rs checks that).
-const GOLDEN: [(&str, &str); 11] = [
+/// a `Diff` with `warnings`). The fleet's and the rollouts' are the engine's
+/// documents, which `fleet -o json` and `rollout -o json` print as received
+/// (fleet.rs and rollout.rs check that).
+const GOLDEN: [(&str, &str); 12] = [
     ("Updates", "updates-not-recommended.json"),
     ("Path", "path-fast-all.json"),
     ("Explanation", "explain-blocked.json"),
@@ -24,6 +25,7 @@ const GOLDEN: [(&str, &str); 11] = [
     ("FleetRollouts", "fleet-rollouts.json"),
     ("FleetStuck", "fleet-stuck.json"),
     ("FleetCluster", "fleet-cluster.json"),
+    ("Rollouts", "rollouts.json"),
 ];
 
 #[test]
@@ -63,6 +65,21 @@ fn a_fleet_rollout_and_a_version_not_moving_have_the_documented_fields() {
     );
     let stuck = golden("fleet-stuck.json");
     assert_eq!(keys(&stuck["notMoving"][0]), documented_fields("— not moving"));
+}
+
+#[test]
+fn a_controlled_rollout_its_control_and_a_change_have_the_documented_fields() {
+    let rollouts = golden("rollouts.json");
+    let controlled = &rollouts["rollouts"][0];
+    assert_eq!(keys(controlled), documented_fields("— controlled rollout"));
+    assert_eq!(
+        keys(&controlled["control"]),
+        documented_fields("— rollout control")
+    );
+    assert_eq!(
+        keys(&rollouts["history"][0]),
+        documented_fields("— rollout change")
+    );
 }
 
 fn golden(file: &str) -> serde_json::Value {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use cincinnati_core::Version;
 use cincinnati_core::wire::{self, WireError};
-use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, Url};
+use http_fetch::{ClientSettings, ExtraRoots, HttpClient, Request, Url};
 use openshift_graph_data::{FilesError, GraphDataFiles, MAX_TARBALL_BYTES};
 
 use crate::cluster_policy::ClusterPolicy;
@@ -244,7 +244,7 @@ impl Fetcher {
         let mut asked = url.clone();
         asked.query_pairs_mut().extend_pairs(query.parameters());
         let response = http
-            .get(Get::new("graph", &asked, MAX_DOCUMENT_BYTES).accept("application/json"))
+            .send(Request::get("graph", &asked, MAX_DOCUMENT_BYTES).accept("application/json"))
             .await?;
         let asked = response.url.to_string();
         let body = successful(response)?;
@@ -275,7 +275,7 @@ impl Fetcher {
         asked.query_pairs_mut().append_pair("arch", arch);
         let http = self.http.as_ref().expect("a fetcher of a URL has a client");
         let response = http
-            .get(Get::new("channels", &asked, MAX_DOCUMENT_BYTES).accept("application/json"))
+            .send(Request::get("channels", &asked, MAX_DOCUMENT_BYTES).accept("application/json"))
             .await?;
         if response.status == http_fetch::StatusCode::NOT_FOUND {
             return Ok(None);
@@ -336,7 +336,7 @@ pub async fn cluster_policy(
     let mut asked = url.clone();
     asked.query_pairs_mut().extend_pairs(query.parameters());
     let response = http
-        .get(Get::new("cluster policy", &asked, MAX_EXPLANATION_BYTES).accept("application/json"))
+        .send(Request::get("cluster policy", &asked, MAX_EXPLANATION_BYTES).accept("application/json"))
         .await?;
     let asked = response.url.to_string();
     let body = successful(response)?;
@@ -390,7 +390,7 @@ pub async fn graph_data_files(
         }
         Source::Url(url) => {
             let response = http()
-                .get(Get::new("graph-data", &url, MAX_TARBALL_BYTES))
+                .send(Request::get("graph-data", &url, MAX_TARBALL_BYTES))
                 .await?;
             let body = successful(response)?;
             GraphDataFiles::from_tar_gz(body.as_ref()).map_err(|error| failed(false, error))

@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use opentelemetry::trace::Status;
 use reqwest::header::{ACCEPT, ETAG, IF_NONE_MATCH};
-use reqwest::{StatusCode, Url};
+use reqwest::{Method, StatusCode, Url};
 use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
@@ -38,26 +38,44 @@ pub struct HttpClient {
 #[error("cannot set up an HTTP client: {0}")]
 pub struct ClientError(#[source] reqwest::Error);
 
-/// A GET to send.
-#[derive(Debug, Clone, Copy)]
-pub struct Get<'a> {
+/// A request to send: a GET, or a bodiless POST or PUT (an operator's
+/// action, said in its query).
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    method: Method,
     what: &'static str,
     url: &'a Url,
     limit: usize,
     accept: Option<&'a str>,
     if_none_match: Option<&'a str>,
+    bearer: Option<&'a str>,
 }
 
-impl<'a> Get<'a> {
-    /// `what` names the client span (`GET {what}`); a body over `limit`
-    /// bytes is refused.
-    pub fn new(what: &'static str, url: &'a Url, limit: usize) -> Self {
+impl<'a> Request<'a> {
+    /// A GET of `url`; `what` names the client span (`GET {what}`); a body
+    /// over `limit` bytes is refused.
+    pub fn get(what: &'static str, url: &'a Url, limit: usize) -> Self {
         Self {
+            method: Method::GET,
             what,
             url,
             limit,
             accept: None,
             if_none_match: None,
+            bearer: None,
+        }
+    }
+
+    /// The same request with another method (POST, PUT), without a body.
+    pub fn with_method(self, method: Method) -> Self {
+        Self { method, ..self }
+    }
+
+    /// With `Authorization: Bearer {token}` (never in a span or an error).
+    pub fn bearer(self, token: &'a str) -> Self {
+        Self {
+            bearer: Some(token),
+            ..self
         }
     }
 
@@ -114,12 +132,12 @@ impl HttpClient {
 
     /// Sends `request` in a client span: the status is recorded, and the
     /// span fails with an error or a 4xx/5xx answer.
-    pub async fn get(&self, request: Get<'_>) -> Result<Response, FetchError> {
+    pub async fn send(&self, request: Request<'_>) -> Result<Response, FetchError> {
         let span = tracing::info_span!(
-            "HTTP GET",
-            otel.name = format!("GET {}", request.what),
+            "HTTP request",
+            otel.name = format!("{} {}", request.method, request.what),
             otel.kind = "client",
-            http.request.method = "GET",
+            http.request.method = request.method.as_str(),
             server.address = request.url.host_str(),
             server.port = request.url.port_or_known_default(),
             http.response.status_code = tracing::field::Empty,
@@ -137,8 +155,11 @@ impl HttpClient {
         fetched
     }
 
-    async fn exchange(&self, request: Get<'_>) -> Result<Response, FetchError> {
-        let mut builder = self.http.get(request.url.clone());
+    async fn exchange(&self, request: Request<'_>) -> Result<Response, FetchError> {
+        let mut builder = self.http.request(request.method.clone(), request.url.clone());
+        if let Some(token) = request.bearer {
+            builder = builder.bearer_auth(token);
+        }
         if let Some(media_type) = request.accept {
             builder = builder.header(ACCEPT, media_type);
         }

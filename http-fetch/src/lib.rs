@@ -21,6 +21,6 @@ mod client;
 mod trace;
 pub mod trust;
 
-pub use client::{ClientError, ClientSettings, FetchError, Get, HttpClient, Response};
-pub use reqwest::{StatusCode, Url};
+pub use client::{ClientError, ClientSettings, FetchError, HttpClient, Request, Response};
+pub use reqwest::{Method, StatusCode, Url};
 pub use trust::ExtraRoots;

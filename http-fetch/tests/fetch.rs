@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use http_fetch::{ClientSettings, ExtraRoots, FetchError, Get, HttpClient, StatusCode, Url};
+use http_fetch::{ClientSettings, ExtraRoots, FetchError, HttpClient, Request, StatusCode, Url};
 use registry_testkit::{Body, CertificateShape, FileServer};
 
 const LIMIT: usize = 64 * 1024;
@@ -27,7 +27,7 @@ async fn a_body_up_to_the_limit_is_read_whole() {
     let server = FileServer::start().unwrap();
     server.serve("/exact", Body::Bytes(vec![7; LIMIT]));
     let response = client(ExtraRoots::default())
-        .get(Get::new("test", &url(&server, "/exact"), LIMIT))
+        .send(Request::get("test", &url(&server, "/exact"), LIMIT))
         .await
         .unwrap();
     assert_eq!(response.status, StatusCode::OK);
@@ -42,7 +42,7 @@ async fn a_body_over_the_limit_is_refused_naming_the_limit() {
     server.serve("/streamed", Body::Streamed(64 * LIMIT as u64));
     for path in ["/declared", "/streamed"] {
         let error = client(ExtraRoots::default())
-            .get(Get::new("test", &url(&server, path), LIMIT))
+            .send(Request::get("test", &url(&server, path), LIMIT))
             .await
             .unwrap_err();
         assert!(
@@ -62,7 +62,7 @@ async fn a_body_over_the_limit_is_refused_naming_the_limit() {
 async fn other_statuses_are_answers_not_errors() {
     let server = FileServer::start().unwrap();
     let response = client(ExtraRoots::default())
-        .get(Get::new("test", &url(&server, "/missing"), LIMIT))
+        .send(Request::get("test", &url(&server, "/missing"), LIMIT))
         .await
         .unwrap();
     assert_eq!(response.status, StatusCode::NOT_FOUND);
@@ -74,8 +74,8 @@ async fn sends_the_headers_asked_for() {
     server.serve("/graph", Body::Bytes(b"{}".to_vec()));
     let target = url(&server, "/graph");
     client(ExtraRoots::default())
-        .get(
-            Get::new("test", &target, LIMIT)
+        .send(
+            Request::get("test", &target, LIMIT)
                 .accept("application/json")
                 .if_none_match(Some("\"abc\"")),
         )
@@ -93,17 +93,17 @@ async fn a_conditional_get_is_answered_304_while_the_entity_tag_matches() {
     server.serve("/graph-data", Body::Tagged(b"first".to_vec()));
     let target = url(&server, "/graph-data");
     let client = client(ExtraRoots::default());
-    let first = client.get(Get::new("test", &target, LIMIT)).await.unwrap();
+    let first = client.send(Request::get("test", &target, LIMIT)).await.unwrap();
     let etag = first.etag.expect("an entity tag");
     let again = client
-        .get(Get::new("test", &target, LIMIT).if_none_match(Some(&etag)))
+        .send(Request::get("test", &target, LIMIT).if_none_match(Some(&etag)))
         .await
         .unwrap();
     assert_eq!((again.status, again.body.len()), (StatusCode::NOT_MODIFIED, 0));
 
     server.serve("/graph-data", Body::Tagged(b"second".to_vec()));
     let changed = client
-        .get(Get::new("test", &target, LIMIT).if_none_match(Some(&etag)))
+        .send(Request::get("test", &target, LIMIT).if_none_match(Some(&etag)))
         .await
         .unwrap();
     assert_eq!(
@@ -129,7 +129,7 @@ async fn a_private_ca_is_trusted_only_through_extra_roots() {
         let target = url(&server, "/file");
 
         let refused = client(ExtraRoots::default())
-            .get(Get::new("test", &target, LIMIT))
+            .send(Request::get("test", &target, LIMIT))
             .await
             .unwrap_err();
         assert!(
@@ -139,7 +139,7 @@ async fn a_private_ca_is_trusted_only_through_extra_roots() {
 
         let dir = certificate_dir(server.ca_pem().unwrap());
         let response = client(ExtraRoots::from_dir(dir.path()))
-            .get(Get::new("test", &target, LIMIT))
+            .send(Request::get("test", &target, LIMIT))
             .await
             .unwrap_or_else(|error| panic!("{shape:?}: {error}"));
         assert_eq!(&response.body[..], b"trusted", "{shape:?}");
@@ -153,7 +153,7 @@ async fn errors_do_not_show_credentials_in_the_url() {
     drop(server);
     let target = Url::parse(&format!("http://user:s3cret@{address}/graph")).unwrap();
     let error = client(ExtraRoots::default())
-        .get(Get::new("test", &target, LIMIT))
+        .send(Request::get("test", &target, LIMIT))
         .await
         .unwrap_err()
         .to_string();
@@ -180,7 +180,7 @@ async fn the_server_receives_the_trace_context_of_the_client_span() {
     let caller = tracing::info_span!("caller");
     let trace_id = caller.context().span().span_context().trace_id();
     client(ExtraRoots::default())
-        .get(Get::new("test", &target, LIMIT))
+        .send(Request::get("test", &target, LIMIT))
         .instrument(caller)
         .await
         .unwrap();

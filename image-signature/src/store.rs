@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
+use http_fetch::{ClientSettings, ExtraRoots, HttpClient, Request, StatusCode, Url};
 
 use crate::MAX_SIGNATURE_BYTES;
 use crate::digest::Digest;
@@ -121,7 +121,7 @@ impl SignatureStore {
     async fn get(&self, url: &Url) -> Result<Option<Vec<u8>>, FetchError> {
         let response = self
             .client
-            .get(Get::new("signature", url, MAX_SIGNATURE_BYTES))
+            .send(Request::get("signature", url, MAX_SIGNATURE_BYTES))
             .await?;
         match response.status {
             StatusCode::NOT_FOUND => Ok(None),

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
+use http_fetch::{ClientSettings, ExtraRoots, HttpClient, Request, StatusCode, Url};
 use openshift_graph_data::MAX_TARBALL_BYTES;
 
 use crate::set::SignatureSet;
@@ -132,8 +132,8 @@ impl TarballSource {
     async fn fetch_and_swap(&mut self) -> Result<Refresh, TarballError> {
         let current = self.signatures.set();
         let etag = current.as_ref().and_then(|set| set.revision.as_deref());
-        let request = Get::new("graph-data", &self.url, MAX_TARBALL_BYTES).if_none_match(etag);
-        let response = self.client.get(request).await?;
+        let request = Request::get("graph-data", &self.url, MAX_TARBALL_BYTES).if_none_match(etag);
+        let response = self.client.send(request).await?;
         if response.status == StatusCode::NOT_MODIFIED && current.is_some() {
             return Ok(Refresh::Unchanged);
         }

@@ -3,24 +3,20 @@
 //! the documents are `cincinnati_client::fleet`'s, printed as received with
 //! `-o json` and `-o yaml`).
 
-use anyhow::anyhow;
-use cincinnati_client::cluster_policy::explain_url_of;
-use cincinnati_client::fetch::{MAX_DOCUMENT_BYTES, one_line};
+use cincinnati_client::FetchError;
+use cincinnati_client::fetch::MAX_DOCUMENT_BYTES;
 use cincinnati_client::fleet::{
-    FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header, NotMoving,
-    VersionClusters, release_order,
+    FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, NotMoving, VersionClusters,
+    release_order,
 };
-use cincinnati_client::json::SCHEMA_VERSION;
-use cincinnati_client::{FetchError, Source};
-use cincinnati_core::ErrorKind;
-use http_fetch::{Get, HttpClient, Response, StatusCode, Url};
+use http_fetch::{HttpClient, Request, Response, StatusCode, Url};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
+use super::status_port::{self, Answers, EngineDocument, does_not_exist, route_url};
 use crate::cli::{Common, FleetArgs, FleetCommand, Format};
 use crate::input::Input;
-use crate::outcome::{Answer, Failure, FailureKind};
-use crate::output::{self, BAD, Cell, DIM, GOOD, HEADING, RISK, Text, styled};
+use crate::outcome::{Answer, Failure};
+use crate::output::{self, BAD, Cell, DIM, GOOD, HEADING, RISK, Text, count, hours, styled};
 
 /// The widest bar of an adoption answer, in characters.
 const BAR_WIDTH: u64 = 40;
@@ -29,9 +25,13 @@ const BAR_WIDTH: u64 = 40;
 /// all the engine sends).
 const EXAMPLES_SHOWN: usize = 3;
 
-/// The value of http-answers' 404 for a path no route matches: the fleet's
-/// routes are there only with a fleet store.
-const NO_ROUTE: &str = "does not exist: path ";
+/// Where the fleet answers are.
+const ANSWERS: Answers = Answers {
+    command: "fleet",
+    flag: "--fleet-url",
+    route: "/v1/fleet",
+    what: "the fleet answers",
+};
 
 pub async fn run(
     input: &Input,
@@ -75,7 +75,7 @@ pub async fn run(
         }
         FleetCommand::Cluster(asked) => {
             let response = fleet.get(&["clusters", &asked.id], &[]).await?;
-            if let Some(unknown) = unknown_cluster(&response) {
+            if let Some(unknown) = does_not_exist(&response) {
                 return Ok(Answer::No(format!("cluster {}: {unknown}", asked.id)));
             }
             let document: FleetCluster = read(response)?;
@@ -93,28 +93,23 @@ fn print<D: Serialize>(
     Ok(Answer::Yes)
 }
 
-/// A fleet document, known by its `kind`.
-trait FleetDocument: DeserializeOwned {
-    const KIND: &'static str;
-}
-
-impl FleetDocument for FleetVersions {
+impl EngineDocument for FleetVersions {
     const KIND: &'static str = "FleetVersions";
 }
 
-impl FleetDocument for FleetAdoption {
+impl EngineDocument for FleetAdoption {
     const KIND: &'static str = "FleetAdoption";
 }
 
-impl FleetDocument for FleetRollouts {
+impl EngineDocument for FleetRollouts {
     const KIND: &'static str = "FleetRollouts";
 }
 
-impl FleetDocument for FleetStuck {
+impl EngineDocument for FleetStuck {
     const KIND: &'static str = "FleetStuck";
 }
 
-impl FleetDocument for FleetCluster {
+impl EngineDocument for FleetCluster {
     const KIND: &'static str = "FleetCluster";
 }
 
@@ -127,37 +122,15 @@ struct Fleet {
 impl Fleet {
     /// `--fleet-url`, else the fleet answers of the engine `--url` names.
     fn new(input: &Input, common: &Common, fleet_url: Option<&str>) -> Result<Self, Failure> {
-        let base = match (fleet_url, input.fetcher.source()) {
-            (Some(text), _) => match Source::parse(text)? {
-                Source::Url(url) => url,
-                Source::File(_) => {
-                    return Err(Failure::input(anyhow!(
-                        "--fleet-url {text:?} is not an http:// or https:// URL"
-                    )));
-                }
-            },
-            (None, Source::Url(graph_url)) if common.given.url => {
-                fleet_url_of(graph_url).ok_or_else(|| {
-                    Failure::input(anyhow!(
-                        "cannot tell the fleet answers of {graph_url}; give --fleet-url"
-                    ))
-                })?
-            }
-            (None, _) => {
-                return Err(Failure::input(anyhow!(
-                    "fleet asks a policy-engine's status port: give --url (the engine's graph URL) or --fleet-url"
-                )));
-            }
-        };
         Ok(Self {
-            base,
+            base: ANSWERS.locate(input, common, fleet_url)?,
             http: input.http(),
         })
     }
 
     /// The document at `route` (path segments under the base), asked with
     /// the `parameters` given.
-    async fn ask<D: FleetDocument>(
+    async fn ask<D: EngineDocument>(
         &self,
         route: &[&str],
         parameters: &[(&str, Option<String>)],
@@ -167,120 +140,28 @@ impl Fleet {
 
     /// `GET {base}/{route}?{parameters}`, whatever the status.
     async fn get(&self, route: &[&str], parameters: &[(&str, Option<String>)]) -> Result<Response, Failure> {
-        let mut url = self.base.clone();
-        url.path_segments_mut()
-            .expect("an http URL has a path")
-            .pop_if_empty()
-            .extend(route);
-        let given: Vec<(&str, &str)> = parameters
-            .iter()
-            .filter_map(|(name, value)| Some((*name, value.as_deref()?)))
-            .collect();
-        url.set_query(None);
-        if !given.is_empty() {
-            url.query_pairs_mut().extend_pairs(given);
-        }
+        let url = route_url(&self.base, route, parameters);
         let response = self
             .http
-            .get(Get::new("fleet", &url, MAX_DOCUMENT_BYTES).accept("application/json"))
+            .send(Request::get("fleet", &url, MAX_DOCUMENT_BYTES).accept("application/json"))
             .await
             .map_err(FetchError::Request)?;
         Ok(response)
     }
 }
 
-/// The fleet answers of the engine serving `graph_url`, by the ports'
-/// convention (as its explain endpoint): the status port, 1000 above the
-/// API's, and `{prefix}/v1/fleet` for `{prefix}/graph`.
-fn fleet_url_of(graph_url: &Url) -> Option<Url> {
-    let mut url = explain_url_of(graph_url)?;
-    let prefix = url.path().strip_suffix("/v1/explain-cluster")?.to_owned();
-    url.set_path(&format!("{prefix}/v1/fleet"));
-    Some(url)
-}
-
-/// The document an engine answered, or why it did not.
-fn read<D: FleetDocument>(response: Response) -> Result<D, Failure> {
-    let url = &response.url;
-    if response.status == StatusCode::NOT_FOUND {
-        return Err(service(anyhow!(
-            "{url} answered 404 ({}): no fleet view there. A policy-engine answers {{prefix}}/v1/fleet/... \
+/// The document an engine answered, or why it did not; a 404 is an engine
+/// without a fleet store.
+fn read<D: EngineDocument>(response: Response) -> Result<D, Failure> {
+    status_port::read(response, |status| {
+        (status == StatusCode::NOT_FOUND).then(|| {
+            "no fleet view there. A policy-engine answers {prefix}/v1/fleet/... \
              on its status port only with a fleet store: set fleet.store in its settings \
              (fleet.store = \"sqlite:///var/lib/cincinnati/fleet.db\", or a postgres:// URL); \
-             when it has one, --fleet-url names its status port and prefix",
-            said(&response.body)
-        )));
-    }
-    if !response.status.is_success() {
-        return Err(service(anyhow!(
-            "{url} answered {}: {}",
-            response.status.as_u16(),
-            said(&response.body)
-        )));
-    }
-    let header: Header = serde_json::from_slice(&response.body)
-        .map_err(|error| service(anyhow!("{url} is not a fleet document: {error}")))?;
-    if header.kind != D::KIND {
-        return Err(service(anyhow!(
-            "{url} answered a {:?} document, not {}",
-            header.kind,
-            D::KIND
-        )));
-    }
-    serde_json::from_slice(&response.body).map_err(|error| {
-        let schema = if header.schema_version == SCHEMA_VERSION {
-            String::new()
-        } else {
-            format!(
-                " of schemaVersion {} (this cincinnati reads {SCHEMA_VERSION})",
-                header.schema_version
-            )
-        };
-        service(anyhow!("{url} is not a {} document{schema}: {error}", D::KIND))
+             when it has one, --fleet-url names its status port and prefix"
+                .to_owned()
+        })
     })
-}
-
-/// What the engine said of a cluster it has no update check of (a 404 of
-/// the cluster route, not of a path without a route).
-fn unknown_cluster(response: &Response) -> Option<String> {
-    if response.status != StatusCode::NOT_FOUND {
-        return None;
-    }
-    let error = ErrorBody::of(&response.body)?;
-    (error.kind.parse() == Ok(ErrorKind::DoesNotExist) && !error.value.starts_with(NO_ROUTE))
-        .then_some(error.value)
-}
-
-/// The service's JSON error.
-#[derive(serde::Deserialize)]
-struct ErrorBody {
-    kind: String,
-    value: String,
-}
-
-impl ErrorBody {
-    fn of(body: &[u8]) -> Option<Self> {
-        serde_json::from_slice(body).ok()
-    }
-}
-
-/// What an error answer says: `kind: value` of a JSON error, else the body
-/// on one line, shortened.
-fn said(body: &[u8]) -> String {
-    if let Some(error) = ErrorBody::of(body) {
-        return format!("{}: {}", error.kind, error.value);
-    }
-    match one_line(body) {
-        text if text.is_empty() => "an empty body".to_owned(),
-        text => text,
-    }
-}
-
-fn service(error: anyhow::Error) -> Failure {
-    Failure {
-        kind: FailureKind::Service,
-        error,
-    }
 }
 
 fn versions_table(text: &mut Text, document: &FleetVersions) {
@@ -601,11 +482,6 @@ fn distinct<'a>(versions: impl Iterator<Item = &'a String>) -> u64 {
     versions.collect::<std::collections::BTreeSet<_>>().len() as u64
 }
 
-/// `1 cluster`, `2 clusters`.
-fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// `part` of `whole`, in percent to a tenth; a share too small to show as
 /// one is `<0.1%`.
 fn share(part: u64, whole: u64) -> String {
@@ -617,20 +493,6 @@ fn share(part: u64, whole: u64) -> String {
         "<0.1%".to_owned()
     } else {
         format!("{percent:.1}%")
-    }
-}
-
-/// A time in hours as people read it: minutes below an hour, days from two.
-fn hours(hours: f64) -> String {
-    let minutes = hours * 60.0;
-    if minutes < 1.0 {
-        "<1 min".to_owned()
-    } else if hours < 1.0 {
-        format!("{minutes:.0} min")
-    } else if hours < 48.0 {
-        format!("{hours:.1} h")
-    } else {
-        format!("{:.1} d", hours / 24.0)
     }
 }
 
@@ -646,20 +508,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_fleet_answers_are_on_the_status_port_under_the_prefix() {
-        let url = |text: &str| fleet_url_of(&text.parse().unwrap()).map(|url| url.to_string());
-        assert_eq!(
-            url("http://127.0.0.1:8082/api/upgrades_info/graph?channel=x").as_deref(),
-            Some("http://127.0.0.1:9082/api/upgrades_info/v1/fleet")
-        );
-        assert_eq!(
-            url("http://pe:8081/v1/graph").as_deref(),
-            Some("http://pe:9081/v1/fleet")
-        );
-        assert_eq!(url("http://pe:8081/somewhere"), None);
-    }
-
-    #[test]
     fn hours_are_counted_across_months_years_and_leap_days() {
         assert_eq!(unix_hour("1970-01-01T00:00:00Z"), Some(0));
         assert_eq!(unix_hour("1970-01-02T03:00:00Z"), Some(27));
@@ -673,14 +521,10 @@ mod tests {
     }
 
     #[test]
-    fn shares_and_durations_read_as_people_say_them() {
+    fn shares_read_as_people_say_them() {
         assert_eq!(share(1, 3), "33.3%");
         assert_eq!(share(1, 1_000_000), "<0.1%");
         assert_eq!(share(0, 10), "0.0%");
         assert_eq!(share(0, 0), "-");
-        assert_eq!(hours(0.001), "<1 min");
-        assert_eq!(hours(0.5), "30 min");
-        assert_eq!(hours(5.5), "5.5 h");
-        assert_eq!(hours(72.0), "3.0 d");
     }
 }

@@ -8,7 +8,9 @@ mod fleet;
 mod graph_data;
 mod path;
 mod render;
+mod rollout;
 mod signatures;
+mod status_port;
 mod updates;
 
 use clap::CommandFactory as _;
@@ -38,6 +40,7 @@ pub async fn run(cli: Cli) -> Result<Answer, Failure> {
             signatures::verify(&args, extra_roots(&cli.common)?, format).await
         }
         Command::Fleet(args) => fleet::run(&input()?, &cli.common, &args, format).await,
+        Command::Rollout(args) => rollout::run(&input()?, &cli.common, &args, format).await,
         Command::Completions(args) => completions(&args),
     }
 }

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use e2e::client_graph::ClientUpdates;
+use e2e::process::ServiceProcess;
+use e2e::static_server::StaticServer;
 use openshift_graph_data::GraphDataFiles;
 use release_set_generator::{demo_graph, demo_releases, testdata_graph_data};
 
@@ -24,6 +26,19 @@ impl Run {
     /// The JSON it printed.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|error| panic!("{error}: {self:?}"))
+    }
+
+    /// Asserts that it failed with `code` and one line on stderr saying
+    /// each of `parts`.
+    pub fn assert_failed_saying(&self, code: i32, parts: &[&str]) {
+        assert_eq!(self.code, code, "{self:?}");
+        assert!(
+            self.stderr.starts_with("cincinnati: ")
+                && self.stderr.lines().count() == 1
+                && parts.iter().all(|part| self.stderr.contains(part)),
+            "not all of {parts:?}: {}",
+            self.stderr
+        );
     }
 }
 
@@ -179,4 +194,75 @@ pub fn keys(value: &serde_json::Value) -> BTreeSet<String> {
         .keys()
         .cloned()
         .collect()
+}
+
+/// Rewrites the golden files instead of comparing with them.
+pub const BLESS: &str = "CINCINNATI_BLESS";
+
+pub fn golden_path(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(file)
+}
+
+pub fn golden(file: &str) -> String {
+    let path = golden_path(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// Tables compared with golden files (rewritten instead with
+/// `CINCINNATI_BLESS` set), every difference told at the end.
+#[derive(Default)]
+pub struct GoldenTables {
+    differing: Vec<String>,
+}
+
+impl GoldenTables {
+    pub fn check(&mut self, file: &str, table: &str) {
+        let path = golden_path(file);
+        if std::env::var_os(BLESS).is_some() {
+            std::fs::write(&path, table).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(table) {
+            self.differing.push(format!("{file}:\n{table}"));
+        }
+    }
+
+    pub fn assert_same(self) {
+        assert!(
+            self.differing.is_empty(),
+            "tables differ from tests/golden ({BLESS}=1 rewrites them):\n{}",
+            self.differing.join("\n")
+        );
+    }
+}
+
+/// The engines' path prefix (the e2e harness's).
+pub const PREFIX: &str = "/api/upgrades_info";
+
+/// A graph-builder's graph: 4.18.1 updates to 4.18.2 and 4.18.4, 4.18.2
+/// to 4.18.4, all on stable-4.18; 4.18.4 leads nowhere.
+pub fn small_graph() -> Vec<u8> {
+    let node = |version: &str| {
+        serde_json::json!({
+            "version": format!("{version}+amd64"),
+            "payload": format!("quay.io/r@sha256:{version}"),
+            "metadata": {
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "stable-4.18",
+            }
+        })
+    };
+    serde_json::to_vec(&serde_json::json!({
+        "nodes": [node("4.18.1"), node("4.18.2"), node("4.18.4")],
+        "edges": [[0, 1], [0, 2], [1, 2]],
+    }))
+    .unwrap()
+}
+
+/// A policy-engine (a process) named `id` on `upstream`'s graph with
+/// `flags`, its files in `dir`.
+pub async fn engine(dir: &Path, id: &str, upstream: &StaticServer, flags: &[&str]) -> ServiceProcess {
+    e2e::policy_engine::start_with(dir, id, &format!("{}/graph", upstream.url()), flags)
+        .await
+        .expect("the engine starts")
 }

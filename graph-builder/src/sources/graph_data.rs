@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
+use http_fetch::{ClientSettings, ExtraRoots, HttpClient, Request, StatusCode, Url};
 use image_signature::TrustedKeys;
 use image_signature::store::SignatureStore;
 use openshift_graph_data::GraphDataFiles;
@@ -245,8 +245,8 @@ impl TarballUrl {
     /// A conditional GET: a 304 means the graph-data did not change.
     async fn fetch(&mut self) -> Result<Option<GraphDataFiles>, GraphDataSourceError> {
         let request =
-            Get::new("graph-data", &self.url, MAX_TARBALL_BYTES).if_none_match(self.etag.as_deref());
-        let response = self.client.get(request).await?;
+            Request::get("graph-data", &self.url, MAX_TARBALL_BYTES).if_none_match(self.etag.as_deref());
+        let response = self.client.send(request).await?;
         if response.status == StatusCode::NOT_MODIFIED {
             return Ok(None);
         }

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures::FutureExt as _;
 use futures::future::{BoxFuture, Shared};
-use http_fetch::{ClientSettings, Get, HttpClient, StatusCode, Url};
+use http_fetch::{ClientSettings, HttpClient, Request, StatusCode, Url};
 use lru::LruCache;
 use serde::{Deserialize, Serialize};
 use service_kit::freshness::Freshness;
@@ -238,7 +238,7 @@ impl GroupLookup {
         }
         let response = self
             .http
-            .get(Get::new("cluster groups", &url, MAX_ANSWER_BYTES).accept("application/json"))
+            .send(Request::get("cluster groups", &url, MAX_ANSWER_BYTES).accept("application/json"))
             .await?;
         match response.status {
             StatusCode::NOT_FOUND => Ok(Arc::from([])),

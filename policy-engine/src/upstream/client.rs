@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use cincinnati_core::ErrorKind;
 use http_answers::accept::APPLICATION_JSON;
-use http_fetch::{ClientSettings, ExtraRoots, Get, HttpClient, StatusCode, Url};
+use http_fetch::{ClientSettings, ExtraRoots, HttpClient, Request, StatusCode, Url};
 use service_kit::secret::RedactedUrl;
 
 use super::UpstreamParameters;
@@ -96,10 +96,10 @@ impl UpstreamClient {
         if !parameters.pairs().is_empty() {
             url.query_pairs_mut().extend_pairs(parameters.pairs());
         }
-        let request = Get::new("upstream", &url, self.max_body_bytes)
+        let request = Request::get("upstream", &url, self.max_body_bytes)
             .accept(APPLICATION_JSON)
             .if_none_match(etag);
-        let response = self.http.get(request).await?;
+        let response = self.http.send(request).await?;
         if response.status == StatusCode::NOT_MODIFIED {
             return Ok(Fetched::NotModified);
         }
@@ -127,8 +127,8 @@ impl UpstreamClient {
             segments.pop().extend(["v1", endpoint]);
         }
         url.set_query(Some(query).filter(|query| !query.is_empty()));
-        let request = Get::new("upstream explorer", &url, self.max_body_bytes).accept(APPLICATION_JSON);
-        self.http.get(request).await
+        let request = Request::get("upstream explorer", &url, self.max_body_bytes).accept(APPLICATION_JSON);
+        self.http.send(request).await
     }
 }
 
