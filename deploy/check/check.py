@@ -4,9 +4,10 @@ For each rendered overlay:
 
 1. every object validates, strictly (unknown fields are errors), against the
    Kubernetes OpenAPI schemas of the oldest and newest supported versions
-   (kubernetes-validate); custom resources (ServiceMonitor) are validated
-   against their CRD's schema by crd.mjs, and any other kind without a schema
-   is an error rather than a silent pass;
+   (kubernetes-validate); custom resources (ServiceMonitor, PrometheusRule)
+   are validated against their CRD's schema by crd.mjs, and any other kind
+   without a schema is an error rather than a silent pass (the alerts'
+   content and the dashboard are ops_kit.py's);
 2. the binaries accept what the manifests give them: each container runs
    `<binary> --check-config` with its args, its environment and its ConfigMap
    files materialised where the args point;
@@ -40,7 +41,7 @@ import yaml
 KUBERNETES_VERSIONS = ["1.25", "1.37"]
 
 # Custom resources, validated by crd.mjs instead of kubernetes-validate.
-CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor"), ("monitoring.coreos.com/v1", "PrometheusRule")}
 
 # What each service's container must look like. `ports` maps the container
 # port names the manifests use to the effective setting that must equal them.
@@ -653,7 +654,8 @@ MH = "cincinnati-metadata-helper"
 
 
 def config_map(docs):
-    return next(d for d in docs if d["kind"] == "ConfigMap")
+    """The graph-builder's configuration."""
+    return next(d for d in docs if d["kind"] == "ConfigMap" and "gb.toml" in d.get("data", {}))
 
 
 def set_arg(flag, value):
@@ -702,6 +704,7 @@ BREAKAGES = [
     ("a wrong probe path", lambda d: container("Deployment", GB)(d)["readinessProbe"]["httpGet"].update({"path": "/readyz"}), "readinessProbe path"),
     ("an unknown field", lambda d: by("Deployment", GB)(d)["spec"].update({"replica": 1}), "schema"),
     ("an invalid ServiceMonitor", lambda d: by("ServiceMonitor", "cincinnati")(d)["spec"]["endpoints"][0].update({"interval": "often"}), "CRD schema"),
+    ("an invalid PrometheusRule", lambda d: by("PrometheusRule", "cincinnati")(d)["spec"]["groups"][0]["rules"][0].update({"for": "ten minutes"}), "CRD schema"),
     ("a Service selecting nothing", lambda d: by("Service", GB)(d)["spec"]["selector"].update({"app.kubernetes.io/name": "graph-bulider"}), "selector matches 0"),
     ("an upstream on the wrong port", set_env("CINCINNATI_PE_UPSTREAM__CINCINNATI__URL", f"http://{GB}:9080/api/upgrades_info/graph"), "is not the graph-builder's Graph API"),
     ("an upstream with the wrong prefix", set_env("CINCINNATI_PE_UPSTREAM__CINCINNATI__URL", f"http://{GB}:8080/graph"), "serves /api/upgrades_info/graph"),

@@ -14,6 +14,7 @@ const prefix = process.argv[2];
 const models = join(prefix, "node_modules", "@kubernetes-models", "prometheus-operator");
 const kinds = {
   "monitoring.coreos.com/v1/ServiceMonitor": "monitoring.coreos.com/v1/ServiceMonitor.js",
+  "monitoring.coreos.com/v1/PrometheusRule": "monitoring.coreos.com/v1/PrometheusRule.js",
 };
 
 const documents = JSON.parse(readFileSync(0, "utf8"));

@@ -1,0 +1,33 @@
+//! The operations kit (deploy/kubernetes/base/monitoring: the
+//! PrometheusRule's alerts, their promtool tests, the Grafana dashboard)
+//! names only metrics the graph-builder registers: a renamed metric fails
+//! here until the kit follows. The rule for what is a name is in
+//! deploy/check/kit_metrics.rs; the other services' twins are their
+//! tests/ops_kit.rs.
+
+#[path = "../../deploy/check/kit_metrics.rs"]
+mod kit_metrics;
+
+use std::path::Path;
+
+use graph_builder::Application;
+use graph_builder::settings::Settings;
+
+#[tokio::test]
+async fn the_operations_kit_names_only_metrics_the_graph_builder_registers() {
+    let graph = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures/secondary-metadata/20211124.083150/graph-gb-raw.json");
+    let settings: Settings = toml::from_str(&format!(
+        "[service]\nport = 0\npublic_port = 0\n[status]\nport = 0\n\
+         [[plugin_settings]]\nname = \"release-graph-file\"\npath = {:?}\n",
+        graph.display().to_string()
+    ))
+    .unwrap();
+    let application = Application::build(&settings).unwrap();
+    let used = kit_metrics::assert_registered("cincinnati_gb_", &application.metrics().described());
+    // Upstream's SLI dashboard queries it: the dashboard keeps it.
+    assert!(
+        used.dashboard
+            .contains("cincinnati_gb_graph_last_successful_refresh_timestamp")
+    );
+}
