@@ -25,7 +25,7 @@ fn everyone() -> Scope<'static> {
 
 /// Two handles on one store, as two engines sharing it have.
 async fn exercise(first: FleetStore, second: FleetStore) {
-    assert_eq!(first.schema_version().await.unwrap(), 2);
+    assert_eq!(first.schema_version().await.unwrap(), 3);
 
     // a and b on 4.18.1; a moves to 4.18.2 within the same batch.
     let recorded = first
@@ -207,7 +207,7 @@ async fn a_sqlite_file() {
     exercise(first, second).await;
     // Reopened: migrations already applied, data kept.
     let again = FleetStore::open(&url, &url).await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 2);
+    assert_eq!(again.schema_version().await.unwrap(), 3);
     assert!(again.history("a").await.unwrap().is_some());
 }
 
