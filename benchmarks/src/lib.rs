@@ -1,5 +1,8 @@
 //! Helpers the benchmark binaries share: child processes of the services,
-//! their peak memory, and their Prometheus metrics.
+//! their peak memory, and their Prometheus metrics; and the fleet
+//! benchmark's parts ([`fleet`]).
+
+pub mod fleet;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -28,6 +31,24 @@ impl Service {
             .spawn()
             .with_context(|| format!("starting {}", binary.display()))?;
         Ok(Self { child })
+    }
+
+    /// [`Service::start`] with the service's standard error written to `log`
+    /// (the services log to standard error).
+    pub fn start_logged(binary: &Path, args: &[&str], log: &Path) -> anyhow::Result<Self> {
+        let log = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+        let child = Command::new(binary)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?;
+        Ok(Self { child })
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
     }
 
     /// The process's peak resident set size in MiB (`VmHWM`).

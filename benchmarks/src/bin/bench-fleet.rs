@@ -1,0 +1,780 @@
+//! The fleet benchmark (issue 29): a synthetic fleet of `--clusters`
+//! clusters (`benchmarks::fleet::model`) recorded in the fleet store and
+//! asked the fleet questions, on a SQLite file and on a throw-away
+//! PostgreSQL (postgres-testkit), then real release policy-engines
+//! recording its update checks under a fixed rate of graph requests.
+//!
+//! Parts (`--parts`, in this order):
+//! - `store`: the fleet loaded with `FleetStore::record` in batches as the
+//!   recorder makes them (first every cluster new, then every cluster again
+//!   with 5% moving version), checks per second; each question timed on
+//!   the loaded store; disk; with `--explain`, the queries' plans. The
+//!   stores are loaded whatever the parts: the engines record into them.
+//! - `engine`: three engines (no store, the SQLite file, the PostgreSQL
+//!   database) with the same policy file (two rollouts in flight) before
+//!   the same upstream graph, each loaded in turn for `--seconds` at
+//!   `--rate` requests/s, `--rounds` times: throughput, latency, the
+//!   recording queue, drops, CPU; then the fleet answers over HTTP.
+//! - `shared`: two engines recording into one new PostgreSQL database,
+//!   `--shared-ids` ids sent once to each (half first to one, half first to
+//!   the other; some change version between): the versions total must be
+//!   the distinct ids sent, each change counted once.
+//! - `proposal`: the index change `PROPOSED` measured on the loaded stores:
+//!   a pass of checks and the questions before and after it.
+//!
+//!     scripts/bench-fleet.sh [--clusters 100000]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use benchmarks::fleet::engines::{
+    Engine, EngineSettings, FleetCounters, PREFIX, Upstream, cpu_seconds, load_average, server_cpu_seconds,
+    written_bytes,
+};
+use benchmarks::fleet::model::{Model, ROLLOUT_TARGETS, Random, Stage, mix};
+use benchmarks::fleet::rate::{self, RateResult, Request, Requests};
+use benchmarks::fleet::store::{self, DAY, Pass, PassPlan, StoreUnderTest, Timed};
+use clap::{Parser, ValueEnum};
+use postgres_testkit::PostgresServer;
+
+/// The index change measured by `--parts proposal`: the versions index with
+/// `version_since` after the version, so that `unmoved()` reads its range
+/// and its oldest clusters from the index alone and `versions()` (whose
+/// `MIN(version_since)` the index lacked) is answered from the index too.
+const PROPOSED: &[&str] = &[
+    "DROP INDEX fleet_clusters_by_version",
+    "CREATE INDEX fleet_clusters_by_version \
+     ON fleet_clusters (channel, arch, version, version_since, last_seen, place)",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Part {
+    Store,
+    Engine,
+    Shared,
+    Proposal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Parser)]
+struct Args {
+    /// Clusters in the synthetic fleet.
+    #[arg(long, default_value_t = 1_000_000)]
+    clusters: u64,
+    /// What to run (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "store,engine,shared,proposal"
+    )]
+    parts: Vec<Part>,
+    /// Stores to measure (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "sqlite,postgres")]
+    stores: Vec<Kind>,
+    /// Checks per `record()`, as the recorder batches (`fleet.batch_size`).
+    #[arg(long, default_value_t = 5_000)]
+    batch: usize,
+    /// Times each question is asked.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Print the questions' query plans.
+    #[arg(long)]
+    explain: bool,
+    /// The policy-engine binary (a release build).
+    #[arg(long, default_value = "target/release/policy-engine")]
+    engine: PathBuf,
+    /// The upstream graph the engines serve (graph-builder output).
+    #[arg(long)]
+    graph: Option<PathBuf>,
+    /// Graph requests per second.
+    #[arg(long, default_value_t = 3_333.0)]
+    rate: f64,
+    /// Seconds each engine is loaded per round.
+    #[arg(long, default_value_t = 30)]
+    seconds: u64,
+    /// Rounds of (no store, SQLite, PostgreSQL).
+    #[arg(long, default_value_t = 2)]
+    rounds: u32,
+    /// Seconds each engine is loaded first, unmeasured.
+    #[arg(long, default_value_t = 5)]
+    warmup: u64,
+    /// Connections the load is sent over (each waits for its answers).
+    #[arg(long, default_value_t = 32)]
+    lanes: u64,
+    /// Ids of the shared-store part.
+    #[arg(long, default_value_t = 50_000)]
+    shared_ids: u64,
+    /// Checks of each pass of the proposal part.
+    #[arg(long, default_value_t = 200_000)]
+    proposal_checks: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let model = Model::new(args.clusters);
+    let work = tempfile::TempDir::with_prefix("bench-fleet-")?;
+    let wants = |part| args.parts.contains(&part);
+    println!(
+        "# Fleet benchmark: {} clusters, batches of {}; load average {}",
+        args.clusters,
+        args.batch,
+        load_average()
+    );
+    let needs_postgres = (args.stores.contains(&Kind::Postgres)
+        && !args.parts.iter().all(|part| *part == Part::Shared))
+        || wants(Part::Shared);
+    let postgres = if needs_postgres {
+        Some(PostgresServer::start().await.context("starting PostgreSQL")?)
+    } else {
+        None
+    };
+    let mut stores = Vec::new();
+    if wants(Part::Store) || wants(Part::Engine) || wants(Part::Proposal) {
+        for kind in &args.stores {
+            let store = match kind {
+                Kind::Sqlite => {
+                    let url = format!("sqlite://{}/fleet.db", work.path().display());
+                    StoreUnderTest::open("SQLite", &url).await?
+                }
+                Kind::Postgres => {
+                    let server = postgres.as_ref().context("PostgreSQL")?;
+                    let url = server.create_database("fleet").await?;
+                    StoreUnderTest::open("PostgreSQL", &url).await?
+                }
+            };
+            stores.push(store);
+        }
+        load(&stores, &model, &args).await?;
+    }
+    if wants(Part::Store) {
+        questions(&stores, &model, &args).await?;
+    }
+    if wants(Part::Engine) {
+        engines(&stores, &model, &args, &work, postgres.as_ref()).await?;
+    }
+    if wants(Part::Shared) {
+        shared(&model, &args, &work, postgres.as_ref().context("PostgreSQL")?).await?;
+    }
+    if wants(Part::Proposal) {
+        proposal(&stores, &model, &args).await?;
+    }
+    println!("\nload average at the end: {}", load_average());
+    Ok(())
+}
+
+fn pass_row(store: &str, what: &str, pass: &Pass) {
+    println!(
+        "| {store} | {what} | {} | {} | {} | **{:.0}** | {:.0} / {:.0} / {:.0} | {} | {} |",
+        pass.checks,
+        pass.new_clusters,
+        pass.changes,
+        pass.per_second(),
+        pass.batch_p50_ms,
+        pass.batch_p99_ms,
+        pass.batch_max_ms,
+        pass.written_bytes.map_or("".to_owned(), |bytes| format!(
+            "{:.0}",
+            bytes as f64 / pass.checks.max(1) as f64
+        )),
+        load_average()
+    );
+}
+
+fn pass_header() {
+    println!(
+        "| store | pass | checks | new clusters | changes | checks/s | batch ms p50 / p99 / max | bytes written per check (PostgreSQL: WAL) | load average after |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---|");
+}
+
+/// Loads the fleet: every cluster first seen 60 to 1 days ago (all new),
+/// then every cluster again within the last 23 hours (5% moved).
+async fn load(stores: &[StoreUnderTest], model: &Model, args: &Args) -> anyhow::Result<()> {
+    let now = store::now();
+    println!("\n## Loading: record() in batches of {}\n", args.batch);
+    pass_header();
+    for store in stores {
+        let first = PassPlan {
+            stage: Stage::First,
+            seed: 1,
+            from: now - 60 * DAY,
+            to: now - DAY,
+            limit: None,
+            batch: args.batch,
+        };
+        let result = store::pass(store, model, first).await?;
+        pass_row(store.name, "first seen (every cluster new)", &result);
+        let again = PassPlan {
+            stage: Stage::Moved,
+            seed: 2,
+            from: now - 23 * 3600,
+            to: now - 60,
+            ..first
+        };
+        let result = store::pass(store, model, again).await?;
+        pass_row(store.name, "checked again (known, 5% moved)", &result);
+    }
+    Ok(())
+}
+
+fn questions_table(stores: &[StoreUnderTest], timings: &[Vec<Timed>]) {
+    let names: Vec<&str> = stores.iter().map(|store| store.name).collect();
+    println!(
+        "| question | target | {} | answer |",
+        names
+            .iter()
+            .map(|name| format!("{name} median (max)"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("|---|---:|{}---|", "---:|".repeat(names.len()));
+    let Some(first) = timings.first() else { return };
+    for (row, question) in first.iter().enumerate() {
+        let cells: Vec<String> = timings
+            .iter()
+            .map(|store| {
+                let timed = &store[row];
+                let missed = timed.target_ms.is_some_and(|target| timed.median_ms() > target);
+                format!(
+                    "{}{:.1} ms ({:.1}){}",
+                    if missed { "**" } else { "" },
+                    timed.median_ms(),
+                    timed.max_ms(),
+                    if missed { "**" } else { "" }
+                )
+            })
+            .collect();
+        let answers: Vec<&str> = timings.iter().map(|store| store[row].answer.as_str()).collect();
+        println!(
+            "| {} | {} | {} | {} |",
+            question.question,
+            question
+                .target_ms
+                .map_or("".to_owned(), |target| format!("< {target:.0} ms")),
+            cells.join(" | "),
+            answers.join("; ")
+        );
+    }
+}
+
+async fn questions(stores: &[StoreUnderTest], model: &Model, args: &Args) -> anyhow::Result<()> {
+    let now = store::now();
+    println!(
+        "\n## Questions on {} clusters ({} runs each; load average {})\n",
+        model.clusters,
+        args.repeat,
+        load_average()
+    );
+    let mut timings = Vec::new();
+    for store in stores {
+        timings.push(store::questions(store, model, now, args.repeat).await?);
+    }
+    questions_table(stores, &timings);
+    println!("\nload average after: {}", load_average());
+    println!("\n## Disk\n");
+    println!("| store | bytes | per million clusters | parts |");
+    println!("|---|---:|---:|---|");
+    for store in stores {
+        let disk = store.disk().await?;
+        let parts: Vec<String> = disk
+            .parts
+            .iter()
+            .map(|(name, bytes)| format!("{name} {:.1} MB", *bytes as f64 / 1e6))
+            .collect();
+        println!(
+            "| {} | {} (WAL after checkpoint: {}) | {:.0} MB | {} |",
+            store.name,
+            disk.total,
+            disk.wal,
+            (disk.total + disk.wal) as f64 / model.clusters as f64,
+            parts.join(", ")
+        );
+    }
+    if args.explain {
+        for store in stores {
+            println!("\n## Plans, {}\n", store.name);
+            for (question, plan) in store::plans(store, now).await? {
+                println!("{question}:\n```\n{plan}\n```");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The policy every engine runs: two rollouts in flight (30% in, a month
+/// long), so the rollouts answer has something to count.
+fn write_policy(path: &std::path::Path) -> anyhow::Result<()> {
+    let start = time_rfc3339(store::now() - 3600);
+    let mut policy = String::from("rollouts:\n");
+    for target in ROLLOUT_TARGETS {
+        policy.push_str(&format!(
+            "  - {{target: {target}, start: {start}, duration_hours: 720, starting_percentage: 30}}\n"
+        ));
+    }
+    std::fs::write(path, policy)?;
+    Ok(())
+}
+
+/// `2026-01-02T03:04:05Z` from Unix seconds.
+fn time_rfc3339(seconds: i64) -> String {
+    let days = seconds.div_euclid(DAY);
+    let rest = seconds.rem_euclid(DAY);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+fn request_query(model: &Model, index: u64, stage: Stage) -> String {
+    let cluster = model.cluster(index);
+    format!(
+        "channel={}&arch={}&version={}&id={}",
+        cluster.channel.name,
+        cluster.arch,
+        cluster.version(stage),
+        cluster.id
+    )
+}
+
+/// `{prefix}/graph?{query}`.
+fn graph_path(query: &str) -> String {
+    format!("{PREFIX}/graph?{query}")
+}
+
+fn postmaster_pid(server: &PostgresServer) -> Option<u32> {
+    std::fs::read_to_string(server.directory().join("data/postmaster.pid"))
+        .ok()?
+        .lines()
+        .next()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// One engine loaded for one round.
+struct Run {
+    load: RateResult,
+    before: FleetCounters,
+    after: FleetCounters,
+    queue_max: u64,
+    engine_cpu: f64,
+    server_cpu: f64,
+    generator_cpu: f64,
+    engine_written: u64,
+    load_average: String,
+}
+
+async fn load_engine(
+    engine: &Engine,
+    model: &Model,
+    args: &Args,
+    seconds: u64,
+    seed: u64,
+    postmaster: Option<u32>,
+) -> anyhow::Result<Run> {
+    let load_average = load_average();
+    let before = engine.metrics().await?;
+    let (engine_cpu, server_cpu, generator_cpu) = (
+        cpu_seconds(engine.pid(), false),
+        postmaster.map_or(0.0, server_cpu_seconds),
+        cpu_seconds(std::process::id(), false),
+    );
+    let engine_written = written_bytes(engine.pid());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let stop = stop.clone();
+        let url = engine.status_url("/metrics");
+        tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            let mut max = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(response) = client.get(&url).send().await
+                    && let Ok(text) = response.text().await
+                {
+                    max = max.max(benchmarks::metric(&text, "cincinnati_pe_fleet_queue_depth") as u64);
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            max
+        })
+    };
+    let (model, port) = (*model, engine.port);
+    let requests: Requests = Arc::new(move |number| {
+        let index = mix(seed.wrapping_mul(0x1000_0000_01b3) ^ number) % model.clusters;
+        Some(Request {
+            port,
+            path: graph_path(&request_query(&model, index, Stage::Engine)),
+        })
+    });
+    let (rate, lanes) = (args.rate, args.lanes);
+    let load =
+        tokio::task::spawn_blocking(move || rate::drive(rate, Duration::from_secs(seconds), lanes, requests))
+            .await?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let queue_max = sampler.await?;
+    let after = engine.drained(Duration::from_secs(30)).await?;
+    Ok(Run {
+        load,
+        before,
+        after,
+        queue_max,
+        engine_cpu: cpu_seconds(engine.pid(), false) - engine_cpu,
+        server_cpu: postmaster.map_or(0.0, server_cpu_seconds) - server_cpu,
+        generator_cpu: cpu_seconds(std::process::id(), false) - generator_cpu,
+        engine_written: written_bytes(engine.pid()) - engine_written,
+        load_average,
+    })
+}
+
+async fn engines(
+    stores: &[StoreUnderTest],
+    model: &Model,
+    args: &Args,
+    work: &tempfile::TempDir,
+    postgres: Option<&PostgresServer>,
+) -> anyhow::Result<()> {
+    let graph_path = args.graph.as_ref().context("--graph: the upstream graph")?;
+    let graph = std::fs::read(graph_path).with_context(|| format!("reading {}", graph_path.display()))?;
+    let upstream = Upstream::serve(graph)?;
+    let policy = work.path().join("policy.yaml");
+    write_policy(&policy)?;
+    let upstream_url = upstream.url();
+    let settings = |store| EngineSettings {
+        binary: &args.engine,
+        upstream: &upstream_url,
+        policy: &policy,
+        store,
+        logs: work.path(),
+    };
+    let mut engines = vec![Engine::start("no store", &settings(None))?];
+    for store in stores {
+        engines.push(Engine::start(store.name, &settings(Some(&store.url)))?);
+    }
+    for engine in &engines {
+        engine.wait_ready(Duration::from_secs(120)).await?;
+    }
+    let postmaster = postgres.and_then(postmaster_pid);
+    println!(
+        "\n## Engines at {:.0} requests/s ({} s per engine per round, {} rounds, {} s unmeasured warm-up each)\n",
+        args.rate, args.seconds, args.rounds, args.warmup
+    );
+    for (number, engine) in engines.iter().enumerate() {
+        load_engine(engine, model, args, args.warmup, 1000 + number as u64, postmaster).await?;
+    }
+    println!(
+        "| round | engine | load average at start | sent | answered/s | failed | late | p50 ms | p99 ms | max ms | queue max | dropped | written | store errors | engine CPU µs/request | PostgreSQL CPU µs/request | load generator CPU µs/request | engine bytes written/request |"
+    );
+    println!("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut runs: Vec<Vec<Run>> = engines.iter().map(|_| Vec::new()).collect();
+    for round in 1..=args.rounds {
+        for (number, engine) in engines.iter().enumerate() {
+            let seed = u64::from(round) * 100 + number as u64;
+            let run = load_engine(engine, model, args, args.seconds, seed, postmaster).await?;
+            let answered = run.load.ok.max(1) as f64;
+            println!(
+                "| {round} | {} | {} | {} | **{:.0}** | {} | {} | {:.2} | **{:.2}** | {:.1} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.0} |",
+                engine.name,
+                run.load_average,
+                run.load.sent,
+                run.load.ok_per_second(),
+                run.load.failed,
+                run.load.late,
+                run.load.p50_ms,
+                run.load.p99_ms,
+                run.load.max_ms,
+                run.queue_max,
+                run.after.dropped - run.before.dropped,
+                run.after.written - run.before.written,
+                run.after.store_errors - run.before.store_errors,
+                run.engine_cpu * 1e6 / answered,
+                run.server_cpu * 1e6 / answered,
+                run.generator_cpu * 1e6 / answered,
+                run.engine_written as f64 / answered,
+            );
+            runs[number].push(run);
+        }
+    }
+    println!("\nSummary over the rounds (means; ratios against the engine without a store):\n");
+    println!(
+        "| engine | answered/s | ratio | p50 ms | p99 ms | p99 − no store | queue max | dropped | engine CPU µs/request | + PostgreSQL |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mean = |runs: &[Run], value: &dyn Fn(&Run) -> f64| {
+        runs.iter().map(value).sum::<f64>() / runs.len().max(1) as f64
+    };
+    let baseline_rate = mean(&runs[0], &|run| run.load.ok_per_second());
+    let baseline_p99 = mean(&runs[0], &|run| run.load.p99_ms);
+    for (engine, runs) in engines.iter().zip(&runs) {
+        let throughput = mean(runs, &|run| run.load.ok_per_second());
+        let p99 = mean(runs, &|run| run.load.p99_ms);
+        println!(
+            "| {} | {:.0} | {:.1}% | {:.2} | {:.2} | {:+.2} ms | {} | {} | {:.1} | {:.1} |",
+            engine.name,
+            throughput,
+            throughput / baseline_rate.max(f64::EPSILON) * 100.0,
+            mean(runs, &|run| run.load.p50_ms),
+            p99,
+            p99 - baseline_p99,
+            runs.iter().map(|run| run.queue_max).max().unwrap_or(0),
+            runs.iter()
+                .map(|run| run.after.dropped - run.before.dropped)
+                .sum::<u64>(),
+            mean(runs, &|run| run.engine_cpu * 1e6 / run.load.ok.max(1) as f64),
+            mean(runs, &|run| run.server_cpu * 1e6 / run.load.ok.max(1) as f64),
+        );
+    }
+
+    println!(
+        "\n## Fleet answers over HTTP (status port, {} runs each)\n",
+        args.repeat
+    );
+    println!("| engine | answer | target | median ms | max ms | clusters in the answer |");
+    println!("|---|---|---:|---:|---:|---|");
+    for engine in engines.iter().skip(1) {
+        for (path, target) in [
+            ("versions", 200.0),
+            ("rollouts", 200.0),
+            ("stuck", 1000.0),
+            ("versions?channel=stable-4.18&arch=amd64", 200.0),
+        ] {
+            let mut runs_ms = Vec::new();
+            let mut summary = String::new();
+            for _ in 0..args.repeat.max(1) {
+                let started = std::time::Instant::now();
+                let answer = engine.status_json(&format!("{PREFIX}/v1/fleet/{path}")).await?;
+                runs_ms.push(started.elapsed().as_secs_f64() * 1e3);
+                summary = answer_summary(&answer);
+            }
+            let (median, _, max) = store::percentiles(&mut runs_ms);
+            let missed = median > target;
+            println!(
+                "| {} | {path} | < {target:.0} ms | {}{median:.1}{} | {max:.1} | {summary} |",
+                engine.name,
+                if missed { "**" } else { "" },
+                if missed { "**" } else { "" },
+            );
+        }
+    }
+    println!("\nload average at the end of the engine part: {}", load_average());
+    Ok(())
+}
+
+/// What a fleet answer counted, in a few words.
+fn answer_summary(answer: &serde_json::Value) -> String {
+    if let Some(clusters) = answer.get("clusters").and_then(serde_json::Value::as_u64) {
+        return format!("{clusters} clusters");
+    }
+    if let Some(rollouts) = answer.get("rollouts").and_then(serde_json::Value::as_array) {
+        return rollouts
+            .iter()
+            .map(|rollout| {
+                format!(
+                    "{}: {} offered, {} arrived",
+                    rollout["target"].as_str().unwrap_or("?"),
+                    rollout["offered"],
+                    rollout["arrived"]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
+    let count = |key: &str| {
+        answer
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, Vec::len)
+    };
+    format!(
+        "{} versions without an update, {} not moving",
+        count("noUpdate"),
+        count("notMoving")
+    )
+}
+
+async fn shared(
+    model: &Model,
+    args: &Args,
+    work: &tempfile::TempDir,
+    postgres: &PostgresServer,
+) -> anyhow::Result<()> {
+    let url = postgres.create_database("fleet_shared").await?;
+    let graph = args.graph.as_ref().context("--graph: the upstream graph")?;
+    let upstream = Upstream::serve(std::fs::read(graph)?)?;
+    let policy = work.path().join("shared-policy.yaml");
+    write_policy(&policy)?;
+    let upstream_url = upstream.url();
+    let settings = EngineSettings {
+        binary: &args.engine,
+        upstream: &upstream_url,
+        policy: &policy,
+        store: Some(&url),
+        logs: work.path(),
+    };
+    let pair = [
+        Engine::start("shared A", &settings)?,
+        Engine::start("shared B", &settings)?,
+    ];
+    for engine in &pair {
+        engine.wait_ready(Duration::from_secs(120)).await?;
+    }
+    let ids = args.shared_ids.min(model.clusters);
+    let order = Random::new(77).permutation(ids);
+    // First half: each id to one engine (alternating), as first seen; second
+    // half: each id to the other engine, as after the moves.
+    let mut list = Vec::with_capacity(2 * order.len());
+    for (second, stage) in [(false, Stage::First), (true, Stage::Moved)] {
+        for (position, index) in order.iter().enumerate() {
+            let engine = &pair[(position % 2) ^ usize::from(second)];
+            list.push(Request {
+                port: engine.port,
+                path: graph_path(&request_query(model, u64::from(*index), stage)),
+            });
+        }
+    }
+    let moved = (0..ids)
+        .filter(|index| {
+            let cluster = model.cluster(*index);
+            cluster.patch(Stage::First) != cluster.patch(Stage::Moved)
+        })
+        .count();
+    println!(
+        "\n## Two engines, one PostgreSQL: {ids} ids, each sent once to each engine at {:.0} requests/s ({} change version between)\n",
+        args.rate, moved
+    );
+    let list = Arc::new(list);
+    let requests: Requests = Arc::new(move |number| list.get(number as usize).cloned());
+    let (rate, lanes) = (args.rate, args.lanes);
+    let load =
+        tokio::task::spawn_blocking(move || rate::drive(rate, Duration::from_secs(3600), lanes, requests))
+            .await?;
+    let mut counters = Vec::new();
+    for engine in &pair {
+        counters.push(engine.drained(Duration::from_secs(60)).await?);
+    }
+    let versions: Vec<u64> = {
+        let mut totals = Vec::new();
+        for engine in &pair {
+            let answer = engine
+                .status_json(&format!("{PREFIX}/v1/fleet/versions?active_hours=24"))
+                .await?;
+            totals.push(answer["clusters"].as_u64().unwrap_or(0));
+        }
+        totals
+    };
+    let direct = StoreUnderTest::open("shared", &url).await?;
+    let changes = {
+        let store::Raw::Postgres(pool) = &direct.raw else {
+            anyhow::bail!("the shared store is PostgreSQL")
+        };
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM fleet_changes")
+            .fetch_one(pool)
+            .await?
+    };
+    println!("| measure | value | expected |");
+    println!("|---|---:|---:|");
+    println!(
+        "| requests answered (failed) | {} ({}) | {} |",
+        load.ok,
+        load.failed,
+        2 * ids
+    );
+    println!("| p50 / p99 ms | {:.2} / {:.2} | |", load.p50_ms, load.p99_ms);
+    for (engine, counter) in pair.iter().zip(&counters) {
+        println!(
+            "| {}: checks queued, written, dropped, store errors | {}, {}, {}, {} | {ids}, {ids}, 0, 0 |",
+            engine.name, counter.queued, counter.written, counter.dropped, counter.store_errors
+        );
+    }
+    for (engine, total) in pair.iter().zip(&versions) {
+        println!(
+            "| {}: versions total (active_hours=24) | **{total}** | {ids} |",
+            engine.name
+        );
+    }
+    println!("| changes of version stored | **{changes}** | {moved} |");
+    let ok = versions.iter().all(|total| *total == ids) && changes == moved as i64;
+    println!(
+        "\nEach cluster counted once: {}",
+        if ok { "yes" } else { "**NO**" }
+    );
+    Ok(())
+}
+
+async fn proposal(stores: &[StoreUnderTest], model: &Model, args: &Args) -> anyhow::Result<()> {
+    println!(
+        "\n## Proposed index, before and after on the loaded stores\n\n```sql\n{};\n```\n",
+        PROPOSED.join(";\n")
+    );
+    let now = store::now();
+    // Later than anything recorded so far (the engines' checks included):
+    // a check older than what the store has of its cluster is not written.
+    let plan = |seed, from| PassPlan {
+        stage: Stage::Moved,
+        seed,
+        from,
+        to: from + 1800,
+        limit: Some(args.proposal_checks),
+        batch: args.batch,
+    };
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    pass_header();
+    for store in stores {
+        let result = store::pass(store, model, plan(11, now + 1)).await?;
+        pass_row(store.name, "checks of known clusters, shipped indexes", &result);
+        before.push(store::questions(store, model, now, args.repeat).await?);
+        for statement in PROPOSED {
+            store.execute(statement).await?;
+        }
+        let result = store::pass(store, model, plan(12, now + 1801)).await?;
+        pass_row(store.name, "checks of known clusters, proposed index", &result);
+        let mut timings = store::questions(store, model, now, args.repeat).await?;
+        timings.extend(store::one_scan_questions(store, now, args.repeat).await?);
+        after.push(timings);
+    }
+    println!("\nBefore (shipped indexes; load average {}):\n", load_average());
+    questions_table(stores, &before);
+    println!("\nAfter (proposed index):\n");
+    questions_table(stores, &after);
+    println!("\n| store | disk after | per million clusters |");
+    println!("|---|---:|---:|");
+    for store in stores {
+        let disk = store.disk().await?;
+        println!(
+            "| {} | {} | {:.0} MB |",
+            store.name,
+            disk.total + disk.wal,
+            (disk.total + disk.wal) as f64 / model.clusters as f64
+        );
+    }
+    if args.explain {
+        for store in stores {
+            println!("\n## Plans with the proposed index, {}\n", store.name);
+            for (question, plan) in store::plans(store, now).await? {
+                println!("{question}:\n```\n{plan}\n```");
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! The fleet benchmark (issue 29; `scripts/bench-fleet.sh`, figures in
+//! `docs/benchmarks-fleet.md`): a synthetic fleet of clusters ([`model`])
+//! loaded into the fleet store and asked the fleet questions ([`store`]),
+//! and real policy-engines recording its update checks under a fixed rate
+//! of requests ([`rate`], [`engines`]).
+
+pub mod engines;
+pub mod model;
+pub mod rate;
+pub mod store;
