@@ -20,6 +20,22 @@ use sqlx::{AssertSqlSafe, Row as _};
 
 use super::model::{CHANNELS, Model, ROLLOUT_TARGETS, Random, Stage};
 
+/// `query` with `binds` bound in order: a query of either database (their
+/// query types differ; binding them does not).
+macro_rules! bound {
+    ($query:expr, $binds:expr) => {{
+        let mut query = $query;
+        for bind in $binds {
+            query = match bind {
+                Bind::Text(text) => query.bind(*text),
+                Bind::Int(number) => query.bind(*number),
+                Bind::Float(number) => query.bind(*number),
+            };
+        }
+        query
+    }};
+}
+
 pub const DAY: i64 = 86_400;
 /// The engine's defaults (`[fleet]`): active within a day, stuck after 14
 /// days, adoption over a week.
@@ -167,14 +183,10 @@ impl StoreUnderTest {
     pub async fn plan(&self, sql: &str, binds: &[Bind<'_>]) -> anyhow::Result<String> {
         let lines: Vec<String> = match &self.raw {
             Raw::Sqlite { pool, .. } => {
-                let mut query = sqlx::query(AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")));
-                for bind in binds {
-                    query = match bind {
-                        Bind::Text(text) => query.bind(*text),
-                        Bind::Int(number) => query.bind(*number),
-                        Bind::Float(number) => query.bind(*number),
-                    };
-                }
+                let query = bound!(
+                    sqlx::query(AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"))),
+                    binds
+                );
                 query
                     .fetch_all(pool)
                     .await?
@@ -183,14 +195,10 @@ impl StoreUnderTest {
                     .collect()
             }
             Raw::Postgres(pool) => {
-                let mut query = sqlx::query(AssertSqlSafe(format!("EXPLAIN (ANALYZE, BUFFERS) {sql}")));
-                for bind in binds {
-                    query = match bind {
-                        Bind::Text(text) => query.bind(*text),
-                        Bind::Int(number) => query.bind(*number),
-                        Bind::Float(number) => query.bind(*number),
-                    };
-                }
+                let query = bound!(
+                    sqlx::query(AssertSqlSafe(format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"))),
+                    binds
+                );
                 query
                     .fetch_all(pool)
                     .await?
@@ -215,14 +223,7 @@ impl StoreUnderTest {
     ) -> anyhow::Result<Vec<(String, String, String, Vec<i64>)>> {
         macro_rules! fetch {
             ($pool:expr) => {{
-                let mut query = sqlx::query(AssertSqlSafe(sql.to_owned()));
-                for bind in binds {
-                    query = match bind {
-                        Bind::Text(text) => query.bind(*text),
-                        Bind::Int(number) => query.bind(*number),
-                        Bind::Float(number) => query.bind(*number),
-                    };
-                }
+                let query = bound!(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
                 query
                     .fetch_all($pool)
                     .await?
