@@ -13,7 +13,7 @@ use regex::Regex;
 use crate::cluster_policy::ClusterPolicy;
 use crate::cvo::DropReason;
 use crate::graph::{ReleaseRef, UpdateGraph};
-use crate::reasons::PolicyFacts;
+use crate::policy_facts::PolicyFacts;
 
 /// What to explain: the update `from → to` on `channel`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,8 +12,9 @@
 //! - [`plan`]: update paths across minors, with the channel of each update;
 //!   [`runbook`]: an EUS-to-EUS plan as the steps an administrator takes.
 //! - [`explain`]: why an update is offered or not; [`reasons`]: its reasons
-//!   in the order that decides; [`cluster_policy`]: a policy-engine's
-//!   explanation of what one cluster sees.
+//!   in the order that decides ([`policy_facts`]: what per-cluster policy
+//!   does to an update); [`cluster_policy`]: a policy-engine's explanation
+//!   of what one cluster sees.
 //! - [`diff`]: what changed between two graphs, per channel.
 //! - [`channel`]: channel names and tiers.
 //! - [`json`]: the stable JSON documents of the answers; [`fleet`]: those a
@@ -34,6 +35,7 @@ pub mod fleet;
 pub mod graph;
 pub mod json;
 pub mod plan;
+pub mod policy_facts;
 pub mod reasons;
 pub mod rollout_control;
 pub mod runbook;
