@@ -11,12 +11,14 @@
 use std::collections::BTreeSet;
 
 use doc_tables::{debug_of, fields_of, single_code, toml_literal};
+
+mod every_metric;
+use policy_engine::PolicyEngine;
 use policy_engine::filters::arch::ArchFilterSettings;
 use policy_engine::filters::channel::ChannelFilterSettings;
 use policy_engine::filters::cluster_policy::ClusterPolicyFilterSettings;
 use policy_engine::filters::version_prune::VersionPruneSettings;
 use policy_engine::settings::{GraphFetchSettings, Settings, known_policies};
-use policy_engine::{Application, PolicyEngine};
 
 const DOC: &str = include_str!("../../docs/operations.md");
 const SERVICE: &str = "policy-engine";
@@ -55,22 +57,7 @@ fn every_policy_and_policy_key_is_documented() {
 
 #[tokio::test]
 async fn every_metric_is_documented_with_its_type_and_labels() {
-    let mut settings = Settings::default();
-    settings.service.api.port = 0;
-    settings.status.port = 0;
-    // With a fleet store and rollout control, so that their metrics are
-    // registered too.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("policy.yaml"), "groups: {}\n").unwrap();
-    std::fs::write(dir.path().join("tokens"), "ops a-token\n").unwrap();
-    settings.cluster_policy.file = Some(dir.path().join("policy.yaml"));
-    settings.rollouts.token_file = Some(dir.path().join("tokens"));
-    settings.fleet.store = Some(
-        format!("sqlite://{}", dir.path().join("fleet.db").display())
-            .parse()
-            .unwrap(),
-    );
-    let engine = Application::build(&settings).unwrap();
+    let (engine, _dir) = every_metric::engine_with_every_metric();
     doc_tables::check_metric_table(DOC, SERVICE, &engine.metrics().described());
 }
 
