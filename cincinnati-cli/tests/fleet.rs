@@ -73,14 +73,18 @@ fn fleet_json<D: DeserializeOwned>(engine: &ServiceProcess, question: &[&str]) -
 async fn answered(engine: &ServiceProcess, route: &str) -> serde_json::Value {
     let url = format!("{}/{route}", fleet_url(engine));
     let mut document: serde_json::Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
-    document.as_object_mut().unwrap().remove("generatedAt");
+    for time in ["generatedAt", "countedAt"] {
+        document.as_object_mut().unwrap().remove(time);
+    }
     document
 }
 
 /// Printed JSON, without its time.
 fn timeless(text: &str) -> serde_json::Value {
     let mut document: serde_json::Value = serde_json::from_str(text).unwrap();
-    document.as_object_mut().unwrap().remove("generatedAt");
+    for time in ["generatedAt", "countedAt"] {
+        document.as_object_mut().unwrap().remove(time);
+    }
     document
 }
 
@@ -107,6 +111,8 @@ async fn fleet_prints_what_a_real_engine_recorded_of_the_clusters_asking_it() {
             &store,
             "--fleet.flush_interval_ms",
             "20",
+            "--fleet.count_interval_secs",
+            "0",
             "--cluster_policy.file",
             policy.to_str().unwrap(),
         ],
@@ -148,6 +154,7 @@ async fn fleet_prints_what_a_real_engine_recorded_of_the_clusters_asking_it() {
         .header
         .generated_at
         .clone_from(&document.header.generated_at);
+    from_yaml.counted_at.clone_from(&document.counted_at);
     assert_eq!(from_yaml, document, "asked again");
 
     // Filters, --arch among them only when given.

@@ -37,6 +37,11 @@ impl Header {
 pub struct FleetVersions {
     #[serde(flatten)]
     pub header: Header,
+    /// When the store was counted for this answer: answers about the
+    /// whole fleet are made of a count taken every
+    /// `fleet.count_interval_secs`. Absent from engines before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_at: Option<String>,
     pub active_hours: u64,
     pub channel: Option<String>,
     pub arch: Option<String>,
@@ -83,6 +88,11 @@ pub struct HourArrivals {
 pub struct FleetRollouts {
     #[serde(flatten)]
     pub header: Header,
+    /// When the store was counted for this answer: answers about the
+    /// whole fleet are made of a count taken every
+    /// `fleet.count_interval_secs`. Absent from engines before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_at: Option<String>,
     pub active_hours: u64,
     /// Hours without a check after arriving that make a cluster silent.
     pub silent_hours: u64,
@@ -95,7 +105,7 @@ pub struct RolloutFleet {
     pub target: String,
     /// Where the rollout is written in the policy file.
     pub line: u64,
-    /// The share of clusters offered the target now, in percent.
+    /// The share of clusters offered the target when counted, in percent.
     pub progress: f64,
     /// Active clusters on a version with an update to the target in their
     /// channel, and those that arrived at it.
@@ -118,6 +128,11 @@ pub struct RolloutFleet {
 pub struct FleetStuck {
     #[serde(flatten)]
     pub header: Header,
+    /// When the store was counted for this answer: answers about the
+    /// whole fleet are made of a count taken every
+    /// `fleet.count_interval_secs`. Absent from engines before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_at: Option<String>,
     pub channel: Option<String>,
     pub arch: Option<String>,
     pub active_hours: u64,

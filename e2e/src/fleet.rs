@@ -55,6 +55,9 @@ impl Recording {
             self.store.clone(),
             "--fleet.flush_interval_ms".to_owned(),
             FLUSH_INTERVAL_MS.to_owned(),
+            // Answers as of now: the tests compare them with their own count at once.
+            "--fleet.count_interval_secs".to_owned(),
+            "0".to_owned(),
         ];
         if let Some((queue_capacity, batch_size)) = self.bounds {
             flags.extend([

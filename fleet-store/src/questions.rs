@@ -1,8 +1,8 @@
 //! What the fleet answers are made of: counts grouped in the store, rows
 //! only where an answer lists clusters. Times are Unix seconds.
 
-use sqlx::Row as _;
 use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row as _};
 
 use crate::store::{FleetStore, StoreError, failed};
 
@@ -13,8 +13,11 @@ pub struct VersionCount {
     pub arch: String,
     pub version: String,
     pub clusters: u64,
-    /// Of those, clusters whose place is below the place asked for.
-    pub below_place: u64,
+    /// Of those, for each place asked (percent), how many are placed below
+    /// it in rollouts.
+    pub below_places: Vec<u64>,
+    /// Of those, how many are on the version since before the time asked.
+    pub settled: u64,
     /// The earliest time one of them was first seen on this version.
     pub oldest_since: i64,
 }
@@ -76,33 +79,39 @@ macro_rules! cluster_columns {
     };
 }
 
-/// Which clusters [`FleetStore::unmoved`] is about.
-macro_rules! unmoved_clusters {
-    () => {
-        "FROM fleet_clusters WHERE last_seen >= $1 AND channel = $2 AND arch = $3 \
-         AND version = $4 AND version_since < $5"
-    };
-}
-
 impl FleetStore {
-    /// Clusters per (channel, arch, version) within `scope`, with how many
-    /// are placed below `place` (percent) in rollouts.
-    pub async fn versions(&self, scope: &Scope<'_>, place: f64) -> Result<Vec<VersionCount>, StoreError> {
-        let rows = sqlx::query(
+    /// Clusters per (channel, arch, version) within `scope`, in one scan:
+    /// how many are placed below each of `places` (percent, in rollouts),
+    /// and how many are on their version since before `settled_before`.
+    pub async fn versions(
+        &self,
+        scope: &Scope<'_>,
+        places: &[f64],
+        settled_before: i64,
+    ) -> Result<Vec<VersionCount>, StoreError> {
+        let what = "counting clusters per version";
+        let below: String = (0..places.len())
+            .map(|index| format!("SUM(CASE WHEN place < ${} THEN 1 ELSE 0 END), ", index + 5))
+            .collect();
+        let sql = format!(
             "SELECT channel, arch, version, COUNT(*), \
-                 SUM(CASE WHEN place < $4 THEN 1 ELSE 0 END), MIN(version_since) \
+                 SUM(CASE WHEN version_since < $4 THEN 1 ELSE 0 END), {below}MIN(version_since) \
              FROM fleet_clusters \
              WHERE last_seen >= $1 AND ($2 = '' OR channel = $2) AND ($3 = '' OR arch = $3) \
              GROUP BY channel, arch, version \
-             ORDER BY channel, arch, version",
-        )
-        .bind(scope.active_since)
-        .bind(scope.channel.unwrap_or_default())
-        .bind(scope.arch.unwrap_or_default())
-        .bind(place)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(failed("counting clusters per version"))?;
+             ORDER BY channel, arch, version"
+        );
+        // Safe: only placeholders are generated; the values are bound.
+        let mut query = sqlx::query(AssertSqlSafe(sql))
+            .bind(scope.active_since)
+            .bind(scope.channel.unwrap_or_default())
+            .bind(scope.arch.unwrap_or_default())
+            .bind(settled_before);
+        for place in places {
+            query = query.bind(*place);
+        }
+        let rows = query.fetch_all(&self.pool).await.map_err(failed(what))?;
+        let oldest = 5 + places.len();
         rows.iter()
             .map(|row| {
                 Ok(VersionCount {
@@ -110,12 +119,15 @@ impl FleetStore {
                     arch: row.try_get(1)?,
                     version: row.try_get(2)?,
                     clusters: count(row, 3)?,
-                    below_place: count(row, 4)?,
-                    oldest_since: row.try_get(5)?,
+                    settled: count(row, 4)?,
+                    below_places: (5..oldest)
+                        .map(|index| count(row, index))
+                        .collect::<Result<_, _>>()?,
+                    oldest_since: row.try_get(oldest)?,
                 })
             })
             .collect::<Result<_, sqlx::Error>>()
-            .map_err(failed("counting clusters per version"))
+            .map_err(failed(what))
     }
 
     /// Clusters arriving at `version` per hour since `since`, oldest first
@@ -175,46 +187,35 @@ impl FleetStore {
         Ok(Some((cluster_row, changes)))
     }
 
-    /// How many clusters within `scope` are on `version` since before
-    /// `since_before`, and up to `limit` of them, those longest on it first.
+    /// Up to `limit` clusters within `scope` on `version` since before
+    /// `since_before`, those longest on it first (how many there are is
+    /// [`FleetStore::versions`]' `settled`).
     pub async fn unmoved(
         &self,
         scope: &Scope<'_>,
         version: &str,
         since_before: i64,
         limit: u32,
-    ) -> Result<(u64, Vec<ClusterRow>), StoreError> {
-        let bind = |sql: &'static str| {
-            sqlx::query(sql)
-                .bind(scope.active_since)
-                .bind(scope.channel.unwrap_or_default())
-                .bind(scope.arch.unwrap_or_default())
-                .bind(version)
-                .bind(since_before)
-        };
-        let total = bind(concat!("SELECT COUNT(*) ", unmoved_clusters!()))
-            .fetch_one(&self.pool)
-            .await
-            .and_then(|row| count(&row, 0))
-            .map_err(failed("counting clusters that have not moved"))?;
-        let listed = concat!(
+    ) -> Result<Vec<ClusterRow>, StoreError> {
+        let rows = sqlx::query(concat!(
             "SELECT ",
             cluster_columns!(),
-            " ",
-            unmoved_clusters!(),
-            " ORDER BY version_since LIMIT $6"
-        );
-        let rows = bind(listed)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(failed("listing clusters that have not moved"))?;
-        let rows = rows
-            .iter()
+            " FROM fleet_clusters WHERE last_seen >= $1 AND channel = $2 AND arch = $3 \
+             AND version = $4 AND version_since < $5 ORDER BY version_since LIMIT $6"
+        ))
+        .bind(scope.active_since)
+        .bind(scope.channel.unwrap_or_default())
+        .bind(scope.arch.unwrap_or_default())
+        .bind(version)
+        .bind(since_before)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(failed("listing clusters that have not moved"))?;
+        rows.iter()
             .map(cluster_row)
             .collect::<Result<_, sqlx::Error>>()
-            .map_err(failed("listing clusters that have not moved"))?;
-        Ok((total, rows))
+            .map_err(failed("listing clusters that have not moved"))
     }
 
     /// Every cluster that changed to `version`, with its place and how it

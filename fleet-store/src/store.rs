@@ -33,6 +33,9 @@ pub struct Recorded {
     pub new_clusters: u64,
     /// Changes of version found.
     pub changes: u64,
+    /// Clusters left as stored: their checks said nothing new within the
+    /// seen step (see [`FleetStore::with_seen_step`]).
+    pub unchanged: u64,
 }
 
 /// What one [`FleetStore::prune`] removed.
@@ -93,6 +96,8 @@ impl StoreKind {
 pub struct FleetStore {
     pub(crate) pool: AnyPool,
     kind: StoreKind,
+    /// Seconds: see [`FleetStore::with_seen_step`].
+    seen_step: i64,
 }
 
 impl FleetStore {
@@ -138,7 +143,24 @@ impl FleetStore {
             .run(&pool)
             .await
             .map_err(StoreError::Migrate)?;
-        Ok(Self { pool, kind })
+        Ok(Self {
+            pool,
+            kind,
+            seen_step: 0,
+        })
+    }
+
+    /// A cluster whose checks say nothing new (same channel, architecture,
+    /// version and place) is written again only once its stored
+    /// `last_seen` is `step` old: nearly every check only says "still
+    /// here", and rewriting its row is most of what recording costs. Its
+    /// `last_seen` is then up to `step` old. Zero (the default) writes
+    /// every check.
+    pub fn with_seen_step(self, step: Duration) -> Self {
+        Self {
+            seen_step: i64::try_from(step.as_secs()).unwrap_or(i64::MAX),
+            ..self
+        }
     }
 
     pub fn kind(&self) -> StoreKind {
@@ -171,10 +193,14 @@ impl FleetStore {
         let mut recorded = Recorded::default();
         for chunk in clusters.chunks(ROWS_PER_STATEMENT) {
             let stored = stored_clusters(&mut transaction, chunk, self.kind).await?;
-            let newer: Vec<ClusterChecks<'_>> = chunk
-                .iter()
-                .filter_map(|cluster| cluster.since(stored.get(cluster.last.cluster.as_str())))
-                .collect();
+            let mut newer: Vec<ClusterChecks<'_>> = Vec::new();
+            for cluster in chunk {
+                match cluster.since(stored.get(cluster.last.cluster.as_str()), self.seen_step) {
+                    Since::Newer(checks) => newer.push(checks),
+                    Since::Unchanged => recorded.unchanged += 1,
+                    Since::Older => {}
+                }
+            }
             let mut changes = Vec::new();
             for cluster in &newer {
                 let id = cluster.last.cluster.as_str();
@@ -245,17 +271,40 @@ struct ClusterChecks<'a> {
 struct Stored {
     version: String,
     last_seen: i64,
+    channel: String,
+    arch: String,
+    place: f64,
+}
+
+/// A cluster's checks in a batch, against what the store has of it.
+enum Since<'a> {
+    /// These are newer: to write.
+    Newer(ClusterChecks<'a>),
+    /// Newer, but saying nothing new within the seen step.
+    Unchanged,
+    /// The store has a newer check.
+    Older,
 }
 
 impl<'a> ClusterChecks<'a> {
-    /// The checks newer than what the store has (`stored`); none when the
-    /// last of them is older.
-    fn since(&self, stored: Option<&Stored>) -> Option<Self> {
+    /// The checks newer than what the store has (`stored`), unless they
+    /// only say "still here" within `seen_step` seconds of its `last_seen`.
+    fn since(&self, stored: Option<&Stored>, seen_step: i64) -> Since<'a> {
         let Some(stored) = stored else {
-            return Some(self.clone());
+            return Since::Newer(self.clone());
         };
         if self.last.at < stored.last_seen {
-            return None;
+            return Since::Older;
+        }
+        let nothing_new = self
+            .versions
+            .iter()
+            .all(|(version, _)| *version == stored.version)
+            && self.last.channel == stored.channel
+            && self.last.arch == stored.arch
+            && self.last.place == stored.place;
+        if nothing_new && self.last.at < stored.last_seen.saturating_add(seen_step) {
+            return Since::Unchanged;
         }
         let mut versions: Vec<(String, i64)> = self
             .versions
@@ -268,7 +317,7 @@ impl<'a> ClusterChecks<'a> {
             let first_reported = self.versions.last().map_or(self.last.at, |(_, at)| *at);
             versions.push((self.last.version.clone(), first_reported));
         }
-        Some(Self {
+        Since::Newer(Self {
             versions,
             last: self.last,
         })
@@ -322,7 +371,7 @@ async fn stored_clusters(
         StoreKind::Sqlite => "",
     };
     let sql = format!(
-        "SELECT id, version, last_seen FROM fleet_clusters WHERE id IN ({}){lock}",
+        "SELECT id, version, last_seen, channel, arch, place FROM fleet_clusters WHERE id IN ({}){lock}",
         list.join(", ")
     );
     // Safe: only placeholders are generated; the values are bound.
@@ -339,6 +388,9 @@ async fn stored_clusters(
             let stored = Stored {
                 version: row.try_get(1)?,
                 last_seen: row.try_get(2)?,
+                channel: row.try_get(3)?,
+                arch: row.try_get(4)?,
+                place: row.try_get(5)?,
             };
             Ok((row.try_get(0)?, stored))
         })

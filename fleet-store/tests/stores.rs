@@ -41,7 +41,8 @@ async fn exercise(first: FleetStore, second: FleetStore) {
         Recorded {
             clusters: 2,
             new_clusters: 2,
-            changes: 1
+            changes: 1,
+            unchanged: 0
         }
     );
 
@@ -55,24 +56,38 @@ async fn exercise(first: FleetStore, second: FleetStore) {
     // c seen once, long ago.
     second.record(&[check("c", "4.17.9", 90.0, 50)]).await.unwrap();
 
-    let versions = first.versions(&everyone(), 50.0).await.unwrap();
-    let summary: Vec<(&str, u64, u64)> = versions
+    let versions = first
+        .versions(&everyone(), &[50.0, 70.0], 11 * HOUR)
+        .await
+        .unwrap();
+    let summary: Vec<(&str, u64, &[u64], u64)> = versions
         .iter()
-        .map(|count| (count.version.as_str(), count.clusters, count.below_place))
+        .map(|count| {
+            (
+                count.version.as_str(),
+                count.clusters,
+                count.below_places.as_slice(),
+                count.settled,
+            )
+        })
         .collect();
-    assert_eq!(summary, [("4.17.9", 1, 0), ("4.18.2", 2, 1)]);
+    assert_eq!(
+        summary,
+        [("4.17.9", 1, &[0, 0][..], 1), ("4.18.2", 2, &[1, 2][..], 1)],
+        "below each place; on the version since before 11h"
+    );
     let active = Scope {
         active_since: HOUR,
         ..everyone()
     };
-    let versions = second.versions(&active, 50.0).await.unwrap();
+    let versions = second.versions(&active, &[], 0).await.unwrap();
     assert_eq!(versions.len(), 1, "c is not active within the window");
     assert_eq!(versions[0].oldest_since, 10 * HOUR + 5);
     let elsewhere = Scope {
         channel: Some("fast-4.18"),
         ..everyone()
     };
-    assert!(first.versions(&elsewhere, 0.0).await.unwrap().is_empty());
+    assert!(first.versions(&elsewhere, &[], 0).await.unwrap().is_empty());
 
     assert_eq!(
         first.adoption("4.18.2", 0).await.unwrap(),
@@ -126,13 +141,8 @@ async fn exercise(first: FleetStore, second: FleetStore) {
         )
         .await
         .unwrap();
-    let (total, stuck) = stuck;
     let stuck: Vec<&str> = stuck.iter().map(|row| row.cluster.as_str()).collect();
-    assert_eq!(
-        (total, stuck),
-        (1, vec!["a"]),
-        "b came to 4.18.2 at 11h, a at 10h"
-    );
+    assert_eq!(stuck, ["a"], "b came to 4.18.2 at 11h, a at 10h");
 
     // A check older than the store's (an engine that wrote late) changes
     // nothing: d left 4.18.1 for 4.18.2 at 300; 4.18.1 at 250 comes after.
@@ -198,6 +208,53 @@ async fn exercise(first: FleetStore, second: FleetStore) {
     assert!(first.history("c").await.unwrap().is_none());
 }
 
+/// With a seen step of an hour, checks saying nothing new within it are
+/// not written; anything new is, at once.
+async fn seen_step(store: FleetStore) {
+    let store = store.with_seen_step(std::time::Duration::from_secs(HOUR as u64));
+    let written = |recorded: Recorded| (recorded.clusters, recorded.unchanged);
+    let record = |checks: Vec<Check>| {
+        let store = store.clone();
+        async move { store.record(&checks).await.unwrap() }
+    };
+    assert_eq!(
+        written(record(vec![check("s", "4.18.1", 1.0, 100)]).await),
+        (1, 0)
+    );
+    assert_eq!(
+        written(record(vec![check("s", "4.18.1", 1.0, 200)]).await),
+        (0, 1),
+        "still here, within the hour"
+    );
+    let last_seen = |store: FleetStore| async move { store.history("s").await.unwrap().unwrap().0.last_seen };
+    assert_eq!(last_seen(store.clone()).await, 100);
+    assert_eq!(
+        written(record(vec![check("s", "4.18.1", 1.0, 100 + HOUR)]).await),
+        (1, 0),
+        "an hour on"
+    );
+    assert_eq!(last_seen(store.clone()).await, 100 + HOUR);
+    let moved = record(vec![check("s", "4.18.2", 1.0, 110 + HOUR)]).await;
+    assert_eq!((moved.clusters, moved.changes), (1, 1), "a new version at once");
+    let mut elsewhere = check("s", "4.18.2", 1.0, 120 + HOUR);
+    elsewhere.channel = "fast-4.18".into();
+    assert_eq!(
+        written(record(vec![elsewhere]).await),
+        (1, 0),
+        "a new channel at once"
+    );
+    let (row, changes) = store.history("s").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            row.channel.as_str(),
+            row.version.as_str(),
+            row.last_seen,
+            changes.len()
+        ),
+        ("fast-4.18", "4.18.2", 120 + HOUR, 1)
+    );
+}
+
 #[tokio::test]
 async fn a_sqlite_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -209,6 +266,7 @@ async fn a_sqlite_file() {
     let again = FleetStore::open(&url, &url).await.unwrap();
     assert_eq!(again.schema_version().await.unwrap(), 3);
     assert!(again.history("a").await.unwrap().is_some());
+    seen_step(again).await;
 }
 
 #[tokio::test]
@@ -217,7 +275,8 @@ async fn a_postgresql_server_shared_by_two_engines() {
     let url = server.url();
     let first = FleetStore::open(&url, &url).await.unwrap();
     let second = FleetStore::open(&url, &url).await.unwrap();
-    exercise(first, second).await;
+    exercise(first, second.clone()).await;
+    seen_step(second).await;
 }
 
 #[tokio::test]

@@ -12,6 +12,7 @@ use service_kit::supervisor::TaskStatus;
 
 use crate::answers::Computations;
 use crate::cluster_policy::explain::{Asked, Explanation};
+use crate::cluster_policy::policy::Rollout;
 use crate::cluster_policy::{ClusterPolicy, PolicyClass};
 use crate::control::Control;
 use crate::fleet::Fleet;
@@ -108,6 +109,14 @@ impl Engine {
 
     pub fn cluster_policy(&self) -> Option<&Arc<ClusterPolicy>> {
         self.cluster_policy.as_ref()
+    }
+
+    /// The policy file's rollouts now; none without a policy file.
+    pub fn rollouts(&self) -> Arc<Vec<Rollout>> {
+        self.cluster_policy
+            .as_ref()
+            .map(|policy| policy.current().rollouts())
+            .unwrap_or_default()
     }
 
     pub fn fleet(&self) -> Option<&Arc<Fleet>> {

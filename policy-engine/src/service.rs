@@ -157,7 +157,7 @@ impl Service for PolicyEngine {
             });
         }
         if let Some(fleet) = engine.fleet().cloned() {
-            start_fleet(kit, fleet);
+            start_fleet(kit, fleet, engine.clone());
         }
         if let Some(control) = engine.control().cloned() {
             let refresher = control.clone();
@@ -184,8 +184,8 @@ impl PolicyEngine {
     }
 }
 
-/// The fleet's rounds: writing, pruning, the per-version gauges.
-fn start_fleet(kit: &mut Kit<EngineMetrics>, fleet: Arc<Fleet>) {
+/// The fleet's rounds: writing, pruning, counting.
+fn start_fleet(kit: &mut Kit<EngineMetrics>, fleet: Arc<Fleet>, engine: Arc<Engine>) {
     let writer = fleet.clone();
     kit.spawn_every(fleet.recording_schedule(), move || {
         let writer = writer.clone();
@@ -198,9 +198,12 @@ fn start_fleet(kit: &mut Kit<EngineMetrics>, fleet: Arc<Fleet>) {
             async move { pruner.prune().await }
         });
     }
-    let counter = fleet.clone();
-    kit.spawn_every(Fleet::gauges_schedule(), move || {
-        let counter = counter.clone();
-        async move { counter.refresh_version_gauges(SystemTime::now()).await }
+    kit.spawn_every(fleet.count_schedule(), move || {
+        let (fleet, engine) = (fleet.clone(), engine.clone());
+        async move {
+            if let Err(error) = fleet.count(&engine.rollouts(), SystemTime::now()).await {
+                tracing::warn!(error = %error.value, "counting the fleet failed; its answers count when asked");
+            }
+        }
     });
 }

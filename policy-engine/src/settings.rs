@@ -162,6 +162,14 @@ pub struct FleetSettings {
     pub batch_size: usize,
     /// Milliseconds between writing rounds.
     pub flush_interval_ms: u64,
+    /// Seconds: a cluster whose checks say nothing new (same channel,
+    /// architecture, version) is written again only once its stored
+    /// `last_seen` is this old; 0 writes every check.
+    pub seen_step_secs: u64,
+    /// Seconds between counts of the fleet, which the versions, rollouts
+    /// and stuck answers of the whole fleet are made of; 0 counts at every
+    /// question.
+    pub count_interval_secs: u64,
     /// Hours within which a cluster counts as active in the answers.
     pub active_hours: u64,
     /// Hours without a check after arriving at a rollout's target that make
@@ -182,6 +190,8 @@ impl Default for FleetSettings {
             queue_capacity: 100_000,
             batch_size: 5_000,
             flush_interval_ms: 1_000,
+            seen_step_secs: 3_600,
+            count_interval_secs: 60,
             active_hours: 24,
             silent_hours: 6,
             stuck_days: 14,
@@ -562,6 +572,8 @@ impl FleetSettings {
             queue_capacity: self.queue_capacity.max(1),
             batch_size: self.batch_size.max(1),
             flush_interval: Duration::from_millis(self.flush_interval_ms.max(10)),
+            seen_step: Duration::from_secs(self.seen_step_secs),
+            count_interval: Duration::from_secs(self.count_interval_secs),
             retention: (self.retention_days > 0).then(|| Duration::from_secs(self.retention_days * 86_400)),
             windows: Windows {
                 active: hours(self.active_hours),

@@ -7,7 +7,9 @@
 //! Parts (`--parts`, in this order):
 //! - `store`: the fleet loaded with `FleetStore::record` in batches as the
 //!   recorder makes them (first every cluster new, then every cluster again
-//!   with 5% moving version), checks per second; each question timed on
+//!   with 5% moving version, then the steady state of the engine's seen
+//!   step: every cluster written once within the last hour, and checked
+//!   again within it, left out), checks per second; each question timed on
 //!   the loaded store; disk; with `--explain`, the queries' plans. The
 //!   stores are loaded whatever the parts: the engines record into them.
 //! - `engine`: three engines (no store, the SQLite file, the PostgreSQL
@@ -19,8 +21,6 @@
 //!   `--shared-ids` ids sent once to each (half first to one, half first to
 //!   the other; some change version between): the versions total must be
 //!   the distinct ids sent, each change counted once.
-//! - `proposal`: the index change `PROPOSED` measured on the loaded stores:
-//!   a pass of checks and the questions before and after it.
 //!
 //!     scripts/bench-fleet.sh [--clusters 100000]
 
@@ -39,22 +39,14 @@ use benchmarks::fleet::store::{self, DAY, Pass, PassPlan, StoreUnderTest, Timed}
 use clap::{Parser, ValueEnum};
 use postgres_testkit::PostgresServer;
 
-/// The index change measured by `--parts proposal`: the versions index with
-/// `version_since` after the version, so that `unmoved()` reads its range
-/// and its oldest clusters from the index alone and `versions()` (whose
-/// `MIN(version_since)` the index lacked) is answered from the index too.
-const PROPOSED: &[&str] = &[
-    "DROP INDEX fleet_clusters_by_version",
-    "CREATE INDEX fleet_clusters_by_version \
-     ON fleet_clusters (channel, arch, version, version_since, last_seen, place)",
-];
+/// The engine's default `fleet.seen_step_secs`.
+const SEEN_STEP: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Part {
     Store,
     Engine,
     Shared,
-    Proposal,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -73,7 +65,7 @@ struct Args {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "store,engine,shared,proposal"
+        default_value = "store,engine,shared"
     )]
     parts: Vec<Part>,
     /// Stores to measure (comma-separated).
@@ -112,9 +104,6 @@ struct Args {
     /// Ids of the shared-store part.
     #[arg(long, default_value_t = 50_000)]
     shared_ids: u64,
-    /// Checks of each pass of the proposal part.
-    #[arg(long, default_value_t = 200_000)]
-    proposal_checks: u64,
 }
 
 #[tokio::main]
@@ -138,7 +127,7 @@ async fn main() -> anyhow::Result<()> {
         None
     };
     let mut stores = Vec::new();
-    if wants(Part::Store) || wants(Part::Engine) || wants(Part::Proposal) {
+    if wants(Part::Store) || wants(Part::Engine) {
         for kind in &args.stores {
             let store = match kind {
                 Kind::Sqlite => {
@@ -164,19 +153,17 @@ async fn main() -> anyhow::Result<()> {
     if wants(Part::Shared) {
         shared(&model, &args, &work, postgres.as_ref().context("PostgreSQL")?).await?;
     }
-    if wants(Part::Proposal) {
-        proposal(&stores, &model, &args).await?;
-    }
     println!("\nload average at the end: {}", load_average());
     Ok(())
 }
 
 fn pass_row(store: &str, what: &str, pass: &Pass) {
     println!(
-        "| {store} | {what} | {} | {} | {} | **{:.0}** | {:.0} / {:.0} / {:.0} | {} | {} |",
+        "| {store} | {what} | {} | {} | {} | {} | **{:.0}** | {:.0} / {:.0} / {:.0} | {} | {} |",
         pass.checks,
         pass.new_clusters,
         pass.changes,
+        pass.unchanged,
         pass.per_second(),
         pass.batch_p50_ms,
         pass.batch_p99_ms,
@@ -191,13 +178,17 @@ fn pass_row(store: &str, what: &str, pass: &Pass) {
 
 fn pass_header() {
     println!(
-        "| store | pass | checks | new clusters | changes | checks/s | batch ms p50 / p99 / max | bytes written per check (PostgreSQL: WAL) | load average after |"
+        "| store | pass | checks | new clusters | changes | left out | checks/s | batch ms p50 / p99 / max | bytes written per check (PostgreSQL: WAL) | load average after |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
 }
 
 /// Loads the fleet: every cluster first seen 60 to 1 days ago (all new),
-/// then every cluster again within the last 23 hours (5% moved).
+/// then every cluster again within the last 23 hours (5% moved); then the
+/// steady state of a fleet asking every 5 minutes under the engine's seen
+/// step (an hour): every cluster written once between 60 and 30 minutes
+/// ago, and checked again since, which is left out. The engines' checks
+/// that follow are written as their clusters' last write turns an hour old.
 async fn load(stores: &[StoreUnderTest], model: &Model, args: &Args) -> anyhow::Result<()> {
     let now = store::now();
     println!("\n## Loading: record() in batches of {}\n", args.batch);
@@ -210,6 +201,7 @@ async fn load(stores: &[StoreUnderTest], model: &Model, args: &Args) -> anyhow::
             to: now - DAY,
             limit: None,
             batch: args.batch,
+            seen_step: Duration::ZERO,
         };
         let result = store::pass(store, model, first).await?;
         pass_row(store.name, "first seen (every cluster new)", &result);
@@ -222,6 +214,27 @@ async fn load(stores: &[StoreUnderTest], model: &Model, args: &Args) -> anyhow::
         };
         let result = store::pass(store, model, again).await?;
         pass_row(store.name, "checked again (known, 5% moved)", &result);
+        let written = PassPlan {
+            seed: 3,
+            from: now - 3600 + 60,
+            to: now - 1800,
+            ..again
+        };
+        let result = store::pass(store, model, written).await?;
+        pass_row(store.name, "steady state: written within the last hour", &result);
+        let left_out = PassPlan {
+            seed: 4,
+            from: now - 1800 + 60,
+            to: now - 60,
+            seen_step: SEEN_STEP,
+            ..again
+        };
+        let result = store::pass(store, model, left_out).await?;
+        pass_row(
+            store.name,
+            "steady state: checked again, nothing new (seen step 1 h)",
+            &result,
+        );
     }
     Ok(())
 }
@@ -718,63 +731,5 @@ async fn shared(
         "\nEach cluster counted once: {}",
         if ok { "yes" } else { "**NO**" }
     );
-    Ok(())
-}
-
-async fn proposal(stores: &[StoreUnderTest], model: &Model, args: &Args) -> anyhow::Result<()> {
-    println!(
-        "\n## Proposed index, before and after on the loaded stores\n\n```sql\n{};\n```\n",
-        PROPOSED.join(";\n")
-    );
-    let now = store::now();
-    // Later than anything recorded so far (the engines' checks included):
-    // a check older than what the store has of its cluster is not written.
-    let plan = |seed, from| PassPlan {
-        stage: Stage::Moved,
-        seed,
-        from,
-        to: from + 1800,
-        limit: Some(args.proposal_checks),
-        batch: args.batch,
-    };
-    let mut before = Vec::new();
-    let mut after = Vec::new();
-    pass_header();
-    for store in stores {
-        let result = store::pass(store, model, plan(11, now + 1)).await?;
-        pass_row(store.name, "checks of known clusters, shipped indexes", &result);
-        before.push(store::questions(store, model, now, args.repeat).await?);
-        for statement in PROPOSED {
-            store.execute(statement).await?;
-        }
-        let result = store::pass(store, model, plan(12, now + 1801)).await?;
-        pass_row(store.name, "checks of known clusters, proposed index", &result);
-        let mut timings = store::questions(store, model, now, args.repeat).await?;
-        timings.extend(store::one_scan_questions(store, now, args.repeat).await?);
-        after.push(timings);
-    }
-    println!("\nBefore (shipped indexes; load average {}):\n", load_average());
-    questions_table(stores, &before);
-    println!("\nAfter (proposed index):\n");
-    questions_table(stores, &after);
-    println!("\n| store | disk after | per million clusters |");
-    println!("|---|---:|---:|");
-    for store in stores {
-        let disk = store.disk().await?;
-        println!(
-            "| {} | {} | {:.0} MB |",
-            store.name,
-            disk.total + disk.wal,
-            (disk.total + disk.wal) as f64 / model.clusters as f64
-        );
-    }
-    if args.explain {
-        for store in stores {
-            println!("\n## Plans with the proposed index, {}\n", store.name);
-            for (question, plan) in store::plans(store, now).await? {
-                println!("{question}:\n```\n{plan}\n```");
-            }
-        }
-    }
     Ok(())
 }

@@ -2,16 +2,18 @@
 //! engine's recorder makes them, each question timed on the loaded store,
 //! the store's size, and the query plans behind the times.
 //!
-//! The questions are asked as the engine's answers ask them
-//! (`policy-engine/src/fleet/answers.rs`): `rollouts` is one `versions()`
-//! per rollout (with the rollout's progress as the place) plus its
-//! `arrivals()`; `stuck` is one `versions()` then one `unmoved()` per
-//! (channel, arch, version) whose clusters have an update (here: every
-//! version but its channel's newest) and were seen on it before the stuck
-//! window.
+//! The questions are asked as the engine asks them
+//! (`policy-engine/src/fleet/count.rs`, `answers.rs`): the engine's count
+//! is one `versions()` with every rollout's progress as a place and the
+//! stuck window's start, plus each rollout's `arrivals()` (the whole
+//! fleet's versions, rollouts and stuck answers are made of it); a question
+//! about one channel and architecture is one `versions()`; `stuck` adds one
+//! `unmoved()` (its examples) per (channel, arch, version) whose clusters
+//! have an update (here: every version but its channel's newest) and were
+//! on it before the stuck window.
 
 use std::path::PathBuf;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use fleet_store::questions::Scope;
@@ -96,20 +98,6 @@ impl StoreUnderTest {
             store,
             raw,
         })
-    }
-
-    /// Runs `statement` on the raw connection (DDL, `ANALYZE`, ...).
-    pub async fn execute(&self, statement: &str) -> anyhow::Result<()> {
-        let statement = AssertSqlSafe(statement.to_owned());
-        match &self.raw {
-            Raw::Sqlite { pool, .. } => {
-                sqlx::query(statement).execute(pool).await?;
-            }
-            Raw::Postgres(pool) => {
-                sqlx::query(statement).execute(pool).await?;
-            }
-        }
-        Ok(())
     }
 
     /// Bytes on disk: the SQLite file and its WAL after a checkpoint, or
@@ -211,40 +199,6 @@ impl StoreUnderTest {
     }
 }
 
-impl StoreUnderTest {
-    /// Rows of `sql` with `binds` on the raw connection, each as its first
-    /// three columns (text) and the integer columns after them
-    /// (`integers` of them).
-    pub async fn rows(
-        &self,
-        sql: &str,
-        binds: &[Bind<'_>],
-        integers: usize,
-    ) -> anyhow::Result<Vec<(String, String, String, Vec<i64>)>> {
-        macro_rules! fetch {
-            ($pool:expr) => {{
-                let query = bound!(sqlx::query(AssertSqlSafe(sql.to_owned())), binds);
-                query
-                    .fetch_all($pool)
-                    .await?
-                    .iter()
-                    .map(|row| {
-                        let text = |index| row.try_get::<String, _>(index).unwrap_or_default();
-                        let numbers = (3..3 + integers)
-                            .map(|index| row.try_get::<i64, _>(index).unwrap_or_default())
-                            .collect();
-                        (text(0), text(1), text(2), numbers)
-                    })
-                    .collect()
-            }};
-        }
-        Ok(match &self.raw {
-            Raw::Sqlite { pool, .. } => fetch!(pool),
-            Raw::Postgres(pool) => fetch!(pool),
-        })
-    }
-}
-
 #[derive(Debug, Clone, Copy)]
 pub enum Bind<'a> {
     Text(&'a str),
@@ -269,6 +223,8 @@ pub struct Pass {
     pub seconds: f64,
     pub new_clusters: u64,
     pub changes: u64,
+    /// Clusters left as stored (nothing new within the seen step).
+    pub unchanged: u64,
     /// Per batch, milliseconds.
     pub batch_p50_ms: f64,
     pub batch_p99_ms: f64,
@@ -297,6 +253,9 @@ pub struct PassPlan {
     /// Checks sent: the first of the order (all clusters when `None`).
     pub limit: Option<u64>,
     pub batch: usize,
+    /// The store's seen step (`fleet.seen_step_secs`; zero writes every
+    /// check).
+    pub seen_step: Duration,
 }
 
 /// Sends one check of each cluster (or the first `limit`), in a random
@@ -308,6 +267,7 @@ pub async fn pass(store: &StoreUnderTest, model: &Model, plan: PassPlan) -> anyh
         .map_or(order.len(), |limit| (limit as usize).min(order.len()));
     let wal_before = store.wal_position().await?;
     let written_before = super::engines::written_bytes(std::process::id());
+    let fleet = store.store.clone().with_seen_step(plan.seen_step);
     let mut result = Pass::default();
     let mut batch_ms = Vec::new();
     for (start, chunk) in order[..count].chunks(plan.batch).enumerate() {
@@ -328,8 +288,7 @@ pub async fn pass(store: &StoreUnderTest, model: &Model, plan: PassPlan) -> anyh
             })
             .collect();
         let started = Instant::now();
-        let recorded = store
-            .store
+        let recorded = fleet
             .record(&checks)
             .await
             .with_context(|| format!("recording a batch in {}", store.name))?;
@@ -339,6 +298,7 @@ pub async fn pass(store: &StoreUnderTest, model: &Model, plan: PassPlan) -> anyh
         result.checks += checks.len() as u64;
         result.new_clusters += recorded.new_clusters;
         result.changes += recorded.changes;
+        result.unchanged += recorded.unchanged;
     }
     let (p50, p99, max) = percentiles(&mut batch_ms);
     result.batch_p50_ms = p50;
@@ -428,22 +388,33 @@ pub async fn questions(
     };
     let target = ROLLOUT_TARGETS[1];
     let one = model.cluster(model.clusters / 2).id;
+    let cutoff = now - STUCK;
+    let places = [PROGRESS; ROLLOUT_TARGETS.len()];
     let mut timings = Vec::new();
     timings.push(
-        timed("versions (whole fleet)", Some(200.0), repeat, || async {
-            let counts = fleet.versions(&everyone, 0.0).await?;
-            let clusters: u64 = counts.iter().map(|count| count.clusters).sum();
-            Ok(format!("{} rows, {clusters} clusters", counts.len()))
-        })
+        timed(
+            "the engine's count (one scan with 2 rollouts' places and the stuck window, arrivals of each rollout)",
+            None,
+            repeat,
+            || async {
+                let counts = fleet.versions(&everyone, &places, cutoff).await?;
+                let clusters: u64 = counts.iter().map(|count| count.clusters).sum();
+                let mut arrived = 0;
+                for target in ROLLOUT_TARGETS {
+                    arrived += fleet.arrivals(target).await?.len();
+                }
+                Ok(format!("{} rows, {clusters} clusters, {arrived} arrivals", counts.len()))
+            },
+        )
         .await?,
     );
     timings.push(
         timed(
-            "versions (channel=stable-4.18, arch=amd64)",
+            "versions (channel=stable-4.18, arch=amd64), scanned when asked",
             Some(200.0),
             repeat,
             || async {
-                let counts = fleet.versions(&stable, 0.0).await?;
+                let counts = fleet.versions(&stable, &[], cutoff).await?;
                 let clusters: u64 = counts.iter().map(|count| count.clusters).sum();
                 Ok(format!("{} rows, {clusters} clusters", counts.len()))
             },
@@ -458,45 +429,20 @@ pub async fn questions(
         })
         .await?,
     );
-    timings.push(
-        timed("arrivals (a target)", None, repeat, || async {
-            Ok(format!("{} arrivals", fleet.arrivals(target).await?.len()))
-        })
-        .await?,
-    );
+    let counts = fleet.versions(&everyone, &[], cutoff).await?;
     timings.push(
         timed(
-            "rollouts (2 rollouts: versions + arrivals each)",
-            Some(200.0),
-            repeat,
-            || async {
-                let mut offered = 0;
-                let mut arrived = 0;
-                for target in ROLLOUT_TARGETS {
-                    let counts = fleet.versions(&everyone, PROGRESS).await?;
-                    offered += counts.iter().map(|count| count.below_place).sum::<u64>();
-                    arrived += fleet.arrivals(target).await?.len();
-                }
-                Ok(format!("{offered} placed below, {arrived} arrivals"))
-            },
-        )
-        .await?,
-    );
-    timings.push(
-        timed(
-            "stuck (versions + unmoved per version)",
+            "stuck's examples (100 of each version not moving), after the count",
             Some(1000.0),
             repeat,
             || async {
-                let cutoff = now - STUCK;
-                let counts = fleet.versions(&everyone, 0.0).await?;
-                let (mut groups, mut unmoved) = (0, 0);
+                let (mut groups, mut examples) = (0, 0);
                 for count in &counts {
                     let Some(channel) = CHANNELS.iter().find(|channel| channel.name == count.channel) else {
                         continue;
                     };
                     let newest = format!("4.{}.{}", channel.minor, channel.newest);
-                    if count.version == newest || count.oldest_since >= cutoff {
+                    if count.version == newest || count.settled == 0 {
                         continue;
                     }
                     let group = Scope {
@@ -504,11 +450,13 @@ pub async fn questions(
                         arch: Some(&count.arch),
                         ..everyone.clone()
                     };
-                    let (clusters, _) = fleet.unmoved(&group, &count.version, cutoff, EXAMPLES).await?;
                     groups += 1;
-                    unmoved += clusters;
+                    examples += fleet
+                        .unmoved(&group, &count.version, cutoff, EXAMPLES)
+                        .await?
+                        .len();
                 }
-                Ok(format!("{groups} versions asked, {unmoved} clusters not moving"))
+                Ok(format!("{groups} versions, {examples} examples"))
             },
         )
         .await?,
@@ -534,11 +482,13 @@ pub async fn plans(store: &StoreUnderTest, now: i64) -> anyhow::Result<Vec<(&'st
     let target = ROLLOUT_TARGETS[1];
     let mut plans = Vec::new();
     plans.push((
-        "versions",
+        "versions (the count's scan)",
         store
             .plan(
                 "SELECT channel, arch, version, COUNT(*), \
-                     SUM(CASE WHEN place < $4 THEN 1 ELSE 0 END), MIN(version_since) \
+                     SUM(CASE WHEN version_since < $4 THEN 1 ELSE 0 END), \
+                     SUM(CASE WHEN place < $5 THEN 1 ELSE 0 END), SUM(CASE WHEN place < $6 THEN 1 ELSE 0 END), \
+                     MIN(version_since) \
                  FROM fleet_clusters \
                  WHERE last_seen >= $1 AND ($2 = '' OR channel = $2) AND ($3 = '' OR arch = $3) \
                  GROUP BY channel, arch, version ORDER BY channel, arch, version",
@@ -546,26 +496,10 @@ pub async fn plans(store: &StoreUnderTest, now: i64) -> anyhow::Result<Vec<(&'st
                     Bind::Int(active),
                     Bind::Text(""),
                     Bind::Text(""),
+                    Bind::Int(cutoff),
+                    Bind::Float(PROGRESS),
                     Bind::Float(PROGRESS),
                 ],
-            )
-            .await?,
-    ));
-    let unmoved_binds = [
-        Bind::Int(active),
-        Bind::Text("stable-4.18"),
-        Bind::Text("amd64"),
-        Bind::Text("4.18.40"),
-        Bind::Int(cutoff),
-        Bind::Int(i64::from(EXAMPLES)),
-    ];
-    plans.push((
-        "unmoved (count)",
-        store
-            .plan(
-                "SELECT COUNT(*) FROM fleet_clusters WHERE last_seen >= $1 AND channel = $2 AND arch = $3 \
-                 AND version = $4 AND version_since < $5",
-                &unmoved_binds[..5],
             )
             .await?,
     ));
@@ -576,7 +510,14 @@ pub async fn plans(store: &StoreUnderTest, now: i64) -> anyhow::Result<Vec<(&'st
                 "SELECT id, channel, arch, version, place, first_seen, last_seen, version_since \
                  FROM fleet_clusters WHERE last_seen >= $1 AND channel = $2 AND arch = $3 \
                  AND version = $4 AND version_since < $5 ORDER BY version_since LIMIT $6",
-                &unmoved_binds,
+                &[
+                    Bind::Int(active),
+                    Bind::Text("stable-4.18"),
+                    Bind::Text("amd64"),
+                    Bind::Text("4.18.40"),
+                    Bind::Int(cutoff),
+                    Bind::Int(i64::from(EXAMPLES)),
+                ],
             )
             .await?,
     ));
@@ -602,109 +543,4 @@ pub async fn plans(store: &StoreUnderTest, now: i64) -> anyhow::Result<Vec<(&'st
             .await?,
     ));
     Ok(plans)
-}
-
-/// Every count the versions, rollouts and stuck answers need, in one scan:
-/// per (channel, arch, version) of the active clusters, how many, how many
-/// on it since before the stuck cut-off, how many placed below each
-/// rollout's progress, and the oldest `version_since`.
-const ONE_SCAN: &str = "SELECT channel, arch, version, COUNT(*), \
-         SUM(CASE WHEN version_since < $4 THEN 1 ELSE 0 END), \
-         SUM(CASE WHEN place < $2 THEN 1 ELSE 0 END), SUM(CASE WHEN place < $3 THEN 1 ELSE 0 END), \
-         MIN(version_since) \
-     FROM fleet_clusters WHERE last_seen >= $1 \
-     GROUP BY channel, arch, version ORDER BY channel, arch, version";
-
-/// A stuck version's examples, those longest on it first.
-const EXAMPLES_OF: &str = "SELECT id, channel, arch FROM fleet_clusters \
-     WHERE channel = $1 AND arch = $2 AND version = $3 AND version_since < $4 AND last_seen >= $5 \
-     ORDER BY version_since LIMIT 100";
-
-/// The questions asked the proposed way ([`ONE_SCAN`]): rollouts as one
-/// scan for all rollouts plus each rollout's arrivals; stuck as one scan
-/// plus the examples of each version not moving.
-pub async fn one_scan_questions(
-    store: &StoreUnderTest,
-    now: i64,
-    repeat: usize,
-) -> anyhow::Result<Vec<Timed>> {
-    let (active, cutoff) = (now - ACTIVE, now - STUCK);
-    let binds = [
-        Bind::Int(active),
-        Bind::Float(PROGRESS),
-        Bind::Float(PROGRESS),
-        Bind::Int(cutoff),
-    ];
-    let scan = || store.rows(ONE_SCAN, &binds, 5);
-    let mut timings = Vec::new();
-    timings.push(
-        timed(
-            "one scan: versions, both rollouts' places, stuck counts",
-            Some(200.0),
-            repeat,
-            || async {
-                let rows = scan().await?;
-                let clusters: i64 = rows.iter().map(|row| row.3[0]).sum();
-                Ok(format!("{} rows, {clusters} clusters", rows.len()))
-            },
-        )
-        .await?,
-    );
-    timings.push(
-        timed(
-            "rollouts: one scan + arrivals of each",
-            Some(200.0),
-            repeat,
-            || async {
-                let rows = scan().await?;
-                let offered: i64 = rows.iter().map(|row| row.3[2] + row.3[3]).sum();
-                let mut arrived = 0;
-                for target in ROLLOUT_TARGETS {
-                    arrived += store.store.arrivals(target).await?.len();
-                }
-                Ok(format!("{offered} placed below, {arrived} arrivals"))
-            },
-        )
-        .await?,
-    );
-    timings.push(
-        timed(
-            "stuck: one scan + examples of each version",
-            Some(1000.0),
-            repeat,
-            || async {
-                let rows = scan().await?;
-                let (mut groups, mut unmoved, mut examples) = (0, 0, 0);
-                for (channel, arch, version, numbers) in &rows {
-                    let Some(newest) = CHANNELS.iter().find(|known| known.name == channel) else {
-                        continue;
-                    };
-                    if *version == format!("4.{}.{}", newest.minor, newest.newest) || numbers[1] == 0 {
-                        continue;
-                    }
-                    groups += 1;
-                    unmoved += numbers[1];
-                    let listed = store
-                        .rows(
-                            EXAMPLES_OF,
-                            &[
-                                Bind::Text(channel),
-                                Bind::Text(arch),
-                                Bind::Text(version),
-                                Bind::Int(cutoff),
-                                Bind::Int(active),
-                            ],
-                            0,
-                        )
-                        .await?;
-                    examples += listed.len();
-                }
-                Ok(format!(
-                    "{groups} versions, {unmoved} clusters not moving, {examples} examples"
-                ))
-            },
-        )
-        .await?,
-    );
-    Ok(timings)
 }

@@ -6,8 +6,8 @@
 use cincinnati_client::FetchError;
 use cincinnati_client::fetch::MAX_DOCUMENT_BYTES;
 use cincinnati_client::fleet::{
-    FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, NotMoving, VersionClusters,
-    release_order,
+    FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header, NotMoving,
+    VersionClusters, release_order,
 };
 use http_fetch::{HttpClient, Request, Response, StatusCode, Url};
 use serde::Serialize;
@@ -50,7 +50,10 @@ pub async fn run(
                 ("active_hours", hours(asked.active_hours)),
             ];
             let document: FleetVersions = fleet.ask(&["versions"], &parameters).await?;
-            print(format, &document, versions_table)
+            print(format, &document, |text, document| {
+                versions_table(text, document);
+                counted_note(text, &document.header, document.counted_at.as_deref());
+            })
         }
         FleetCommand::Adoption(asked) => {
             let parameters = [
@@ -62,7 +65,10 @@ pub async fn run(
         }
         FleetCommand::Rollouts(_) => {
             let document: FleetRollouts = fleet.ask(&["rollouts"], &[]).await?;
-            print(format, &document, rollouts_table)
+            print(format, &document, |text, document| {
+                rollouts_table(text, document);
+                counted_note(text, &document.header, document.counted_at.as_deref());
+            })
         }
         FleetCommand::Stuck(asked) => {
             let parameters = [
@@ -71,7 +77,10 @@ pub async fn run(
                 ("active_hours", hours(asked.active_hours)),
             ];
             let document: FleetStuck = fleet.ask(&["stuck"], &parameters).await?;
-            print(format, &document, stuck_table)
+            print(format, &document, |text, document| {
+                stuck_table(text, document);
+                counted_note(text, &document.header, document.counted_at.as_deref());
+            })
         }
         FleetCommand::Cluster(asked) => {
             let response = fleet.get(&["clusters", &asked.id], &[]).await?;
@@ -496,11 +505,39 @@ fn share(part: u64, whole: u64) -> String {
     }
 }
 
-/// Hours since 1970 of an hour as the engine writes it (RFC 3339);
-/// `None` for another shape.
-fn unix_hour(text: &str) -> Option<i64> {
+/// Says how old the engine's count was when the answer was made of it
+/// (the whole fleet's answers are counted every
+/// `fleet.count_interval_secs`), if a second or more.
+fn counted_note(text: &mut Text, header: &Header, counted_at: Option<&str>) {
+    let Some(age) = count_age(&header.generated_at, counted_at) else {
+        return;
+    };
+    text.blank();
+    text.line(styled(
+        DIM,
+        format!("As counted {age} s before this answer (the engine counts the fleet every fleet.count_interval_secs)."),
+    ));
+}
+
+/// Whole seconds between the count and the answer made of it, if any.
+fn count_age(generated_at: &str, counted_at: Option<&str>) -> Option<i64> {
+    counted_at
+        .and_then(unix_seconds)
+        .zip(unix_seconds(generated_at))
+        .map(|(counted, made)| made - counted)
+        .filter(|age| *age >= 1)
+}
+
+/// Seconds since 1970 of a time as the engine writes it (RFC 3339); `None`
+/// for another shape.
+fn unix_seconds(text: &str) -> Option<i64> {
     let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
-    Some(at.unix_timestamp().div_euclid(3600))
+    Some(at.unix_timestamp())
+}
+
+/// Hours since 1970 of an hour as the engine writes it.
+fn unix_hour(text: &str) -> Option<i64> {
+    unix_seconds(text).map(|seconds| seconds.div_euclid(3600))
 }
 
 #[cfg(test)]
@@ -517,6 +554,18 @@ mod tests {
         assert_eq!(hours("2100-02-28T23:00:00Z", "2100-03-01T00:00:00Z"), 1);
         assert_eq!(unix_hour("2026-11-26T14:00:00Z"), Some(498_806));
         assert_eq!(unix_hour("yesterday"), None);
+        let counted = Some("2026-11-26T14:00:00Z");
+        assert_eq!(
+            count_age("2026-11-26T14:00:00.9Z", counted),
+            None,
+            "as the answer was made"
+        );
+        assert_eq!(count_age("2026-11-26T14:00:42Z", counted), Some(42));
+        assert_eq!(
+            count_age("2026-11-26T14:00:42Z", None),
+            None,
+            "an engine before countedAt"
+        );
         assert_eq!(unix_hour("2026-13-01T00:00:00Z"), None);
     }
 

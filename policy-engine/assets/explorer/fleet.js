@@ -140,8 +140,16 @@ async function showFleet() {
   const versionCount = new Set(answer.versions.map((count) => count.version)).size;
   status.textContent = `${clusters(answer.clusters)} active in the last ${answer.activeHours} h, on ${versionCount} ` +
     `version${versionCount === 1 ? "" : "s"} in ${channels} channel${channels === 1 ? "" : "s"}. ` +
+    countedNote(answer) +
     `Answered and drawn in ${Math.round(performance.now() - started)} ms.`;
   status.dataset.clusters = answer.clusters;
+}
+
+// How old the engine's count was when the answer was made of it (the whole
+// fleet is counted every fleet.count_interval_secs), if a second or more.
+function countedNote(answer) {
+  const age = Math.floor((Date.parse(answer.generatedAt) - Date.parse(answer.countedAt)) / 1000);
+  return age >= 1 ? `As counted ${age} s before. ` : "";
 }
 
 function showPanel(id, { answer, error }, draw) {

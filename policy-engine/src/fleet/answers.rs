@@ -4,12 +4,12 @@
 //! architecture is offered it (the CVO's rules, `cincinnati_client::view`),
 //! before any per-cluster policy.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cincinnati_client::fleet::{
     ClusterSince, FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header,
-    HourArrivals, NoUpdate, NotMoving, RolloutFleet, VersionChange, VersionClusters, release_order,
+    HourArrivals, NoUpdate, NotMoving, RolloutFleet, VersionChange, VersionClusters,
 };
 use cincinnati_client::graph::UpdateGraph;
 use cincinnati_client::view::Cluster;
@@ -17,6 +17,7 @@ use cincinnati_core::{ApiError, ErrorKind, Version};
 use fleet_store::questions::{Arrival, Scope, VersionCount};
 use service_kit::timestamp::rfc3339;
 
+use super::count::Counted;
 use super::{Fleet, unix_seconds};
 use crate::cluster_policy::id::Place;
 use crate::cluster_policy::policy::Rollout;
@@ -58,73 +59,17 @@ fn hours(duration: Duration) -> u64 {
 }
 
 impl Fleet {
-    fn scope<'a>(&self, asked: &'a Asked, now: SystemTime) -> Scope<'a> {
-        let active = asked.active.unwrap_or(self.windows.active);
-        Scope {
-            active_since: unix_seconds(now - active),
-            channel: asked.channel.as_deref(),
-            arch: asked.arch.as_deref(),
-        }
-    }
-
-    /// The (channel, architecture) pairs of the clusters a question is
-    /// about: the graphs its answer needs.
-    pub async fn pairs(
-        &self,
-        asked: &Asked,
-        now: SystemTime,
-    ) -> Result<BTreeSet<(String, String)>, ApiError> {
-        let counts = self.counts(asked, 0.0, now).await?;
-        Ok(counts
-            .into_iter()
-            .map(|count| (count.channel, count.arch))
-            .collect())
-    }
-
-    /// Clusters per (channel, arch, version), in release order.
-    async fn counts(
-        &self,
-        asked: &Asked,
-        place: f64,
-        now: SystemTime,
-    ) -> Result<Vec<VersionCount>, ApiError> {
-        let store = self.store().await?;
-        let mut counts = store
-            .versions(&self.scope(asked, now), place)
-            .await
-            .map_err(|error| self.failed(error))?;
-        counts.sort_by(|a, b| {
-            (&a.channel, &a.arch)
-                .cmp(&(&b.channel, &b.arch))
-                .then_with(|| release_order(&a.version, &b.version))
-        });
-        Ok(counts)
-    }
-
-    /// `GET {prefix}/v1/fleet/versions`.
-    pub async fn versions(&self, asked: &Asked, now: SystemTime) -> Result<FleetVersions, ApiError> {
-        let counts = self.counts(asked, 0.0, now).await?;
-        let versions: Vec<VersionClusters> = counts.into_iter().map(version_clusters).collect();
-        Ok(FleetVersions {
+    /// `GET {prefix}/v1/fleet/versions`, from `counted` (of `asked`).
+    pub fn versions(&self, asked: &Asked, counted: &Counted, now: SystemTime) -> FleetVersions {
+        let versions: Vec<VersionClusters> = counted.versions.iter().map(version_clusters).collect();
+        FleetVersions {
             header: header("FleetVersions", now),
+            counted_at: Some(rfc3339(counted.at)),
             active_hours: hours(asked.active.unwrap_or(self.windows.active)),
             channel: asked.channel.clone(),
             arch: asked.arch.clone(),
             clusters: versions.iter().map(|version| version.clusters).sum(),
             versions,
-        })
-    }
-
-    /// Brings `fleet_clusters` up to date (active within the default
-    /// window).
-    pub async fn refresh_version_gauges(&self, now: SystemTime) {
-        if let Ok(counts) = self.counts(&Asked::default(), 0.0, now).await {
-            self.metrics.set_clusters(
-                counts
-                    .into_iter()
-                    .map(|count| (count.channel, count.version, count.clusters))
-                    .collect(),
-            );
         }
     }
 
@@ -194,22 +139,21 @@ impl Fleet {
         })
     }
 
-    /// `GET {prefix}/v1/fleet/stuck`: versions with nowhere to go in their
-    /// channel, and versions with an update whose clusters have not moved
-    /// for the stuck window.
+    /// `GET {prefix}/v1/fleet/stuck`, from `counted` (of `asked`): versions
+    /// with nowhere to go in their channel, and versions with an update
+    /// whose clusters have not moved for the stuck window (their examples
+    /// read from the store now).
     pub async fn stuck(
         &self,
         asked: &Asked,
+        counted: &Counted,
         graphs: &dyn Graphs,
         now: SystemTime,
     ) -> Result<FleetStuck, ApiError> {
-        let store = self.store().await?;
-        let scope = self.scope(asked, now);
-        let counts = self.counts(asked, 0.0, now).await?;
-        let cutoff = unix_seconds(now - self.windows.stuck);
+        let scope = self.scope(asked, counted.at);
         let (mut no_update, mut not_moving) = (Vec::new(), Vec::new());
-        for count in counts {
-            let newest = match recommended(graphs, &count) {
+        for count in &counted.versions {
+            let newest = match recommended(graphs, count) {
                 Offered::Newest(newest) => newest,
                 Offered::Nothing(reason) => {
                     no_update.push(NoUpdate {
@@ -219,7 +163,7 @@ impl Fleet {
                     continue;
                 }
             };
-            if count.oldest_since >= cutoff {
+            if count.settled == 0 {
                 continue;
             }
             let group = Scope {
@@ -227,13 +171,14 @@ impl Fleet {
                 arch: Some(&count.arch),
                 ..scope.clone()
             };
-            let (clusters, examples) = store
-                .unmoved(&group, &count.version, cutoff, EXAMPLES)
+            let store = self.store().await?;
+            let examples = store
+                .unmoved(&group, &count.version, counted.settled_before, EXAMPLES)
                 .await
                 .map_err(|error| self.failed(error))?;
             not_moving.push(NotMoving {
                 newest_offered: newest.to_string(),
-                clusters,
+                clusters: count.settled,
                 examples: examples
                     .into_iter()
                     .map(|row| ClusterSince {
@@ -241,13 +186,14 @@ impl Fleet {
                         since: at(row.version_since),
                     })
                     .collect(),
-                channel: count.channel,
-                arch: count.arch,
-                version: count.version,
+                channel: count.channel.clone(),
+                arch: count.arch.clone(),
+                version: count.version.clone(),
             });
         }
         Ok(FleetStuck {
             header: header("FleetStuck", now),
+            counted_at: Some(rfc3339(counted.at)),
             channel: asked.channel.clone(),
             arch: asked.arch.clone(),
             active_hours: hours(asked.active.unwrap_or(self.windows.active)),
@@ -257,76 +203,68 @@ impl Fleet {
         })
     }
 
-    /// `GET {prefix}/v1/fleet/rollouts`: for each rollout, its scope (active
-    /// clusters with an update to the target in their channel, and those
-    /// that arrived), offered (placed below the progress), arrived (after
-    /// being offered), how long arriving took, and who went silent after.
-    pub async fn rollouts(
+    /// `GET {prefix}/v1/fleet/rollouts`, from `counted` (which counted
+    /// `rollouts`): for each rollout, its scope (active clusters with an
+    /// update to the target in their channel, and those that arrived),
+    /// offered (placed below the progress), arrived (after being offered),
+    /// how long arriving took, and who went silent after.
+    pub fn rollouts(
         &self,
         rollouts: &[Rollout],
+        counted: &Counted,
         graphs: &dyn Graphs,
         now: SystemTime,
-    ) -> Result<FleetRollouts, ApiError> {
-        let store = self.store().await?;
-        let asked = Asked::default();
-        let silent_since = unix_seconds(now - self.windows.silent);
+    ) -> FleetRollouts {
         let mut answers = Vec::new();
-        for rollout in rollouts {
-            let progress = rollout.progress(now);
-            let target = rollout.target.to_string();
-            let counts = store
-                .versions(&self.scope(&asked, now), progress)
-                .await
-                .map_err(|error| self.failed(error))?;
+        for (place, (rollout, counted_rollout)) in rollouts.iter().zip(&counted.rollouts).enumerate() {
+            let target = counted_rollout.target.as_str();
             let (mut waiting, mut waiting_offered) = (0, 0);
-            for count in counts.iter().filter(|count| count.version != target) {
+            for count in counted.versions.iter().filter(|count| count.version != target) {
                 if updates_to(graphs, count, &rollout.target) {
                     waiting += count.clusters;
-                    waiting_offered += count.below_place;
+                    waiting_offered += count.below_places.get(place).copied().unwrap_or_default();
                 }
             }
-            let arrivals = store
-                .arrivals(&target)
-                .await
-                .map_err(|error| self.failed(error))?;
             let Arrived {
-                mut waits,
+                waits,
                 silent,
                 recorded,
-            } = arrived(rollout, &arrivals, silent_since);
+            } = &counted_rollout.arrived;
             let arrived = waits.len() as u64;
             self.metrics
                 .rollout_offered
-                .with_label_values(&[target.as_str()])
+                .with_label_values(&[target])
                 .set((waiting_offered + arrived) as i64);
             self.metrics
                 .rollout_arrived
-                .with_label_values(&[target.as_str()])
+                .with_label_values(&[target])
                 .set(arrived as i64);
             answers.push(RolloutFleet {
-                target,
+                target: target.to_owned(),
                 line: rollout.line,
-                progress,
+                progress: counted_rollout.progress,
                 in_scope: waiting + recorded,
                 offered: waiting_offered + arrived,
                 arrived,
-                median_hours_to_arrive: median(&mut waits).map(|seconds| seconds / 3600.0),
-                silent_after_arriving: silent,
+                median_hours_to_arrive: median(waits).map(|seconds| seconds / 3600.0),
+                silent_after_arriving: *silent,
             });
         }
-        Ok(FleetRollouts {
+        FleetRollouts {
             header: header("FleetRollouts", now),
+            counted_at: Some(rfc3339(counted.at)),
             active_hours: hours(self.windows.active),
             silent_hours: hours(self.windows.silent),
             rollouts: answers,
-        })
+        }
     }
 }
 
 /// The clusters of a rollout's target, as the fleet store saw them arrive.
+#[derive(Debug)]
 pub struct Arrived {
     /// Of each that arrived after it was offered the target, how long
-    /// arriving took (seconds).
+    /// arriving took (seconds), shortest first.
     pub waits: Vec<i64>,
     /// Of those, still on the target and not seen since the silent window.
     pub silent: u64,
@@ -365,6 +303,7 @@ fn arrived(rollout: &Rollout, arrivals: &[Arrival], silent_since: i64) -> Arrive
             silent += 1;
         }
     }
+    waits.sort_unstable();
     Arrived {
         waits,
         silent,
@@ -388,11 +327,11 @@ impl Fleet {
     }
 }
 
-fn version_clusters(count: VersionCount) -> VersionClusters {
+fn version_clusters(count: &VersionCount) -> VersionClusters {
     VersionClusters {
-        channel: count.channel,
-        arch: count.arch,
-        version: count.version,
+        channel: count.channel.clone(),
+        arch: count.arch.clone(),
+        version: count.version.clone(),
         clusters: count.clusters,
     }
 }
@@ -456,12 +395,11 @@ fn updates_to(graphs: &dyn Graphs, count: &VersionCount, target: &Version) -> bo
     })
 }
 
-/// The median of `values` (seconds), as a float.
-fn median(values: &mut [i64]) -> Option<f64> {
+/// The median of `values` (seconds, sorted), as a float.
+fn median(values: &[i64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }
-    values.sort_unstable();
     let middle = values.len() / 2;
     Some(if values.len() % 2 == 1 {
         values[middle] as f64
@@ -476,8 +414,8 @@ mod tests {
 
     #[test]
     fn the_median_of_an_even_count_is_between_the_middle_two() {
-        assert_eq!(median(&mut []), None);
-        assert_eq!(median(&mut [5, 1, 3]), Some(3.0));
-        assert_eq!(median(&mut [4, 1, 3, 2]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1, 3, 5]), Some(3.0));
+        assert_eq!(median(&[1, 2, 3, 4]), Some(2.5));
     }
 }

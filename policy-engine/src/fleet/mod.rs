@@ -16,11 +16,14 @@
 //! - [`keys`]: a cluster's name in the store (its id or a keyed hash).
 //! - [`recorder`]: the queue and the writing round; [`store`]: the store,
 //!   opened once.
-//! - [`answers`]: the fleet documents, from the store and the graph;
-//!   [`graphs`]: that graph, as the upstream serves it.
+//! - [`count`]: the fleet counted, in one scan, every
+//!   `fleet.count_interval_secs`; [`answers`]: the fleet documents, from
+//!   the count, the store and the graph; [`graphs`]: that graph, as the
+//!   upstream serves it.
 //! - [`metrics`]: the fleet's metrics.
 
 pub mod answers;
+pub mod count;
 pub mod graphs;
 pub mod keys;
 pub mod metrics;
@@ -31,11 +34,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use arc_swap::ArcSwapOption;
 use cincinnati_core::{ApiError, ErrorKind};
 use fleet_store::{Check, FleetStore};
 use service_kit::periodic::Every;
 use service_kit::secret::RedactedUrl;
 
+use self::count::Counted;
 use self::keys::ClusterKeys;
 use self::metrics::FleetMetrics;
 use self::recorder::{Recorder, RecorderStatus, WRITE_TIMEOUT};
@@ -58,6 +63,11 @@ pub struct FleetPlan {
     pub batch_size: usize,
     /// Time between writing rounds.
     pub flush_interval: Duration,
+    /// See [`fleet_store::FleetStore::with_seen_step`].
+    pub seen_step: Duration,
+    /// Time between counts of the fleet ([`count`]); zero: counted at each
+    /// question.
+    pub count_interval: Duration,
     /// Clusters not seen and changes older than this are pruned; `None`:
     /// kept for ever.
     pub retention: Option<Duration>,
@@ -81,6 +91,9 @@ pub struct Fleet {
     recorder: Recorder,
     metrics: FleetMetrics,
     flush_interval: Duration,
+    count_interval: Duration,
+    /// The last count of the whole fleet.
+    counted: ArcSwapOption<Counted>,
     retention: Option<Duration>,
     windows: Windows,
 }
@@ -100,7 +113,7 @@ pub struct FleetStatus {
 
 impl Fleet {
     pub fn new(plan: FleetPlan, metrics: FleetMetrics) -> Self {
-        let store = Arc::new(StoreHandle::new(plan.store, plan.password_file));
+        let store = Arc::new(StoreHandle::new(plan.store, plan.password_file, plan.seen_step));
         Self {
             keys: plan.keys,
             recorder: Recorder::new(
@@ -112,6 +125,8 @@ impl Fleet {
             store,
             metrics,
             flush_interval: plan.flush_interval,
+            count_interval: plan.count_interval,
+            counted: ArcSwapOption::empty(),
             retention: plan.retention,
             windows: plan.windows,
         }
@@ -181,9 +196,15 @@ impl Fleet {
         Every::new("fleet recording", self.flush_interval).allowing(WRITE_TIMEOUT * 2)
     }
 
-    /// When the per-version gauges are counted again.
-    pub fn gauges_schedule() -> Every {
-        Every::new("fleet gauges", Duration::from_secs(60)).unwatched()
+    /// When the fleet is counted again ([`Fleet::count`]); without a
+    /// count interval, every minute for the per-version gauges.
+    pub fn count_schedule(&self) -> Every {
+        let interval = if self.count_interval.is_zero() {
+            Duration::from_secs(60)
+        } else {
+            self.count_interval
+        };
+        Every::new("fleet count", interval).unwatched()
     }
 
     pub async fn write_queued(&self) {
@@ -285,6 +306,8 @@ mod tests {
             queue_capacity: 10,
             batch_size: 10,
             flush_interval: Duration::from_secs(1),
+            seen_step: Duration::ZERO,
+            count_interval: Duration::ZERO,
             retention: None,
             windows: Windows {
                 active: Duration::from_secs(3600),

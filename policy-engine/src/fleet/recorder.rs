@@ -168,7 +168,7 @@ mod tests {
     fn recorder(url: &str, capacity: usize, batch_size: usize) -> Recorder {
         let metrics = FleetMetrics::register(&MetricRegistry::new("test").unwrap()).unwrap();
         Recorder::new(
-            Arc::new(StoreHandle::new(url.parse().unwrap(), None)),
+            Arc::new(StoreHandle::new(url.parse().unwrap(), None, Duration::ZERO)),
             capacity,
             batch_size,
             metrics,

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
 use fleet_store::{FleetStore, StoreError};
@@ -13,16 +14,19 @@ use service_kit::secret::RedactedUrl;
 pub struct StoreHandle {
     url: RedactedUrl,
     password_file: Option<PathBuf>,
+    /// See [`FleetStore::with_seen_step`].
+    seen_step: Duration,
     open: ArcSwapOption<FleetStore>,
     /// One opening at a time: two would apply the migrations twice.
     opening: tokio::sync::Mutex<()>,
 }
 
 impl StoreHandle {
-    pub fn new(url: RedactedUrl, password_file: Option<PathBuf>) -> Self {
+    pub fn new(url: RedactedUrl, password_file: Option<PathBuf>, seen_step: Duration) -> Self {
         Self {
             url,
             password_file,
+            seen_step,
             open: ArcSwapOption::empty(),
             opening: tokio::sync::Mutex::new(()),
         }
@@ -57,7 +61,8 @@ impl StoreHandle {
                 self.url.with_password(&password).map_err(StoreError::Password)?
             }
         };
-        let store = Arc::new(FleetStore::open(url.expose().as_str(), &self.shown()).await?);
+        let store = FleetStore::open(url.expose().as_str(), &self.shown()).await?;
+        let store = Arc::new(store.with_seen_step(self.seen_step));
         self.open.store(Some(store.clone()));
         Ok(store)
     }
@@ -74,6 +79,7 @@ mod tests {
         let handle = StoreHandle::new(
             "postgres://fleet@127.0.0.1:1/fleet".parse().unwrap(),
             Some(file.clone()),
+            Duration::ZERO,
         );
         let error = handle.get().await.unwrap_err().to_string();
         assert!(
@@ -93,7 +99,7 @@ mod tests {
     async fn questions_and_the_recorder_opening_at_once_migrate_once() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("fleet.db").display());
-        let handle = StoreHandle::new(url.parse().unwrap(), None);
+        let handle = StoreHandle::new(url.parse().unwrap(), None, Duration::ZERO);
         let (first, second) = tokio::join!(handle.get(), handle.get());
         assert!(Arc::ptr_eq(&first.unwrap(), &second.unwrap()));
     }

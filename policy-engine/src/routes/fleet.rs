@@ -71,9 +71,15 @@ fn asked(request: &HttpRequest) -> Result<Asked, ApiError> {
     })
 }
 
-async fn versions(request: HttpRequest, fleet: web::Data<Fleet>) -> Result<HttpResponse, HttpError> {
+async fn versions(
+    request: HttpRequest,
+    engine: web::Data<Engine>,
+    fleet: web::Data<Fleet>,
+) -> Result<HttpResponse, HttpError> {
+    let now = SystemTime::now();
     let asked = asked(&request)?;
-    Ok(HttpResponse::Ok().json(fleet.versions(&asked, SystemTime::now()).await?))
+    let counted = fleet.counted(&asked, &engine.rollouts(), now).await?;
+    Ok(HttpResponse::Ok().json(fleet.versions(&asked, &counted, now)))
 }
 
 async fn adoption(request: HttpRequest, fleet: web::Data<Fleet>) -> Result<HttpResponse, HttpError> {
@@ -90,13 +96,10 @@ async fn adoption(request: HttpRequest, fleet: web::Data<Fleet>) -> Result<HttpR
 
 async fn rollouts(engine: web::Data<Engine>, fleet: web::Data<Fleet>) -> Result<HttpResponse, HttpError> {
     let now = SystemTime::now();
-    let rollouts = engine
-        .cluster_policy()
-        .map(|policy| policy.current().rollouts().to_vec())
-        .unwrap_or_default();
-    let pairs = fleet.pairs(&Asked::default(), now).await?;
-    let graphs = upstream_graphs(engine.feeds(), &pairs).await?;
-    Ok(HttpResponse::Ok().json(fleet.rollouts(&rollouts, &graphs, now).await?))
+    let rollouts = engine.rollouts();
+    let counted = fleet.counted(&Asked::default(), &rollouts, now).await?;
+    let graphs = upstream_graphs(engine.feeds(), &counted.pairs()).await?;
+    Ok(HttpResponse::Ok().json(fleet.rollouts(&rollouts, &counted, &graphs, now)))
 }
 
 async fn stuck(
@@ -106,9 +109,9 @@ async fn stuck(
 ) -> Result<HttpResponse, HttpError> {
     let now = SystemTime::now();
     let asked = asked(&request)?;
-    let pairs = fleet.pairs(&asked, now).await?;
-    let graphs = upstream_graphs(engine.feeds(), &pairs).await?;
-    Ok(HttpResponse::Ok().json(fleet.stuck(&asked, &graphs, now).await?))
+    let counted = fleet.counted(&asked, &engine.rollouts(), now).await?;
+    let graphs = upstream_graphs(engine.feeds(), &counted.pairs()).await?;
+    Ok(HttpResponse::Ok().json(fleet.stuck(&asked, &counted, &graphs, now).await?))
 }
 
 async fn cluster(id: web::Path<String>, fleet: web::Data<Fleet>) -> Result<HttpResponse, HttpError> {

@@ -26,6 +26,8 @@ fn fleet_settings(upstream: &FakeUpstream, store: &str, policy_file: Option<&Pat
     settings.service.api.path_prefix = http_answers::PathPrefix::parse("/api/upgrades_info");
     settings.fleet.store = Some(store.parse().unwrap());
     settings.fleet.flush_interval_ms = 20;
+    // Answers as of now: the tests compare them with their own count at once.
+    settings.fleet.count_interval_secs = 0;
     settings.cluster_policy.file = policy_file.map(Path::to_owned);
     settings
 }
@@ -48,6 +50,7 @@ async fn versions(app: &TestApp) -> BTreeMap<String, u64> {
         (document.header.kind.as_str(), document.header.schema_version),
         ("FleetVersions", 1)
     );
+    assert!(document.counted_at.is_some(), "says when it was counted");
     document
         .versions
         .into_iter()

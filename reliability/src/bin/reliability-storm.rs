@@ -97,6 +97,9 @@ async fn main() -> anyhow::Result<ExitCode> {
             &limit.to_string(),
             "--fleet.store",
             &fleet_store,
+            // The flood's clusters are counted as soon as they are written.
+            "--fleet.count_interval_secs",
+            "0",
         ],
     )
     .await?;

@@ -172,6 +172,8 @@ impl FleetEngine {
                 &store,
                 "--fleet.flush_interval_ms",
                 "50",
+                "--fleet.count_interval_secs",
+                "0",
                 "--cluster_policy.file",
                 policy.to_str().unwrap(),
             ],
