@@ -4,8 +4,8 @@
 # asked the fleet questions, on a SQLite file and on a throw-away PostgreSQL;
 # release policy-engines recording its update checks at a fixed rate (no
 # store, SQLite, PostgreSQL, side by side); two engines sharing one
-# PostgreSQL; the proposed index before and after. About 15-20 minutes on
-# the 2-core machine with 1,000,000 clusters.
+# PostgreSQL. About 20-25 minutes on the 2-core machine with 1,000,000
+# clusters.
 #
 #   scripts/bench-fleet.sh                       # everything, 1,000,000 clusters
 #   scripts/bench-fleet.sh --clusters 100000     # a quick run (about 5 minutes)
