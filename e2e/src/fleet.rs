@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{Context as _, ensure};
 use cincinnati_client::fleet::{FleetAdoption, FleetCluster, FleetRollouts, FleetVersions};
 use serde_json::Value;
+use sha2::{Digest as _, Sha256};
 
 use crate::client_graph::ClientGraph;
 use crate::graph_builder::PATH_PREFIX;
@@ -338,4 +339,12 @@ pub struct Recorder {
     pub dropped: u64,
     pub stale: bool,
     pub last_error: Option<String>,
+}
+
+/// The documented rollout place of cluster `id`, in percent
+/// (docs/policy-engine.md, "Per-cluster policy"), computed apart from the
+/// engine.
+pub fn place_percent(id: &str) -> f64 {
+    let digest = Sha256::digest(id.to_lowercase().as_bytes());
+    u64::from_be_bytes(digest[..8].try_into().expect("a digest has 8 bytes")) as f64 / 2f64.powi(64) * 100.0
 }

@@ -8,22 +8,16 @@ use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use e2e::client_graph::ClientGraph;
+use e2e::fleet::place_percent;
 use e2e::graph_builder::GraphBuilderOptions;
 use e2e::policy_engine::{self, graph_url};
 use e2e::scenario::CANDIDATE;
 use e2e::stack::Stack;
-use sha2::{Digest as _, Sha256};
 
 /// Held at or below 4.16.2.
 const HELD: &str = "5c1f0a2e-7d3b-4e6a-9f80-112233445566";
 /// Defers releases built since 2025: the 4.17 images.
 const CAUTIOUS: &str = "6d2e1b3f-8e4c-4f7b-8a91-223344556677";
-
-/// The documented rollout place of `id`, in percent.
-fn place_percent(id: &str) -> f64 {
-    let digest = Sha256::digest(id.as_bytes());
-    u64::from_be_bytes(digest[..8].try_into().unwrap()) as f64 / 2f64.powi(64) * 100.0
-}
 
 /// Ids inside and outside a rollout at 50%.
 fn ids_around_half() -> (String, String) {

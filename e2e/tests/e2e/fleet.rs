@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use e2e::client_graph::ClientGraph;
-use e2e::fleet::{self, Census, FleetAnswers, Recorder, Recording, Reported};
+use e2e::fleet::{self, Census, FleetAnswers, Recorder, Recording, Reported, place_percent};
 use e2e::graph_builder::GraphBuilderOptions;
 use e2e::policy_engine::graph_url;
 use e2e::poll;
@@ -18,7 +18,6 @@ use e2e::process::ServiceProcess;
 use e2e::scenario::{ARCHITECTURES, CANDIDATE};
 use e2e::stack::Stack;
 use postgres_testkit::PostgresServer;
-use sha2::{Digest as _, Sha256};
 
 /// The rollout's target: every version of the in-cluster channel has an
 /// update to it.
@@ -56,12 +55,6 @@ fn public_start(n: u32) -> Reported {
     let (channel, version) = STARTS[n as usize % STARTS.len()];
     let arch = ARCHITECTURES[(n as usize / STARTS.len()) % ARCHITECTURES.len()];
     Reported::new(channel, arch, version)
-}
-
-/// The documented rollout place of `id`, in percent.
-fn place_percent(id: &str) -> f64 {
-    let digest = Sha256::digest(id.as_bytes());
-    u64::from_be_bytes(digest[..8].try_into().unwrap()) as f64 / 2f64.powi(64) * 100.0
 }
 
 /// The rollout's progress now, by its documented formula.

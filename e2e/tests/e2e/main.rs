@@ -10,6 +10,7 @@ mod freshness;
 mod front_door;
 mod interop;
 mod registry_faults;
+mod rollout_control;
 mod served_graph;
 mod service_faults;
 mod signatures;

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use e2e::browser::{Browser, Viewport};
 use e2e::client_graph::ClientGraph;
+use e2e::fleet::place_percent;
 use e2e::graph_builder::PATH_PREFIX;
 use e2e::http;
 use e2e::policy_engine;
@@ -19,7 +20,6 @@ use e2e::process::ServiceProcess;
 use e2e::static_server::StaticServer;
 use e2e::workdir::Workdir;
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
 
 use super::{DRAWN, VIEWPORTS, screenshot_in};
 
@@ -90,12 +90,6 @@ fn policy_file() -> String {
          duration_hours: 800000\n    starting_percentage: 50\n",
         start.trim()
     )
-}
-
-/// The documented rollout place of a cluster id, in percent.
-fn place_percent(id: &str) -> f64 {
-    let digest = Sha256::digest(id.to_lowercase().as_bytes());
-    u64::from_be_bytes(digest[..8].try_into().unwrap()) as f64 / 2f64.powi(64) * 100.0
 }
 
 /// Cluster ids well inside the rollout (placed below 45%, offered the
