@@ -5,10 +5,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use sqlx::Row as _;
 use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row as _};
 
-use crate::store::{FleetStore, StoreError, failed};
+use crate::store::{FleetStore, StoreError, StoreKind, failed};
 
 /// A rollout's run-time state.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,18 +27,6 @@ pub struct RolloutState {
 }
 
 impl RolloutState {
-    fn new(target: &str) -> Self {
-        Self {
-            target: target.to_owned(),
-            paused_at: None,
-            paused_seconds: 0,
-            held_progress: None,
-            actor: String::new(),
-            reason: String::new(),
-            changed_at: 0,
-        }
-    }
-
     /// This state after `change` at `at`.
     fn changed(mut self, change: Change, at: i64) -> Self {
         match change {
@@ -114,39 +102,79 @@ impl FleetStore {
         &self,
         target: &str,
         change: Change,
-        (actor, reason): (&str, &str),
+        by: (&str, &str),
         at: i64,
     ) -> Result<RolloutState, StoreError> {
+        let changed = self.change_unless(target, change, by, at, |_| false).await?;
+        Ok(changed.expect("a change made unconditionally is made"))
+    }
+
+    /// Pauses the rollout of `target` unless it is paused already (an
+    /// automatic halt, which several engines sharing the store may make at
+    /// once: it is made and audited once); the new state if it paused it.
+    pub async fn halt_rollout(
+        &self,
+        target: &str,
+        by: (&str, &str),
+        at: i64,
+    ) -> Result<Option<RolloutState>, StoreError> {
+        self.change_unless(target, Change::Pause, by, at, |state| state.paused_at.is_some())
+            .await
+    }
+
+    /// [`FleetStore::change_rollout`], left undone (and unaudited) when the
+    /// current state is `done_already`. The state's row is locked first
+    /// (made if missing), so engines changing one rollout at once take
+    /// turns and each sees the other's change.
+    async fn change_unless(
+        &self,
+        target: &str,
+        change: Change,
+        (actor, reason): (&str, &str),
+        at: i64,
+        done_already: impl Fn(&RolloutState) -> bool,
+    ) -> Result<Option<RolloutState>, StoreError> {
         let mut transaction = self
             .pool
             .begin()
             .await
             .map_err(failed("beginning a transaction"))?;
-        let current = sqlx::query(concat!(
-            "SELECT target, paused_at, paused_seconds, held_progress, actor, reason, changed_at ",
-            "FROM rollout_state WHERE target = $1"
-        ))
+        sqlx::query(
+            "INSERT INTO rollout_state \
+             (target, paused_at, paused_seconds, held_progress, actor, reason, changed_at) \
+             VALUES ($1, NULL, 0, NULL, '', '', 0) ON CONFLICT (target) DO NOTHING",
+        )
         .bind(target)
-        .fetch_optional(&mut *transaction)
+        .execute(&mut *transaction)
         .await
-        .and_then(|row| row.as_ref().map(state_row).transpose())
+        .map_err(failed("writing a rollout's state"))?;
+        let lock = match self.kind() {
+            StoreKind::Postgres => " FOR UPDATE",
+            // The insert above made this transaction SQLite's one writer.
+            StoreKind::Sqlite => "",
+        };
+        let current = sqlx::query(AssertSqlSafe(format!(
+            "SELECT target, paused_at, paused_seconds, held_progress, actor, reason, changed_at \
+             FROM rollout_state WHERE target = $1{lock}"
+        )))
+        .bind(target)
+        .fetch_one(&mut *transaction)
+        .await
+        .and_then(|row| state_row(&row))
         .map_err(failed("reading a rollout's state"))?;
+        if done_already(&current) {
+            return Ok(None);
+        }
         let state = RolloutState {
             actor: actor.to_owned(),
             reason: reason.to_owned(),
             changed_at: at,
-            ..current
-                .unwrap_or_else(|| RolloutState::new(target))
-                .changed(change, at)
+            ..current.changed(change, at)
         };
-        sqlx::query(concat!(
-            "INSERT INTO rollout_state ",
-            "(target, paused_at, paused_seconds, held_progress, actor, reason, changed_at) ",
-            "VALUES ($1, $2, $3, $4, $5, $6, $7) ",
-            "ON CONFLICT (target) DO UPDATE SET paused_at = excluded.paused_at, ",
-            "paused_seconds = excluded.paused_seconds, held_progress = excluded.held_progress, ",
-            "actor = excluded.actor, reason = excluded.reason, changed_at = excluded.changed_at"
-        ))
+        sqlx::query(
+            "UPDATE rollout_state SET paused_at = $2, paused_seconds = $3, held_progress = $4, \
+             actor = $5, reason = $6, changed_at = $7 WHERE target = $1",
+        )
         .bind(target)
         .bind(state.paused_at)
         .bind(state.paused_seconds)
@@ -178,7 +206,7 @@ impl FleetStore {
             .commit()
             .await
             .map_err(failed("committing a rollout's change"))?;
-        Ok(state)
+        Ok(Some(state))
     }
 
     /// The audited changes (of `target`, or of every rollout), oldest
@@ -248,7 +276,16 @@ mod tests {
 
     #[test]
     fn a_pause_stops_the_clock_and_a_resume_adds_the_time_it_stood_still() {
-        let state = RolloutState::new("4.18.52").changed(Change::Pause, 100);
+        let running = RolloutState {
+            target: "4.18.52".into(),
+            paused_at: None,
+            paused_seconds: 0,
+            held_progress: None,
+            actor: String::new(),
+            reason: String::new(),
+            changed_at: 0,
+        };
+        let state = running.changed(Change::Pause, 100);
         assert_eq!(state.paused_at, Some(100));
         let again = state.changed(Change::Pause, 150);
         assert_eq!(

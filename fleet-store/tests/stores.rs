@@ -202,6 +202,30 @@ async fn exercise(first: FleetStore, second: FleetStore) {
     assert_eq!(actions, [("pause", "ops"), ("resume", "alertmanager")]);
     assert!(first.rollout_audit(Some("4.19.1"), 10).await.unwrap().is_empty());
 
+    // Two engines halting one rollout at once: it is paused, and audited,
+    // once; a halt of a paused rollout changes nothing.
+    let halt = |store: &FleetStore| {
+        let store = store.clone();
+        async move {
+            store
+                .halt_rollout("4.19.1", ("fleet-signal", "silent"), 2_000)
+                .await
+                .unwrap()
+        }
+    };
+    let (one, other) = tokio::join!(halt(&first), halt(&second));
+    assert_eq!(
+        [one.is_some(), other.is_some()]
+            .iter()
+            .filter(|made| **made)
+            .count(),
+        1,
+        "{one:?} {other:?}"
+    );
+    assert!(halt(&second).await.is_none(), "paused already");
+    let audit = first.rollout_audit(Some("4.19.1"), 10).await.unwrap();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+
     // c and d were last seen, and d's two changes made, before the first hour.
     let pruned = second.prune(HOUR).await.unwrap();
     assert_eq!((pruned.clusters, pruned.changes), (2, 2));

@@ -4,7 +4,9 @@
 //! time it took is printed: the target is 5 s at the default
 //! `rollouts.refresh_ms`), both keep it across restarts, tokens are
 //! checked (missing, wrong, removed from the file while the engines run)
-//! and the audit shows every change with who made it.
+//! and the audit shows every change with who made it. And a rollout whose
+//! clusters go silent after taking its target is halted by the fleet's
+//! signal, once, on both.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -47,11 +49,13 @@ fn full_graph() -> Vec<u8> {
 }
 
 /// A rollout of [`TARGET`] to half the fleet on 2026-01-01, the rest over
-/// 91 years: its progress grows by about half a percent a year from 50%.
-fn policy_file() -> String {
+/// 91 years: its progress grows by about half a percent a year from 50%;
+/// with `halt_when` (YAML) if given.
+fn policy_file(halt_when: Option<&str>) -> String {
+    let halt_when = halt_when.map_or_else(String::new, |halt| format!("    halt_when: {halt}\n"));
     format!(
         "rollouts:\n  - target: {TARGET}\n    start: 2026-01-01T00:00:00Z\n    \
-         duration_hours: 800000\n    starting_percentage: 50\n"
+         duration_hours: 800000\n    starting_percentage: 50\n{halt_when}"
     )
 }
 
@@ -68,33 +72,42 @@ struct Replica {
 }
 
 impl Replica {
-    async fn start(workdir: &Path, id: &str, upstream: &str, store: &str) -> anyhow::Result<Self> {
+    /// An engine recording to `store`, with the policy and token files of
+    /// `workdir` and the `extra` flags.
+    async fn start(
+        workdir: &Path,
+        id: &str,
+        upstream: &str,
+        store: &str,
+        extra: &[&str],
+    ) -> anyhow::Result<Self> {
         let (policy, tokens) = (workdir.join("policy.yaml"), workdir.join("tokens"));
-        let engine = policy_engine::start_with(
-            workdir,
-            id,
-            upstream,
-            &[
-                "--fleet.store",
-                store,
-                "--cluster_policy.file",
-                policy.to_str().unwrap(),
-                "--rollouts.token_file",
-                tokens.to_str().unwrap(),
-            ],
-        )
-        .await?;
+        let mut flags = vec![
+            "--fleet.store",
+            store,
+            "--cluster_policy.file",
+            policy.to_str().unwrap(),
+            "--rollouts.token_file",
+            tokens.to_str().unwrap(),
+        ];
+        flags.extend(extra);
+        let engine = policy_engine::start_with(workdir, id, upstream, &flags).await?;
         Ok(Self { engine })
+    }
+
+    /// Asks as cluster `id` on `version` does; whether it was answered.
+    async fn check(&self, http: &reqwest::Client, id: &str, version: &str) -> anyhow::Result<ClientGraph> {
+        let url = self.engine.api_url(&format!(
+            "{PATH_PREFIX}/graph?channel=stable-4.18&arch=amd64&version={version}&id={id}"
+        ));
+        let answer = http::get(http, &url, Some("application/json")).await?;
+        ensure!(answer.status == 200, "{url}: {}", answer.status);
+        ClientGraph::from_served(&answer.json()?)
     }
 
     /// Whether the engine offers [`TARGET`] to cluster `id` on 4.18.1.
     async fn offers(&self, http: &reqwest::Client, id: &str) -> anyhow::Result<bool> {
-        let url = self.engine.api_url(&format!(
-            "{PATH_PREFIX}/graph?channel=stable-4.18&arch=amd64&version=4.18.1&id={id}"
-        ));
-        let answer = http::get(http, &url, Some("application/json")).await?;
-        ensure!(answer.status == 200, "{url}: {}", answer.status);
-        let graph = ClientGraph::from_served(&answer.json()?)?;
+        let graph = self.check(http, id, "4.18.1").await?;
         Ok(graph
             .updates_from("4.18.1")
             .is_some_and(|updates| updates.available.iter().any(|to| to == TARGET)))
@@ -144,22 +157,52 @@ async fn honoured(what: &str, since: SystemTime, done: impl AsyncFn() -> anyhow:
     since.elapsed().unwrap_or_default()
 }
 
+/// Two replicas on one PostgreSQL, before one upstream, with the policy
+/// file `policy` and both tokens.
+struct Replicas {
+    a: Replica,
+    b: Replica,
+    postgres: PostgresServer,
+    _upstream: StaticServer,
+    workdir: Workdir,
+}
+
+impl Replicas {
+    async fn start(policy: &str, extra: &[&str]) -> anyhow::Result<Self> {
+        let workdir = Workdir::new()?;
+        let dir = workdir.path();
+        std::fs::write(dir.join("policy.yaml"), policy)?;
+        std::fs::write(
+            dir.join("tokens"),
+            format!("ops {OPS_TOKEN}\nrobot {ROBOT_TOKEN}\n"),
+        )?;
+        let upstream = StaticServer::start(full_graph(), "application/json")?;
+        let upstream_url = format!("{}{PATH_PREFIX}/graph", upstream.url());
+        let postgres = PostgresServer::start().await?;
+        let store = postgres.url();
+        let a = Replica::start(dir, "a", &upstream_url, &store, extra).await?;
+        let b = Replica::start(dir, "b", &upstream_url, &store, extra).await?;
+        Ok(Self {
+            a,
+            b,
+            postgres,
+            _upstream: upstream,
+            workdir,
+        })
+    }
+}
+
 #[tokio::test]
 async fn replicas_sharing_postgresql_honour_each_others_changes_keep_them_and_audit_them() {
-    let workdir = Workdir::new().unwrap();
+    // Every part kept until the test ends (the store and the upstream too).
+    let Replicas {
+        mut a,
+        mut b,
+        workdir,
+        postgres: _postgres,
+        _upstream: _upstream,
+    } = Replicas::start(&policy_file(None), &[]).await.unwrap();
     let dir = workdir.path();
-    std::fs::write(dir.join("policy.yaml"), policy_file()).unwrap();
-    std::fs::write(
-        dir.join("tokens"),
-        format!("ops {OPS_TOKEN}\nrobot {ROBOT_TOKEN}\n"),
-    )
-    .unwrap();
-    let upstream = StaticServer::start(full_graph(), "application/json").unwrap();
-    let upstream_url = format!("{}{PATH_PREFIX}/graph", upstream.url());
-    let postgres = PostgresServer::start().await.unwrap();
-    let store = postgres.url();
-    let mut a = Replica::start(dir, "a", &upstream_url, &store).await.unwrap();
-    let mut b = Replica::start(dir, "b", &upstream_url, &store).await.unwrap();
     let http = reqwest::Client::new();
     let (inside, outside) = (cluster_at(10.0..40.0), cluster_at(60.0..90.0));
     for replica in [&a, &b] {
@@ -275,4 +318,78 @@ async fn replicas_sharing_postgresql_honour_each_others_changes_keep_them_and_au
         ],
         "oldest first"
     );
+}
+
+/// Clusters that took the rollout's target and were not seen since: the
+/// fleet's signal halts it on both replicas, once. The clusters ask for
+/// real; the two hours they then stay silent are the store's times moved
+/// back (the shortest silent window is an hour).
+#[tokio::test]
+async fn a_rollout_whose_clusters_go_silent_after_arriving_is_halted_once_on_both_replicas() {
+    let halt_when = "{silent_after_arriving_percent: 50, min_arrived: 6}";
+    let replicas = Replicas::start(
+        &policy_file(Some(halt_when)),
+        &["--rollouts.halt_check_secs", "1", "--fleet.silent_hours", "1"],
+    )
+    .await
+    .unwrap();
+    let (a, b) = (&replicas.a, &replicas.b);
+    let http = reqwest::Client::new();
+    let arriving: Vec<String> = (0u32..)
+        .map(|n| format!("{n:08x}-0f1c-4000-8000-00000000000f"))
+        .filter(|id| place_percent(id) < 45.0)
+        .take(8)
+        .collect();
+    let mut asked = [0, 0];
+    for (n, id) in arriving.iter().enumerate() {
+        let replica = [a, b][n % 2];
+        let offered = replica.check(&http, id, "4.18.1").await.unwrap();
+        assert!(
+            offered
+                .updates_from("4.18.1")
+                .is_some_and(|updates| updates.available.iter().any(|to| to == TARGET)),
+            "{id} is placed inside the rollout"
+        );
+        replica.check(&http, id, TARGET).await.unwrap();
+        asked[n % 2] += 2;
+    }
+    for (replica, checks) in [a, b].into_iter().zip(asked) {
+        FleetAnswers::of(&replica.engine, &http)
+            .await_written(checks)
+            .await
+            .unwrap();
+        assert_eq!(replica.paused(&http).await.unwrap(), 0.0, "seen a moment ago");
+    }
+
+    let pool = sqlx::PgPool::connect(&replicas.postgres.url()).await.unwrap();
+    for statement in [
+        "UPDATE fleet_clusters SET first_seen = first_seen - 7200, last_seen = last_seen - 7200, \
+         version_since = version_since - 7200",
+        "UPDATE fleet_changes SET at = at - 7200",
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    for replica in [a, b] {
+        let name = replica.engine.name().to_owned();
+        honoured(
+            &format!("{name} to hold the rollout halted"),
+            SystemTime::now(),
+            || async { Ok(replica.paused(&http).await? == 1.0) },
+        )
+        .await;
+    }
+    let (status, body, _) = a
+        .control(&http, reqwest::Method::GET, "", Some(OPS_TOKEN))
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let document: Rollouts = serde_json::from_value(body).unwrap();
+    let halts: Vec<(&str, &str)> = document
+        .history
+        .iter()
+        .map(|entry| (entry.action.as_str(), entry.by.as_str()))
+        .collect();
+    assert_eq!(halts, [("pause", "fleet-signal")], "halted once by two engines");
+    let reason = &document.history[0].reason;
+    assert!(reason.contains("100.0% of the 8 clusters"), "{reason}");
 }

@@ -26,6 +26,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use cincinnati_client::fleet::Header;
 use cincinnati_client::rollout_control::{AuditEntry, ControlledRollout, Rollouts};
 use cincinnati_core::{ApiError, ErrorKind};
+use fleet_store::FleetStore;
 use fleet_store::rollouts::{Change, RolloutState};
 use parking_lot::Mutex;
 use prometheus::{IntCounter, IntGaugeVec, Opts};
@@ -151,11 +152,20 @@ impl Control {
                 rollout.target, halt.silent_after_arriving_percent, halt.min_arrived
             );
             let target = rollout.target.to_string();
-            match self
-                .change(&target, Change::Pause, (HALT_ACTOR, &reason), now)
-                .await
-            {
-                Ok(()) => tracing::warn!(target = %target, %reason, "rollout paused by the fleet's signal"),
+            let halted = self
+                .stored(async |store| {
+                    store
+                        .halt_rollout(&target, (HALT_ACTOR, &reason), unix_seconds(now))
+                        .await
+                })
+                .await;
+            match halted {
+                Ok(Some(_)) => {
+                    tracing::warn!(target = %target, %reason, "rollout paused by the fleet's signal");
+                    self.refresh().await;
+                }
+                // Another engine sharing the store halted it first.
+                Ok(None) => self.refresh().await,
                 Err(error) => {
                     tracing::warn!(target = %target, error = %error.value, "a halted rollout could not be paused")
                 }
@@ -240,22 +250,12 @@ impl Control {
         if reason.trim().is_empty() {
             return Err(ApiError::missing_params(&["reason"]));
         }
-        let changed = tokio::time::timeout(STORE_TIMEOUT, async {
-            let store = self.store.get().await?;
+        self.stored(async |store| {
             store
                 .change_rollout(target, change, (actor, reason), unix_seconds(now))
                 .await
         })
-        .await;
-        let failure = match changed {
-            Ok(Ok(_)) => None,
-            Ok(Err(error)) => Some(format!("{:#}", anyhow::Error::new(error))),
-            Err(_) => Some("the store took too long".to_owned()),
-        };
-        if let Some(failure) = failure {
-            self.metrics.store_errors.inc();
-            return Err(unavailable(&failure));
-        }
+        .await?;
         tracing::info!(
             target,
             action = change.action(),
@@ -265,6 +265,26 @@ impl Control {
         );
         self.refresh().await;
         Ok(())
+    }
+
+    /// `write` made on the store, within the store's time; a failure
+    /// counted and answered as 503.
+    async fn stored<T>(
+        &self,
+        write: impl AsyncFnOnce(&FleetStore) -> Result<T, fleet_store::StoreError>,
+    ) -> Result<T, ApiError> {
+        let written = tokio::time::timeout(STORE_TIMEOUT, async {
+            let store = self.store.get().await?;
+            write(&store).await
+        })
+        .await;
+        let failure = match written {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(error)) => format!("{:#}", anyhow::Error::new(error)),
+            Err(_) => "the store took too long".to_owned(),
+        };
+        self.metrics.store_errors.inc();
+        Err(unavailable(&failure))
     }
 
     /// `GET {prefix}/v1/rollouts`: the rollouts as control leaves them, and
