@@ -200,7 +200,7 @@ async fn replicas_sharing_postgresql_honour_each_others_changes_keep_them_and_au
         mut b,
         workdir,
         postgres: _postgres,
-        _upstream: _upstream,
+        _upstream,
     } = Replicas::start(&policy_file(None), &[]).await.unwrap();
     let dir = workdir.path();
     let http = reqwest::Client::new();
