@@ -34,6 +34,13 @@
 # one of 100,000 ids, as an engine serving a fleet has (a cluster asks every
 # few minutes; its groups are kept for the lookup TTL, an hour); WARMUP=0s
 # measures the cold start instead.
+#
+# CONTROL=1 (with MODE=cluster-policy) puts the policy engine's rollouts
+# under run-time control: a fleet store (a SQLite file, recording every
+# check too) and a token file; before the load, the oldest rollout is
+# paused and the next one's progress held through {prefix}/v1/rollouts,
+# so every answer is made with run-time state read from the store (every
+# rollouts.refresh_ms, off the request path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,6 +56,7 @@ MODE=${MODE:-default}
 IDS=${IDS:-100000}
 LOOKUP_LATENCY_MS=${LOOKUP_LATENCY_MS:-5}
 WARMUP=${WARMUP:-40s}
+CONTROL=${CONTROL:-0}
 # Environment for the engine (e.g. mimalloc options, for experiments); the
 # engine applies its own allocator settings (policy-engine/src/allocator.rs).
 ALLOCATOR_ENV=${ALLOCATOR_ENV:-}
@@ -201,18 +209,33 @@ with open(sys.argv[2], "w") as out:
 PY
     "$CARGO_TARGET_DIR/release/lookup-service" --port $LOOKUP_PORT --latency-ms "$LOOKUP_LATENCY_MS" --groups 20 &
     pids+=($!)
+    control=()
+    if [ "$CONTROL" = 1 ]; then
+        echo "bench bench-token-0123456789" >"$work/tokens"
+        control=(--fleet.store "sqlite://$work/fleet.db" --rollouts.token_file "$work/tokens")
+    fi
     env $ALLOCATOR_ENV "$ENGINE" \
         --service.port $POLICY_ENGINE_PORT --status.port $POLICY_STATUS_PORT \
         --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
         --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" \
         --cluster_policy.file "$work/policy.yaml" \
-        --cluster_policy.lookup_url "http://127.0.0.1:$LOOKUP_PORT/groups" &
+        --cluster_policy.lookup_url "http://127.0.0.1:$LOOKUP_PORT/groups" "${control[@]}" &
     policy_engine=$!
     pids+=($policy_engine)
     for _ in $(seq 100); do
         curl -sf "http://127.0.0.1:$POLICY_STATUS_PORT/readyz" >/dev/null && break
         sleep 0.1
     done
+    if [ "$CONTROL" = 1 ]; then
+        rollouts="http://127.0.0.1:$POLICY_STATUS_PORT$PREFIX/v1/rollouts"
+        targets=($(curl -sf -H 'Authorization: Bearer bench-token-0123456789' "$rollouts" |
+            python3 -c 'import json, sys; print(" ".join(r["target"] for r in json.load(sys.stdin)["rollouts"]))'))
+        curl -sf -o /dev/null -X POST -H 'Authorization: Bearer bench-token-0123456789' \
+            "$rollouts/${targets[0]}/pause?reason=benchmark"
+        curl -sf -o /dev/null -X PUT -H 'Authorization: Bearer bench-token-0123456789' \
+            "$rollouts/${targets[1]}/progress?reason=benchmark&percent=35"
+        echo "rollouts under run-time control: ${targets[0]} paused, ${targets[1]} held at 35%"
+    fi
     # Each request: a random one of IDS cluster ids.
     cat >"$work/ids.lua" <<LUA
 math.randomseed(os.time() + tonumber(tostring({}):sub(-6), 16))
@@ -231,7 +254,9 @@ LUA
     lookups() { curl -s "http://127.0.0.1:$POLICY_STATUS_PORT/metrics" | awk '$1 == "cincinnati_pe_cluster_lookups_total" { print $2 }'; }
     load "no policy, $IDS cluster ids, gzip" "$url" "$engine" "${ids[@]}"
     before=$(lookups)
-    load "cluster policy, $IDS cluster ids, gzip" "$policy_url" "$policy_engine" "${ids[@]}"
+    policy_label="cluster policy"
+    [ "$CONTROL" = 1 ] && policy_label="cluster policy, rollouts under run-time control, checks recorded"
+    load "$policy_label, $IDS cluster ids, gzip" "$policy_url" "$policy_engine" "${ids[@]}"
     echo "lookups during the measured load: $(($(lookups) - before))"
     echo "== the policy engine's lookups and answers"
     curl -s "http://127.0.0.1:$POLICY_STATUS_PORT/metrics" \
