@@ -17,7 +17,7 @@
 //! - [`store`]: opening a store, recording checks, pruning.
 //! - [`questions`]: what the fleet answers are made of.
 //! - [`rollouts`]: rollouts under run-time control, and their audit
-//!   (schema version 2).
+//!   (schema versions 2 and 4).
 
 pub mod questions;
 pub mod rollouts;

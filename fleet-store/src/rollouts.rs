@@ -20,6 +20,9 @@ pub struct RolloutState {
     pub paused_seconds: i64,
     /// A progress held whatever the schedule.
     pub held_progress: Option<f64>,
+    /// While paused, the progress it had when paused: the most it offers
+    /// (percent), whatever an edit of the policy file does meanwhile.
+    pub paused_progress: Option<f64>,
     /// The last change.
     pub actor: String,
     pub reason: String,
@@ -27,16 +30,21 @@ pub struct RolloutState {
 }
 
 impl RolloutState {
-    /// This state after `change` at `at`.
-    fn changed(mut self, change: Change, at: i64) -> Self {
+    /// This state after `change` at `at`, when the rollout's progress is
+    /// `progress`.
+    fn changed(mut self, change: Change, at: i64, progress: f64) -> Self {
         match change {
             Change::Pause => {
-                self.paused_at.get_or_insert(at);
+                if self.paused_at.is_none() {
+                    self.paused_at = Some(at);
+                    self.paused_progress = Some(progress);
+                }
             }
             Change::Resume => {
                 if let Some(paused_at) = self.paused_at.take() {
                     self.paused_seconds += (at - paused_at).max(0);
                 }
+                self.paused_progress = None;
             }
             Change::Hold(progress) => self.held_progress = Some(progress),
             Change::Release => self.held_progress = None,
@@ -83,10 +91,9 @@ pub struct AuditEntry {
 impl FleetStore {
     /// Every rollout changed at run time.
     pub async fn rollout_states(&self) -> Result<Vec<RolloutState>, StoreError> {
-        let rows = sqlx::query(concat!(
-            "SELECT target, paused_at, paused_seconds, held_progress, actor, reason, changed_at ",
-            "FROM rollout_state ORDER BY target"
-        ))
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {STATE_COLUMNS} FROM rollout_state ORDER BY target"
+        )))
         .fetch_all(&self.pool)
         .await
         .map_err(failed("reading the rollouts' state"))?;
@@ -96,30 +103,36 @@ impl FleetStore {
             .map_err(failed("reading the rollouts' state"))
     }
 
-    /// Applies `change` to the rollout of `target` at `at`, by `actor` for
-    /// `reason`, with its audit entry, in one transaction; the new state.
+    /// Applies `change` to the rollout of `target` at `at` (when its
+    /// progress is `progress`), by `actor` for `reason`, with its audit
+    /// entry, in one transaction; the new state.
     pub async fn change_rollout(
         &self,
         target: &str,
         change: Change,
         by: (&str, &str),
-        at: i64,
+        (at, progress): (i64, f64),
     ) -> Result<RolloutState, StoreError> {
-        let changed = self.change_unless(target, change, by, at, |_| false).await?;
+        let changed = self
+            .change_unless(target, change, by, (at, progress), |_| false)
+            .await?;
         Ok(changed.expect("a change made unconditionally is made"))
     }
 
-    /// Pauses the rollout of `target` unless it is paused already (an
-    /// automatic halt, which several engines sharing the store may make at
-    /// once: it is made and audited once); the new state if it paused it.
+    /// Pauses the rollout of `target` (at `at`, when its progress is
+    /// `progress`) unless it is paused already (an automatic halt, which
+    /// several engines sharing the store may make at once: it is made and
+    /// audited once); the new state if it paused it.
     pub async fn halt_rollout(
         &self,
         target: &str,
         by: (&str, &str),
-        at: i64,
+        (at, progress): (i64, f64),
     ) -> Result<Option<RolloutState>, StoreError> {
-        self.change_unless(target, Change::Pause, by, at, |state| state.paused_at.is_some())
-            .await
+        self.change_unless(target, Change::Pause, by, (at, progress), |state| {
+            state.paused_at.is_some()
+        })
+        .await
     }
 
     /// [`FleetStore::change_rollout`], left undone (and unaudited) when the
@@ -131,7 +144,7 @@ impl FleetStore {
         target: &str,
         change: Change,
         (actor, reason): (&str, &str),
-        at: i64,
+        (at, progress): (i64, f64),
         done_already: impl Fn(&RolloutState) -> bool,
     ) -> Result<Option<RolloutState>, StoreError> {
         let mut transaction = self
@@ -141,8 +154,8 @@ impl FleetStore {
             .map_err(failed("beginning a transaction"))?;
         sqlx::query(
             "INSERT INTO rollout_state \
-             (target, paused_at, paused_seconds, held_progress, actor, reason, changed_at) \
-             VALUES ($1, NULL, 0, NULL, '', '', 0) ON CONFLICT (target) DO NOTHING",
+             (target, paused_at, paused_seconds, held_progress, paused_progress, actor, reason, changed_at) \
+             VALUES ($1, NULL, 0, NULL, NULL, '', '', 0) ON CONFLICT (target) DO NOTHING",
         )
         .bind(target)
         .execute(&mut *transaction)
@@ -154,8 +167,7 @@ impl FleetStore {
             StoreKind::Sqlite => "",
         };
         let current = sqlx::query(AssertSqlSafe(format!(
-            "SELECT target, paused_at, paused_seconds, held_progress, actor, reason, changed_at \
-             FROM rollout_state WHERE target = $1{lock}"
+            "SELECT {STATE_COLUMNS} FROM rollout_state WHERE target = $1{lock}"
         )))
         .bind(target)
         .fetch_one(&mut *transaction)
@@ -169,11 +181,11 @@ impl FleetStore {
             actor: actor.to_owned(),
             reason: reason.to_owned(),
             changed_at: at,
-            ..current.changed(change, at)
+            ..current.changed(change, at, progress)
         };
         sqlx::query(
             "UPDATE rollout_state SET paused_at = $2, paused_seconds = $3, held_progress = $4, \
-             actor = $5, reason = $6, changed_at = $7 WHERE target = $1",
+             paused_progress = $8, actor = $5, reason = $6, changed_at = $7 WHERE target = $1",
         )
         .bind(target)
         .bind(state.paused_at)
@@ -182,6 +194,7 @@ impl FleetStore {
         .bind(actor)
         .bind(reason)
         .bind(at)
+        .bind(state.paused_progress)
         .execute(&mut *transaction)
         .await
         .map_err(failed("writing a rollout's state"))?;
@@ -244,12 +257,17 @@ impl FleetStore {
     }
 }
 
+/// The columns [`state_row`] reads, in its order.
+const STATE_COLUMNS: &str =
+    "target, paused_at, paused_seconds, held_progress, actor, reason, changed_at, paused_progress";
+
 fn state_row(row: &AnyRow) -> Result<RolloutState, sqlx::Error> {
     Ok(RolloutState {
         target: row.try_get(0)?,
         paused_at: row.try_get(1)?,
         paused_seconds: row.try_get(2)?,
         held_progress: row.try_get(3)?,
+        paused_progress: row.try_get(7)?,
         actor: row.try_get(4)?,
         reason: row.try_get(5)?,
         changed_at: row.try_get(6)?,
@@ -281,27 +299,31 @@ mod tests {
             paused_at: None,
             paused_seconds: 0,
             held_progress: None,
+            paused_progress: None,
             actor: String::new(),
             reason: String::new(),
             changed_at: 0,
         };
-        let state = running.changed(Change::Pause, 100);
-        assert_eq!(state.paused_at, Some(100));
-        let again = state.changed(Change::Pause, 150);
+        let state = running.changed(Change::Pause, 100, 30.0);
+        assert_eq!((state.paused_at, state.paused_progress), (Some(100), Some(30.0)));
+        let again = state.changed(Change::Pause, 150, 31.0);
         assert_eq!(
-            again.paused_at,
-            Some(100),
-            "a second pause keeps the first's time"
+            (again.paused_at, again.paused_progress),
+            (Some(100), Some(30.0)),
+            "a second pause keeps the first's time and progress"
         );
-        let resumed = again.changed(Change::Resume, 400);
-        assert_eq!((resumed.paused_at, resumed.paused_seconds), (None, 300));
-        let twice = resumed.changed(Change::Resume, 500);
+        let resumed = again.changed(Change::Resume, 400, 30.0);
+        assert_eq!(
+            (resumed.paused_at, resumed.paused_seconds, resumed.paused_progress),
+            (None, 300, None)
+        );
+        let twice = resumed.changed(Change::Resume, 500, 30.0);
         assert_eq!(
             twice.paused_seconds, 300,
             "resuming a running rollout changes nothing"
         );
-        let held = twice.changed(Change::Hold(12.5), 600);
+        let held = twice.changed(Change::Hold(12.5), 600, 30.0);
         assert_eq!(held.held_progress, Some(12.5));
-        assert_eq!(held.changed(Change::Release, 700).held_progress, None);
+        assert_eq!(held.changed(Change::Release, 700, 12.5).held_progress, None);
     }
 }

@@ -25,7 +25,7 @@ fn everyone() -> Scope<'static> {
 
 /// Two handles on one store, as two engines sharing it have.
 async fn exercise(first: FleetStore, second: FleetStore) {
-    assert_eq!(first.schema_version().await.unwrap(), 3);
+    assert_eq!(first.schema_version().await.unwrap(), 4);
 
     // a and b on 4.18.1; a moves to 4.18.2 within the same batch.
     let recorded = first
@@ -174,16 +174,26 @@ async fn exercise(first: FleetStore, second: FleetStore) {
 
     // A pause made through one handle is the other's state; audited.
     let paused = first
-        .change_rollout("4.18.52", RolloutChange::Pause, ("ops", "storage alarms"), 1_000)
+        .change_rollout(
+            "4.18.52",
+            RolloutChange::Pause,
+            ("ops", "storage alarms"),
+            (1_000, 30.0),
+        )
         .await
         .unwrap();
-    assert_eq!(paused.paused_at, Some(1_000));
+    assert_eq!(
+        (paused.paused_at, paused.paused_progress),
+        (Some(1_000), Some(30.0))
+    );
+    let states = second.rollout_states().await.unwrap();
+    assert_eq!(states[0].paused_progress, Some(30.0), "kept with the state");
     second
         .change_rollout(
             "4.18.52",
             RolloutChange::Resume,
             ("alertmanager", "resolved"),
-            1_600,
+            (1_600, 30.0),
         )
         .await
         .unwrap();
@@ -208,7 +218,7 @@ async fn exercise(first: FleetStore, second: FleetStore) {
         let store = store.clone();
         async move {
             store
-                .halt_rollout("4.19.1", ("fleet-signal", "silent"), 2_000)
+                .halt_rollout("4.19.1", ("fleet-signal", "silent"), (2_000, 40.0))
                 .await
                 .unwrap()
         }
@@ -288,7 +298,7 @@ async fn a_sqlite_file() {
     exercise(first, second).await;
     // Reopened: migrations already applied, data kept.
     let again = FleetStore::open(&url, &url).await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 3);
+    assert_eq!(again.schema_version().await.unwrap(), 4);
     assert!(again.history("a").await.unwrap().is_some());
     seen_step(again).await;
 }

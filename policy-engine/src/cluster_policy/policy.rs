@@ -97,6 +97,9 @@ pub struct RolloutControl {
     pub stood_still: Duration,
     /// A progress held (percent), whatever the schedule.
     pub held_progress: Option<f64>,
+    /// While paused, its progress when paused: the most it offers, however
+    /// the file's schedule is edited meanwhile.
+    pub paused_progress: Option<f64>,
     /// The last change: who, why, when.
     pub actor: String,
     pub reason: String,
@@ -135,14 +138,19 @@ impl Rollout {
     /// The share of clusters offered the target at `now`, in percent: a
     /// held progress; else, at the time on the rollout's clock, 0 before
     /// the start, then from the starting percentage up to 100 linearly over
-    /// the duration.
+    /// the duration; while paused, no more than when it was paused.
     pub fn progress(&self, now: SystemTime) -> f64 {
         match &self.control {
             Some(RolloutControl {
                 held_progress: Some(held),
                 ..
             }) => held.clamp(0.0, 100.0),
-            Some(control) => self.scheduled_progress(control.clock(now)),
+            Some(control) => {
+                let scheduled = self.scheduled_progress(control.clock(now));
+                control
+                    .paused_progress
+                    .map_or(scheduled, |paused| scheduled.min(paused))
+            }
             None => self.scheduled_progress(now),
         }
     }
@@ -625,6 +633,33 @@ mod tests {
         assert_eq!(rollout.progress(at(1000 + 99 * 3600)), 100.0);
         assert!(rollout.includes(Place::LAST, at(1000 + 10 * 3600)));
         assert!(!rollout.includes(Place::LAST, at(1000 + 10 * 3600 - 1)));
+    }
+
+    #[test]
+    fn a_paused_rollout_offers_no_more_than_when_it_was_paused_whatever_the_file_says() {
+        // Paused at 60% (5 h into 10 h from 20%).
+        let paused = |rollout: Rollout| Rollout {
+            control: Some(RolloutControl {
+                paused_at: Some(at(100_000 + 5 * 3600)),
+                stood_still: Duration::ZERO,
+                held_progress: None,
+                paused_progress: Some(60.0),
+                actor: "ops".into(),
+                reason: "alarms".into(),
+                changed_at: at(100_000 + 5 * 3600),
+            }),
+            ..rollout
+        };
+        let later = at(100_000 + 8 * 3600);
+        assert_eq!(paused(rollout(100_000, 10, 20.0)).progress(later), 60.0);
+        // The file edited: started earlier, its clock now past 90%.
+        assert_eq!(
+            paused(rollout(100_000 - 4 * 3600, 10, 20.0)).progress(later),
+            60.0,
+            "no jump"
+        );
+        // Edited to a slower schedule: it offers less, never more.
+        assert_eq!(paused(rollout(100_000, 20, 20.0)).progress(later), 40.0);
     }
 
     #[test]

@@ -17,7 +17,9 @@
 //! threshold: checked every `rollouts.halt_check_secs`.
 //!
 //! - [`tokens`]: the bearer tokens, read again when their file changes.
+//! - [`conflicts`]: where the file and run-time control disagree.
 
+pub mod conflicts;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -29,12 +31,13 @@ use cincinnati_core::{ApiError, ErrorKind};
 use fleet_store::FleetStore;
 use fleet_store::rollouts::{Change, RolloutState};
 use parking_lot::Mutex;
-use prometheus::{IntCounter, IntGaugeVec, Opts};
+use prometheus::{IntCounter, IntGauge, IntGaugeVec, Opts};
 use service_kit::freshness::Freshness;
 use service_kit::metrics::MetricRegistry;
 use service_kit::periodic::Every;
 use service_kit::timestamp::rfc3339;
 
+use self::conflicts::Conflicts;
 use self::tokens::Tokens;
 use crate::cluster_policy::ClusterPolicy;
 use crate::cluster_policy::policy::{Controls, RolloutControl};
@@ -63,6 +66,7 @@ pub struct Control {
     tokens: Tokens,
     intervals: Intervals,
     freshness: Mutex<Freshness>,
+    conflicts: Mutex<Conflicts>,
     metrics: ControlMetrics,
 }
 
@@ -73,6 +77,8 @@ pub struct ControlMetrics {
     pub paused: IntGaugeVec,
     /// Reads and changes of the store that failed.
     pub store_errors: IntCounter,
+    /// Rollouts whose run-time state and policy file disagree.
+    pub conflicts: IntGauge,
 }
 
 impl ControlMetrics {
@@ -86,6 +92,10 @@ impl ControlMetrics {
                 "rollout_control_errors_total",
                 "Reads and changes of the rollouts' run-time state that failed (the last state stays in force)",
             )?)?,
+            conflicts: registry.add(IntGauge::new(
+                "rollout_control_conflicts",
+                "Rollouts whose run-time state hides an edit of the policy file, or that the file no longer declares",
+            )?)?,
         })
     }
 }
@@ -95,6 +105,8 @@ impl ControlMetrics {
 pub struct ControlStatus {
     /// Rollouts changed at run time, by target.
     pub controlled: Vec<String>,
+    /// Where run-time state and the policy file disagree (`target: why`).
+    pub conflicts: Vec<String>,
     /// When the store's state was last read, and the failure since.
     #[serde(flatten)]
     pub freshness: Freshness,
@@ -114,6 +126,7 @@ impl Control {
             tokens,
             intervals,
             freshness: Mutex::new(Freshness::default()),
+            conflicts: Mutex::new(Conflicts::default()),
             metrics,
         }
     }
@@ -155,7 +168,11 @@ impl Control {
             let halted = self
                 .stored(async |store| {
                     store
-                        .halt_rollout(&target, (HALT_ACTOR, &reason), unix_seconds(now))
+                        .halt_rollout(
+                            &target,
+                            (HALT_ACTOR, &reason),
+                            (unix_seconds(now), rollout.progress(now)),
+                        )
                         .await
                 })
                 .await;
@@ -184,6 +201,12 @@ impl Control {
         let mut freshness = self.freshness.lock();
         match read {
             Ok(Ok(states)) => {
+                let mut conflicts = self.conflicts.lock();
+                for (target, why) in conflicts.check(&self.policy.current().rollouts(), &states) {
+                    tracing::warn!(target, conflict = %why, "the policy file and run-time control disagree");
+                }
+                self.metrics.conflicts.set(conflicts.standing().len() as i64);
+                drop(conflicts);
                 self.policy.set_controls(controls(states));
                 freshness.succeeded(SystemTime::now());
                 self.metrics.paused.reset();
@@ -226,18 +249,17 @@ impl Control {
         (actor, reason): (&str, &str),
         now: SystemTime,
     ) -> Result<(), ApiError> {
-        if !self
-            .policy
-            .current()
-            .rollouts()
+        let rollouts = self.policy.current().rollouts();
+        let Some(rollout) = rollouts
             .iter()
-            .any(|rollout| rollout.target.to_string() == target)
-        {
+            .find(|rollout| rollout.target.to_string() == target)
+        else {
             return Err(ApiError::new(
                 ErrorKind::DoesNotExist,
                 format_args!("the policy file declares no rollout of {target}"),
             ));
-        }
+        };
+        let progress = rollout.progress(now);
         if let Change::Hold(percent) = change
             && !(0.0..=100.0).contains(&percent)
         {
@@ -252,7 +274,7 @@ impl Control {
         }
         self.stored(async |store| {
             store
-                .change_rollout(target, change, (actor, reason), unix_seconds(now))
+                .change_rollout(target, change, (actor, reason), (unix_seconds(now), progress))
                 .await
         })
         .await?;
@@ -338,6 +360,7 @@ impl Control {
                 .filter(|rollout| rollout.control.is_some())
                 .map(|rollout| rollout.target.to_string())
                 .collect(),
+            conflicts: self.conflicts.lock().standing(),
             freshness: self.freshness.lock().clone(),
         }
     }
@@ -352,6 +375,7 @@ fn controls(states: Vec<RolloutState>) -> Controls {
                 paused_at: state.paused_at.map(at),
                 stood_still: Duration::from_secs(u64::try_from(state.paused_seconds).unwrap_or_default()),
                 held_progress: state.held_progress,
+                paused_progress: state.paused_progress,
                 actor: state.actor,
                 reason: state.reason,
                 changed_at: at(state.changed_at),

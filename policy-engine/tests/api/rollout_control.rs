@@ -335,3 +335,67 @@ async fn a_rollout_whose_arrived_clusters_go_silent_is_halted_by_the_fleets_sign
     );
     assert_eq!(document.history.len(), 1, "paused once, not on every check");
 }
+
+/// The conflicts `/status` lists.
+async fn conflicts(app: &TestApp) -> Vec<String> {
+    app.status_document()
+        .await
+        .rollout_control
+        .expect("rollout control in /status")
+        .conflicts
+}
+
+/// The file edited under a pause (its rollout started earlier: the
+/// schedule now past a cluster placed above the pause's progress): the
+/// cluster is still not offered the target, and the conflict is reported
+/// until the rollout is resumed.
+#[tokio::test]
+async fn an_edit_of_the_file_under_a_pause_offers_nobody_new_and_is_reported() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    let mut settings = control_settings(&upstream, dir.path(), &store);
+    settings.cluster_policy.reload_secs = 1;
+    let app = spawn_ready(settings).await;
+    let above = cluster_at(60.0..80.0);
+    assert!(!offered(&app, &above).await, "placed above the progress (50%)");
+    let (status, _) = change(
+        &app,
+        reqwest::Method::POST,
+        "4.18.4/pause",
+        &[("reason", "alarms")],
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    // Started 9,000 of its 10,000 hours ago: 95% by the file.
+    std::fs::write(dir.path().join("policy.yaml"), rollout(9000.0, 10000.0)).unwrap();
+    eventually("the conflict reported", Duration::from_secs(20), || async {
+        conflicts(&app).await.len() == 1
+    })
+    .await;
+    let reported = conflicts(&app).await;
+    assert!(
+        reported[0].starts_with("4.18.4: the policy file's schedule (line 2) was edited while the rollout is paused by ops (alarms)"),
+        "{reported:?}"
+    );
+    assert_eq!(app.metric("cincinnati_pe_rollout_control_conflicts").await, 1.0);
+    let document = rollouts(&app).await;
+    assert!(
+        document.rollouts[0].scheduled_progress > 90.0 && document.rollouts[0].progress < 51.0,
+        "the file says 95%, the pause keeps 50%: {:?}",
+        document.rollouts[0]
+    );
+    assert!(!offered(&app, &above).await, "a pause offers nobody new");
+
+    let (status, _) = change(
+        &app,
+        reqwest::Method::POST,
+        "4.18.4/resume",
+        &[("reason", "fixed")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(conflicts(&app).await.is_empty(), "resumed: the file decides");
+    assert!(offered(&app, &above).await, "at the file's progress again");
+}
