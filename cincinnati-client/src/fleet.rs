@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 use cincinnati_core::Version;
 use serde::{Deserialize, Serialize};
 
+use crate::cluster_policy::RolloutControlFacts;
 use crate::json::SCHEMA_VERSION;
 
 /// What every fleet document starts with.
@@ -119,6 +120,10 @@ pub struct RolloutFleet {
     /// Arrived, on the target, and not seen for `silentHours`: the nearest
     /// sign of a failed update an update service gets.
     pub silent_after_arriving: u64,
+    /// What run-time control does to it now (paused, held, by whom, why);
+    /// absent: the policy file's schedule alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<RolloutControlFacts>,
 }
 
 /// `GET {prefix}/v1/fleet/stuck`: clusters with nowhere to go, and clusters

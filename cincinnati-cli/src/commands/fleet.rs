@@ -323,6 +323,25 @@ fn rollouts_table(text: &mut Text, document: &FleetRollouts) {
         ],
         rows,
     );
+    for rollout in &document.rollouts {
+        if let Some(control) = rollout
+            .control
+            .as_ref()
+            .filter(|control| control.state != "running")
+        {
+            let state = match control.held_progress {
+                Some(held) if control.state == "held" => format!("held at {held}%"),
+                _ => control.state.clone(),
+            };
+            text.line(format!(
+                "  {} {state} by {} at {}: {}",
+                styled(RISK, &rollout.target),
+                control.by,
+                control.at,
+                control.reason
+            ));
+        }
+    }
 }
 
 fn stuck_table(text: &mut Text, document: &FleetStuck) {

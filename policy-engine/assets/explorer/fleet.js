@@ -261,6 +261,12 @@ function drawRollouts(answer) {
       "data-in-scope": rollout.inScope, "data-offered": rollout.offered, "data-arrived": rollout.arrived,
     });
     block.append(html("h3", `${rollout.target}: ${rollout.progress.toFixed(1)}% through (policy file line ${rollout.line})`));
+    const control = rollout.control;
+    if (control && control.state !== "running") {
+      const state = control.state === "held" ? `Held at ${control.held_progress}%` : "Paused";
+      block.append(html("p", `${state} at run time by ${control.by} at ${control.at}: ${control.reason}. ` +
+        "The policy file's schedule applies again once resumed or released.", { class: "rollout-control", "data-state": control.state }));
+    }
     const svg = chart(BAR_H, `${rollout.arrived} arrived and ${rollout.offered} offered of ${rollout.inScope} in scope`);
     const part = (count) => (rollout.inScope ? (Math.min(count, rollout.inScope) / rollout.inScope) * width : 0);
     element("rect", { class: "in-scope", x: 0, y: 0, width, height: BAR_H }, svg);

@@ -20,7 +20,7 @@ use service_kit::timestamp::rfc3339;
 use super::count::Counted;
 use super::{Fleet, unix_seconds};
 use crate::cluster_policy::id::Place;
-use crate::cluster_policy::policy::Rollout;
+use crate::cluster_policy::policy::{Rollout, RolloutControl};
 
 /// Clusters a stuck version lists as examples at most.
 const EXAMPLES: u32 = 100;
@@ -248,6 +248,7 @@ impl Fleet {
                 arrived,
                 median_hours_to_arrive: median(waits).map(|seconds| seconds / 3600.0),
                 silent_after_arriving: *silent,
+                control: rollout.control.as_ref().map(RolloutControl::facts),
             });
         }
         FleetRollouts {

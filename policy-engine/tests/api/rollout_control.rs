@@ -387,6 +387,15 @@ async fn an_edit_of_the_file_under_a_pause_offers_nobody_new_and_is_reported() {
         document.rollouts[0]
     );
     assert!(!offered(&app, &above).await, "a pause offers nobody new");
+    let fleet: cincinnati_client::fleet::FleetRollouts = app
+        .status_get("/api/upgrades_info/v1/fleet/rollouts")
+        .await
+        .parse();
+    let control = fleet.rollouts[0]
+        .control
+        .as_ref()
+        .expect("the fleet's rollouts say it is controlled");
+    assert_eq!((control.state.as_str(), control.by.as_str()), ("paused", "ops"));
 
     let (status, _) = change(
         &app,

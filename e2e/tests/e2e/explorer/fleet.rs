@@ -28,6 +28,8 @@ const ARCH: &str = "amd64";
 const FLEET: &str = "/v1/fleet/";
 /// The rollout's target.
 const TARGET: &str = "4.18.5";
+/// The token of the engine's rollout control.
+const OPS_TOKEN: &str = "ops-fleet-view-token";
 
 /// The releases and the channels each is in.
 const RELEASES: [(&str, &[&str]); 8] = [
@@ -157,6 +159,8 @@ impl FleetEngine {
         let policy = workdir.join("policy.yaml");
         std::fs::write(&policy, policy_file())?;
         let store = format!("sqlite://{}", workdir.join("fleet.db").display());
+        let tokens = workdir.join("tokens");
+        std::fs::write(&tokens, format!("ops {OPS_TOKEN}\n"))?;
         let engine = policy_engine::start_with(
             workdir,
             "fleet",
@@ -170,6 +174,8 @@ impl FleetEngine {
                 "0",
                 "--cluster_policy.file",
                 policy.to_str().unwrap(),
+                "--rollouts.token_file",
+                tokens.to_str().unwrap(),
             ],
         )
         .await?;
@@ -376,6 +382,30 @@ async fn the_fleet_view_on_the_status_port_shows_what_the_clusters_said_and_the_
         shows_the_fleet(&engine, &expected, viewport, workdir.path()).await;
         public_page_has_no_fleet(&engine, viewport).await;
     }
+    shows_a_rollout_paused_at_run_time(&engine).await;
+}
+
+/// Paused through the status port's rollout control: the Fleet view says
+/// by whom, when and why, and that the file's schedule waits.
+async fn shows_a_rollout_paused_at_run_time(engine: &FleetEngine) {
+    let pause = engine.engine.status_url(&format!(
+        "{PATH_PREFIX}/v1/rollouts/{TARGET}/pause?reason=storage+alarms"
+    ));
+    let answer = engine
+        .http
+        .post(&pause)
+        .bearer_auth(OPS_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let browser = Browser::start(VIEWPORTS[0]).await.unwrap();
+    browser.open(&engine.page(true, "view=fleet")).await.unwrap();
+    let shown = text(&browser, ".rollout .rollout-control[data-state=\"paused\"]").await;
+    assert!(
+        shown.starts_with("Paused at run time by ops at ") && shown.contains(": storage alarms. "),
+        "{shown}"
+    );
 }
 
 async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Viewport, workdir: &Path) {
