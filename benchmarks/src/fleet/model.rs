@@ -24,6 +24,8 @@
 //! rest one to three versions on) and during the engine load (2% of those
 //! not on the newest move one version on).
 
+use sha2::{Digest as _, Sha256};
+
 /// One channel of the mix.
 #[derive(Debug)]
 pub struct Channel {
@@ -120,7 +122,7 @@ impl Model {
             .map_or(&CHANNELS[0], |position| &CHANNELS[position]);
         let arch = pick(word(4), ARCHES.iter().map(|(_, share)| *share))
             .map_or("amd64", |position| ARCHES[position].0);
-        let place = (word(5) >> 11) as f64 / (1u64 << 53) as f64 * 100.0;
+        let place = place_percent(&id);
         let first = first_patch(channel, word(6));
         let moved = match word(7) % 100 {
             roll if roll < 5 && first < channel.newest => {
@@ -214,6 +216,15 @@ impl Random {
         }
         order
     }
+}
+
+/// A cluster's place in rollouts by the documented formula
+/// (docs/policy-engine.md, "Per-cluster policy"): the engine computes the
+/// same from the id, so what the store holds and what a check says agree.
+fn place_percent(id: &str) -> f64 {
+    let digest = Sha256::digest(id.to_lowercase().as_bytes());
+    let first = u64::from_be_bytes(digest[..8].try_into().expect("a digest has 8 bytes"));
+    first as f64 / 2f64.powi(64) * 100.0
 }
 
 #[cfg(test)]

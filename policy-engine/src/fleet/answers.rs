@@ -216,7 +216,7 @@ impl Fleet {
         now: SystemTime,
     ) -> FleetRollouts {
         let mut answers = Vec::new();
-        for (place, (rollout, counted_rollout)) in rollouts.iter().zip(&counted.rollouts).enumerate() {
+        for (place, (rollout, counted_rollout)) in rollouts.iter().zip(counted.rollouts.iter()).enumerate() {
             let target = counted_rollout.target.as_str();
             let (mut waiting, mut waiting_offered) = (0, 0);
             for count in counted.versions.iter().filter(|count| count.version != target) {

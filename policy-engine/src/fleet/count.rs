@@ -2,19 +2,19 @@
 //! (channel, arch, version), how many are placed below each rollout's
 //! progress and how many have been on their version since before the stuck
 //! window; with each rollout's arrivals, that is every figure the
-//! versions, rollouts and stuck answers of the whole fleet need.
+//! versions, rollouts and stuck answers need.
 //!
-//! At a million clusters the scan takes a few hundred milliseconds, too
-//! slow for each question, so a round counts every `fleet.count_interval_secs`
-//! and those answers are made of the kept count, saying when it was taken
-//! (`countedAt`). A fleet that counts in under [`CHEAP`] is counted at
-//! each question instead: its answers are as of now at no real cost. A
-//! question about part of the fleet (a channel, an architecture, another
-//! window) scans that part when asked.
+//! At a million clusters the scan takes most of a second, too slow for
+//! each question, so a round counts every `fleet.count_interval_secs` and
+//! those answers are made of the kept count, saying when it was taken
+//! (`countedAt`); a question about one channel or architecture takes its
+//! part of the count. A fleet smaller than [`KEPT_FROM`] is counted at
+//! each question instead: its answers are as of now at little cost. A
+//! question about another window scans when asked.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use cincinnati_client::fleet::release_order;
 use cincinnati_core::ApiError;
@@ -24,20 +24,19 @@ use super::answers::{Arrived, Asked};
 use super::{Fleet, unix_seconds};
 use crate::cluster_policy::policy::Rollout;
 
-/// A count taking less than this is made at each question: about 50,000
-/// clusters on this project's 2-core machine.
-const CHEAP: Duration = Duration::from_millis(20);
+/// A count of fewer clusters is made again at each question: at 1,000,000
+/// clusters the count takes 0.7-0.8 s on this project's 2-core machine
+/// (docs/benchmarks-fleet.md), at this size about 40 ms.
+const KEPT_FROM: u64 = 50_000;
 
 /// The fleet's figures at one time.
 #[derive(Debug)]
 pub struct Counted {
     pub at: SystemTime,
-    /// How long counting took.
-    took: Duration,
     /// Clusters per (channel, arch, version), in release order;
     /// `below_places[i]` is placed below `rollouts[i]`'s progress.
     pub versions: Vec<VersionCount>,
-    pub rollouts: Vec<RolloutCounted>,
+    pub rollouts: Arc<Vec<RolloutCounted>>,
     /// `settled` counts the clusters on their version since before this
     /// (Unix seconds): the stuck window's start.
     pub settled_before: i64,
@@ -53,20 +52,36 @@ pub struct RolloutCounted {
 }
 
 impl Counted {
-    /// Whether this count, kept, still answers for the whole fleet with
-    /// `rollouts`' figures at `now`: recent (under two intervals: one round
-    /// may run late), not cheap to make again, and with a figure for each
-    /// rollout.
+    /// Whether this count, kept, still answers with `rollouts`' figures at
+    /// `now`: recent (under two intervals: one round may run late), of a
+    /// fleet worth keeping it for, and with a figure for each rollout.
     fn still_serves(&self, rollouts: &[Rollout], interval: Duration, now: SystemTime) -> bool {
         let age = now.duration_since(self.at).unwrap_or_default();
         age < interval * 2
-            && self.took >= CHEAP
+            && self.versions.iter().map(|count| count.clusters).sum::<u64>() >= KEPT_FROM
             && self.rollouts.len() == rollouts.len()
             && self
                 .rollouts
                 .iter()
                 .zip(rollouts)
                 .all(|(counted, rollout)| counted.target == rollout.target.to_string())
+    }
+
+    /// This count's part for `asked`'s channel and architecture.
+    fn part(&self, asked: &Asked) -> Self {
+        let wanted =
+            |wanted: &Option<String>, value: &str| wanted.as_deref().is_none_or(|wanted| wanted == value);
+        Self {
+            at: self.at,
+            versions: self
+                .versions
+                .iter()
+                .filter(|count| wanted(&asked.channel, &count.channel) && wanted(&asked.arch, &count.arch))
+                .cloned()
+                .collect(),
+            rollouts: self.rollouts.clone(),
+            settled_before: self.settled_before,
+        }
     }
 
     /// The (channel, architecture) pairs counted: the graphs an answer
@@ -81,24 +96,26 @@ impl Counted {
 
 impl Fleet {
     /// The figures `asked` is answered from, with `rollouts`' places: the
-    /// kept count for the whole fleet in the default window while it is
-    /// recent (under two intervals: one round may run late) and was not
-    /// cheap, else a scan made now.
+    /// kept count (or its part for a channel and architecture) while it
+    /// serves (see [`Counted::still_serves`]), else a scan made now; a
+    /// question about another window than the default always scans.
     pub async fn counted(
         &self,
         asked: &Asked,
         rollouts: &[Rollout],
         now: SystemTime,
     ) -> Result<Arc<Counted>, ApiError> {
-        if !self.is_whole_fleet(asked) {
+        if asked.active.is_some_and(|active| active != self.windows.active) {
             return self.scan(asked, rollouts, now).await.map(Arc::new);
         }
-        if let Some(kept) = self.counted.load_full()
-            && kept.still_serves(rollouts, self.count_interval, now)
-        {
-            return Ok(kept);
+        let whole = asked.channel.is_none() && asked.arch.is_none();
+        match self.counted.load_full() {
+            Some(kept) if kept.still_serves(rollouts, self.count_interval, now) => {
+                Ok(if whole { kept } else { Arc::new(kept.part(asked)) })
+            }
+            _ if whole => self.count(rollouts, now).await,
+            _ => self.scan(asked, rollouts, now).await.map(Arc::new),
         }
-        self.count(rollouts, now).await
     }
 
     /// Counts the whole fleet now and keeps the count (the round's work):
@@ -119,7 +136,6 @@ impl Fleet {
     /// The clusters `asked` is about, counted now, with `rollouts`' places
     /// and arrivals.
     async fn scan(&self, asked: &Asked, rollouts: &[Rollout], now: SystemTime) -> Result<Counted, ApiError> {
-        let started = Instant::now();
         let store = self.store().await?;
         let progress: Vec<f64> = rollouts.iter().map(|rollout| rollout.progress(now)).collect();
         let settled_before = unix_seconds(now - self.windows.stuck);
@@ -142,17 +158,10 @@ impl Fleet {
         }
         Ok(Counted {
             at: now,
-            took: started.elapsed(),
             versions,
-            rollouts: counted_rollouts,
+            rollouts: Arc::new(counted_rollouts),
             settled_before,
         })
-    }
-
-    fn is_whole_fleet(&self, asked: &Asked) -> bool {
-        asked.channel.is_none()
-            && asked.arch.is_none()
-            && asked.active.is_none_or(|active| active == self.windows.active)
     }
 
     pub(super) fn scope<'a>(&self, asked: &'a Asked, now: SystemTime) -> Scope<'a> {
@@ -171,32 +180,58 @@ mod tests {
 
     use super::*;
 
-    fn counted(at: u64, took: Duration) -> Counted {
+    fn counted(at: u64, clusters: u64) -> Counted {
+        let count = |channel: &str, arch: &str, clusters| VersionCount {
+            channel: channel.to_owned(),
+            arch: arch.to_owned(),
+            version: "4.18.1".to_owned(),
+            clusters,
+            below_places: Vec::new(),
+            settled: 0,
+            oldest_since: 0,
+        };
         Counted {
             at: UNIX_EPOCH + Duration::from_secs(at),
-            took,
-            versions: Vec::new(),
-            rollouts: Vec::new(),
+            versions: vec![
+                count("stable-4.18", "amd64", clusters - 1),
+                count("fast-4.18", "arm64", 1),
+            ],
+            rollouts: Arc::default(),
             settled_before: 0,
         }
     }
 
     #[test]
-    fn a_kept_count_serves_while_recent_and_costly_to_make_again() {
+    fn a_kept_count_serves_while_recent_and_of_a_fleet_worth_keeping_it_for() {
         let minute = Duration::from_secs(60);
         let at = |seconds| UNIX_EPOCH + Duration::from_secs(seconds);
-        let costly = counted(1_000, Duration::from_millis(300));
-        assert!(costly.still_serves(&[], minute, at(1_000)));
-        assert!(costly.still_serves(&[], minute, at(1_119)), "one round late");
-        assert!(!costly.still_serves(&[], minute, at(1_120)), "two intervals old");
+        let large = counted(1_000, KEPT_FROM);
+        assert!(large.still_serves(&[], minute, at(1_000)));
+        assert!(large.still_serves(&[], minute, at(1_119)), "one round late");
+        assert!(!large.still_serves(&[], minute, at(1_120)), "two intervals old");
         assert!(
-            !costly.still_serves(&[], Duration::ZERO, at(1_000)),
+            !large.still_serves(&[], Duration::ZERO, at(1_000)),
             "no interval: counted at each question"
         );
-        let cheap = counted(1_000, Duration::from_millis(2));
+        let small = counted(1_000, KEPT_FROM - 1);
         assert!(
-            !cheap.still_serves(&[], minute, at(1_001)),
-            "cheap: counted again"
+            !small.still_serves(&[], minute, at(1_001)),
+            "small: counted again"
         );
+    }
+
+    #[test]
+    fn a_channel_or_an_architecture_takes_its_part_of_the_count() {
+        let kept = counted(1_000, 10);
+        let asked = |channel: Option<&str>, arch: Option<&str>| Asked {
+            channel: channel.map(str::to_owned),
+            arch: arch.map(str::to_owned),
+            active: None,
+        };
+        let clusters = |part: Counted| part.versions.iter().map(|count| count.clusters).sum::<u64>();
+        assert_eq!(clusters(kept.part(&asked(Some("stable-4.18"), None))), 9);
+        assert_eq!(clusters(kept.part(&asked(None, Some("arm64")))), 1);
+        assert_eq!(clusters(kept.part(&asked(Some("stable-4.18"), Some("arm64")))), 0);
+        assert_eq!(clusters(kept.part(&asked(None, None))), 10);
     }
 }
