@@ -197,19 +197,28 @@ pub fn all() -> Vec<Case> {
         case(
             "chunked-body-with-a-bare-lf",
             "RFC 9112 §7.1: a chunk-size line ends with CRLF; a body whose end two parsers could place apart is refused: 400",
-            send(post("Transfer-Encoding: chunked\r\n", &format!("3\nabc\r\n0\r\n\r\n{SMUGGLED}"))),
+            send(post(
+                "Transfer-Encoding: chunked\r\n",
+                &format!("3\nabc\r\n0\r\n\r\n{SMUGGLED}"),
+            )),
             Expect::Refused(400),
         ),
         case(
             "chunked-data-longer-than-its-size",
             "RFC 9112 §7.1: chunk-data is chunk-size octets, then CRLF: 400 otherwise",
-            send(post("Transfer-Encoding: chunked\r\n", &format!("3\r\nabcd\r\n0\r\n\r\n{SMUGGLED}"))),
+            send(post(
+                "Transfer-Encoding: chunked\r\n",
+                &format!("3\r\nabcd\r\n0\r\n\r\n{SMUGGLED}"),
+            )),
             Expect::Refused(400),
         ),
         case(
             "chunked-body-too-large",
             "RFC 9110 §15.5.14: a body larger than the server is willing to process: 413",
-            send(post("Transfer-Encoding: chunked\r\n", &format!("ffffffffff\r\n{SMUGGLED}"))),
+            send(post(
+                "Transfer-Encoding: chunked\r\n",
+                &format!("ffffffffff\r\n{SMUGGLED}"),
+            )),
             Expect::Refused(413),
         ),
         case(

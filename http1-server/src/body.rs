@@ -33,6 +33,9 @@ pub const MAX_EXTENSION_BYTES: usize = 16 * 1024;
 /// Bytes a trailer section may take (hyper's bound too).
 pub const MAX_TRAILER_BYTES: usize = 16 * 1024;
 
+/// Bytes reserved for a Content-Length body before any arrives, at most.
+const FIRST_RESERVE: usize = 16 * 1024;
+
 /// Why a body is refused before the app sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum BadBody {
@@ -100,8 +103,12 @@ impl Decoder {
             Body::Length(length) => State::Length(length),
             Body::Chunked => State::Size,
         };
+        // What is announced is not yet sent: a client that announces the
+        // bound and sends nothing must not cost the bound.
         let reserve = match state {
-            State::Length(length) => usize::try_from(length).unwrap_or(max_bytes),
+            State::Length(length) => {
+                usize::try_from(length).map_or(FIRST_RESERVE, |length| length.min(FIRST_RESERVE))
+            }
             _ => 0,
         };
         Ok(Self {
@@ -195,12 +202,15 @@ impl Decoder {
                 .ok_or(BadBody::Malformed("chunk-size beyond 64 bits"))?;
         }
         let after = &line[digits..];
-        let spaces = after.iter().take_while(|&&byte| byte == b' ' || byte == b'\t').count();
+        let spaces = after
+            .iter()
+            .take_while(|&&byte| byte == b' ' || byte == b'\t')
+            .count();
         match &after[spaces..] {
             [] => {}
             [b';', extensions @ ..] => {
-                self.extension_bytes += extensions.len() + 1;
-                if self.extension_bytes > MAX_EXTENSION_BYTES {
+                self.extension_bytes += extensions.len();
+                if self.extension_bytes >= MAX_EXTENSION_BYTES {
                     return Err(BadBody::Malformed("chunk extensions too long"));
                 }
             }
@@ -302,7 +312,10 @@ mod tests {
     fn a_content_length_body_is_that_many_bytes() {
         let (body, taken) = in_every_split(Body::Length(5), b"hello GET /next").unwrap();
         assert_eq!((&body[..], taken), (&b"hello"[..], 5));
-        assert_eq!(Decoder::new(Body::Length(65), MAX).err(), Some(BadBody::TooLarge(MAX)));
+        assert_eq!(
+            Decoder::new(Body::Length(65), MAX).err(),
+            Some(BadBody::TooLarge(MAX))
+        );
     }
 
     #[test]
@@ -330,7 +343,10 @@ mod tests {
             b"10000000000000005\r\nhello\r\n0\r\n\r\n",
         ] {
             assert!(
-                matches!(decoded(Body::Chunked, input, input.len()), Err(BadBody::Malformed(_))),
+                matches!(
+                    decoded(Body::Chunked, input, input.len()),
+                    Err(BadBody::Malformed(_))
+                ),
                 "{:?}",
                 input.escape_ascii().to_string()
             );
@@ -340,9 +356,18 @@ mod tests {
     #[test]
     fn bounds_hold_however_the_body_is_framed() {
         let big = format!("{:x}\r\n{}\r\n0\r\n\r\n", MAX + 1, "a".repeat(MAX + 1));
-        assert_eq!(decoded(Body::Chunked, big.as_bytes(), 7), Err(BadBody::TooLarge(MAX)));
-        let many = format!("{}0\r\n\r\n", "20\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(3));
-        assert_eq!(decoded(Body::Chunked, many.as_bytes(), 5), Err(BadBody::TooLarge(MAX)));
+        assert_eq!(
+            decoded(Body::Chunked, big.as_bytes(), 7),
+            Err(BadBody::TooLarge(MAX))
+        );
+        let many = format!(
+            "{}0\r\n\r\n",
+            "20\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(3)
+        );
+        assert_eq!(
+            decoded(Body::Chunked, many.as_bytes(), 5),
+            Err(BadBody::TooLarge(MAX))
+        );
         let extensions = format!("1;{}\r\na\r\n0\r\n\r\n", "e".repeat(MAX_EXTENSION_BYTES));
         assert!(matches!(
             decoded(Body::Chunked, extensions.as_bytes(), 1000),

@@ -484,15 +484,12 @@ mod tests {
     /// next timer whenever nothing else can run, so that timeouts are
     /// exact) while `client` talks to it; returns what the client returns.
     async fn on_paused_clock<T>(client: impl AsyncFnOnce(TcpStream, Instant) -> T) -> T {
-        let app = actix_web::test::init_service(
-            App::new()
-                .route("/", web::get().to(HttpResponse::Ok))
-                .route(
-                    "/echo",
-                    web::post().to(|body: web::Bytes| async move { HttpResponse::Ok().body(body) }),
-                ),
-        )
-        .await;
+        let app =
+            actix_web::test::init_service(App::new().route("/", web::get().to(HttpResponse::Ok)).route(
+                "/echo",
+                web::post().to(|body: web::Bytes| async move { HttpResponse::Ok().body(body) }),
+            ))
+            .await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let (client_stream, accepted) = tokio::join!(
             TcpStream::connect(listener.local_addr().unwrap()),
@@ -600,7 +597,10 @@ mod tests {
             .map_or(0, |length| length.parse().unwrap());
         let mut body = vec![0; length];
         stream.read_exact(&mut body).await.unwrap();
-        (head.lines().next().unwrap().to_owned(), String::from_utf8(body).unwrap())
+        (
+            head.lines().next().unwrap().to_owned(),
+            String::from_utf8(body).unwrap(),
+        )
     }
 
     #[tokio::test(start_paused = true)]
@@ -612,9 +612,11 @@ mod tests {
                 .unwrap();
             tokio::time::sleep(Duration::from_secs(1)).await;
             client
-                .write_all(b"lo\
+                .write_all(
+                    b"lo\
                     POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n\
-                    POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+                    POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+                )
                 .await
                 .unwrap();
             let first = answer_with_body(&mut client).await;

@@ -198,8 +198,14 @@ async fn a_route_that_takes_a_body_gets_it_within_the_bound() {
     let mut answers = Vec::new();
     for _ in 0..3 {
         let response = wire::read_response(&mut stream, &mut pending, false).unwrap();
-        answers.push((response.status, String::from_utf8_lossy(&response.body).into_owned()));
+        answers.push((
+            response.status,
+            String::from_utf8_lossy(&response.body).into_owned(),
+        ));
     }
-    assert_eq!(answers[..2], [(200, "5 bytes".to_owned()), (200, "10 bytes".to_owned())]);
+    assert_eq!(
+        answers[..2],
+        [(200, "5 bytes".to_owned()), (200, "10 bytes".to_owned())]
+    );
     assert_eq!(answers[2].0, 413);
 }
