@@ -138,7 +138,11 @@ impl Service for PolicyEngine {
             service.api.path_prefix.clone(),
             engine.clone(),
             service.requests.caching(),
+            settings.rollouts.max_alert_bytes,
         );
+        if engine.control().is_some() {
+            kit.status_max_body_bytes(settings.rollouts.max_alert_bytes);
+        }
         // The page on the status port too, where its Fleet view finds the
         // fleet answers.
         let status_explorer = service

@@ -123,6 +123,9 @@ pub struct RolloutsSettings {
     pub refresh_ms: u64,
     /// Seconds between checks of the rollouts' `halt_when` criteria.
     pub halt_check_secs: u64,
+    /// Bytes an Alertmanager notification (`{prefix}/v1/alerts/alertmanager`)
+    /// may take; a larger one is answered 413.
+    pub max_alert_bytes: usize,
 }
 
 impl Default for RolloutsSettings {
@@ -131,6 +134,7 @@ impl Default for RolloutsSettings {
             token_file: None,
             refresh_ms: 2_000,
             halt_check_secs: 60,
+            max_alert_bytes: 1024 * 1024,
         }
     }
 }

@@ -197,6 +197,7 @@ mod tests {
             starting_percentage: 0.0,
             line: 1,
             halt_when: None,
+            auto_resume: false,
             control: None,
         };
         let class = class(

@@ -236,6 +236,7 @@ mod tests {
             starting_percentage,
             line: 27,
             halt_when: None,
+            auto_resume: false,
             control: None,
         }
     }

@@ -22,6 +22,8 @@
 //!     halt_when:            # with a fleet store and rollout control: pause it
 //!       silent_after_arriving_percent: 5   # when 5% of arrived clusters
 //!       min_arrived: 50                    # (of at least 50) went silent
+//!     auto_resume: true     # an Alertmanager alert that paused it resumes
+//!                           # it when resolved (default: an operator does)
 //! scoped_channels:          # seen by these groups only, joined to those channels
 //!   - {channel: hotfix-acme-4.18, joins: [stable-4.18, fast-4.18], groups: [acme]}
 //! ```
@@ -87,6 +89,8 @@ struct RolloutFile {
     starting_percentage: f64,
     #[serde(default)]
     halt_when: Option<Spanned<HaltWhenFile>>,
+    #[serde(default)]
+    auto_resume: bool,
 }
 
 #[derive(Deserialize)]
@@ -376,6 +380,7 @@ impl RolloutFile {
             starting_percentage: self.starting_percentage,
             line,
             halt_when,
+            auto_resume: self.auto_resume,
             control: None,
         })
     }

@@ -72,6 +72,9 @@ pub struct Rollout {
     pub line: u64,
     /// When the fleet's signals pause it (see `crate::control`).
     pub halt_when: Option<HaltWhen>,
+    /// A pause made by an Alertmanager alert ends when that alert is
+    /// resolved (see `crate::control::alerts`).
+    pub auto_resume: bool,
     /// What operators or automation did to it at run time.
     pub control: Option<RolloutControl>,
 }
@@ -596,6 +599,7 @@ mod tests {
             starting_percentage,
             line: 1,
             halt_when: None,
+            auto_resume: false,
             control: None,
         }
     }

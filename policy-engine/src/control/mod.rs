@@ -17,7 +17,10 @@
 //! threshold: checked every `rollouts.halt_check_secs`.
 //!
 //! - [`tokens`]: the bearer tokens, read again when their file changes.
+//! - [`alerts`]: Alertmanager's notifications, pausing the rollouts their
+//!   alerts name (and resuming those that say `auto_resume`).
 
+pub mod alerts;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -28,7 +31,7 @@ use cincinnati_client::rollout_control::{AuditEntry, ControlledRollout, Rollouts
 use cincinnati_core::{ApiError, ErrorKind};
 use fleet_store::rollouts::{Change, RolloutState};
 use parking_lot::Mutex;
-use prometheus::{IntCounter, IntGaugeVec, Opts};
+use prometheus::{IntCounter, IntCounterVec, IntGaugeVec, Opts};
 use service_kit::freshness::Freshness;
 use service_kit::metrics::MetricRegistry;
 use service_kit::periodic::Every;
@@ -72,6 +75,8 @@ pub struct ControlMetrics {
     pub paused: IntGaugeVec,
     /// Reads and changes of the store that failed.
     pub store_errors: IntCounter,
+    /// Alertmanager's alerts taken, by what they did.
+    pub alerts: IntCounterVec,
 }
 
 impl ControlMetrics {
@@ -85,6 +90,19 @@ impl ControlMetrics {
                 "rollout_control_errors_total",
                 "Reads and changes of the rollouts' run-time state that failed (the last state stays in force)",
             )?)?,
+            alerts: {
+                let alerts = registry.add(IntCounterVec::new(
+                    Opts::new(
+                        "rollout_alerts_total",
+                        "Alertmanager alerts taken by the webhook, by what each did to the rollout it names",
+                    ),
+                    &["outcome"],
+                )?)?;
+                for outcome in alerts::Outcome::ALL {
+                    alerts.with_label_values(&[outcome.as_str()]);
+                }
+                alerts
+            },
         })
     }
 }

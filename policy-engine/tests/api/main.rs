@@ -3,6 +3,7 @@
 
 mod support;
 
+mod alertmanager_webhook;
 mod caching;
 mod chain;
 mod cluster_policy;
