@@ -1,9 +1,13 @@
 //! Alertmanager's webhook on real engines: notifications as Alertmanager
 //! shapes them, posted with the operator tokens, pause the rollout their
 //! alerts name; a resolved alert resumes it only where the policy file says
-//! `auto_resume` and only the pause it made. (`e2e`'s test drives a real
-//! Alertmanager to the same route.)
+//! `auto_resume` and only the pause it made; and a real Alertmanager, given
+//! an alert on its own API, routes it there.
 
+use std::time::Duration;
+
+use prometheus_testkit::{Alertmanager, Webhook};
+use registry_testkit::poll;
 use serde_json::{Value, json};
 
 use crate::rollout_control::{TOKEN, cluster_at, control_settings, offered, rollouts};
@@ -126,7 +130,10 @@ async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes
 
     // Alertmanager repeats a firing alert; the resolved one leaves the
     // pause to an operator (no auto_resume).
-    assert_eq!(notify(&app, &[firing.clone()]).await, ["already-paused"]);
+    assert_eq!(
+        notify(&app, std::slice::from_ref(&firing)).await,
+        ["already-paused"]
+    );
     let mut resolved = firing.clone();
     resolved["status"] = json!("resolved");
     resolved["endsAt"] = json!(rfc3339(time::OffsetDateTime::now_utc()));
@@ -220,4 +227,56 @@ async fn with_auto_resume_the_alert_that_paused_a_rollout_resumes_it_when_resolv
     );
     let last = rollouts(&app).await.history.pop().unwrap();
     assert_eq!((last.action.as_str(), last.by.as_str()), ("pause", "ops"));
+}
+
+/// A real Alertmanager (Debian's `prometheus-alertmanager`) routes an alert
+/// posted to its own API to the engine's webhook, with the token read from
+/// a credentials file; the rollout the alert names becomes paused, and the
+/// audit names the alert.
+#[tokio::test]
+async fn a_real_alertmanager_pauses_a_rollout_through_the_webhook() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    let app = spawn_ready(control_settings(&upstream, dir.path(), &store)).await;
+    let credentials_file = dir.path().join("alertmanager-token");
+    std::fs::write(&credentials_file, TOKEN).unwrap();
+    let alertmanager = Alertmanager::start(&Webhook {
+        url: format!("http://{}{WEBHOOK}", app.status_address),
+        credentials_file,
+    })
+    .await
+    .unwrap();
+
+    alertmanager
+        .post_alerts(&json!([{
+            "labels": {"alertname": "UpdatedClustersDegraded", "rollout_target": "4.18.4", "severity": "critical"},
+            "annotations": {"summary": "5 clusters on 4.18.4 report degraded operators"},
+            "generatorURL": "http://prometheus.example/graph",
+        }]))
+        .await
+        .unwrap();
+    let (paused, _) = poll::until(
+        "the rollout paused by Alertmanager's notification",
+        Duration::from_secs(60),
+        async || {
+            let document = rollouts(&app).await;
+            match &document.rollouts[0].control {
+                Some(control) if control.state == "paused" => Ok(document),
+                other => Err(anyhow::anyhow!("control {other:?}")),
+            }
+        },
+    )
+    .await
+    .unwrap_or_else(|error| panic!("{error:#}\nAlertmanager's log:\n{}", alertmanager.log()));
+    let entry = &paused.history[0];
+    assert_eq!(
+        (entry.action.as_str(), entry.by.as_str(), entry.reason.as_str()),
+        (
+            "pause",
+            "alertmanager:ops/UpdatedClustersDegraded",
+            "UpdatedClustersDegraded: 5 clusters on 4.18.4 report degraded operators"
+        )
+    );
+    assert_eq!(paused.history.len(), 1, "{:?}", paused.history);
 }
