@@ -4,8 +4,10 @@
 //! `auto_resume` and only the pause it made; and a real Alertmanager, given
 //! an alert on its own API, routes it there.
 
+use std::path::Path;
 use std::time::Duration;
 
+use policy_engine::Settings;
 use prometheus_testkit::{Alertmanager, Webhook};
 use registry_testkit::poll;
 use serde_json::{Value, json};
@@ -46,6 +48,16 @@ fn notification(alerts: &[Value]) -> Value {
     })
 }
 
+/// An engine with rollout control (a rollout of 4.18.4 half way through,
+/// unless `dir` holds a policy file), its store and token file in `dir`.
+async fn engine(dir: &Path, configure: impl FnOnce(&mut Settings)) -> (FakeUpstream, TestApp) {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let store = format!("sqlite://{}", dir.join("fleet.db").display());
+    let mut settings = control_settings(&upstream, dir, &store);
+    configure(&mut settings);
+    (upstream, spawn_ready(settings).await)
+}
+
 async fn post(app: &TestApp, token: Option<&str>, body: impl Into<reqwest::Body>) -> Answer {
     let mut request = app
         .client
@@ -72,12 +84,8 @@ async fn notify(app: &TestApp, alerts: &[Value]) -> Vec<String> {
 
 #[tokio::test]
 async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes_it() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
     let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
-    let mut settings = control_settings(&upstream, dir.path(), &store);
-    settings.rollouts.max_alert_bytes = 4096;
-    let app = spawn_ready(settings).await;
+    let (_upstream, app) = engine(dir.path(), |settings| settings.rollouts.max_alert_bytes = 4096).await;
     let (inside, outside) = (cluster_at(20.0..40.0), cluster_at(60.0..80.0));
 
     // Refused: no token, not a notification, another version, too large.
@@ -162,7 +170,6 @@ async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes
 
 #[tokio::test]
 async fn with_auto_resume_the_alert_that_paused_a_rollout_resumes_it_when_resolved() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
     let dir = tempfile::tempdir().unwrap();
     let start = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::hours(5000));
     std::fs::write(
@@ -172,8 +179,7 @@ async fn with_auto_resume_the_alert_that_paused_a_rollout_resumes_it_when_resolv
         ),
     )
     .unwrap();
-    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
-    let app = spawn_ready(control_settings(&upstream, dir.path(), &store)).await;
+    let (_upstream, app) = engine(dir.path(), |_| {}).await;
     let outside = cluster_at(60.0..80.0);
     let (failing, other) = (
         json!({"alertname": "UpdatesFailing", "rollout_target": "4.18.4"}),
@@ -235,10 +241,8 @@ async fn with_auto_resume_the_alert_that_paused_a_rollout_resumes_it_when_resolv
 /// audit names the alert.
 #[tokio::test]
 async fn a_real_alertmanager_pauses_a_rollout_through_the_webhook() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
     let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
-    let app = spawn_ready(control_settings(&upstream, dir.path(), &store)).await;
+    let (_upstream, app) = engine(dir.path(), |_| {}).await;
     let credentials_file = dir.path().join("alertmanager-token");
     std::fs::write(&credentials_file, TOKEN).unwrap();
     let alertmanager = Alertmanager::start(&Webhook {
