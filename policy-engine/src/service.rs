@@ -169,6 +169,13 @@ impl Service for PolicyEngine {
                 let refresher = refresher.clone();
                 async move { refresher.refresh().await }
             });
+            if let Some(schedule) = control.query_schedule() {
+                let querier = control.clone();
+                kit.spawn_every(schedule, move || {
+                    let querier = querier.clone();
+                    async move { querier.check_queries(SystemTime::now()).await }
+                });
+            }
             kit.spawn_every(control.halt_schedule(), move || {
                 let control = control.clone();
                 async move { control.check_halts(SystemTime::now()).await }

@@ -1,22 +1,10 @@
-use std::fs::File;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+//! Alertmanager routing every alert to one webhook.
 
-/// Names the Alertmanager binary goes by: Debian's, then upstream's.
-const BINARIES: &[&str] = &["prometheus-alertmanager", "alertmanager"];
-/// Generous: it bounds a hung start, it does not measure one (a start takes
-/// well under a second).
-const READY_TIMEOUT: Duration = Duration::from_secs(60);
-const POLL_INTERVAL: Duration = Duration::from_millis(50);
-/// Attempts to find a port: another process may take the one we picked
-/// between our probe and Alertmanager's bind.
-const PORT_ATTEMPTS: usize = 3;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+use crate::daemon::{Daemon, Program, quoted};
 
 /// Where Alertmanager sends every alert.
 #[derive(Debug, Clone)]
@@ -26,64 +14,26 @@ pub struct Webhook {
     pub credentials_file: PathBuf,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("no Alertmanager binary ({}) on PATH: run scripts/install-test-deps.sh", BINARIES.join(" or "))]
-    NotInstalled,
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("Alertmanager did not become ready within {READY_TIMEOUT:?}; its log ends:\n{log}")]
-    NotReady { log: String },
-    #[error("Alertmanager refused the alerts ({status}): {body}")]
-    Refused { status: u16, body: String },
-    #[error("asking Alertmanager: {0}")]
-    Request(#[from] reqwest::Error),
-}
-
 /// A running Alertmanager; see the crate documentation.
-pub struct Alertmanager {
-    process: Process,
-    address: SocketAddr,
-    dir: tempfile::TempDir,
-    client: reqwest::Client,
-}
+pub struct Alertmanager(Daemon);
 
 impl Alertmanager {
     /// Starts Alertmanager routing every alert to `webhook` and waits until
     /// it is ready. Call it within a tokio runtime.
     pub async fn start(webhook: &Webhook) -> Result<Self, Error> {
-        let binary = find_binary().ok_or(Error::NotInstalled)?;
-        let client = reqwest::Client::new();
-        let mut last = None;
-        for _ in 0..PORT_ATTEMPTS {
-            let dir = tempfile::tempdir().map_err(io("creating Alertmanager's directory"))?;
-            let config = dir.path().join("alertmanager.yml");
-            std::fs::write(&config, configuration(webhook)).map_err(io("writing alertmanager.yml"))?;
-            let address = free_address().map_err(io("finding a free port"))?;
-            let process = Process::spawn(command(&binary, dir.path(), &config, address)?)?;
-            let mut alertmanager = Self {
-                process,
-                address,
-                dir,
-                client: client.clone(),
-            };
-            // One that did not start (its port taken meanwhile) is stopped
-            // when dropped.
-            match alertmanager.wait_until_ready().await {
-                Ok(()) => return Ok(alertmanager),
-                Err(error) => last = Some(error),
-            }
-        }
-        Err(last.expect("at least one attempt"))
+        Daemon::start(Program {
+            name: "Alertmanager",
+            binaries: &["prometheus-alertmanager", "alertmanager"],
+            config: ("alertmanager.yml", configuration(webhook)),
+            arguments,
+        })
+        .await
+        .map(Self)
     }
 
     /// `http://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        self.0.url()
     }
 
     /// Posts `alerts` (a JSON array of alerts: `labels`, `annotations`,
@@ -91,6 +41,7 @@ impl Alertmanager {
     /// `/api/v2/alerts`, as Prometheus does.
     pub async fn post_alerts(&self, alerts: &serde_json::Value) -> Result<(), Error> {
         let response = self
+            .0
             .client
             .post(format!("{}/api/v2/alerts", self.url()))
             .json(alerts)
@@ -108,112 +59,13 @@ impl Alertmanager {
     /// What Alertmanager logged so far (notification errors among it), for a
     /// failing test's message.
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("alertmanager.log")).unwrap_or_default()
+        self.0.log()
     }
-
-    async fn wait_until_ready(&mut self) -> Result<(), Error> {
-        let started = Instant::now();
-        let ready = format!("{}/-/ready", self.url());
-        while started.elapsed() < READY_TIMEOUT {
-            if self.process.exited() {
-                break;
-            }
-            if let Ok(response) = self.client.get(&ready).send().await
-                && response.status().is_success()
-            {
-                return Ok(());
-            }
-            tokio::time::sleep(POLL_INTERVAL).await;
-        }
-        Err(Error::NotReady { log: self.log() })
-    }
-}
-
-/// The child process, started and watched by a thread of its own that
-/// lives as long as it: the kernel sends a child's death signal when the
-/// *thread* that started it ends, and a runtime's worker may end before the
-/// test does.
-struct Process {
-    stop: mpsc::Sender<()>,
-    exited: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Process {
-    fn spawn(mut command: Command) -> Result<Self, Error> {
-        let (stop, stopped) = mpsc::channel();
-        let (started, spawned) = mpsc::channel();
-        let exited = Arc::new(AtomicBool::new(false));
-        let exited_too = exited.clone();
-        let thread = std::thread::Builder::new()
-            .name("alertmanager".to_owned())
-            .spawn(move || {
-                let mut child = match command.spawn() {
-                    Ok(child) => child,
-                    Err(error) => {
-                        let _ = started.send(Err(error));
-                        return;
-                    }
-                };
-                let _ = started.send(Ok(()));
-                watch(&mut child, &stopped, &exited_too);
-            })
-            .map_err(io("starting Alertmanager's thread"))?;
-        match spawned.recv() {
-            Ok(Ok(())) => Ok(Self {
-                stop,
-                exited,
-                thread: Some(thread),
-            }),
-            Ok(Err(error)) => Err(io("starting Alertmanager (with util-linux's setpriv)")(error)),
-            Err(_) => Err(io("starting Alertmanager")(std::io::Error::other(
-                "its thread ended",
-            ))),
-        }
-    }
-
-    fn exited(&self) -> bool {
-        self.exited.load(Ordering::Relaxed)
-    }
-}
-
-/// Until told to stop (or dropped), notes when `child` exits; then kills it.
-fn watch(child: &mut Child, stopped: &mpsc::Receiver<()>, exited: &AtomicBool) {
-    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(POLL_INTERVAL) {
-        if let Ok(Some(_)) = child.try_wait() {
-            exited.store(true, Ordering::Relaxed);
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.stop.send(());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-fn find_binary() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    BINARIES.iter().find_map(|name| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|candidate| candidate.is_file())
-    })
-}
-
-fn free_address() -> std::io::Result<SocketAddr> {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()
 }
 
 /// Every alert to the webhook, grouped by alert name and rollout, sent at
 /// once (`group_wait: 0s`) and again on change within a second.
 fn configuration(webhook: &Webhook) -> String {
-    let quoted = |text: &str| serde_json::Value::from(text).to_string();
     format!(
         "route:
   receiver: webhook
@@ -236,37 +88,22 @@ receivers:
     )
 }
 
-/// Alertmanager under `setpriv --pdeathsig=KILL` (which then execs it, so
-/// the child is Alertmanager itself), logging to a file in `dir`.
-fn command(binary: &Path, dir: &Path, config: &Path, address: SocketAddr) -> Result<Command, Error> {
-    let log = File::create(dir.join("alertmanager.log")).map_err(io("creating alertmanager.log"))?;
-    let log_too = log.try_clone().map_err(io("creating alertmanager.log"))?;
-    let mut command = Command::new("setpriv");
-    command
-        .arg("--pdeathsig=KILL")
-        .arg(binary)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.path={}", dir.join("data").display()))
-        .arg(format!("--web.listen-address={address}"))
+fn arguments(dir: &Path, config: &Path, address: SocketAddr) -> Vec<String> {
+    vec![
+        format!("--config.file={}", config.display()),
+        format!("--storage.path={}", dir.join("data").display()),
+        format!("--web.listen-address={address}"),
         // Empty: no cluster, so no gossip port on 0.0.0.0.
-        .arg("--cluster.listen-address=")
-        .arg("--log.level=debug")
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_too);
-    Ok(command)
-}
-
-fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> Error {
-    move |source| Error::Io {
-        what: what.to_owned(),
-        source,
-    }
+        "--cluster.listen-address=".to_owned(),
+        "--log.level=debug".to_owned(),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use std::time::Duration;
 
     use super::*;
 

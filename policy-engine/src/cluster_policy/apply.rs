@@ -197,6 +197,7 @@ mod tests {
             starting_percentage: 0.0,
             line: 1,
             halt_when: None,
+            halt_query: None,
             auto_resume: false,
             control: None,
         };

@@ -17,10 +17,12 @@
 //! threshold: checked every `rollouts.halt_check_secs`.
 //!
 //! - [`tokens`]: the bearer tokens, read again when their file changes.
+//! - [`queries`]: `halt_when: {promql, above}`, asked of Prometheus.
 //! - [`alerts`]: Alertmanager's notifications, pausing the rollouts their
 //!   alerts name (and resuming those that say `auto_resume`).
 
 pub mod alerts;
+pub mod queries;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -37,6 +39,7 @@ use service_kit::metrics::MetricRegistry;
 use service_kit::periodic::Every;
 use service_kit::timestamp::rfc3339;
 
+use self::queries::Prometheus;
 use self::tokens::Tokens;
 use crate::cluster_policy::ClusterPolicy;
 use crate::cluster_policy::policy::{Controls, RolloutControl};
@@ -58,12 +61,21 @@ const HISTORY: u32 = 100;
 /// How long a read or a change of the store may take.
 const STORE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// What control is set up with.
+#[derive(Debug)]
+pub struct ControlPlan {
+    pub tokens: Tokens,
+    pub intervals: Intervals,
+    pub prometheus: Option<Prometheus>,
+}
+
 pub struct Control {
     fleet: Arc<Fleet>,
     store: Arc<StoreHandle>,
     policy: Arc<ClusterPolicy>,
     tokens: Tokens,
     intervals: Intervals,
+    prometheus: Option<Prometheus>,
     freshness: Mutex<Freshness>,
     metrics: ControlMetrics,
 }
@@ -115,21 +127,31 @@ pub struct ControlStatus {
     /// When the store's state was last read, and the failure since.
     #[serde(flatten)]
     pub freshness: Freshness,
+    /// With `rollouts.prometheus_url`: when a halt query last succeeded, and
+    /// the failure since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<Freshness>,
 }
 
 impl Control {
     pub fn new(
         fleet: Arc<Fleet>,
         policy: Arc<ClusterPolicy>,
-        (tokens, intervals): (Tokens, Intervals),
+        plan: ControlPlan,
         metrics: ControlMetrics,
     ) -> Self {
+        let ControlPlan {
+            tokens,
+            intervals,
+            prometheus,
+        } = plan;
         Self {
             store: fleet.store_handle().clone(),
             fleet,
             policy,
             tokens,
             intervals,
+            prometheus,
             freshness: Mutex::new(Freshness::default()),
             metrics,
         }
@@ -145,6 +167,17 @@ impl Control {
         Every::new("rollout halts", self.intervals.halt_check)
             .first_after_a_pause()
             .unwatched()
+    }
+
+    /// When the rollouts' Prometheus queries are evaluated; none without
+    /// `rollouts.prometheus_url`.
+    pub fn query_schedule(&self) -> Option<Every> {
+        let prometheus = self.prometheus.as_ref()?;
+        Some(
+            Every::new("rollout queries", prometheus.interval())
+                .first_after_a_pause()
+                .unwatched(),
+        )
     }
 
     /// Pauses every rollout on its schedule whose `halt_when` the fleet's
@@ -337,6 +370,7 @@ impl Control {
                 .map(|rollout| rollout.target.to_string())
                 .collect(),
             freshness: self.freshness.lock().clone(),
+            prometheus: self.prometheus.as_ref().map(Prometheus::freshness),
         }
     }
 }

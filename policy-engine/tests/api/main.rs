@@ -17,6 +17,7 @@ mod freshness;
 mod negotiation;
 mod openapi;
 mod parameters;
+mod prometheus_halts;
 mod resilience;
 mod rollout_control;
 mod status;
