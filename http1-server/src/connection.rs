@@ -35,6 +35,10 @@ use crate::{Options, Timeouts};
 /// up to [`request::MAX_HEAD_BYTES`].
 const HEAD_BUFFER: usize = 2048;
 
+/// Room made for each read of a body (a head's reads are smaller; see
+/// [`read_available`]).
+const BODY_READ: usize = 16 * 1024;
+
 /// How long a closing connection reads and discards what the client still
 /// sends (see [`linger`]).
 const LINGER: Duration = Duration::from_secs(2);
@@ -314,6 +318,8 @@ where
                 Ok(Err(_)) => return Ok(None),
                 Err(_) => return Err(Refusal::SlowBody),
             }
+            // Reads of a body's size, not a head's.
+            self.unread.reserve(BODY_READ);
             if read_available(&self.stream, &mut self.unread) == Drained::Closed {
                 // What came before the close may still finish the body.
                 let progress = decoder.decode(&self.unread).map_err(Refusal::Body)?;
