@@ -201,15 +201,19 @@ impl Control {
                 "halted: {percent:.1}% of the {count} clusters that arrived at {} went silent (halt_when: {}% of at least {})",
                 rollout.target, halt.silent_after_arriving_percent, halt.min_arrived
             );
-            let target = rollout.target.to_string();
-            match self
-                .change(&target, Change::Pause, (HALT_ACTOR, &reason), now)
-                .await
-            {
-                Ok(()) => tracing::warn!(target = %target, %reason, "rollout paused by the fleet's signal"),
-                Err(error) => {
-                    tracing::warn!(target = %target, error = %error.value, "a halted rollout could not be paused")
-                }
+            self.halt(&rollout.target.to_string(), HALT_ACTOR, &reason, now)
+                .await;
+        }
+    }
+
+    /// Pauses the rollout of `target` that its halt criterion met, by
+    /// `actor` (which criterion) for `reason` (the figure); a failure is
+    /// logged, and the next check tries again.
+    async fn halt(&self, target: &str, actor: &str, reason: &str, now: SystemTime) {
+        match self.change(target, Change::Pause, (actor, reason), now).await {
+            Ok(()) => tracing::warn!(target, by = actor, reason, "rollout halted"),
+            Err(error) => {
+                tracing::warn!(target, by = actor, error = %error.value, "a halted rollout could not be paused")
             }
         }
     }

@@ -22,7 +22,6 @@ use service_kit::freshness::Freshness;
 use service_kit::secret::RedactedUrl;
 
 use super::Control;
-use fleet_store::rollouts::Change;
 
 /// Who the audit says paused a rollout its query halted.
 pub const QUERY_ACTOR: &str = "prometheus";
@@ -200,16 +199,8 @@ impl Control {
                 "halted: {} = {value} (halt_when: above {})",
                 halt.promql, halt.above
             );
-            let target = rollout.target.to_string();
-            match self
-                .change(&target, Change::Pause, (QUERY_ACTOR, &reason), now)
-                .await
-            {
-                Ok(()) => tracing::warn!(target = %target, %reason, "rollout paused by its Prometheus query"),
-                Err(error) => {
-                    tracing::warn!(target = %target, error = %error.value, "a halted rollout could not be paused")
-                }
-            }
+            self.halt(&rollout.target.to_string(), QUERY_ACTOR, &reason, now)
+                .await;
         }
     }
 }

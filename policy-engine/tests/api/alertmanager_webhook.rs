@@ -5,14 +5,12 @@
 //! an alert on its own API, routes it there.
 
 use std::path::Path;
-use std::time::Duration;
 
 use policy_engine::Settings;
 use prometheus_testkit::{Alertmanager, Webhook};
-use registry_testkit::poll;
 use serde_json::{Value, json};
 
-use crate::rollout_control::{TOKEN, cluster_at, control_settings, offered, rollouts};
+use crate::rollout_control::{TOKEN, cluster_at, control_settings, offered, once_paused, rollouts};
 use crate::support::app::{Answer, TestApp, spawn_ready};
 use crate::support::upstream::{Behaviour, FakeUpstream};
 use crate::support::{rfc3339, small_graph};
@@ -260,19 +258,9 @@ async fn a_real_alertmanager_pauses_a_rollout_through_the_webhook() {
         }]))
         .await
         .unwrap();
-    let (paused, _) = poll::until(
-        "the rollout paused by Alertmanager's notification",
-        Duration::from_secs(60),
-        async || {
-            let document = rollouts(&app).await;
-            match &document.rollouts[0].control {
-                Some(control) if control.state == "paused" => Ok(document),
-                other => Err(anyhow::anyhow!("control {other:?}")),
-            }
-        },
-    )
-    .await
-    .unwrap_or_else(|error| panic!("{error:#}\nAlertmanager's log:\n{}", alertmanager.log()));
+    let paused = once_paused(&app, "the rollout paused by Alertmanager's notification")
+        .await
+        .unwrap_or_else(|error| panic!("{error:#}\nAlertmanager's log:\n{}", alertmanager.log()));
     let entry = &paused.history[0];
     assert_eq!(
         (entry.action.as_str(), entry.by.as_str(), entry.reason.as_str()),

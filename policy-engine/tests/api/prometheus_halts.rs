@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use prometheus_testkit::Prometheus;
 use registry_testkit::{Body, FileServer, poll};
 
-use crate::rollout_control::{control_settings, rollouts};
+use crate::rollout_control::{control_settings, once_paused, rollouts};
 use crate::support::app::spawn_ready;
 use crate::support::rfc3339;
 use crate::support::upstream::{Behaviour, FakeUpstream};
@@ -80,15 +80,9 @@ async fn a_rollout_halts_once_its_prometheus_query_is_above_the_bound() {
 
     // Above it: paused by the query, its value the reason.
     target.serve("/metrics", degraded(7));
-    let (document, _) = poll::until("the rollout halted by its query", deadline, async || {
-        let document = rollouts(&app).await;
-        match &document.rollouts[0].control {
-            Some(control) if control.state == "paused" => Ok(document),
-            other => Err(anyhow::anyhow!("control {other:?}")),
-        }
-    })
-    .await
-    .unwrap_or_else(|error| panic!("{error:#}\nPrometheus's log:\n{}", prometheus.log()));
+    let document = once_paused(&app, "the rollout halted by its query")
+        .await
+        .unwrap_or_else(|error| panic!("{error:#}\nPrometheus's log:\n{}", prometheus.log()));
     let entry = &document.history[0];
     assert_eq!(
         (entry.action.as_str(), entry.by.as_str()),

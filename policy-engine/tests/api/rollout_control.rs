@@ -74,6 +74,20 @@ async fn change(
     (answer.status().as_u16(), answer.text().await.unwrap())
 }
 
+/// The rollouts once the first is paused (polled, within a generous
+/// deadline); `Err` says what was seen last.
+pub(crate) async fn once_paused(app: &TestApp, what: &str) -> anyhow::Result<Rollouts> {
+    let (document, _) = registry_testkit::poll::until(what, std::time::Duration::from_secs(60), async || {
+        let document = rollouts(app).await;
+        match &document.rollouts[0].control {
+            Some(control) if control.state == "paused" => Ok(document),
+            other => Err(anyhow::anyhow!("control {other:?}")),
+        }
+    })
+    .await?;
+    Ok(document)
+}
+
 pub(crate) async fn rollouts(app: &TestApp) -> Rollouts {
     let answer = app
         .client
