@@ -134,6 +134,20 @@ async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes
         )
     );
 
+    // Explain tells a cluster left outside why.
+    let explained = app
+        .status_get(&format!(
+            "/api/upgrades_info/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.1&id={outside}"
+        ))
+        .await
+        .json();
+    let control = &explained["rollouts"][0]["control"];
+    assert_eq!(control["by"], "alertmanager:ops/UpdatesFailing", "{explained}");
+    assert_eq!(
+        control["reason"], "UpdatesFailing: 12% of clusters that took 4.18.4 stopped reporting",
+        "{explained}"
+    );
+
     // Alertmanager repeats a firing alert; the resolved one leaves the
     // pause to an operator (no auto_resume).
     assert_eq!(
