@@ -8,6 +8,9 @@
 #                          the `postgres` user it creates, under root; with
 #                          util-linux's setpriv, always installed)
 #   pkg-config, libssl-dev OpenSSL headers for native-tls and openssl, the one TLS stack
+#   prometheus-alertmanager, prometheus  Alertmanager and Prometheus, which
+#                          prometheus-testkit starts for the tests of the
+#                          policy-engine's Alertmanager webhook and halt queries
 #   graphviz               `dot`, which must accept what `cincinnati render` draws
 #   chromium, chromium-driver  the headless browser and its WebDriver server the
 #                          update graph explorer's browser tests drive
@@ -25,6 +28,9 @@ install_system_packages() {
     local missing=()
     command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
     has_postgresql_server || missing+=(postgresql)
+    command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1 ||
+        missing+=(prometheus-alertmanager)
+    command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
     command -v dot >/dev/null 2>&1 || missing+=(graphviz)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
@@ -43,6 +49,8 @@ install_system_packages() {
     apt-get install -y -q --no-install-recommends "${missing[@]}"
     command -v docker-registry >/dev/null
     has_postgresql_server
+    command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null
+    command -v prometheus >/dev/null
     command -v dot >/dev/null
     command -v chromium >/dev/null
     command -v chromedriver >/dev/null

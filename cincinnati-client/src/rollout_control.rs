@@ -49,3 +49,32 @@ pub struct AuditEntry {
     pub held_progress: Option<f64>,
     pub at: String,
 }
+
+/// `POST {prefix}/v1/alerts/alertmanager`: what each alert of an
+/// Alertmanager notification did, in the notification's order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AlertsTaken {
+    #[serde(flatten)]
+    pub header: Header,
+    pub alerts: Vec<AlertTaken>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AlertTaken {
+    /// `labels.alertname`.
+    pub alertname: String,
+    /// `firing` or `resolved`.
+    pub status: String,
+    /// The rollout its labels name (`rollout_target`, else `to_version`);
+    /// `null`: none.
+    pub target: Option<String>,
+    /// `paused`, `already-paused`, `resumed`, `left-paused` (resolved, but
+    /// the rollout does not say `auto_resume`, or another actor paused it
+    /// last), `not-paused` (resolved, and nothing to resume),
+    /// `no-rollout-label`, `unknown-rollout` (the policy file declares no
+    /// rollout of the target), `failed` (the store could not take the change:
+    /// the notification is answered 503, so Alertmanager retries it).
+    pub outcome: String,
+}

@@ -2,9 +2,10 @@
 //! (`http1_server::request::parse`) and hyper's HTTP/1 server, fed the same
 //! bytes, agree on it. Either both refuse the first request, or both accept
 //! it and agree on its method, target, version, fields, where its body ends
-//! (none, `Content-Length` bytes, chunked) and whether the connection goes
-//! on; then the same again for the request after it, as far as our framing
-//! can follow (not past a chunked body: we never decode one). A difference
+//! (none, `Content-Length` bytes, chunked), what the body is (our
+//! `http1_server::body::Decoder` against the bytes hyper's service read)
+//! and whether the connection goes on; then the same again for the request
+//! after it, wherever our decoder says the body ended. A difference
 //! passes only when a table names it — [`DELIBERATE`] (we refuse what hyper
 //! accepts, on purpose) and [`HYPER_DEVIATIONS`] (hyper does not take what
 //! we accept, and the RFC is on our side or allows both), each entry naming
@@ -28,6 +29,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use http_body_util::{BodyExt as _, Empty};
+use http1_server::body::{self, BadBody, Decoder, MAX_EXTENSION_BYTES, MAX_TRAILER_BYTES};
 use http1_server::request::{self, BadHead, Body, MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE_BYTES};
 use hyper::body::{Body as _, Bytes, Incoming};
 use hyper::http::{HeaderMap, Method, Uri, Version, header};
@@ -177,6 +179,50 @@ const DELIBERATE: &[Refusal] = &[
     },
 ];
 
+/// A difference in a body: we refuse, with `refusal`, a body hyper reads
+/// whole.
+struct BodyRefusal {
+    refusal: BadBody,
+    /// Whether the bytes after the head show the reason.
+    shows: fn(&[u8]) -> bool,
+}
+
+/// Where we refuse a body hyper reads, on purpose.
+const BODY_DELIBERATE: &[BodyRefusal] = &[
+    // RFC 9112 §7.1: every line of the chunked coding ends with CRLF; §2.2
+    // lets a recipient take a bare LF as a line end, which inside a body
+    // lets two parsers disagree on where it ends. hyper takes a bare LF
+    // inside a trailer section (httparse reads it as a line end).
+    BodyRefusal {
+        refusal: BadBody::Malformed("a chunk line ended by a bare LF"),
+        shows: |bytes| {
+            bytes.first() == Some(&b'\n')
+                || bytes
+                    .windows(2)
+                    .any(|pair| pair[1] == b'\n' && pair[0] != b'\r')
+        },
+    },
+    // Our bound on one chunk-size line (its extensions, and whitespace or
+    // leading zeros hyper reads without end).
+    BodyRefusal {
+        refusal: BadBody::Malformed("chunk line too long"),
+        shows: |bytes| bytes.len() > MAX_EXTENSION_BYTES,
+    },
+    // RFC 6585 §5 for trailer fields: ours are 96 lines and 16 KiB (hyper's
+    // 100 and 16 KiB, counted a little differently).
+    BodyRefusal {
+        refusal: BadBody::TrailersTooLarge,
+        shows: |bytes| {
+            bytes.len() >= MAX_TRAILER_BYTES - 8
+                || bytes.windows(2).filter(|pair| pair == b"\r\n").count() > MAX_HEADERS
+        },
+    },
+];
+
+/// The bound on bodies here: beyond what a fuzzed input holds, so a body
+/// refused as too large is one hyper cannot read whole either.
+const MAX_BODY_BYTES: usize = 1 << 20;
+
 /// A difference the other way: hyper does not take a request we accept.
 struct Acceptance {
     /// hyper's error, or `None`: hyper closed the connection after the
@@ -200,8 +246,8 @@ const HYPER_DEVIATIONS: &[Acceptance] = &[
     // RFC 9110 §8.6: "Any Content-Length field value greater than or equal
     // to zero is valid"; hyper cannot represent 2^64 - 2 and 2^64 - 1 (it
     // keeps them for chunked and close-delimited) and answers 431, a
-    // defensible limit of its own. We never read a body, so any length
-    // serves.
+    // defensible limit of its own. Our head takes any length; the body's
+    // bound refuses it (413) before a byte of it is read.
     Acceptance {
         hyper: Some("message head is too large"),
         shows: |head| matches!(head.body, Body::Length(length) if length >= u64::MAX - 1),
@@ -248,6 +294,11 @@ fn check(input: &[u8]) {
                 {
                     return;
                 }
+                // A body we refuse (too large: before reading it) ends our
+                // connection as hyper's error ends its.
+                if let Err(BadBody::TooLarge(_)) = Decoder::new(head.body, MAX_BODY_BYTES) {
+                    return;
+                }
                 hyper.fail(
                     input,
                     at,
@@ -259,22 +310,15 @@ fn check(input: &[u8]) {
                     ),
                 );
             }
-            (Ok(Some(head)), Some(seen)) => {
-                if let Err(what) = same_request(&head, seen, &bytes[head.len..]) {
-                    hyper.fail(input, at, &what);
-                }
-                head
-            }
-        };
-        // Where the next request starts, as far as our framing tells.
-        let next = match head.body {
-            Body::None => head.len,
-            Body::Length(length) => match usize::try_from(length) {
-                Ok(length) if bytes.len() - head.len >= length => head.len + length,
-                _ => return,
+            (Ok(Some(head)), Some(seen)) => match same_request(&head, seen, &bytes[head.len..]) {
+                Ok(Some(taken)) => (head, taken),
+                Ok(None) => return,
+                Err(what) => hyper.fail(input, at, &what),
             },
-            Body::Chunked => return,
         };
+        let (head, taken) = head;
+        // Where the next request starts: where our decoder says the body ends.
+        let next = head.len + taken;
         let hyper_went_on = hyper.requests.len() > index + 1;
         if !head.keep_alive {
             if hyper_went_on {
@@ -320,9 +364,32 @@ fn last_coding_is_empty(head: &request::Head) -> bool {
         .is_some_and(|coding| coding.trim().is_empty())
 }
 
+/// What our decoder makes of the body at the start of `after`.
+#[derive(Debug)]
+enum OurBody {
+    /// Read whole, after taking this many bytes.
+    Whole(Bytes, usize),
+    /// The input ends within it.
+    Incomplete,
+    Refused(BadBody),
+}
+
+fn our_body(framing: Body, after: &[u8]) -> OurBody {
+    let mut decoder = match Decoder::new(framing, MAX_BODY_BYTES) {
+        Ok(decoder) => decoder,
+        Err(refused) => return OurBody::Refused(refused),
+    };
+    match decoder.decode(after) {
+        Ok(body::Progress { taken, done: true }) => OurBody::Whole(decoder.into_body(), taken),
+        Ok(_) => OurBody::Incomplete,
+        Err(refused) => OurBody::Refused(refused),
+    }
+}
+
 /// Whether our accepted `head` and hyper's are the same request, `after`
-/// being the bytes that follow the head.
-fn same_request(head: &request::Head, seen: &Seen, after: &[u8]) -> Result<(), String> {
+/// being the bytes that follow the head: the bytes our body took when they
+/// are, `None` when both refuse the body (or we do, deliberately).
+fn same_request(head: &request::Head, seen: &Seen, after: &[u8]) -> Result<Option<usize>, String> {
     let ours = head.request.head();
     if ours.method.as_str() != seen.method.as_str() {
         return Err(format!("method: ours {}, hyper's {}", ours.method, seen.method));
@@ -353,49 +420,44 @@ fn same_request(head: &request::Head, seen: &Seen, after: &[u8]) -> Result<(), S
             seen.headers.len()
         ));
     }
-    let body = seen
+    let read = seen
         .body
         .as_ref()
         .ok_or("hyper's service never finished reading the body")?;
     match head.body {
-        Body::None => {
-            if seen.announced != Some(0) || !body.as_ref().is_ok_and(Bytes::is_empty) {
-                return Err(format!(
-                    "body: ours none, hyper's announced {:?}, read {body:?}",
-                    seen.announced
-                ));
-            }
+        Body::None if seen.announced != Some(0) || !read.as_ref().is_ok_and(Bytes::is_empty) => {
+            return Err(format!(
+                "body: ours none, hyper's announced {:?}, read {read:?}",
+                seen.announced
+            ));
         }
-        Body::Length(length) => {
-            if seen.announced != Some(length) {
-                return Err(format!(
-                    "body: ours {length} bytes, hyper's announced {:?}",
-                    seen.announced
-                ));
-            }
-            let expected = usize::try_from(length)
-                .ok()
-                .and_then(|length| after.get(..length));
-            let agrees = match (expected, body) {
-                (Some(expected), Ok(read)) => read == expected,
-                // The input ends within the body: hyper must not make one up.
-                (None, read) => read.is_err(),
-                (Some(_), Err(_)) => false,
-            };
-            if !agrees {
-                return Err(format!("body: ours {length} bytes, hyper read {body:?}"));
-            }
+        Body::None => return Ok(Some(0)),
+        Body::Length(length) if seen.announced != Some(length) => {
+            return Err(format!(
+                "body: ours {length} bytes, hyper's announced {:?}",
+                seen.announced
+            ));
         }
-        Body::Chunked => {
-            if seen.announced.is_some() {
-                return Err(format!(
-                    "body: ours chunked, hyper's announced {:?}",
-                    seen.announced
-                ));
-            }
+        Body::Chunked if seen.announced.is_some() => {
+            return Err(format!(
+                "body: ours chunked, hyper's announced {:?}",
+                seen.announced
+            ));
         }
+        Body::Length(_) | Body::Chunked => {}
     }
-    Ok(())
+    match (our_body(head.body, after), read) {
+        (OurBody::Whole(ours, taken), Ok(read)) if ours == read => Ok(Some(taken)),
+        (OurBody::Incomplete | OurBody::Refused(_), Err(_)) => Ok(None),
+        (OurBody::Refused(refused), Ok(_))
+            if BODY_DELIBERATE
+                .iter()
+                .any(|entry| entry.refusal == refused && (entry.shows)(after)) =>
+        {
+            Ok(None)
+        }
+        (ours, read) => Err(format!("body ({:?}): ours {ours:?}, hyper read {read:?}", head.body)),
+    }
 }
 
 /// The number of field lines of the head at the start of `bytes`, up to one

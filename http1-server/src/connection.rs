@@ -17,21 +17,27 @@ use actix_web::HttpResponse;
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::{Method, StatusCode, header};
-use bytes::{Buf as _, BytesMut};
+use bytes::{Buf as _, Bytes, BytesMut};
+use tokio::io::AsyncWriteExt as _;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::Timeouts;
+use crate::body::{BadBody, Decoder};
 use crate::limit::Admitted;
 use crate::linger::linger;
 use crate::request::{self, BadHead, Head};
 use crate::response::{self, Exchange};
+use crate::{Options, Timeouts};
 
 /// Bytes taken for a request head at first; a head needing more gets more,
 /// up to [`request::MAX_HEAD_BYTES`].
 const HEAD_BUFFER: usize = 2048;
+
+/// Room made for each read of a body (a head's reads are smaller; see
+/// [`read_available`]).
+const BODY_READ: usize = 16 * 1024;
 
 /// How long a closing connection reads and discards what the client still
 /// sends (see [`linger`]).
@@ -49,6 +55,8 @@ pub struct Connection<S> {
     peer: SocketAddr,
     app: Rc<S>,
     timeouts: Timeouts,
+    /// Bytes a request body may take; more is answered 413.
+    max_body_bytes: usize,
     /// Cancelled when the server stops gracefully: idle connections close,
     /// busy ones after their answer.
     stopping: CancellationToken,
@@ -138,11 +146,12 @@ where
         stream: TcpStream,
         peer: SocketAddr,
         app: Rc<S>,
-        timeouts: Timeouts,
+        options: &Options,
         stopping: CancellationToken,
         accepted_at: Instant,
         admitted: Option<Admitted>,
     ) -> Self {
+        let timeouts = options.timeouts;
         // Heads and bodies go out in one vectored write; what Nagle's
         // algorithm would hold back is only a response's last segment.
         if let Err(error) = stream.set_nodelay(true) {
@@ -153,6 +162,7 @@ where
             peer,
             app,
             timeouts,
+            max_body_bytes: options.max_body_bytes,
             stopping,
             unread: BytesMut::new(),
             idle_until: accepted_at + timeouts.client_request,
@@ -277,10 +287,64 @@ where
         }
     }
 
-    /// Hands the request to the app and writes its answer; `Ok(None)` when
-    /// the connection may take another request.
+    /// Reads the body that follows `head`, whole, within the client timeout
+    /// of the head (as a head is due within it of its first byte): `None`
+    /// when the client closed the connection first.
+    async fn read_body(&mut self, head: &Head) -> Result<Option<Bytes>, Refusal> {
+        let deadline = Instant::now() + self.timeouts.client_request;
+        let mut decoder = Decoder::new(head.body, self.max_body_bytes).map_err(Refusal::Body)?;
+        if self.unread.is_empty() && expects_continue(head) {
+            // RFC 9110 §10.1.1: a client that asked may wait for this before
+            // it sends the body.
+            let interim = tokio::time::timeout(
+                self.timeouts.send,
+                self.stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n"),
+            );
+            if !matches!(interim.await, Ok(Ok(()))) {
+                return Ok(None);
+            }
+        }
+        loop {
+            let progress = decoder.decode(&self.unread).map_err(Refusal::Body)?;
+            self.unread.advance(progress.taken);
+            if progress.done {
+                if self.unread.is_empty() {
+                    self.unread = BytesMut::new();
+                }
+                return Ok(Some(decoder.into_body()));
+            }
+            match tokio::time::timeout_at(deadline, self.stream.readable()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Ok(None),
+                Err(_) => return Err(Refusal::SlowBody),
+            }
+            // Reads of a body's size, not a head's.
+            self.unread.reserve(BODY_READ);
+            if read_available(&self.stream, &mut self.unread) == Drained::Closed {
+                // What came before the close may still finish the body.
+                let progress = decoder.decode(&self.unread).map_err(Refusal::Body)?;
+                self.unread.advance(progress.taken);
+                return Ok(progress.done.then(|| decoder.into_body()));
+            }
+        }
+    }
+
+    /// Reads the request's body, if any, hands the request to the app and
+    /// writes its answer; `Ok(None)` when the connection may take another
+    /// request.
     async fn answer(&mut self, head: Head) -> io::Result<Option<End>> {
-        let has_body = head.body.is_present();
+        let body = if head.body.is_present() {
+            match self.read_body(&head).await {
+                Ok(Some(body)) => Some(body),
+                Ok(None) => return Ok(Some(End::Close)),
+                Err(refusal) => {
+                    self.refuse(refusal).await;
+                    return Ok(Some(End::Linger));
+                }
+            }
+        } else {
+            None
+        };
         let version = head.request.head().version;
         let head_only = head.request.head().method == Method::HEAD;
         let response: HttpResponse<EitherBody<B>> = if head.asks_server {
@@ -291,8 +355,8 @@ where
                 .map_into_right_body()
         } else {
             let mut request = head.request;
-            if has_body {
-                *request.payload() = unread_body();
+            if let Some(body) = body {
+                *request.payload() = payload(body);
             }
             match self.app.call(request).await {
                 Ok(response) => response.into_parts().1.map_into_left_body(),
@@ -303,12 +367,12 @@ where
             version,
             head_only,
             // Decided after the answer: a stop meanwhile closes the connection.
-            keep_alive: head.keep_alive && !has_body && !self.stopping.is_cancelled(),
+            keep_alive: head.keep_alive && !self.stopping.is_cancelled(),
             send_timeout: self.timeouts.send,
         };
         if response::send(&self.stream, response, exchange).await? {
             Ok(None)
-        } else if has_body || !self.unread.is_empty() {
+        } else if !self.unread.is_empty() {
             Ok(Some(End::Linger))
         } else {
             Ok(Some(End::Close))
@@ -333,15 +397,23 @@ where
     }
 }
 
-/// The payload a request with a body hands the app: this layer reads no
-/// bodies (no route of the services takes one), so a handler that tries to
-/// read one fails with this error instead of reading an empty body.
-fn unread_body() -> actix_http::Payload {
-    let error = actix_http::error::PayloadError::Io(io::Error::other(
-        "this server reads no request bodies (http1-server); a route that takes one needs the connection layer to read them first",
-    ));
-    let stream: actix_http::BoxedPayloadStream = Box::pin(futures::stream::once(async move { Err(error) }));
-    actix_http::Payload::from(stream)
+/// Whether an HTTP/1.1 client asks for `100 Continue` before it sends
+/// the body (RFC 9110 §10.1.1: the only expectation defined).
+fn expects_continue(head: &Head) -> bool {
+    let request = head.request.head();
+    request.version == actix_web::http::Version::HTTP_11
+        && request
+            .headers
+            .get(header::EXPECT)
+            .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"100-continue"))
+}
+
+/// The payload the app reads: the body, read whole.
+fn payload(body: Bytes) -> actix_http::Payload {
+    let (mut sender, payload) = actix_http::h1::Payload::create(false);
+    sender.feed_data(body);
+    sender.feed_eof();
+    actix_http::Payload::from(payload)
 }
 
 /// A head refused before the app sees it.
@@ -351,13 +423,18 @@ enum Refusal {
     Bad(BadHead),
     #[error("request head not received within the client timeout")]
     Timeout,
+    #[error(transparent)]
+    Body(BadBody),
+    #[error("request body not received within the client timeout of its head")]
+    SlowBody,
 }
 
 impl Refusal {
     fn status(&self) -> u16 {
         match self {
             Self::Bad(bad) => bad.status(),
-            Self::Timeout => 408,
+            Self::Body(bad) => bad.status(),
+            Self::Timeout | Self::SlowBody => 408,
         }
     }
 }
@@ -377,6 +454,14 @@ mod tests {
         send: Duration::from_secs(30),
     };
 
+    fn options() -> Options {
+        Options {
+            timeouts: TIMEOUTS,
+            max_body_bytes: 64,
+            ..Options::new("test")
+        }
+    }
+
     /// What an idle keep-alive connection costs is mostly its task, whose
     /// size is the future's: the app's and the response's futures must stay
     /// boxed out of it.
@@ -390,7 +475,7 @@ mod tests {
             stream,
             peer,
             Rc::new(app),
-            TIMEOUTS,
+            &options(),
             CancellationToken::new(),
             Instant::now(),
             None,
@@ -405,7 +490,12 @@ mod tests {
     /// next timer whenever nothing else can run, so that timeouts are
     /// exact) while `client` talks to it; returns what the client returns.
     async fn on_paused_clock<T>(client: impl AsyncFnOnce(TcpStream, Instant) -> T) -> T {
-        let app = actix_web::test::init_service(App::new().route("/", web::get().to(HttpResponse::Ok))).await;
+        let app =
+            actix_web::test::init_service(App::new().route("/", web::get().to(HttpResponse::Ok)).route(
+                "/echo",
+                web::post().to(|body: web::Bytes| async move { HttpResponse::Ok().body(body) }),
+            ))
+            .await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let (client_stream, accepted) = tokio::join!(
             TcpStream::connect(listener.local_addr().unwrap()),
@@ -417,7 +507,7 @@ mod tests {
             stream,
             peer,
             Rc::new(app),
-            TIMEOUTS,
+            &options(),
             CancellationToken::new(),
             accepted_at,
             None,
@@ -496,5 +586,91 @@ mod tests {
             TIMEOUTS.keep_alive.as_secs(),
             "{closed_after:?}"
         );
+    }
+
+    /// Reads one answer with a Content-Length body: its status line and body.
+    async fn answer_with_body(stream: &mut TcpStream) -> (String, String) {
+        let mut read = Vec::new();
+        let mut byte = [0];
+        while !read.ends_with(b"\r\n\r\n") {
+            assert_eq!(stream.read(&mut byte).await.unwrap(), 1, "{read:?}");
+            read.push(byte[0]);
+        }
+        let head = String::from_utf8(read).unwrap();
+        let length: usize = head
+            .lines()
+            .find_map(|line| line.strip_prefix("content-length: "))
+            .map_or(0, |length| length.parse().unwrap());
+        let mut body = vec![0; length];
+        stream.read_exact(&mut body).await.unwrap();
+        (
+            head.lines().next().unwrap().to_owned(),
+            String::from_utf8(body).unwrap(),
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_reaches_the_app_and_the_connection_goes_on() {
+        let answers = on_paused_clock(async |mut client, _| {
+            client
+                .write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhel")
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            client
+                .write_all(
+                    b"lo\
+                    POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n\
+                    POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+                )
+                .await
+                .unwrap();
+            let first = answer_with_body(&mut client).await;
+            let second = answer_with_body(&mut client).await;
+            let interim = answer_with_body(&mut client).await;
+            client.write_all(b"ok").await.unwrap();
+            let third = answer_with_body(&mut client).await;
+            client.shutdown().await.unwrap();
+            [first, second, interim, third]
+        })
+        .await;
+        let ok = |body: &str| ("HTTP/1.1 200 OK".to_owned(), body.to_owned());
+        assert_eq!(
+            answers,
+            [
+                ok("hello"),
+                ok("abc"),
+                ("HTTP/1.1 100 Continue".to_owned(), String::new()),
+                ok("ok")
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_is_due_within_the_client_timeout_of_its_head() {
+        let (status, after) = on_paused_clock(async |mut client, _| {
+            client
+                .write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhe")
+                .await
+                .unwrap();
+            let sent = Instant::now();
+            (status(&mut client).await, sent.elapsed())
+        })
+        .await;
+        assert_eq!(status.as_deref(), Some("HTTP/1.1 408 Request Timeout"));
+        assert_eq!(after.as_secs(), TIMEOUTS.client_request.as_secs(), "{after:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_beyond_the_bound_is_refused_unread() {
+        let status = on_paused_clock(async |mut client, _| {
+            client
+                .write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 65\r\n\r\n")
+                .await
+                .unwrap();
+            status(&mut client).await
+        })
+        .await;
+        assert_eq!(status.as_deref(), Some("HTTP/1.1 413 Payload Too Large"));
     }
 }

@@ -18,13 +18,14 @@
 //! to the worker with the fewest open (see [`accept`]). Every thread stamps
 //! the turns of its event loop (see [`ServerHandle::stalled_for`]).
 //!
-//! What the layer does not do: read request bodies (no route of the
-//! services takes one; a request with a body is answered, the app's
-//! attempt to read the body fails, and the connection is closed, so a body
-//! is never read as a request), HTTP/2, upgrades. `request` holds the
-//! checks of RFC 9112 a request head must pass before the app sees it.
+//! A request body (Content-Length or chunked) is read whole before the app
+//! is called, within the client timeout of its head and bounded by
+//! [`Options::max_body_bytes`] (see [`body`]). What the layer does not do:
+//! HTTP/2, upgrades. `request` holds the checks of RFC 9112 a request head
+//! must pass before the app sees it.
 
 mod accept;
+pub mod body;
 mod connection;
 mod limit;
 mod linger;
@@ -52,6 +53,10 @@ use tokio_util::task::TaskTracker;
 use connection::Connection;
 pub use limit::{ConnectionLimit, LimitMetrics};
 use turns::Turns;
+
+/// Bytes a request body may take unless a server says otherwise: the
+/// services' public routes take none, and a body read is held whole.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// How long a graceful stop waits for answers in progress.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -91,6 +96,9 @@ pub struct Options {
     pub max_connections_per_worker: usize,
     /// Bounds the connections admitted across workers (503 beyond).
     pub limit: Option<ConnectionLimit>,
+    /// Bytes a request body may take, read whole before the app is called
+    /// (413 beyond).
+    pub max_body_bytes: usize,
 }
 
 impl Options {
@@ -102,6 +110,7 @@ impl Options {
             backlog: 2048,
             max_connections_per_worker: 25_000,
             limit: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
     }
 }
@@ -358,7 +367,7 @@ impl Worker {
                 stream,
                 accepted.peer,
                 app.clone(),
-                self.options.timeouts,
+                &self.options,
                 self.graceful.clone(),
                 accepted.accepted_at,
                 accepted.admitted,

@@ -138,7 +138,11 @@ impl Service for PolicyEngine {
             service.api.path_prefix.clone(),
             engine.clone(),
             service.requests.caching(),
+            settings.rollouts.max_alert_bytes,
         );
+        if engine.control().is_some() {
+            kit.status_max_body_bytes(settings.rollouts.max_alert_bytes);
+        }
         // The page on the status port too, where its Fleet view finds the
         // fleet answers.
         let status_explorer = service
@@ -165,6 +169,13 @@ impl Service for PolicyEngine {
                 let refresher = refresher.clone();
                 async move { refresher.refresh().await }
             });
+            if let Some(schedule) = control.query_schedule() {
+                let querier = control.clone();
+                kit.spawn_every(schedule, move || {
+                    let querier = querier.clone();
+                    async move { querier.check_queries(SystemTime::now()).await }
+                });
+            }
             kit.spawn_every(control.halt_schedule(), move || {
                 let control = control.clone();
                 async move { control.check_halts(SystemTime::now()).await }

@@ -33,8 +33,9 @@ use service_kit::settings::{
 
 use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
 use crate::cluster_policy::{PolicySource, source::SourceError};
-use crate::control::Intervals;
+use crate::control::queries::Prometheus;
 use crate::control::tokens::Tokens;
+use crate::control::{ControlPlan, Intervals};
 use crate::engine::Limits;
 use crate::filters;
 use crate::fleet::keys::ClusterKeys;
@@ -123,6 +124,15 @@ pub struct RolloutsSettings {
     pub refresh_ms: u64,
     /// Seconds between checks of the rollouts' `halt_when` criteria.
     pub halt_check_secs: u64,
+    /// Bytes an Alertmanager notification (`{prefix}/v1/alerts/alertmanager`)
+    /// may take; a larger one is answered 413.
+    pub max_alert_bytes: usize,
+    /// The Prometheus the rollouts' `halt_when: {promql, above}` queries are
+    /// asked of (`http://prometheus:9090`); none: those criteria are not
+    /// checked.
+    pub prometheus_url: Option<RedactedUrl>,
+    /// Seconds between evaluations of the rollouts' Prometheus queries.
+    pub prometheus_check_secs: u64,
 }
 
 impl Default for RolloutsSettings {
@@ -131,6 +141,9 @@ impl Default for RolloutsSettings {
             token_file: None,
             refresh_ms: 2_000,
             halt_check_secs: 60,
+            max_alert_bytes: 1024 * 1024,
+            prometheus_url: None,
+            prometheus_check_secs: 300,
         }
     }
 }
@@ -365,6 +378,12 @@ pub enum SettingsError {
     #[error("fleet.hash_ids needs fleet.hash_key_file, the key every engine sharing the store hashes with")]
     FleetHashWithoutKey,
     #[error(
+        "rollouts.prometheus_url needs rollouts.token_file (rollout control, which pauses what a query halts)"
+    )]
+    PrometheusWithoutControl,
+    #[error("rollouts.prometheus_url {url}: {reason}")]
+    InvalidPrometheus { url: String, reason: String },
+    #[error(
         "rollouts.token_file needs fleet.store (where the rollouts' run-time state is kept) and cluster_policy.file (where they are declared)"
     )]
     ControlWithoutStore,
@@ -386,9 +405,10 @@ pub struct Resolved {
     pub cluster_policy: Option<Arc<PolicySource>>,
     /// The fleet store and its keys; none without one.
     pub fleet: Option<FleetPlan>,
-    /// The operator tokens of rollout control and how often it reads the
-    /// store; none without control.
-    pub control: Option<(Tokens, Intervals)>,
+    /// The operator tokens of rollout control, how often it reads the
+    /// store, and the Prometheus its queries are asked of; none without
+    /// control.
+    pub control: Option<ControlPlan>,
 }
 
 impl Settings {
@@ -518,8 +538,11 @@ impl Settings {
 impl Settings {
     /// Rollout control's tokens, read, and its interval; none without a
     /// token file.
-    fn control_plan(&self) -> Result<Option<(Tokens, Intervals)>, SettingsError> {
+    fn control_plan(&self) -> Result<Option<ControlPlan>, SettingsError> {
         let Some(path) = &self.rollouts.token_file else {
+            if self.rollouts.prometheus_url.is_some() {
+                return Err(SettingsError::PrometheusWithoutControl);
+            }
             return Ok(None);
         };
         if self.fleet.store.is_none() || self.cluster_policy.file.is_none() {
@@ -530,7 +553,31 @@ impl Settings {
             refresh: Duration::from_millis(self.rollouts.refresh_ms.max(100)),
             halt_check: Duration::from_secs(self.rollouts.halt_check_secs.max(1)),
         };
-        Ok(Some((tokens, intervals)))
+        let prometheus = match &self.rollouts.prometheus_url {
+            Some(url) if !matches!(url.expose().scheme(), "http" | "https") => {
+                return Err(SettingsError::InvalidPrometheus {
+                    url: url.to_string(),
+                    reason: "not an http(s) URL".to_owned(),
+                });
+            }
+            Some(url) => Some(
+                Prometheus::new(
+                    url.clone(),
+                    http_fetch::ExtraRoots::from_dir(&self.upstream.cincinnati.root_certificate_dir),
+                    Duration::from_secs(self.rollouts.prometheus_check_secs.max(1)),
+                )
+                .map_err(|error| SettingsError::InvalidPrometheus {
+                    url: url.to_string(),
+                    reason: error.to_string(),
+                })?,
+            ),
+            None => None,
+        };
+        Ok(Some(ControlPlan {
+            tokens,
+            intervals,
+            prometheus,
+        }))
     }
 }
 

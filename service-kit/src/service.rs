@@ -87,6 +87,7 @@ pub struct Kit<M> {
     before_scrape: Option<Box<dyn Fn() + Send + Sync>>,
     status: Option<Document>,
     status_routes: Option<StatusRoutes>,
+    status_max_body_bytes: Option<usize>,
 }
 
 impl<M: ServiceMetrics> Kit<M> {
@@ -113,6 +114,7 @@ impl<M: ServiceMetrics> Kit<M> {
             before_scrape: None,
             status: None,
             status_routes: None,
+            status_max_body_bytes: None,
         })
     }
 
@@ -195,6 +197,13 @@ impl<M: ServiceMetrics> Kit<M> {
         self.status_routes = Some(Box::new(configure));
     }
 
+    /// Bytes a request body to the status server may take (413 beyond);
+    /// [`http1_server::DEFAULT_MAX_BODY_BYTES`] unless a service's operator
+    /// routes take more.
+    pub fn status_max_body_bytes(&mut self, bytes: usize) {
+        self.status_max_body_bytes = Some(bytes);
+    }
+
     /// The `/status` document, given the supervised tasks' state.
     pub fn status<T: Serialize>(&mut self, document: impl Fn(Vec<TaskStatus>) -> T + Send + Sync + 'static) {
         self.status = Some(Box::new(move |tasks| {
@@ -231,6 +240,9 @@ impl<M: ServiceMetrics> Kit<M> {
         }
         if let Some(routes) = self.status_routes.take() {
             status = status.routes(routes);
+        }
+        if let Some(bytes) = self.status_max_body_bytes {
+            status = status.max_body_bytes(bytes);
         }
         status
     }

@@ -30,6 +30,7 @@ pub struct StatusServer {
     tasks: Liveness,
     /// A service's own operator routes (an explain endpoint, say).
     routes: Routes,
+    max_body_bytes: usize,
 }
 
 /// A server bound to its port, not yet running: await (or spawn) `server`.
@@ -47,7 +48,15 @@ impl StatusServer {
             status: Arc::new(|tasks| serde_json::json!({ "tasks": tasks })),
             tasks: Liveness::default(),
             routes: Arc::new(|_| {}),
+            max_body_bytes: http1_server::DEFAULT_MAX_BODY_BYTES,
         }
+    }
+
+    /// Bytes a request body may take (413 beyond), for operator routes that
+    /// take one.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
     }
 
     /// Adds a service's own routes, for operators only (this port is not
@@ -95,6 +104,7 @@ impl StatusServer {
     /// traffic is a few requests a minute. Signals are left to the caller,
     /// which stops every server of the process together.
     pub fn bind(self, address: SocketAddr) -> std::io::Result<BoundServer> {
+        let max_body_bytes = self.max_body_bytes;
         let factory = move || {
             let routes = self.routes.clone();
             let mut app = App::new()
@@ -131,6 +141,7 @@ impl StatusServer {
         };
         let options = Options {
             workers: 1,
+            max_body_bytes,
             ..Options::new("status")
         };
         let (server, address) = http1_server::bind(address, factory, options)?;

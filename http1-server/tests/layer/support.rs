@@ -81,7 +81,7 @@ pub fn app(
             std::thread::sleep(Duration::from_secs(3));
             HttpResponse::Ok().body(SMALL)
         }))
-        // A route that takes a body, which the layer does not read.
+        // A route that takes a body, read by the layer before it is called.
         .service(
             web::resource("/upload").route(
                 web::post().to(|body: Bytes| async move {

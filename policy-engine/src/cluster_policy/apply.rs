@@ -197,6 +197,8 @@ mod tests {
             starting_percentage: 0.0,
             line: 1,
             halt_when: None,
+            halt_query: None,
+            auto_resume: false,
             control: None,
         };
         let class = class(

@@ -236,6 +236,8 @@ mod tests {
             starting_percentage,
             line: 27,
             halt_when: None,
+            halt_query: None,
+            auto_resume: false,
             control: None,
         }
     }

@@ -22,6 +22,10 @@
 //!     halt_when:            # with a fleet store and rollout control: pause it
 //!       silent_after_arriving_percent: 5   # when 5% of arrived clusters
 //!       min_arrived: 50                    # (of at least 50) went silent
+//!       promql: sum(cluster:degraded:4_18_7)  # or (and) when this query, asked of
+//!       above: 3                              # rollouts.prometheus_url, exceeds 3
+//!     auto_resume: true     # an Alertmanager alert that paused it resumes
+//!                           # it when resolved (default: an operator does)
 //! scoped_channels:          # seen by these groups only, joined to those channels
 //!   - {channel: hotfix-acme-4.18, joins: [stable-4.18, fast-4.18], groups: [acme]}
 //! ```
@@ -37,7 +41,7 @@ use serde::Deserialize;
 use service_kit::timestamp::parse_rfc3339;
 
 use super::id::ClusterId;
-use super::policy::{EdgeRule, HaltWhen, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel};
+use super::policy::{EdgeRule, HaltQuery, HaltWhen, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel};
 use crate::query::Channel;
 
 /// The longest rollout: a century (a rollout meant to stay in flight).
@@ -87,19 +91,61 @@ struct RolloutFile {
     starting_percentage: f64,
     #[serde(default)]
     halt_when: Option<Spanned<HaltWhenFile>>,
+    #[serde(default)]
+    auto_resume: bool,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HaltWhenFile {
-    silent_after_arriving_percent: f64,
+    silent_after_arriving_percent: Option<f64>,
     #[serde(default = "default_min_arrived")]
     min_arrived: u64,
+    promql: Option<String>,
+    above: Option<f64>,
 }
 
 /// Arrivals a silent share is judged on at least, unless the file says.
 fn default_min_arrived() -> u64 {
     20
+}
+
+/// A rollout's `halt_when`: the fleet's signal, a Prometheus query, or
+/// both; at least one.
+fn halt_criteria(
+    halt: &Spanned<HaltWhenFile>,
+    problems: &mut Vec<Problem>,
+) -> (Option<HaltWhen>, Option<HaltQuery>) {
+    let file = &halt.value;
+    let fleet = file.silent_after_arriving_percent.map(|percent| {
+        if !(percent > 0.0 && percent <= 100.0) {
+            let message =
+                format!("silent_after_arriving_percent {percent} is not within 0 (excluded) to 100");
+            problems.push(problem_at(halt, message));
+        }
+        HaltWhen {
+            silent_after_arriving_percent: percent,
+            min_arrived: file.min_arrived.max(1),
+        }
+    });
+    let query = match (&file.promql, file.above) {
+        (None, None) => None,
+        (Some(promql), Some(above)) if !promql.trim().is_empty() && above.is_finite() => Some(HaltQuery {
+            promql: promql.trim().to_owned(),
+            above,
+        }),
+        _ => {
+            let message =
+                "halt_when: promql and above go together (a query, and the figure its value must exceed)";
+            problems.push(problem_at(halt, message.to_owned()));
+            None
+        }
+    };
+    if file.silent_after_arriving_percent.is_none() && file.promql.is_none() && file.above.is_none() {
+        let message = "halt_when names no criterion: silent_after_arriving_percent, or promql and above";
+        problems.push(problem_at(halt, message.to_owned()));
+    }
+    (fleet, query)
 }
 
 /// One problem in a policy file, where it is.
@@ -357,18 +403,10 @@ impl RolloutFile {
                 ),
             });
         }
-        let halt_when = self.halt_when.map(|halt| {
-            let percent = halt.value.silent_after_arriving_percent;
-            if !(percent > 0.0 && percent <= 100.0) {
-                let message =
-                    format!("silent_after_arriving_percent {percent} is not within 0 (excluded) to 100");
-                problems.push(problem_at(&halt, message));
-            }
-            HaltWhen {
-                silent_after_arriving_percent: percent,
-                min_arrived: halt.value.min_arrived.max(1),
-            }
-        });
+        let (halt_when, halt_query) = match self.halt_when {
+            Some(halt) => halt_criteria(&halt, problems),
+            None => (None, None),
+        };
         (problems.len() == before).then(|| Rollout {
             target: target.expect("checked"),
             start: start.expect("checked"),
@@ -376,6 +414,8 @@ impl RolloutFile {
             starting_percentage: self.starting_percentage,
             line,
             halt_when,
+            halt_query,
+            auto_resume: self.auto_resume,
             control: None,
         })
     }
@@ -445,6 +485,14 @@ rollouts:
     duration_hours: 0
     starting_percentage: 150
     halt_when: {silent_after_arriving_percent: 0}
+  - target: 4.18.8
+    start: 2026-11-20T00:00:00Z
+    duration_hours: 1
+    halt_when: {promql: up}
+  - target: 4.18.9
+    start: 2026-11-20T00:00:00Z
+    duration_hours: 1
+    halt_when: {min_arrived: 5}
 ";
         let report = problems(text);
         for expected in [
@@ -455,6 +503,8 @@ rollouts:
             "policy.yaml:9: rollout start \"yesterday\" is not an RFC 3339 time",
             "policy.yaml:10: duration_hours 0",
             "policy.yaml:12: silent_after_arriving_percent 0 is not within 0 (excluded) to 100",
+            "policy.yaml:16: halt_when: promql and above go together",
+            "policy.yaml:20: halt_when names no criterion",
         ] {
             assert!(report.contains(expected), "{expected} not in {report}");
         }

@@ -72,6 +72,11 @@ pub struct Rollout {
     pub line: u64,
     /// When the fleet's signals pause it (see `crate::control`).
     pub halt_when: Option<HaltWhen>,
+    /// When a Prometheus query pauses it (see `crate::control::queries`).
+    pub halt_query: Option<HaltQuery>,
+    /// A pause made by an Alertmanager alert ends when that alert is
+    /// resolved (see `crate::control::alerts`).
+    pub auto_resume: bool,
     /// What operators or automation did to it at run time.
     pub control: Option<RolloutControl>,
 }
@@ -83,6 +88,14 @@ pub struct Rollout {
 pub struct HaltWhen {
     pub silent_after_arriving_percent: f64,
     pub min_arrived: u64,
+}
+
+/// A rollout's halt criterion from Prometheus: the value of `promql`
+/// (the largest sample of a vector) above `above`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HaltQuery {
+    pub promql: String,
+    pub above: f64,
 }
 
 /// What run-time control does to a rollout (kept in the fleet store; see
@@ -604,6 +617,8 @@ mod tests {
             starting_percentage,
             line: 1,
             halt_when: None,
+            halt_query: None,
+            auto_resume: false,
             control: None,
         }
     }

@@ -138,6 +138,8 @@ mod tests {
             starting_percentage: 10.0,
             line: 3,
             halt_when: None,
+            halt_query: None,
+            auto_resume: false,
             control: None,
         }
     }

@@ -18,8 +18,13 @@
 //!
 //! - [`tokens`]: the bearer tokens, read again when their file changes.
 //! - [`conflicts`]: where the file and run-time control disagree.
+//! - [`queries`]: `halt_when: {promql, above}`, asked of Prometheus.
+//! - [`alerts`]: Alertmanager's notifications, pausing the rollouts their
+//!   alerts name (and resuming those that say `auto_resume`).
 
+pub mod alerts;
 pub mod conflicts;
+pub mod queries;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -31,16 +36,17 @@ use cincinnati_core::{ApiError, ErrorKind};
 use fleet_store::FleetStore;
 use fleet_store::rollouts::{Change, RolloutState};
 use parking_lot::Mutex;
-use prometheus::{IntCounter, IntGauge, IntGaugeVec, Opts};
+use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts};
 use service_kit::freshness::Freshness;
 use service_kit::metrics::MetricRegistry;
 use service_kit::periodic::Every;
 use service_kit::timestamp::rfc3339;
 
 use self::conflicts::Conflicts;
+use self::queries::Prometheus;
 use self::tokens::Tokens;
 use crate::cluster_policy::ClusterPolicy;
-use crate::cluster_policy::policy::{Controls, RolloutControl};
+use crate::cluster_policy::policy::{Controls, Rollout, RolloutControl};
 use crate::fleet::store::StoreHandle;
 use crate::fleet::{Fleet, unix_seconds};
 
@@ -59,12 +65,21 @@ const HISTORY: u32 = 100;
 /// How long a read or a change of the store may take.
 const STORE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// What control is set up with.
+#[derive(Debug)]
+pub struct ControlPlan {
+    pub tokens: Tokens,
+    pub intervals: Intervals,
+    pub prometheus: Option<Prometheus>,
+}
+
 pub struct Control {
     fleet: Arc<Fleet>,
     store: Arc<StoreHandle>,
     policy: Arc<ClusterPolicy>,
     tokens: Tokens,
     intervals: Intervals,
+    prometheus: Option<Prometheus>,
     freshness: Mutex<Freshness>,
     conflicts: Mutex<Conflicts>,
     metrics: ControlMetrics,
@@ -79,6 +94,8 @@ pub struct ControlMetrics {
     pub store_errors: IntCounter,
     /// Rollouts whose run-time state and policy file disagree.
     pub conflicts: IntGauge,
+    /// Alertmanager's alerts taken, by what they did.
+    pub alerts: IntCounterVec,
 }
 
 impl ControlMetrics {
@@ -96,6 +113,19 @@ impl ControlMetrics {
                 "rollout_control_conflicts",
                 "Rollouts whose run-time state hides an edit of the policy file, or that the file no longer declares",
             )?)?,
+            alerts: {
+                let alerts = registry.add(IntCounterVec::new(
+                    Opts::new(
+                        "rollout_alerts_total",
+                        "Alertmanager alerts taken by the webhook, by what each did to the rollout it names",
+                    ),
+                    &["outcome"],
+                )?)?;
+                for outcome in alerts::Outcome::ALL {
+                    alerts.with_label_values(&[outcome.as_str()]);
+                }
+                alerts
+            },
         })
     }
 }
@@ -110,21 +140,31 @@ pub struct ControlStatus {
     /// When the store's state was last read, and the failure since.
     #[serde(flatten)]
     pub freshness: Freshness,
+    /// With `rollouts.prometheus_url`: when a halt query last succeeded, and
+    /// the failure since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<Freshness>,
 }
 
 impl Control {
     pub fn new(
         fleet: Arc<Fleet>,
         policy: Arc<ClusterPolicy>,
-        (tokens, intervals): (Tokens, Intervals),
+        plan: ControlPlan,
         metrics: ControlMetrics,
     ) -> Self {
+        let ControlPlan {
+            tokens,
+            intervals,
+            prometheus,
+        } = plan;
         Self {
             store: fleet.store_handle().clone(),
             fleet,
             policy,
             tokens,
             intervals,
+            prometheus,
             freshness: Mutex::new(Freshness::default()),
             conflicts: Mutex::new(Conflicts::default()),
             metrics,
@@ -141,6 +181,17 @@ impl Control {
         Every::new("rollout halts", self.intervals.halt_check)
             .first_after_a_pause()
             .unwatched()
+    }
+
+    /// When the rollouts' Prometheus queries are evaluated; none without
+    /// `rollouts.prometheus_url`.
+    pub fn query_schedule(&self) -> Option<Every> {
+        let prometheus = self.prometheus.as_ref()?;
+        Some(
+            Every::new("rollout queries", prometheus.interval())
+                .first_after_a_pause()
+                .unwatched(),
+        )
     }
 
     /// Pauses every rollout on its schedule whose `halt_when` the fleet's
@@ -164,28 +215,35 @@ impl Control {
                 "halted: {percent:.1}% of the {count} clusters that arrived at {} went silent (halt_when: {}% of at least {})",
                 rollout.target, halt.silent_after_arriving_percent, halt.min_arrived
             );
-            let target = rollout.target.to_string();
-            let halted = self
-                .stored(async |store| {
-                    store
-                        .halt_rollout(
-                            &target,
-                            (HALT_ACTOR, &reason),
-                            (unix_seconds(now), rollout.progress(now)),
-                        )
-                        .await
-                })
-                .await;
-            match halted {
-                Ok(Some(_)) => {
-                    tracing::warn!(target = %target, %reason, "rollout paused by the fleet's signal");
-                    self.refresh().await;
-                }
-                // Another engine sharing the store halted it first.
-                Ok(None) => self.refresh().await,
-                Err(error) => {
-                    tracing::warn!(target = %target, error = %error.value, "a halted rollout could not be paused")
-                }
+            self.halt(rollout, HALT_ACTOR, &reason, now).await;
+        }
+    }
+
+    /// Pauses `rollout`, which its halt criterion met, by `actor` (which
+    /// criterion) for `reason` (the figure), unless it is paused already
+    /// (every engine sharing the store checks: one halts it, once); a
+    /// failure is logged, and the next check tries again.
+    async fn halt(&self, rollout: &Rollout, actor: &str, reason: &str, now: SystemTime) {
+        let target = rollout.target.to_string();
+        let halted = self
+            .stored(async |store| {
+                store
+                    .halt_rollout(
+                        &target,
+                        (actor, reason),
+                        (unix_seconds(now), rollout.progress(now)),
+                    )
+                    .await
+            })
+            .await;
+        match halted {
+            Ok(Some(_)) => {
+                tracing::warn!(target, by = actor, reason, "rollout halted");
+                self.refresh().await;
+            }
+            Ok(None) => self.refresh().await,
+            Err(error) => {
+                tracing::warn!(target, by = actor, error = %error.value, "a halted rollout could not be paused")
             }
         }
     }
@@ -362,6 +420,7 @@ impl Control {
                 .collect(),
             conflicts: self.conflicts.lock().standing(),
             freshness: self.freshness.lock().clone(),
+            prometheus: self.prometheus.as_ref().map(Prometheus::freshness),
         }
     }
 }

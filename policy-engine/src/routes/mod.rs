@@ -1,8 +1,9 @@
 //! The client API: `{prefix}/graph`, `{prefix}/v1/graph`, `{prefix}/openapi`,
 //! `{prefix}/v1/openapi`; and on the status port, [`explain`], [`fleet`]
-//! (with a fleet store), [`rollouts`] (with rollout control) and their own
-//! `{prefix}/openapi`.
+//! (with a fleet store), [`rollouts`] and [`alerts`] (with rollout control)
+//! and their own `{prefix}/openapi`.
 
+pub mod alerts;
 pub mod explain;
 pub mod fleet;
 pub mod graph;
@@ -49,6 +50,7 @@ pub fn configure_status(
     prefix: PathPrefix,
     engine: Arc<Engine>,
     caching: CachePolicy,
+    max_alert_bytes: usize,
 ) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
     let openapi = web::Data::new(OpenApiDocument::status(
         &prefix,
@@ -58,14 +60,20 @@ pub fn configure_status(
     let caching = web::Data::new(caching);
     let explain = explain::configure(&prefix, engine.clone());
     let fleet = (engine.fleet().cloned()).map(|fleet| fleet::configure(&prefix, engine.clone(), fleet));
-    let rollouts = (engine.control().cloned()).map(|control| rollouts::configure(&prefix, control));
+    let rollouts = (engine.control().cloned()).map(|control| {
+        (
+            rollouts::configure(&prefix, control.clone()),
+            alerts::configure(&prefix, control, max_alert_bytes),
+        )
+    });
     move |config| {
         explain(config);
         if let Some(fleet) = &fleet {
             fleet(config);
         }
-        if let Some(rollouts) = &rollouts {
+        if let Some((rollouts, alerts)) = &rollouts {
             rollouts(config);
+            alerts(config);
         }
         for path in ["/openapi", "/v1/openapi"] {
             config.service(

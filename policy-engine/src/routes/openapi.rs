@@ -32,7 +32,8 @@ impl OpenApiDocument {
     /// rollout control's only with `control`.
     pub fn status(prefix: &PathPrefix, fleet: bool, control: bool) -> Self {
         Self::adapted(STATUS_TEMPLATE, |path, _| {
-            if (path.starts_with("/v1/fleet/") && !fleet) || (path.starts_with("/v1/rollouts") && !control) {
+            let controlled = path.starts_with("/v1/rollouts") || path.starts_with("/v1/alerts/");
+            if (path.starts_with("/v1/fleet/") && !fleet) || (controlled && !control) {
                 None
             } else if path.starts_with("/v1/") {
                 Some(prefix.join(path))

@@ -2,8 +2,8 @@
 //! the policy file's rollouts under run-time control ([`crate::control`]),
 //! every request with a bearer token (401 without, 403 with one the token
 //! file does not hold). Answers are `cincinnati_client::rollout_control`'s
-//! documents. What a change says is in its query (the services' front door
-//! reads no request bodies):
+//! documents. What a change says is in its query (so a change is a
+//! one-line `curl`, and `cincinnati rollout` needs no body):
 //!
 //! - `GET {prefix}/v1/rollouts`: each rollout as control leaves it, and
 //!   the last changes.
@@ -119,7 +119,7 @@ async fn changed(
 }
 
 /// A JSON 405 naming the method the route takes.
-fn wrong_method(allowed: &'static str) -> HttpResponse {
+pub(super) fn wrong_method(allowed: &'static str) -> HttpResponse {
     let error = ApiError::new(
         ErrorKind::MethodNotAllowed,
         format_args!("this route takes {allowed}"),

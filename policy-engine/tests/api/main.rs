@@ -3,6 +3,7 @@
 
 mod support;
 
+mod alertmanager_webhook;
 mod caching;
 mod chain;
 mod cluster_policy;
@@ -16,6 +17,7 @@ mod freshness;
 mod negotiation;
 mod openapi;
 mod parameters;
+mod prometheus_halts;
 mod resilience;
 mod rollout_control;
 mod status;

@@ -205,6 +205,10 @@ async fn the_status_port_documents_what_it_answers() {
         paths.contains_key("/api/upgrades_info/v1/rollouts/{target}/pause"),
         "{paths:?}"
     );
+    assert!(
+        paths.contains_key("/api/upgrades_info/v1/alerts/alertmanager"),
+        "{paths:?}"
+    );
     // (Asked as GET, without a token: what a change answers is the
     // rollout control tests'.)
     for (path, item) in paths.iter().filter(|(_, item)| item.get("get").is_some()) {
@@ -239,9 +243,9 @@ async fn without_a_fleet_store_the_status_port_documents_no_fleet() {
     let document = app.status_get("/api/upgrades_info/openapi").await.json();
     let paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
     assert!(
-        paths
-            .iter()
-            .all(|path| !path.contains("/fleet/") && !path.contains("/rollouts")),
+        paths.iter().all(|path| !path.contains("/fleet/")
+            && !path.contains("/rollouts")
+            && !path.contains("/alerts/")),
         "{paths:?}"
     );
     app.status_get("/api/upgrades_info/v1/fleet/versions")

@@ -16,10 +16,10 @@ use crate::support::upstream::{Behaviour, FakeUpstream};
 use crate::support::{eventually, place_percent, recommended_from, rfc3339, rollout, small_graph};
 
 const ROLLOUTS: &str = "/api/upgrades_info/v1/rollouts";
-const TOKEN: &str = "s3cret-ops-token";
+pub(crate) const TOKEN: &str = "s3cret-ops-token";
 
 /// A cluster id whose place in rollouts is within `range` (percent).
-fn cluster_at(range: std::ops::Range<f64>) -> String {
+pub(crate) fn cluster_at(range: std::ops::Range<f64>) -> String {
     (0_u32..)
         .map(|n| format!("{n:08x}-7a1e-4c0d-9e55-0123456789ab"))
         .find(|id| range.contains(&place_percent(id)))
@@ -28,7 +28,7 @@ fn cluster_at(range: std::ops::Range<f64>) -> String {
 
 /// An engine with a policy file (unless `dir` has one: a rollout of 4.18.4
 /// half way through), a fleet store at `store` and a token file.
-fn control_settings(upstream: &FakeUpstream, dir: &Path, store: &str) -> Settings {
+pub(crate) fn control_settings(upstream: &FakeUpstream, dir: &Path, store: &str) -> Settings {
     let policy = dir.join("policy.yaml");
     if !policy.exists() {
         std::fs::write(&policy, rollout(5000.0, 10000.0)).unwrap();
@@ -44,7 +44,7 @@ fn control_settings(upstream: &FakeUpstream, dir: &Path, store: &str) -> Setting
 }
 
 /// Whether the cluster `id` on 4.18.1 is offered 4.18.4.
-async fn offered(app: &TestApp, id: &str) -> bool {
+pub(crate) async fn offered(app: &TestApp, id: &str) -> bool {
     let answer = app
         .get(&format!(
             "/api/upgrades_info/graph?channel=stable-4.18&arch=amd64&version=4.18.1&id={id}"
@@ -74,7 +74,21 @@ async fn change(
     (answer.status().as_u16(), answer.text().await.unwrap())
 }
 
-async fn rollouts(app: &TestApp) -> Rollouts {
+/// The rollouts once the first is paused (polled, within a generous
+/// deadline); `Err` says what was seen last.
+pub(crate) async fn once_paused(app: &TestApp, what: &str) -> anyhow::Result<Rollouts> {
+    let (document, _) = registry_testkit::poll::until(what, std::time::Duration::from_secs(60), async || {
+        let document = rollouts(app).await;
+        match &document.rollouts[0].control {
+            Some(control) if control.state == "paused" => Ok(document),
+            other => Err(anyhow::anyhow!("control {other:?}")),
+        }
+    })
+    .await?;
+    Ok(document)
+}
+
+pub(crate) async fn rollouts(app: &TestApp) -> Rollouts {
     let answer = app
         .client
         .get(format!("http://{}{ROLLOUTS}", app.status_address))
