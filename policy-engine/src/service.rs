@@ -176,9 +176,10 @@ impl Service for PolicyEngine {
                     async move { querier.check_queries(SystemTime::now()).await }
                 });
             }
+            let feeds = engine.feeds().clone();
             kit.spawn_every(control.halt_schedule(), move || {
-                let control = control.clone();
-                async move { control.check_halts(SystemTime::now()).await }
+                let (control, feeds) = (control.clone(), feeds.clone());
+                async move { control.check_halts(&feeds, SystemTime::now()).await }
             });
         }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());

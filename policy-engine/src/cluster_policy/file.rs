@@ -21,7 +21,10 @@
 //!     starting_percentage: 5
 //!     halt_when:            # with a fleet store and rollout control: pause it
 //!       silent_after_arriving_percent: 5   # when 5% of arrived clusters
-//!       min_arrived: 50                    # (of at least 50) went silent
+//!       min_arrived: 50                    # (of at least 50) went silent,
+//!       stuck_percent: 30                  # or 30% of those offered it more
+//!       stuck_hours: 24                    # than 24 hours ago (of at least
+//!       min_offered: 50                    # 50) have not taken it
 //!       promql: sum(cluster:degraded:4_18_7)  # or (and) when this query, asked of
 //!       above: 3                              # rollouts.prometheus_url, exceeds 3
 //!     auto_resume: true     # an Alertmanager alert that paused it resumes
@@ -41,7 +44,9 @@ use serde::Deserialize;
 use service_kit::timestamp::parse_rfc3339;
 
 use super::id::ClusterId;
-use super::policy::{EdgeRule, HaltQuery, HaltWhen, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel};
+use super::policy::{
+    EdgeRule, HaltQuery, HaltWhen, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel, StuckHalt,
+};
 use crate::query::Channel;
 
 /// The longest rollout: a century (a rollout meant to stay in flight).
@@ -101,12 +106,29 @@ struct HaltWhenFile {
     silent_after_arriving_percent: Option<f64>,
     #[serde(default = "default_min_arrived")]
     min_arrived: u64,
+    stuck_percent: Option<f64>,
+    #[serde(default = "default_stuck_hours")]
+    stuck_hours: f64,
+    #[serde(default = "default_min_offered")]
+    min_offered: u64,
     promql: Option<String>,
     above: Option<f64>,
 }
 
 /// Arrivals a silent share is judged on at least, unless the file says.
 fn default_min_arrived() -> u64 {
+    20
+}
+
+/// Hours after its offer a cluster that has not taken the target counts as
+/// stuck, unless the file says: a cluster-version operator asks every few
+/// minutes, and an update of a cluster takes an hour or two.
+fn default_stuck_hours() -> f64 {
+    24.0
+}
+
+/// Clusters offered that long a stuck share is judged on at least.
+fn default_min_offered() -> u64 {
     20
 }
 
@@ -117,16 +139,27 @@ fn halt_criteria(
     problems: &mut Vec<Problem>,
 ) -> (Option<HaltWhen>, Option<HaltQuery>) {
     let file = &halt.value;
-    let fleet = file.silent_after_arriving_percent.map(|percent| {
-        if !(percent > 0.0 && percent <= 100.0) {
-            let message =
-                format!("silent_after_arriving_percent {percent} is not within 0 (excluded) to 100");
-            problems.push(problem_at(halt, message));
-        }
-        HaltWhen {
-            silent_after_arriving_percent: percent,
-            min_arrived: file.min_arrived.max(1),
-        }
+    let mut percent_of = |name: &str, percent: Option<f64>| {
+        percent.inspect(|percent| {
+            if !(*percent > 0.0 && *percent <= 100.0) {
+                let message = format!("{name} {percent} is not within 0 (excluded) to 100");
+                problems.push(problem_at(halt, message));
+            }
+        })
+    };
+    let silent = percent_of(
+        "silent_after_arriving_percent",
+        file.silent_after_arriving_percent,
+    );
+    let stuck = percent_of("stuck_percent", file.stuck_percent).map(|percent| StuckHalt {
+        percent,
+        after: Duration::from_secs_f64(file.stuck_hours.clamp(1.0, 24.0 * 366.0) * 3600.0),
+        min_offered: file.min_offered.max(1),
+    });
+    let fleet = (silent.is_some() || stuck.is_some()).then_some(HaltWhen {
+        silent_after_arriving_percent: silent,
+        min_arrived: file.min_arrived.max(1),
+        stuck,
     });
     let query = match (&file.promql, file.above) {
         (None, None) => None,
@@ -141,8 +174,9 @@ fn halt_criteria(
             None
         }
     };
-    if file.silent_after_arriving_percent.is_none() && file.promql.is_none() && file.above.is_none() {
-        let message = "halt_when names no criterion: silent_after_arriving_percent, or promql and above";
+    if fleet.is_none() && file.promql.is_none() && file.above.is_none() {
+        let message =
+            "halt_when names no criterion: silent_after_arriving_percent, stuck_percent, or promql and above";
         problems.push(problem_at(halt, message.to_owned()));
     }
     (fleet, query)
@@ -493,6 +527,10 @@ rollouts:
     start: 2026-11-20T00:00:00Z
     duration_hours: 1
     halt_when: {min_arrived: 5}
+  - target: 4.18.10
+    start: 2026-11-20T00:00:00Z
+    duration_hours: 1
+    halt_when: {stuck_percent: 120, stuck_hours: 6}
 ";
         let report = problems(text);
         for expected in [
@@ -505,6 +543,7 @@ rollouts:
             "policy.yaml:12: silent_after_arriving_percent 0 is not within 0 (excluded) to 100",
             "policy.yaml:16: halt_when: promql and above go together",
             "policy.yaml:20: halt_when names no criterion",
+            "policy.yaml:24: stuck_percent 120 is not within 0 (excluded) to 100",
         ] {
             assert!(report.contains(expected), "{expected} not in {report}");
         }

@@ -81,13 +81,26 @@ pub struct Rollout {
     pub control: Option<RolloutControl>,
 }
 
-/// A rollout's halt criterion, from the fleet store: the share of the
-/// clusters that arrived at its target and then went silent (not seen for
-/// `fleet.silent_hours`), judged once at least `min_arrived` arrived.
+/// A rollout's halt criteria from the fleet store, either or both.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HaltWhen {
-    pub silent_after_arriving_percent: f64,
+    /// The share (percent) of the clusters that arrived at its target and
+    /// then went silent (not seen for `fleet.silent_hours`), judged once at
+    /// least `min_arrived` arrived.
+    pub silent_after_arriving_percent: Option<f64>,
     pub min_arrived: u64,
+    /// The share (percent) of the clusters offered its target more than
+    /// `stuck_after` ago that have not taken it, judged once at least
+    /// `min_offered` were offered that long.
+    pub stuck: Option<StuckHalt>,
+}
+
+/// `halt_when`'s stuck criterion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StuckHalt {
+    pub percent: f64,
+    pub after: Duration,
+    pub min_offered: u64,
 }
 
 /// A rollout's halt criterion from Prometheus: the value of `promql`

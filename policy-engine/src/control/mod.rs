@@ -13,8 +13,9 @@
 //!
 //! A rollout whose file entry says `halt_when` is paused by the fleet's
 //! signal (actor `fleet-signal`, the measured figure as the reason) when
-//! the share of its arrived clusters that went silent reaches the
-//! threshold: checked every `rollouts.halt_check_secs`.
+//! the share of its arrived clusters that went silent, or of the clusters
+//! offered it long ago that have not taken it, reaches the threshold:
+//! checked every `rollouts.halt_check_secs`.
 //!
 //! - [`tokens`]: the bearer tokens, read again when their file changes.
 //! - [`conflicts`]: where the file and run-time control disagree.
@@ -46,9 +47,10 @@ use self::conflicts::Conflicts;
 use self::queries::Prometheus;
 use self::tokens::Tokens;
 use crate::cluster_policy::ClusterPolicy;
-use crate::cluster_policy::policy::{Controls, Rollout, RolloutControl};
+use crate::cluster_policy::policy::{Controls, HaltWhen, Rollout, RolloutControl};
 use crate::fleet::store::StoreHandle;
 use crate::fleet::{Fleet, unix_seconds};
+use crate::upstream::feeds::Feeds;
 
 /// Who the audit says paused a rollout its `halt_when` halted.
 pub const HALT_ACTOR: &str = "fleet-signal";
@@ -195,28 +197,54 @@ impl Control {
     }
 
     /// Pauses every rollout on its schedule whose `halt_when` the fleet's
-    /// figures meet at `now`.
-    pub async fn check_halts(&self, now: SystemTime) {
+    /// figures meet at `now` (the update graphs from `feeds`).
+    pub async fn check_halts(&self, feeds: &Arc<Feeds>, now: SystemTime) {
         let rollouts = self.policy.current().rollouts();
         for rollout in rollouts.iter().filter(|rollout| rollout.is_on_schedule()) {
             let Some(halt) = rollout.halt_when else { continue };
-            let arrived = match self.fleet.arrived(rollout, now).await {
-                Ok(arrived) => arrived,
+            match self.halt_reason(rollout, &halt, feeds, now).await {
+                Ok(Some(reason)) => self.halt(rollout, HALT_ACTOR, &reason, now).await,
+                Ok(None) => {}
                 Err(error) => {
                     tracing::warn!(target = %rollout.target, error = %error.value, "a rollout's halt criterion cannot be checked");
-                    continue;
                 }
-            };
-            let (count, percent) = (arrived.waits.len() as u64, arrived.silent_percent());
-            if count < halt.min_arrived || percent < halt.silent_after_arriving_percent {
-                continue;
             }
-            let reason = format!(
-                "halted: {percent:.1}% of the {count} clusters that arrived at {} went silent (halt_when: {}% of at least {})",
-                rollout.target, halt.silent_after_arriving_percent, halt.min_arrived
-            );
-            self.halt(rollout, HALT_ACTOR, &reason, now).await;
         }
+    }
+
+    /// Why the fleet's figures halt `rollout` at `now`, if they do.
+    async fn halt_reason(
+        &self,
+        rollout: &Rollout,
+        halt: &HaltWhen,
+        feeds: &Arc<Feeds>,
+        now: SystemTime,
+    ) -> Result<Option<String>, ApiError> {
+        if let Some(threshold) = halt.silent_after_arriving_percent {
+            let arrived = self.fleet.arrived(rollout, now).await?;
+            let (count, percent) = (arrived.waits.len() as u64, arrived.silent_percent());
+            if count >= halt.min_arrived && percent >= threshold {
+                return Ok(Some(format!(
+                    "halted: {percent:.1}% of the {count} clusters that arrived at {} went silent (halt_when: {threshold}% of at least {})",
+                    rollout.target, halt.min_arrived
+                )));
+            }
+        }
+        if let Some(stuck) = halt.stuck {
+            let unmoved = self.fleet.unmoved(rollout, now - stuck.after, feeds, now).await?;
+            let percent = unmoved.percent();
+            if unmoved.offered >= stuck.min_offered && percent >= stuck.percent {
+                return Ok(Some(format!(
+                    "halted: {percent:.1}% of the {} clusters offered {} more than {} h ago have not taken it (halt_when: stuck_percent {} of at least {})",
+                    unmoved.offered,
+                    rollout.target,
+                    stuck.after.as_secs() / 3600,
+                    stuck.percent,
+                    stuck.min_offered
+                )));
+            }
+        }
+        Ok(None)
     }
 
     /// Pauses `rollout`, which its halt criterion met, by `actor` (which

@@ -5,6 +5,7 @@
 //! before any per-cluster policy.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cincinnati_client::fleet::{
@@ -18,9 +19,11 @@ use fleet_store::questions::{Arrival, Scope, VersionCount};
 use service_kit::timestamp::rfc3339;
 
 use super::count::Counted;
+use super::graphs::upstream_graphs;
 use super::{Fleet, unix_seconds};
 use crate::cluster_policy::id::Place;
 use crate::cluster_policy::policy::{Rollout, RolloutControl};
+use crate::upstream::feeds::Feeds;
 
 /// Clusters a stuck version lists as examples at most.
 const EXAMPLES: u32 = 100;
@@ -325,6 +328,66 @@ impl Fleet {
             &arrivals,
             unix_seconds(now - self.windows.silent),
         ))
+    }
+}
+
+/// Of a rollout's clusters offered its target before some time: how many,
+/// and how many have not taken it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unmoved {
+    pub offered: u64,
+    pub not_arrived: u64,
+}
+
+impl Unmoved {
+    /// The share (percent) of those offered that have not taken it.
+    pub fn percent(&self) -> f64 {
+        if self.offered == 0 {
+            return 0.0;
+        }
+        self.not_arrived as f64 * 100.0 / self.offered as f64
+    }
+}
+
+impl Fleet {
+    /// Of the active clusters `rollout` offered its target to before
+    /// `offered_before` (placed below its progress then, with an update to
+    /// the target in their channel, as `feeds`' graphs say), how many have
+    /// not taken it, at `now`. Asked of the store when called: a halt check's
+    /// question, once a check interval.
+    pub async fn unmoved(
+        &self,
+        rollout: &Rollout,
+        offered_before: SystemTime,
+        feeds: &Arc<Feeds>,
+        now: SystemTime,
+    ) -> Result<Unmoved, ApiError> {
+        let store = self.store().await?;
+        let place = rollout.progress(offered_before);
+        let counts = store
+            .versions(&self.scope(&Asked::default(), now), &[place], 0)
+            .await
+            .map_err(|error| self.failed(error))?;
+        let pairs = counts
+            .iter()
+            .map(|count| (count.channel.clone(), count.arch.clone()))
+            .collect();
+        let graphs = upstream_graphs(feeds, &pairs).await?;
+        let target = rollout.target.to_string();
+        let not_arrived = counts
+            .iter()
+            .filter(|count| count.version != target && updates_to(&graphs, count, &rollout.target))
+            .map(|count| count.below_places.first().copied().unwrap_or_default())
+            .sum();
+        let arrivals = store
+            .arrivals(&target)
+            .await
+            .map_err(|error| self.failed(error))?;
+        let arrived = arrivals.iter().filter(|arrival| arrival.place < place).count() as u64;
+        Ok(Unmoved {
+            offered: not_arrived + arrived,
+            not_arrived,
+        })
     }
 }
 

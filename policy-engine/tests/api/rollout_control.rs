@@ -284,13 +284,9 @@ async fn a_rollout_whose_arrived_clusters_go_silent_is_halted_by_the_fleets_sign
     let dir = tempfile::tempdir().unwrap();
     let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
     // Complete long ago; halted once half of at least two arrivals are silent.
-    let start = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::hours(200));
     std::fs::write(
         dir.path().join("policy.yaml"),
-        format!(
-            "rollouts:\n  - target: 4.18.4\n    start: \"{start}\"\n    duration_hours: 1\n    \
-             halt_when: {{silent_after_arriving_percent: 50, min_arrived: 2}}\n"
-        ),
+        rollout_done_long_ago("{silent_after_arriving_percent: 50, min_arrived: 2}"),
     )
     .unwrap();
     let mut settings = control_settings(&upstream, dir.path(), &store);
@@ -300,16 +296,6 @@ async fn a_rollout_whose_arrived_clusters_go_silent_is_halted_by_the_fleets_sign
     // Three clusters arrived at 4.18.4 three hours ago and were not seen
     // since: written to the store as the engine's recorder would have.
     let seeded = fleet_store::FleetStore::open(&store, &store).await.unwrap();
-    let hours_ago = |hours: i64| {
-        i64::try_from(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_secs(),
-        )
-        .unwrap()
-            - hours * 3600
-    };
     for n in 0..3 {
         let check = |version: &str, at| fleet_store::Check {
             cluster: cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0),
@@ -326,19 +312,7 @@ async fn a_rollout_whose_arrived_clusters_go_silent_is_halted_by_the_fleets_sign
     }
 
     let app = spawn_ready(settings).await;
-    eventually(
-        "the fleet's signal pauses the rollout",
-        Duration::from_secs(30),
-        || async {
-            rollouts(&app).await.rollouts[0]
-                .control
-                .as_ref()
-                .is_some_and(|control| control.state == "paused")
-        },
-    )
-    .await;
-    let document = rollouts(&app).await;
-    let control = document.rollouts[0].control.as_ref().unwrap();
+    let (control, audited) = await_halted(&app).await;
     assert_eq!(control.by, "fleet-signal");
     assert!(
         control
@@ -347,7 +321,91 @@ async fn a_rollout_whose_arrived_clusters_go_silent_is_halted_by_the_fleets_sign
         "{}",
         control.reason
     );
-    assert_eq!(document.history.len(), 1, "paused once, not on every check");
+    assert_eq!(audited, 1, "paused once, not on every check");
+}
+
+/// Unix seconds `hours` ago.
+fn hours_ago(hours: i64) -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    i64::try_from(now).unwrap() - hours * 3600
+}
+
+/// A rollout over and done with long ago (every cluster offered its target
+/// for days), with `halt_when`.
+fn rollout_done_long_ago(halt_when: &str) -> String {
+    let start = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::hours(200));
+    format!(
+        "rollouts:\n  - target: 4.18.4\n    start: \"{start}\"\n    duration_hours: 1\n    \
+         halt_when: {halt_when}\n"
+    )
+}
+
+/// Waits until the rollout is paused, and returns its control then and the
+/// audit's length.
+async fn await_halted(app: &TestApp) -> (cincinnati_client::cluster_policy::RolloutControlFacts, usize) {
+    eventually(
+        "the fleet's signal pauses the rollout",
+        Duration::from_secs(30),
+        || async {
+            rollouts(app).await.rollouts[0]
+                .control
+                .as_ref()
+                .is_some_and(|control| control.state == "paused")
+        },
+    )
+    .await;
+    let document = rollouts(app).await;
+    (
+        document.rollouts[0].control.clone().unwrap(),
+        document.history.len(),
+    )
+}
+
+/// Four clusters offered the rollout's target days ago are seen still on
+/// the version they had, one took it: 80% stuck halts it.
+#[tokio::test]
+async fn a_rollout_its_clusters_do_not_take_is_halted_by_the_fleets_signal() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    std::fs::write(
+        dir.path().join("policy.yaml"),
+        rollout_done_long_ago("{stuck_percent: 50, stuck_hours: 24, min_offered: 5}"),
+    )
+    .unwrap();
+    let mut settings = control_settings(&upstream, dir.path(), &store);
+    settings.rollouts.halt_check_secs = 1;
+    let seeded = fleet_store::FleetStore::open(&store, &store).await.unwrap();
+    for n in 0..5 {
+        let check = |version: &str, at| fleet_store::Check {
+            cluster: cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0),
+            channel: "stable-4.18".into(),
+            arch: "amd64".into(),
+            version: version.into(),
+            place: f64::from(n) * 10.0 + 5.0,
+            at,
+        };
+        let last = if n == 0 { "4.18.4" } else { "4.18.1" };
+        seeded
+            .record(&[check("4.18.1", hours_ago(30)), check(last, hours_ago(1))])
+            .await
+            .unwrap();
+    }
+
+    let app = spawn_ready(settings).await;
+    let (control, audited) = await_halted(&app).await;
+    assert_eq!(control.by, "fleet-signal");
+    assert!(
+        control.reason.starts_with(
+            "halted: 80.0% of the 5 clusters offered 4.18.4 more than 24 h ago have not taken it"
+        ),
+        "{}",
+        control.reason
+    );
+    assert_eq!(audited, 1, "paused once");
 }
 
 /// The conflicts `/status` lists.
