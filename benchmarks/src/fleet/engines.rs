@@ -162,6 +162,7 @@ impl Engine {
             queued: checks("queued"),
             dropped: checks("dropped"),
             written: metric(&text, "cincinnati_pe_fleet_checks_written_total") as u64,
+            unchanged: metric(&text, "cincinnati_pe_fleet_clusters_unchanged_total") as u64,
             store_errors: metric(&text, "cincinnati_pe_fleet_store_errors_total") as u64,
             queue_depth: metric(&text, "cincinnati_pe_fleet_queue_depth") as u64,
         })
@@ -195,6 +196,8 @@ pub struct FleetCounters {
     pub queued: u64,
     pub dropped: u64,
     pub written: u64,
+    /// Clusters left as stored (nothing new within the seen step).
+    pub unchanged: u64,
     pub store_errors: u64,
     pub queue_depth: u64,
 }

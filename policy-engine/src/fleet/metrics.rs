@@ -17,6 +17,9 @@ pub struct FleetMetrics {
     /// a channel or version that cannot be a release's).
     pub checks: IntCounterVec,
     pub written: IntCounter,
+    /// Clusters whose checks said nothing new within `fleet.seen_step_secs`:
+    /// left as stored.
+    pub unchanged: IntCounter,
     pub store_errors: IntCounter,
     pub queue_depth: IntGauge,
     pub clusters: IntGaugeVec,
@@ -37,6 +40,10 @@ impl FleetMetrics {
             written: registry.add(IntCounter::new(
                 "fleet_checks_written_total",
                 "Update checks written to the fleet store",
+            )?)?,
+            unchanged: registry.add(IntCounter::new(
+                "fleet_clusters_unchanged_total",
+                "Clusters of written batches left as stored: their checks said nothing new within fleet.seen_step_secs",
             )?)?,
             store_errors: registry.add(IntCounter::new(
                 "fleet_store_errors_total",

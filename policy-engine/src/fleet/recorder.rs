@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use fleet_store::Check;
+use fleet_store::{Check, Recorded};
 use parking_lot::Mutex;
 use service_kit::freshness::Freshness;
 use tokio::sync::mpsc::{self, error::TrySendError};
@@ -99,8 +99,9 @@ impl Recorder {
                 return;
             }
             match self.write(&batch).await {
-                Ok(()) => {
+                Ok(recorded) => {
                     self.metrics.written.inc_by(batch.len() as u64);
+                    self.metrics.unchanged.inc_by(recorded.unchanged);
                     *self.retrying.lock() = 0;
                     let mut freshness = self.freshness.lock();
                     if freshness.is_stale() {
@@ -124,13 +125,13 @@ impl Recorder {
         }
     }
 
-    async fn write(&self, batch: &[Check]) -> Result<(), String> {
+    async fn write(&self, batch: &[Check]) -> Result<Recorded, String> {
         let attempt = async {
             let store = self.store.get().await?;
             store.record(batch).await
         };
         match tokio::time::timeout(WRITE_TIMEOUT, attempt).await {
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(recorded)) => Ok(recorded),
             Ok(Err(error)) => Err(format!("{:#}", anyhow::Error::new(error))),
             Err(_) => Err(format!("writing took more than {} s", WRITE_TIMEOUT.as_secs())),
         }
