@@ -15,27 +15,17 @@ use cincinnati_client::fleet::{
 use cincinnati_client::graph::UpdateGraph;
 use cincinnati_client::view::Cluster;
 use cincinnati_core::{ApiError, ErrorKind, Version};
-use fleet_store::questions::{Arrival, Scope, VersionCount};
+use fleet_store::questions::{Scope, VersionCount};
 use service_kit::timestamp::rfc3339;
 
-use super::count::Counted;
+use super::count::{Arrived, Asked, Counted};
 use super::graphs::upstream_graphs;
 use super::{Fleet, unix_seconds};
-use crate::cluster_policy::id::Place;
 use crate::cluster_policy::policy::{Rollout, RolloutControl};
 use crate::upstream::feeds::Feeds;
 
 /// Clusters a stuck version lists as examples at most.
 const EXAMPLES: u32 = 100;
-
-/// What a question is asked about.
-#[derive(Debug, Clone, Default)]
-pub struct Asked {
-    pub channel: Option<String>,
-    pub arch: Option<String>,
-    /// The window of activity; the fleet's default when `None`.
-    pub active: Option<Duration>,
-}
 
 /// The update graph of each architecture the fleet runs, as the upstream
 /// serves it.
@@ -261,73 +251,6 @@ impl Fleet {
             silent_hours: hours(self.windows.silent),
             rollouts: answers,
         }
-    }
-}
-
-/// The clusters of a rollout's target, as the fleet store saw them arrive.
-#[derive(Debug)]
-pub struct Arrived {
-    /// Of each that arrived after it was offered the target, how long
-    /// arriving took (seconds), shortest first.
-    pub waits: Vec<i64>,
-    /// Of those, still on the target and not seen since the silent window.
-    pub silent: u64,
-    /// Every cluster recorded arriving, offered or not.
-    pub recorded: u64,
-}
-
-impl Arrived {
-    /// The share (percent) of those arrived after the offer that went
-    /// silent.
-    pub fn silent_percent(&self) -> f64 {
-        if self.waits.is_empty() {
-            return 0.0;
-        }
-        self.silent as f64 * 100.0 / self.waits.len() as f64
-    }
-}
-
-/// What `arrivals` (the store's, of `rollout`'s target) say of the
-/// rollout, clusters last seen before `silent_since` counting as silent.
-fn arrived(rollout: &Rollout, arrivals: &[Arrival], silent_since: i64) -> Arrived {
-    let target = rollout.target.to_string();
-    let mut waits = Vec::new();
-    let mut silent = 0;
-    for arrival in arrivals {
-        let offered_at = unix_seconds(rollout.includes_from(Place::from_percent(arrival.place)));
-        if arrival.at < offered_at {
-            continue;
-        }
-        // Arriving is timed from the offer, or from when the store first
-        // saw the cluster if that is later (it may have been offered before
-        // anything was recorded).
-        let offered_at = offered_at.max(arrival.first_seen);
-        waits.push(arrival.at - offered_at);
-        if arrival.version == target && arrival.last_seen < silent_since {
-            silent += 1;
-        }
-    }
-    waits.sort_unstable();
-    Arrived {
-        waits,
-        silent,
-        recorded: arrivals.len() as u64,
-    }
-}
-
-impl Fleet {
-    /// How `rollout`'s target arrived (see [`Arrived`]), at `now`.
-    pub async fn arrived(&self, rollout: &Rollout, now: SystemTime) -> Result<Arrived, ApiError> {
-        let store = self.store().await?;
-        let arrivals = store
-            .arrivals(&rollout.target.to_string())
-            .await
-            .map_err(|error| self.failed(error))?;
-        Ok(arrived(
-            rollout,
-            &arrivals,
-            unix_seconds(now - self.windows.silent),
-        ))
     }
 }
 

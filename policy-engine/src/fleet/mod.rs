@@ -16,10 +16,11 @@
 //! - [`keys`]: a cluster's name in the store (its id or a keyed hash).
 //! - [`recorder`]: the queue and the writing round; [`store`]: the store,
 //!   opened once.
-//! - [`count`]: the fleet counted, in one scan, every
-//!   `fleet.count_interval_secs`; [`answers`]: the fleet documents, from
-//!   the count, the store and the graph; [`graphs`]: that graph, as the
-//!   upstream serves it.
+//! - [`count`]: what a question asks, and the fleet counted for it in one
+//!   scan (kept every `fleet.count_interval_secs`), with how each rollout's
+//!   target arrived; [`answers`]: the fleet documents, from the count, the
+//!   store and the graph; [`graphs`]: that graph, as the upstream serves
+//!   it.
 //! - [`metrics`]: the fleet's metrics.
 
 pub mod answers;

@@ -19,7 +19,7 @@ use http_answers::{HttpError, PathPrefix};
 
 use crate::engine::Engine;
 use crate::fleet::Fleet;
-use crate::fleet::answers::Asked;
+use crate::fleet::count::Asked;
 use crate::fleet::graphs::upstream_graphs;
 
 pub const PATH: &str = "/v1/fleet";
