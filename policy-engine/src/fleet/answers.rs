@@ -143,6 +143,7 @@ impl Fleet {
         graphs: &dyn Graphs,
         now: SystemTime,
     ) -> Result<FleetStuck, ApiError> {
+        let store = self.store().await?;
         let scope = self.scope(asked, counted.at);
         let (mut no_update, mut not_moving) = (Vec::new(), Vec::new());
         for count in &counted.versions {
@@ -164,7 +165,6 @@ impl Fleet {
                 arch: Some(&count.arch),
                 ..scope.clone()
             };
-            let store = self.store().await?;
             let examples = store
                 .unmoved(&group, &count.version, counted.settled_before, EXAMPLES)
                 .await
