@@ -72,11 +72,11 @@ impl Service for GraphBuilder {
 
     fn start(plan: Plan, settings: &Settings, kit: &mut Kit<Metrics>) -> anyhow::Result<Self> {
         let state = State::new(Health {
-            releases: SourceHealth::new(plan.releases.describe()),
-            graph_data: plan
-                .graph_data
-                .as_ref()
-                .map(|source| SourceHealth::new(source.describe())),
+            releases: SourceHealth::new(plan.releases.describe())
+                .checked_every(plan.schedule.release_check.filter(|_| plan.releases.can_check())),
+            graph_data: plan.graph_data.as_ref().map(|source| {
+                SourceHealth::new(source.describe()).checked_every(plan.schedule.graph_data_check)
+            }),
             build: SourceHealth::new("graph build".to_owned()),
             ..Health::default()
         });
@@ -106,7 +106,7 @@ impl Service for GraphBuilder {
         let (ready, status, ages) = (state.clone(), state.clone(), state.clone());
         kit.ready_when(move || ready.is_ready());
         kit.before_scrape(move || {
-            if let Some(served) = ages.graph.load().as_ref() {
+            if let Some(served) = ages.graph() {
                 metrics.graph_age.set(age_seconds(served.built_at));
             }
         });
