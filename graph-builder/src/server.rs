@@ -13,6 +13,7 @@ use http_answers::query::{QueryParameters, RequiredParameters};
 use http_answers::routes::get_or_head;
 use http_answers::wait;
 use http_answers::{CachePolicy, HttpError, MediaTypes, PathPrefix};
+use service_kit::shutdown::StopHandle;
 
 use crate::metrics::Metrics;
 use crate::state::State;
@@ -23,6 +24,8 @@ pub struct ApiContext {
     pub metrics: Metrics,
     pub required: RequiredParameters,
     pub caching: CachePolicy,
+    /// Resolves when the service stops: held requests are answered then.
+    pub stopping: StopHandle,
 }
 
 /// `{prefix}/graph` and `{prefix}/v1/graph`.
@@ -83,7 +86,15 @@ async fn serve_graph(
         let (served, _) = current().await?;
         return Ok(served.body.respond(&request, content_type, &context.caching));
     };
-    let served = wait::hold(&named, wait::WAIT, context.state.graph_changes(), current).await?;
+    let stopping = context.stopping.stopping();
+    let served = wait::hold(
+        &named,
+        wait::WAIT,
+        context.state.graph_changes(),
+        stopping,
+        current,
+    )
+    .await?;
     Ok(wait::mark(served.body.respond(
         &request,
         content_type,

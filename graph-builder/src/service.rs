@@ -86,6 +86,7 @@ impl Service for GraphBuilder {
             metrics: metrics.clone(),
             required: settings.service.requests.required(),
             caching: settings.service.requests.caching(),
+            stopping: kit.stop_handle(),
         });
         let prefix = &settings.service.api.path_prefix;
         let durations = metrics.request_duration.clone();

@@ -57,14 +57,16 @@ pub fn is_marked(headers: &actix_web::http::header::HeaderMap) -> bool {
     headers.contains_key(HEADER)
 }
 
-/// Answers once the answer's tag differs from `named`, or after `wait`:
-/// `answer` gives the answer and its tag, and is asked again each time
-/// `changes` says something changed. Answers are never held longer than
-/// `wait`, and the answer after `wait` is the current one.
+/// Answers once the answer's tag differs from `named`, or after `wait`, or
+/// once `stopping` resolves (a server shutting down does not wait for held
+/// requests): `answer` gives the answer and its tag, and is asked again
+/// each time `changes` says something changed. Answers are never held
+/// longer than `wait`, and the answer given is the current one.
 pub async fn hold<T, E, F, Fut>(
     named: &str,
     wait: Duration,
     mut changes: watch::Receiver<u64>,
+    stopping: impl Future<Output = ()>,
     mut answer: F,
 ) -> Result<T, E>
 where
@@ -72,6 +74,7 @@ where
     Fut: Future<Output = Result<(T, String), E>>,
 {
     let deadline = tokio::time::Instant::now() + wait;
+    let mut stopping = std::pin::pin!(stopping);
     loop {
         // Seen before the answer is made: a change after it wakes the wait.
         changes.borrow_and_update();
@@ -82,6 +85,7 @@ where
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { return Ok(value) },
             () = tokio::time::sleep_until(deadline) => return Ok(value),
+            () = &mut stopping => return Ok(value),
         }
     }
 }
@@ -122,6 +126,7 @@ mod tests {
             "\"v0\"",
             Duration::from_secs(3600),
             receiver,
+            std::future::pending(),
             versioned(version.clone()),
         );
         assert_eq!(answer.await, Ok(1));
@@ -135,6 +140,7 @@ mod tests {
             "\"v0\"",
             Duration::from_secs(3600),
             receiver,
+            std::future::pending(),
             versioned(version.clone()),
         ));
         // A change that leaves the answer as it was keeps it held.
@@ -150,7 +156,27 @@ mod tests {
     async fn after_the_wait_the_unchanged_answer_is_given() {
         let (_changes, receiver) = watch::channel(0);
         let version = Arc::new(AtomicUsize::new(0));
-        let answer = hold("W/\"v0\"", WAIT, receiver, versioned(version.clone()));
+        let answer = hold(
+            "W/\"v0\"",
+            WAIT,
+            receiver,
+            std::future::pending(),
+            versioned(version.clone()),
+        );
+        assert_eq!(answer.await, Ok(0));
+    }
+
+    #[tokio::test]
+    async fn a_stopping_server_answers_at_once() {
+        let (_changes, receiver) = watch::channel(0);
+        let version = Arc::new(AtomicUsize::new(0));
+        let answer = hold(
+            "\"v0\"",
+            Duration::from_secs(3600),
+            receiver,
+            std::future::ready(()),
+            versioned(version.clone()),
+        );
         assert_eq!(answer.await, Ok(0));
     }
 }

@@ -229,6 +229,10 @@ pub struct CincinnatiUpstream {
     pub max_feeds: usize,
     /// (channel, arch) answers kept per upstream revision.
     pub max_answers: usize,
+    /// Whether to ask the upstream to hold a fetch until its graph changes
+    /// (`wait_for_change`), so a new revision arrives at once; an upstream
+    /// that does not wait is polled every `interval_secs` either way.
+    pub wait_for_change: bool,
 }
 
 impl Default for ServiceSettings {
@@ -257,6 +261,7 @@ impl Default for CincinnatiUpstream {
             forward_parameters: Vec::new(),
             max_feeds: 1024,
             max_answers: 4096,
+            wait_for_change: true,
         }
     }
 }
@@ -497,6 +502,7 @@ impl Settings {
                 max_answers: upstream.max_answers,
                 max_feeds: upstream.max_feeds,
                 idle_feed_after: (interval * 10).max(Duration::from_secs(600)),
+                follow: upstream.wait_for_change,
             },
             identity_cache_bytes: self.service.identity_cache_bytes,
             cache_max_age: Duration::from_secs(self.service.requests.cache_max_age_secs),

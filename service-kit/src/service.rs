@@ -87,6 +87,7 @@ pub struct Kit<M> {
     before_scrape: Option<Box<dyn Fn() + Send + Sync>>,
     status: Option<Document>,
     status_routes: Option<StatusRoutes>,
+    stop: StopHandle,
 }
 
 impl<M: ServiceMetrics> Kit<M> {
@@ -113,7 +114,14 @@ impl<M: ServiceMetrics> Kit<M> {
             before_scrape: None,
             status: None,
             status_routes: None,
+            stop: StopHandle::default(),
         })
+    }
+
+    /// The service's stop: what a handler holding a request (waiting for a
+    /// change) watches, so that shutdown does not wait for it.
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
     }
 
     pub fn metrics(&self) -> &M {
@@ -292,7 +300,7 @@ impl<S: Service> Application<S> {
             registry: kit.registry,
             servers: kit.servers,
             supervisor: kit.supervisor,
-            stop: StopHandle::default(),
+            stop: kit.stop,
         })
     }
 

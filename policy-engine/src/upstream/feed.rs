@@ -141,6 +141,11 @@ impl Feed {
         self.read().last_check.is_some_and(|checked| checked > instant)
     }
 
+    /// The entity tag of the graph held, as the upstream sent it.
+    pub fn etag(&self) -> Option<String> {
+        self.read().etag.clone()
+    }
+
     /// Fetches the upstream graph in `turn` unless unchanged, and parses a
     /// new one once, off the async threads. A background refresh is a trace
     /// of its own; a fetch a request waits for (the first for a new query, a
@@ -156,15 +161,20 @@ impl Feed {
         )
     )]
     pub async fn refresh(&self, turn: RefreshTurn, client: &UpstreamClient) -> Refresh {
+        let etag = self.etag();
+        let fetched = client.fetch(&self.parameters, etag.as_deref()).await;
+        self.settle(turn, fetched).await
+    }
+
+    /// Takes in what a fetch of this feed's query brought (in `turn`): a new
+    /// graph parsed once, off the async threads, or the failure recorded.
+    pub async fn settle(&self, turn: RefreshTurn, fetched: Result<Fetched, FetchError>) -> Refresh {
         debug_assert!(
             Arc::ptr_eq(OwnedMutexGuard::mutex(&turn.0), &self.turn),
             "a turn of another feed"
         );
-        let (etag, previous_digest) = {
-            let state = self.read();
-            (state.etag.clone(), state.body_digest)
-        };
-        let outcome = match client.fetch(&self.parameters, etag.as_deref()).await {
+        let previous_digest = self.read().body_digest;
+        let outcome = match fetched {
             Ok(Fetched::NotModified) => Ok(None),
             Ok(Fetched::Body { body, etag }) => {
                 let parsed = tokio::task::spawn_blocking(move || {

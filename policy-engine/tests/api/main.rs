@@ -12,6 +12,7 @@ mod cors;
 mod errors;
 mod explorer;
 mod fleet;
+mod follow;
 mod freshness;
 mod negotiation;
 mod openapi;
