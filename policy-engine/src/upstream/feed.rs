@@ -9,6 +9,7 @@
 //! refresh already did its work.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 use std::time::{Instant, SystemTime};
@@ -36,6 +37,9 @@ pub struct Feed {
     turn: Arc<AsyncMutex<()>>,
     last_used: Mutex<Instant>,
     max_answers: usize,
+    /// Set while its upstream holds this feed's fetches until a change: the
+    /// feed is fresh without the background rounds.
+    followed: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -101,6 +105,7 @@ impl Feed {
             turn: Arc::default(),
             last_used: Mutex::new(Instant::now()),
             max_answers,
+            followed: AtomicBool::new(false),
         }
     }
 
@@ -139,6 +144,15 @@ impl Feed {
     /// Whether a refresh finished after `instant`.
     pub fn checked_after(&self, instant: Instant) -> bool {
         self.read().last_check.is_some_and(|checked| checked > instant)
+    }
+
+    /// Whether the upstream holds this feed's fetches until a change.
+    pub fn is_followed(&self) -> bool {
+        self.followed.load(Ordering::Relaxed)
+    }
+
+    pub fn set_followed(&self, followed: bool) {
+        self.followed.store(followed, Ordering::Relaxed);
     }
 
     /// The entity tag of the graph held, as the upstream sent it.

@@ -12,11 +12,13 @@
 //! shared with concurrent requests, waited for briefly), so a new answer
 //! comes from a fetch that finished after the request arrived.
 //!
-//! Besides the rounds every interval, each served feed follows its upstream
-//! (unless configured not to): a fetch the upstream holds until its graph
-//! differs from the feed's (`http_answers::wait`), asked again as soon as it
-//! is answered, so a new upstream revision arrives in about the time it
-//! takes to send it. An upstream that does not wait (upstream's services,
+//! Each served feed also follows its upstream (unless configured not to): a
+//! fetch the upstream holds until its graph differs from the feed's
+//! (`http_answers::wait`), asked again as soon as it is answered, so a new
+//! upstream revision arrives in about the time it takes to send it; while
+//! the upstream holds them, the rounds leave the feed alone (an idle feed
+//! costs one request per hold, 25 s, instead of one per interval and one
+//! per hold). An upstream that does not wait (upstream's services,
 //! older ones) answers at once without saying it waits: the feed is then
 //! only polled, and asks again after [`NOT_WAITING_RETRY`] in case the
 //! upstream was upgraded. New revisions wake the engine's own waiting
@@ -298,9 +300,13 @@ impl Feeds {
 
     /// One round of background fetches: the root feed until the upstream is
     /// known to be an engine, then a readiness probe until it answers, then
-    /// every engine feed still in use.
+    /// every engine feed still in use; feeds whose upstream holds their
+    /// fetches until a change (followed) are fresh without it.
     pub async fn refresh_round(&self) {
         if self.kind() != Some(UpstreamKind::PolicyEngine) {
+            if self.root.is_followed() {
+                return;
+            }
             let turn = self.root.refresh_turn().await;
             self.metrics.upstream_requests.inc();
             let refresh = self.root.refresh(turn, &self.client).await;
@@ -322,7 +328,11 @@ impl Feeds {
             let mut feeds = self.by_parameters.lock();
             let idle_after = self.limits.idle_feed_after;
             feeds.retain(|_, feed| feed.last_used().elapsed() < idle_after);
-            feeds.values().cloned().collect()
+            feeds
+                .values()
+                .filter(|feed| !feed.is_followed())
+                .cloned()
+                .collect()
         };
         futures::future::join_all(feeds.iter().map(|feed| self.refresh_feed(feed))).await;
     }
@@ -431,18 +441,22 @@ async fn follow(all: Weak<Feeds>, feed: Weak<Feed>) {
         metrics.upstream_requests.inc();
         let pause = match client.fetch_when_changed(&parameters, &etag).await {
             Ok((fetched, waits)) => {
-                if let (Fetched::Body { .. }, Some(feeds), Some(followed)) =
-                    (&fetched, all.upgrade(), feed.upgrade())
-                {
+                if let (Some(feeds), Some(followed)) = (all.upgrade(), feed.upgrade()) {
+                    followed.set_followed(waits);
                     let turn = followed.refresh_turn().await;
-                    // Another refresh may have brought it (or a newer one) meanwhile.
+                    // Another refresh may have brought it (or a newer one)
+                    // meanwhile. A 304 is settled too: the feed was confirmed.
                     if followed.etag().as_deref() == Some(etag.as_str()) {
-                        let span = tracing::info_span!(
-                            "upstream refresh",
-                            channel = parameters.get("channel"),
-                            arch = parameters.get("arch"),
-                            outcome = tracing::field::Empty,
-                        );
+                        // A trace for a new graph, not for every confirmation.
+                        let span = match fetched {
+                            Fetched::Body { .. } => tracing::info_span!(
+                                "upstream refresh",
+                                channel = parameters.get("channel"),
+                                arch = parameters.get("arch"),
+                                outcome = tracing::field::Empty,
+                            ),
+                            Fetched::NotModified => tracing::Span::none(),
+                        };
                         let refresh = followed.settle(turn, Ok(fetched)).instrument(span).await;
                         feeds.record_failure(&followed, &refresh);
                         feeds.note(&refresh);
@@ -459,6 +473,9 @@ async fn follow(all: Weak<Feeds>, feed: Weak<Feed>) {
                 }
             }
             Err(error) => {
+                if let Some(followed) = feed.upgrade() {
+                    followed.set_followed(false);
+                }
                 metrics.upstream_errors.inc();
                 tracing::debug!(parameters = ?parameters, "waiting for an upstream change failed: {error}");
                 Some(interval)

@@ -99,3 +99,44 @@ async fn an_upstream_that_does_not_wait_is_polled_every_interval() {
     .await;
     assert_eq!(asked_to_wait(), 1);
 }
+
+/// The last round of `app`'s background upstream task, as `/status` says.
+async fn last_round(app: &TestApp) -> Option<String> {
+    let status = app.status_document().await;
+    let task = status
+        .tasks
+        .into_iter()
+        .find(|task| task.name == "upstream refresh");
+    task.and_then(|task| task.last_round)
+}
+
+#[tokio::test]
+async fn a_feed_its_upstream_holds_is_left_alone_by_the_rounds() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let a = spawn_ready(settings(&upstream.url())).await;
+    // Rounds every second.
+    let mut settings = settings(&a.url("/graph"));
+    settings.upstream.cincinnati.wait_for_change = true;
+    let b = spawn_ready(settings).await;
+    assert_eq!(b.get(ANSWERED).await.status, 200);
+    let requests = "cincinnati_pe_http_upstream_requests_total";
+    // Once a held fetch came back (after up to one hold), three rounds send
+    // nothing: at most the next hold's end falls among them.
+    eventually(
+        "three rounds without fetches",
+        Duration::from_secs(120),
+        || async {
+            let before = b.metric(requests).await;
+            let mut rounds = vec![last_round(&b).await];
+            while rounds.len() < 4 {
+                let round = last_round(&b).await;
+                if !rounds.contains(&round) {
+                    rounds.push(round);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            b.metric(requests).await - before <= 1.0
+        },
+    )
+    .await;
+}
