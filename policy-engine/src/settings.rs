@@ -52,7 +52,11 @@ pub enum PolicyEngineDefaults {}
 impl service_kit::settings::Defaults for PolicyEngineDefaults {
     const API_PORT: u16 = 8081;
     const STATUS_PORT: u16 = 9081;
-    const CACHE_MAX_AGE_SECS: u64 = 60;
+    /// `no-cache`: an HTTP cache between the engine and the clusters
+    /// revalidates every time (a 304 from a precomputed ETag), so a blocked
+    /// update stops being offered behind it as soon as the engine has the
+    /// block; any max-age would add itself to that delay.
+    const CACHE_MAX_AGE_SECS: u64 = 0;
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
