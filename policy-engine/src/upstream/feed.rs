@@ -90,6 +90,10 @@ pub struct FeedStatus {
     /// Seconds since the upstream last confirmed the graph (as the
     /// `graph_age_seconds` metric counts).
     pub age_seconds: Option<f64>,
+    /// Whether the upstream holds this feed's fetches until its graph
+    /// changes (`wait_for_change`): the feed is then not polled.
+    #[serde(default)]
+    pub followed: bool,
     /// The last fetch that worked, and the failure since: while stale, the
     /// graph served is the last good one.
     #[serde(flatten)]
@@ -252,6 +256,7 @@ impl Feed {
                 .freshness
                 .age(SystemTime::now())
                 .map(|age| age.as_secs_f64()),
+            followed: self.is_followed(),
             freshness: state.freshness.clone(),
         }
     }
