@@ -26,6 +26,11 @@ pub struct GraphBuilderOptions {
     pub scrape_cache: bool,
     /// Images read at the same time (`fetch_concurrency`).
     pub fetch_concurrency: usize,
+    /// Full refreshes (scrapes, graph-data reads, the engines' rounds) every
+    /// hour instead of every [`REFRESH_INTERVAL_SECS`], the change checks
+    /// and the engines' held fetches at their defaults: within a test, only
+    /// those bring a change.
+    pub changes_by_checks_only: bool,
 }
 
 impl Default for GraphBuilderOptions {
@@ -33,6 +38,21 @@ impl Default for GraphBuilderOptions {
         Self {
             scrape_cache: false,
             fetch_concurrency: 4,
+            changes_by_checks_only: false,
+        }
+    }
+}
+
+/// An hour: longer than any test.
+const LONGER_THAN_A_TEST_SECS: u64 = 3600;
+
+impl GraphBuilderOptions {
+    /// Seconds between full refreshes, the graph-builder's and the engines'.
+    pub fn pause_secs(&self) -> u64 {
+        if self.changes_by_checks_only {
+            LONGER_THAN_A_TEST_SECS
+        } else {
+            REFRESH_INTERVAL_SECS
         }
     }
 }
@@ -71,7 +91,7 @@ data_directory = {graph_data:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
-        listeners = loopback_settings(),
+        listeners = loopback_settings(REFRESH_INTERVAL_SECS),
         releases = releases.display().to_string(),
         graph_data = graph_data.display().to_string(),
     );
@@ -99,10 +119,10 @@ pub async fn start_with_config(workdir: &Path, config: &Path) -> anyhow::Result<
 }
 
 /// The start of a harness's graph-builder configuration: verbose logs, and
-/// every listener on loopback, refreshing every [`REFRESH_INTERVAL_SECS`].
-/// Ports are 0 here and set by flags, so the same file serves the first
-/// start (free ports) and restarts (the same ports).
-fn loopback_settings() -> String {
+/// every listener on loopback, refreshing every `pause_secs`. Ports are 0
+/// here and set by flags, so the same file serves the first start (free
+/// ports) and restarts (the same ports).
+fn loopback_settings(pause_secs: u64) -> String {
     format!(
         r#"verbosity = "v"
 
@@ -111,7 +131,7 @@ address = "127.0.0.1"
 port = 0
 public_port = 0
 path_prefix = "{PATH_PREFIX}"
-pause_secs = {REFRESH_INTERVAL_SECS}
+pause_secs = {pause_secs}
 
 [status]
 address = "127.0.0.1"
@@ -153,7 +173,7 @@ data_directory = {output:?}
 [[plugin_settings]]
 name = "edge-add-remove"
 "#,
-        listeners = loopback_settings(),
+        listeners = loopback_settings(options.pause_secs()),
         concurrency = options.fetch_concurrency,
         output = workdir.join("graph-data-unpacked").display().to_string(),
     )

@@ -28,8 +28,17 @@ pub struct EngineChain {
 impl EngineChain {
     /// Starts A on `upstream_graph_url`, then B on A, each once ready.
     pub async fn start(workdir: &Path, upstream_graph_url: &str) -> anyhow::Result<Self> {
-        let engine_a = start(workdir, "a", upstream_graph_url).await?;
-        let engine_b = start(workdir, "b", &graph_url(&engine_a)).await?;
+        Self::start_with(workdir, upstream_graph_url, &[]).await
+    }
+
+    /// [`EngineChain::start`], both engines with more flags.
+    pub async fn start_with(
+        workdir: &Path,
+        upstream_graph_url: &str,
+        flags: &[&str],
+    ) -> anyhow::Result<Self> {
+        let engine_a = start_with(workdir, "a", upstream_graph_url, flags).await?;
+        let engine_b = start_with(workdir, "b", &graph_url(&engine_a), flags).await?;
         Ok(Self {
             engine_a,
             engine_b,

@@ -54,7 +54,13 @@ impl Stack {
         let published = Published { releases, graph_data };
 
         let graph_builder = graph_builder::start(workdir.path(), &registry.url(), &options).await?;
-        let engines = EngineChain::start(workdir.path(), &policy_engine::graph_url(&graph_builder)).await?;
+        let interval = options.pause_secs().to_string();
+        let engines = EngineChain::start_with(
+            workdir.path(),
+            &policy_engine::graph_url(&graph_builder),
+            &["--upstream.cincinnati.interval_secs", &interval],
+        )
+        .await?;
         Ok(Self {
             graph_builder,
             engines,

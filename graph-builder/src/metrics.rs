@@ -36,6 +36,9 @@ pub struct Metrics {
     pub cache_misses: IntCounter,
     pub registry_requests: IntCounterVec,
     pub request_duration: HistogramVec,
+    pub change_checks: IntCounterVec,
+    pub change_check_errors: IntCounterVec,
+    pub change_to_serve: HistogramVec,
 }
 
 impl ServiceMetrics for Metrics {
@@ -134,6 +137,28 @@ impl ServiceMetrics for Metrics {
                     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
                 ]),
                 &["route"],
+            )?)?,
+            change_checks: registry.add(IntCounterVec::new(
+                Opts::new(
+                    "graph_change_checks_total",
+                    "Cheap looks at a source for a change between refreshes, by source",
+                ),
+                &["source"],
+            )?)?,
+            change_check_errors: registry.add(IntCounterVec::new(
+                Opts::new(
+                    "graph_change_check_errors_total",
+                    "Change checks that failed, by source",
+                ),
+                &["source"],
+            )?)?,
+            change_to_serve: registry.add(HistogramVec::new(
+                HistogramOpts::new(
+                    "graph_change_to_serve_seconds",
+                    "Seconds from a source bringing something new to a graph built from it being served, by source",
+                )
+                .buckets(vec![0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0]),
+                &["source"],
             )?)?,
         })
     }

@@ -105,7 +105,7 @@ impl Plan {
         let (_, releases) = releases.ok_or(PlanError::NoReleaseSource)?;
         let graph_data = match (graph_data, data_directory) {
             (Some((_, source)), _) => Some(source),
-            (None, Some(directory)) => Some(GraphDataSource::Directory(directory)),
+            (None, Some(directory)) => Some(GraphDataSource::directory(directory)),
             (None, None) => None,
         };
         Ok(Self {

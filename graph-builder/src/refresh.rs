@@ -1,6 +1,10 @@
 //! The refresh tasks: releases and graph-data each on their own schedule, and
 //! a builder that rebuilds the served graph whenever either brings something
-//! new. A failure anywhere leaves the last good graph served and shows in the
+//! new. Between refreshes, each source's change check (when configured)
+//! looks at it cheaply on a short interval and runs the source's round at
+//! once when it may have changed: the refresh interval bounds how long a
+//! change the check cannot see takes, the check interval how long the rest
+//! take. A failure anywhere leaves the last good graph served and shows in the
 //! logs, the metrics and the status document. The tasks run under a
 //! [`Supervisor`]: one that panics is started again (the builder rebuilds
 //! from what the sources last published), and a source's periodic task that
@@ -17,6 +21,7 @@ use openshift_graph_data::{
 use service_kit::periodic::Every;
 use service_kit::supervisor::Supervisor;
 use service_kit::telemetry;
+use service_kit::timestamp::rfc3339;
 use tokio::sync::{Mutex as AsyncMutex, watch};
 use tracing::Instrument as _;
 
@@ -26,13 +31,61 @@ use crate::pipeline::{BuildContext, build};
 use crate::plan::Plan;
 use crate::sources::graph_data::{GraphDataSource, GraphDataSourceError};
 use crate::sources::releases::{Fetched, ReleaseSnapshot, ReleaseSource, SourceError};
-use crate::state::{DroppedEntry, PublishedGraphData, State, unix_now};
+use crate::state::{DroppedEntry, Health, PublishedGraphData, SourceHealth, State, unix_now};
 
 /// Everything the tasks share.
 #[derive(Clone)]
 pub struct Shared {
     pub state: Arc<State>,
     pub metrics: Metrics,
+}
+
+/// What a source published, and when it found it (the start of the
+/// `graph_change_to_serve_seconds` it is served in).
+pub struct Stamped<T> {
+    pub value: Arc<T>,
+    pub found_at: SystemTime,
+}
+
+impl<T> Clone for Stamped<T> {
+    fn clone(&self) -> Self {
+        Self {
+            value: Arc::clone(&self.value),
+            found_at: self.found_at,
+        }
+    }
+}
+
+impl<T> Stamped<T> {
+    fn now(value: T) -> Self {
+        Self {
+            value: Arc::new(value),
+            found_at: SystemTime::now(),
+        }
+    }
+}
+
+/// The two sources, as the `source` label of metrics names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Releases,
+    GraphData,
+}
+
+impl Source {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Releases => "releases",
+            Self::GraphData => "graph_data",
+        }
+    }
+
+    fn health(self, health: &mut Health) -> Option<&mut SourceHealth> {
+        match self {
+            Self::Releases => Some(&mut health.releases),
+            Self::GraphData => health.graph_data.as_mut(),
+        }
+    }
 }
 
 /// Starts the tasks of `plan` under `supervisor`.
@@ -47,38 +100,58 @@ pub fn spawn(plan: Plan, shared: Shared, supervisor: &mut Supervisor) {
     let (releases_tx, releases_rx) = watch::channel(None);
     let (graph_data_tx, graph_data_rx) = watch::channel(None);
     let needs_graph_data = graph_data.is_some();
+    let release_check = schedule.release_check.filter(|_| releases.can_check());
     // Sources keep state between rounds (the scrape cache): a restarted task
     // takes over the same source.
     let releases = Arc::new(AsyncMutex::new(ReleaseRounds {
         source: releases,
         interrupted: false,
     }));
-    let task_shared = shared.clone();
-    let every = Every::new("releases", schedule.releases).allowing(schedule.round_allowance());
-    supervisor.spawn_every(every, move || {
-        refresh_releases(
-            releases.clone(),
-            schedule.scrape_timeout,
-            task_shared.clone(),
-            releases_tx.clone(),
-        )
-    });
+    let round = {
+        let shared = shared.clone();
+        move |check: bool| {
+            let (releases, shared, publish) = (releases.clone(), shared.clone(), releases_tx.clone());
+            async move {
+                if !check || shared.checked(Source::Releases, releases.lock().await.source.changed().await) {
+                    refresh_releases(releases, schedule.scrape_timeout, shared, publish).await;
+                }
+            }
+        }
+    };
+    spawn_with_check(
+        supervisor,
+        ("releases", schedule.releases),
+        ("releases check", release_check),
+        schedule.round_allowance(),
+        round,
+    );
     if let Some(source) = graph_data {
         let source = Arc::new(AsyncMutex::new(GraphDataRounds {
             source,
             refused: false,
         }));
         let strictness = Arc::new(strictness);
-        let task_shared = shared.clone();
-        let every = Every::new("graph-data", schedule.graph_data).allowing(schedule.round_allowance());
-        supervisor.spawn_every(every, move || {
-            refresh_graph_data(
+        let shared = shared.clone();
+        let round = move |check: bool| {
+            let (source, strictness, shared, publish) = (
                 source.clone(),
                 strictness.clone(),
-                task_shared.clone(),
+                shared.clone(),
                 graph_data_tx.clone(),
-            )
-        });
+            );
+            async move {
+                if !check || shared.checked(Source::GraphData, source.lock().await.source.changed().await) {
+                    refresh_graph_data(source, strictness, shared, publish).await;
+                }
+            }
+        };
+        spawn_with_check(
+            supervisor,
+            ("graph-data", schedule.graph_data),
+            ("graph-data check", schedule.graph_data_check),
+            schedule.round_allowance(),
+            round,
+        );
     }
     let pipeline = Arc::new(pipeline);
     supervisor.spawn("graph build", move || {
@@ -90,6 +163,30 @@ pub fn spawn(plan: Plan, shared: Shared, supervisor: &mut Supervisor) {
             graph_data_rx.clone(),
         )
     });
+}
+
+/// Spawns a source's refresh task (`round(false)` every pause) and, when it
+/// has one, its check task (`round(true)` every check interval: a round
+/// only if the check says the source may have changed).
+fn spawn_with_check<F, Fut>(
+    supervisor: &mut Supervisor,
+    (name, pause): (&'static str, Duration),
+    (check_name, check): (&'static str, Option<Duration>),
+    allowance: Duration,
+    round: F,
+) where
+    F: Fn(bool) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let refresh = round.clone();
+    supervisor.spawn_every(Every::new(name, pause).allowing(allowance), move || {
+        refresh(false)
+    });
+    if let Some(check) = check {
+        supervisor.spawn_every(Every::new(check_name, check).allowing(allowance), move || {
+            round(true)
+        });
+    }
 }
 
 /// The release source, and whether a round was cut short in it.
@@ -106,7 +203,7 @@ async fn refresh_releases(
     rounds: Arc<AsyncMutex<ReleaseRounds>>,
     scrape_timeout: Option<Duration>,
     shared: Shared,
-    publish: watch::Sender<Option<Arc<ReleaseSnapshot>>>,
+    publish: watch::Sender<Option<Stamped<ReleaseSnapshot>>>,
 ) {
     let mut rounds = rounds.lock().await;
     let ReleaseRounds { source, interrupted } = &mut *rounds;
@@ -134,9 +231,11 @@ async fn refresh_releases(
         let changed = publish
             .borrow()
             .as_ref()
-            .is_none_or(|published| published.graph != snapshot.graph);
+            .is_none_or(|published| published.value.graph != snapshot.graph);
         if changed {
-            publish.send_replace(Some(Arc::new(snapshot)));
+            let stamped = Stamped::now(snapshot);
+            shared.changed(Source::Releases, stamped.found_at);
+            publish.send_replace(Some(stamped));
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
@@ -251,11 +350,14 @@ async fn refresh_graph_data(
     rounds: Arc<AsyncMutex<GraphDataRounds>>,
     strictness: Arc<Strictness>,
     shared: Shared,
-    publish: watch::Sender<Option<Arc<GraphData>>>,
+    publish: watch::Sender<Option<Stamped<GraphData>>>,
 ) {
     let mut rounds = rounds.lock().await;
     let GraphDataRounds { source, refused } = &mut *rounds;
-    let current = publish.borrow().as_ref().map(|data| data.revision().clone());
+    let current = publish
+        .borrow()
+        .as_ref()
+        .map(|data| data.value.revision().clone());
     let load = async {
         match fetch_graph_data(source, &strictness, current.as_ref()).await {
             Ok(GraphDataUpdate::Unchanged) => {
@@ -269,7 +371,9 @@ async fn refresh_graph_data(
             }
             Ok(GraphDataUpdate::New(update)) => {
                 *refused = false;
-                publish.send_replace(Some(shared.publish_graph_data(*update)));
+                let stamped = Stamped::now(shared.publish_graph_data(*update));
+                shared.changed(Source::GraphData, stamped.found_at);
+                publish.send_replace(Some(stamped));
             }
             Err(error) => {
                 *refused = matches!(error, GraphDataError::Refused(_));
@@ -345,7 +449,7 @@ pub async fn fetch_graph_data(
 impl Shared {
     /// Publishes new graph-data at `{prefix}/graph-data` and in metrics and
     /// status; the graph-data, for the builder.
-    fn publish_graph_data(&self, update: NewGraphData) -> Arc<GraphData> {
+    fn publish_graph_data(&self, update: NewGraphData) -> GraphData {
         let NewGraphData {
             graph_data,
             warnings,
@@ -370,7 +474,62 @@ impl Shared {
             .set(1);
         self.graph_data_up();
         self.state.health().graph_data_warnings = warnings.iter().map(ToString::to_string).collect();
-        Arc::new(graph_data)
+        graph_data
+    }
+
+    /// Shows a change check's outcome in metrics, logs and status; whether
+    /// the source may have changed. A failing check is logged when it
+    /// starts failing, not every few seconds, and changes nothing else.
+    fn checked<E: std::fmt::Display>(&self, source: Source, outcome: Result<bool, E>) -> bool {
+        let label = source.label();
+        self.metrics.change_checks.with_label_values(&[label]).inc();
+        let mut health = self.state.health();
+        let check = source
+            .health(&mut health)
+            .and_then(|health| health.change_check.as_mut());
+        match outcome {
+            Ok(changed) => {
+                if let Some(check) = check {
+                    check.freshness.succeeded(SystemTime::now());
+                }
+                changed
+            }
+            Err(error) => {
+                self.metrics.change_check_errors.with_label_values(&[label]).inc();
+                let already_failing = check.as_ref().is_some_and(|check| check.freshness.is_stale());
+                if already_failing {
+                    tracing::debug!(source = label, %error, "change check failed");
+                } else {
+                    tracing::warn!(source = label, %error, "change check failed; the source is still refreshed on its schedule");
+                }
+                if let Some(check) = check {
+                    check.freshness.failed(SystemTime::now(), &error);
+                }
+                false
+            }
+        }
+    }
+
+    /// Notes in status that `source` brought something new at `at`, not
+    /// served yet.
+    fn changed(&self, source: Source, at: SystemTime) {
+        if let Some(health) = source.health(&mut self.state.health()) {
+            health.last_change = Some(rfc3339(at));
+            health.last_change_served = None;
+        }
+    }
+
+    /// Notes that a graph built from what `source` found at `found_at` is
+    /// served now.
+    fn served(&self, source: Source, found_at: SystemTime) {
+        let now = SystemTime::now();
+        self.metrics
+            .change_to_serve
+            .with_label_values(&[source.label()])
+            .observe(now.duration_since(found_at).unwrap_or_default().as_secs_f64());
+        if let Some(health) = source.health(&mut self.state.health()) {
+            health.last_change_served = Some(rfc3339(now));
+        }
     }
 
     fn graph_data_up(&self) {
@@ -397,11 +556,13 @@ async fn rebuild_on_change(
     pipeline: Arc<Pipeline<BuildContext>>,
     needs_graph_data: bool,
     shared: Shared,
-    mut releases: watch::Receiver<Option<Arc<ReleaseSnapshot>>>,
-    mut graph_data: watch::Receiver<Option<Arc<GraphData>>>,
+    mut releases: watch::Receiver<Option<Stamped<ReleaseSnapshot>>>,
+    mut graph_data: watch::Receiver<Option<Stamped<GraphData>>>,
 ) {
     // Started again after a death: build from what the sources last published.
     releases.mark_changed();
+    // When what each source found was found, as last served.
+    let mut served: [Option<SystemTime>; 2] = [None, None];
     loop {
         tokio::select! {
             changed = releases.changed() => if changed.is_err() { return },
@@ -418,14 +579,30 @@ async fn rebuild_on_change(
             continue;
         }
         let pipeline = Arc::clone(&pipeline);
-        async {
-            let built = tokio::task::spawn_blocking(move || build(&snapshot, data, &pipeline))
-                .await
-                .expect("building the graph does not panic");
+        let found = [
+            (Source::Releases, Some(snapshot.found_at)),
+            (Source::GraphData, data.as_ref().map(|data| data.found_at)),
+        ];
+        let built = async {
+            let built = tokio::task::spawn_blocking(move || {
+                build(&snapshot.value, data.map(|data| data.value), &pipeline)
+            })
+            .await
+            .expect("building the graph does not panic");
+            let ok = built.is_ok();
             publish_built(built, &shared);
+            ok
         }
         .instrument(tracing::info_span!("graph build"))
         .await;
+        if built {
+            for ((source, found_at), last) in found.into_iter().zip(&mut served) {
+                if let Some(found_at) = found_at.filter(|found_at| *last != Some(*found_at)) {
+                    shared.served(source, found_at);
+                    *last = Some(found_at);
+                }
+            }
+        }
     }
 }
 
@@ -450,7 +627,7 @@ pub fn publish_built(
                 conditional_edges = served.conditional_edges,
                 "serving a new graph"
             );
-            shared.state.graph.store(Some(Arc::new(served)));
+            shared.state.serve(served);
             let mut health = shared.state.health();
             health.build.freshness.succeeded(SystemTime::now());
             health.apply_warnings = built.warnings.iter().map(ToString::to_string).collect();

@@ -1,16 +1,20 @@
-//! When each source is refreshed (from `[service]`), and what one round may
-//! take (the allowance of service-kit's liveness rule for periodic tasks).
+//! When each source is refreshed and checked for changes (from
+//! `[service]`), and what one round may take (the allowance of
+//! service-kit's liveness rule for periodic tasks).
 
 use std::time::Duration;
 
 use crate::settings::ServiceSettings;
 
-/// How often each source is refreshed.
+/// How often each source is refreshed, and how often it is looked at
+/// cheaply for a change in between (`None`: not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Schedule {
     pub releases: Duration,
     pub graph_data: Duration,
     pub scrape_timeout: Option<Duration>,
+    pub release_check: Option<Duration>,
+    pub graph_data_check: Option<Duration>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +44,8 @@ impl Schedule {
             releases: Duration::from_secs(service.pause_secs),
             graph_data: Duration::from_secs(service.graph_data_pause_secs.unwrap_or(service.pause_secs)),
             scrape_timeout: service.scrape_timeout_secs.map(Duration::from_secs),
+            release_check: check_interval(service.release_check_secs),
+            graph_data_check: check_interval(service.graph_data_check_secs),
         })
     }
 
@@ -48,6 +54,11 @@ impl Schedule {
     pub fn round_allowance(&self) -> Duration {
         self.scrape_timeout.unwrap_or(ROUND_ALLOWANCE)
     }
+}
+
+/// A check interval: 0 turns the check off.
+fn check_interval(secs: u64) -> Option<Duration> {
+    (secs > 0).then(|| Duration::from_secs(secs))
 }
 
 #[cfg(test)]
@@ -76,6 +87,21 @@ mod tests {
         .unwrap();
         assert_eq!(own.graph_data, Duration::from_secs(30));
         assert_eq!(own.scrape_timeout, Some(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn change_checks_run_on_their_own_interval_and_zero_turns_them_off() {
+        let checked = Schedule::from_settings(&service(300, None)).unwrap();
+        assert_eq!(checked.releases, Duration::from_secs(300));
+        assert_eq!(checked.release_check, Some(Duration::from_secs(15)));
+        assert_eq!(checked.graph_data_check, Some(Duration::from_secs(5)));
+        let off = Schedule::from_settings(&ServiceSettings {
+            release_check_secs: 0,
+            graph_data_check_secs: 0,
+            ..service(300, None)
+        })
+        .unwrap();
+        assert_eq!((off.release_check, off.graph_data_check), (None, None));
     }
 
     #[test]

@@ -11,7 +11,9 @@ use cincinnati_core::{ApiError, ErrorKind};
 use http_answers::conditional::respond_tagged;
 use http_answers::query::{QueryParameters, RequiredParameters};
 use http_answers::routes::get_or_head;
+use http_answers::wait;
 use http_answers::{CachePolicy, HttpError, MediaTypes, PathPrefix};
+use service_kit::shutdown::StopHandle;
 
 use crate::metrics::Metrics;
 use crate::state::State;
@@ -22,6 +24,8 @@ pub struct ApiContext {
     pub metrics: Metrics,
     pub required: RequiredParameters,
     pub caching: CachePolicy,
+    /// Resolves when the service stops: held requests are answered then.
+    pub stopping: StopHandle,
 }
 
 /// `{prefix}/graph` and `{prefix}/v1/graph`.
@@ -66,10 +70,36 @@ async fn serve_graph(
     context
         .required
         .check(&QueryParameters::parse(request.query_string()))?;
-    let Some(served) = context.state.graph.load_full() else {
-        return Err(ApiError::new(ErrorKind::ServiceUnavailable, "no graph has been built yet").into());
+    let current = || {
+        let served = context.state.graph().ok_or_else(|| {
+            HttpError::from(ApiError::new(
+                ErrorKind::ServiceUnavailable,
+                "no graph has been built yet",
+            ))
+        });
+        std::future::ready(served.map(|served| {
+            let tag = served.body.entity_tag_for(&request, content_type);
+            (served, tag)
+        }))
     };
-    Ok(served.body.respond(&request, content_type, &context.caching))
+    let Some(named) = wait::requested(request.query_string()) else {
+        let (served, _) = current().await?;
+        return Ok(served.body.respond(&request, content_type, &context.caching));
+    };
+    let stopping = context.stopping.stopping();
+    let served = wait::hold(
+        &named,
+        wait::WAIT,
+        context.state.graph_changes(),
+        stopping,
+        current,
+    )
+    .await?;
+    Ok(wait::mark(served.body.respond(
+        &request,
+        content_type,
+        &context.caching,
+    )))
 }
 
 async fn serve_graph_data(

@@ -72,11 +72,11 @@ impl Service for GraphBuilder {
 
     fn start(plan: Plan, settings: &Settings, kit: &mut Kit<Metrics>) -> anyhow::Result<Self> {
         let state = State::new(Health {
-            releases: SourceHealth::new(plan.releases.describe()),
-            graph_data: plan
-                .graph_data
-                .as_ref()
-                .map(|source| SourceHealth::new(source.describe())),
+            releases: SourceHealth::new(plan.releases.describe())
+                .checked_every(plan.schedule.release_check.filter(|_| plan.releases.can_check())),
+            graph_data: plan.graph_data.as_ref().map(|source| {
+                SourceHealth::new(source.describe()).checked_every(plan.schedule.graph_data_check)
+            }),
             build: SourceHealth::new("graph build".to_owned()),
             ..Health::default()
         });
@@ -86,6 +86,7 @@ impl Service for GraphBuilder {
             metrics: metrics.clone(),
             required: settings.service.requests.required(),
             caching: settings.service.requests.caching(),
+            stopping: kit.stop_handle(),
         });
         let prefix = &settings.service.api.path_prefix;
         let durations = metrics.request_duration.clone();
@@ -106,7 +107,7 @@ impl Service for GraphBuilder {
         let (ready, status, ages) = (state.clone(), state.clone(), state.clone());
         kit.ready_when(move || ready.is_ready());
         kit.before_scrape(move || {
-            if let Some(served) = ages.graph.load().as_ref() {
+            if let Some(served) = ages.graph() {
                 metrics.graph_age.set(age_seconds(served.built_at));
             }
         });

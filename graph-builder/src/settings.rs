@@ -68,6 +68,15 @@ pub struct ServiceSettings {
     pub graph_data_pause_secs: Option<u64>,
     /// A scrape that takes longer is abandoned (and its work cancelled).
     pub scrape_timeout_secs: Option<u64>,
+    /// Seconds between looks at the registry's tag list; a tag list that
+    /// differs from the last scrape's starts a scrape at once (only new tags
+    /// are read). 0: only the scrape every `pause_secs`.
+    pub release_check_secs: u64,
+    /// Seconds between cheap looks at the graph-data source (a directory's
+    /// or file's metadata, an image's manifest digest by HEAD, a URL by
+    /// conditional GET); a change is loaded at once. 0: only the refresh
+    /// every `graph_data_pause_secs`.
+    pub graph_data_check_secs: u64,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -100,6 +109,8 @@ impl Default for ServiceSettings {
             pause_secs: 300,
             graph_data_pause_secs: None,
             scrape_timeout_secs: None,
+            release_check_secs: 15,
+            graph_data_check_secs: 5,
         }
     }
 }

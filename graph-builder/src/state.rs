@@ -49,13 +49,44 @@ pub struct SourceHealth {
     pub description: String,
     #[serde(flatten)]
     pub freshness: Freshness,
+    /// The cheap look for changes between refreshes, when it runs.
+    #[serde(default)]
+    pub change_check: Option<ChangeCheck>,
+    /// When the source last brought something new (RFC 3339).
+    #[serde(default)]
+    pub last_change: Option<String>,
+    /// When a graph built from that change was first served (RFC 3339):
+    /// `null` while the change waits for a build (or could not be built).
+    #[serde(default)]
+    pub last_change_served: Option<String>,
+}
+
+/// The change check of one source: its interval, and when it last worked
+/// and the failure since (a failing check leaves the graph as it is).
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeCheck {
+    pub interval_secs: u64,
+    #[serde(flatten)]
+    pub freshness: Freshness,
 }
 
 impl SourceHealth {
     pub fn new(description: String) -> Self {
         Self {
             description,
-            freshness: Freshness::default(),
+            ..Self::default()
+        }
+    }
+
+    /// The same, with its change check every `interval`, if any.
+    pub fn checked_every(self, interval: Option<std::time::Duration>) -> Self {
+        Self {
+            change_check: interval.map(|interval| ChangeCheck {
+                interval_secs: interval.as_secs(),
+                freshness: Freshness::default(),
+            }),
+            ..self
         }
     }
 }
@@ -95,9 +126,11 @@ impl From<&Dropped> for DroppedEntry {
 }
 
 /// Everything the servers read.
-#[derive(Default)]
 pub struct State {
-    pub graph: ArcSwapOption<ServedGraph>,
+    graph: ArcSwapOption<ServedGraph>,
+    /// Counts the graphs served, so that a request waiting for a change
+    /// (`http_answers::wait`) wakes when one is.
+    graphs_served: tokio::sync::watch::Sender<u64>,
     pub graph_data: ArcSwapOption<PublishedGraphData>,
     pub health: Mutex<Health>,
 }
@@ -105,9 +138,27 @@ pub struct State {
 impl State {
     pub fn new(health: Health) -> Arc<Self> {
         Arc::new(Self {
+            graph: ArcSwapOption::empty(),
+            graphs_served: tokio::sync::watch::Sender::new(0),
+            graph_data: ArcSwapOption::empty(),
             health: Mutex::new(health),
-            ..Self::default()
         })
+    }
+
+    /// The graph served now, if any.
+    pub fn graph(&self) -> Option<Arc<ServedGraph>> {
+        self.graph.load_full()
+    }
+
+    /// Serves `graph` from now on, waking the requests waiting for a change.
+    pub fn serve(&self, graph: ServedGraph) {
+        self.graph.store(Some(Arc::new(graph)));
+        self.graphs_served.send_modify(|count| *count += 1);
+    }
+
+    /// Wakes when a new graph is served.
+    pub fn graph_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.graphs_served.subscribe()
     }
 
     /// Ready once the first complete graph is served; stays ready after,

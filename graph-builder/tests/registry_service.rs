@@ -60,8 +60,13 @@ fn settings(registry: &LocalRegistry) -> Settings {
 
 /// [`settings`] with more keys for the graph-data image source.
 fn settings_with(registry: &LocalRegistry, graph_data_keys: &str) -> Settings {
+    settings_scheduled(registry, "pause_secs = 1\n", graph_data_keys)
+}
+
+/// Settings with `schedule` as the `[service]` keys of the refreshes.
+fn settings_scheduled(registry: &LocalRegistry, schedule: &str, graph_data_keys: &str) -> Settings {
     let text = format!(
-        "[service]\nport = 0\npublic_port = 0\npause_secs = 1\n[status]\nport = 0\n\
+        "[service]\nport = 0\npublic_port = 0\n{schedule}[status]\nport = 0\n\
          [[plugin_settings]]\nname = \"release-scrape-dockerv2\"\nregistry = \"{url}\"\nrepository = \"{RELEASES}\"\n\
          request_timeout_secs = 2\n\
          [[plugin_settings]]\nname = \"dkrv2-secondary-metadata-scrape\"\nregistry = \"{url}\"\n\
@@ -150,6 +155,92 @@ async fn scrapes_applies_graph_data_from_an_image_and_survives_the_registry_goin
     registry.restart().await.unwrap();
     app.wait_for("recovery", |status| !status.sources.releases.freshness.is_stale())
         .await;
+}
+
+/// The revision of the graph-data the served graph was built with.
+fn served_revision(status: &graph_builder::state::Status) -> Option<String> {
+    status.graph.as_ref()?.graph_data_revision.clone()
+}
+
+#[tokio::test]
+async fn between_scrapes_the_change_checks_find_a_new_tag_and_a_new_graph_data_image() {
+    let (mut registry, pusher, _) = registry_with_releases_and_graph_data().await;
+    // The scrapes and graph-data refreshes would not run again within the test.
+    let schedule = "pause_secs = 3600\nrelease_check_secs = 1\ngraph_data_check_secs = 1\n";
+    let app = spawn(&settings_scheduled(&registry, schedule, "")).await;
+    let first = app.wait_until_ready().await;
+    assert_eq!(first.graph().releases, 3);
+    let first_revision = served_revision(&first);
+
+    push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2", "4.1.3"]).await;
+    let status = app
+        .wait_for("the new release, found by the tag list check", |status| {
+            status.graph.as_ref().is_some_and(|graph| graph.releases == 4)
+        })
+        .await;
+    let releases = &status.sources.releases;
+    assert!(releases.last_change.is_some(), "{releases:?}");
+    assert!(
+        releases
+            .change_check
+            .as_ref()
+            .unwrap()
+            .freshness
+            .last_success()
+            .is_some()
+    );
+
+    let graph_data = tempfile::tempdir().unwrap();
+    write_graph_data(graph_data.path());
+    std::fs::remove_file(graph_data.path().join("blocked-edges/4.1.2-Example.yaml")).unwrap();
+    let image = Image::graph_data(graph_data.path()).unwrap();
+    pusher.push(GRAPH_DATA, "latest", image).await.unwrap();
+    let status = app
+        .wait_for("the new graph-data image, found by its digest", |status| {
+            served_revision(status) != first_revision
+                && status
+                    .sources
+                    .graph_data
+                    .as_ref()
+                    .is_some_and(|source| source.last_change_served.is_some())
+        })
+        .await;
+    assert_eq!(status.graph().conditional_edges, 0, "the risk was removed");
+
+    // A check that fails shows in status and changes nothing served.
+    registry.stop().unwrap();
+    let status = app
+        .wait_for("the failing release check", |status| {
+            let check = status.sources.releases.change_check.as_ref().unwrap();
+            check.freshness.is_stale()
+        })
+        .await;
+    assert_eq!(status.graph().releases, 4, "the last good graph is kept");
+    assert_eq!(status.graph().conditional_edges, 0);
+    registry.restart().await.unwrap();
+    app.wait_for("the check working again", |status| {
+        !status
+            .sources
+            .releases
+            .change_check
+            .as_ref()
+            .unwrap()
+            .freshness
+            .is_stale()
+    })
+    .await;
+    let metrics = app
+        .get(&format!("{}/metrics", app.status))
+        .await
+        .text()
+        .await
+        .unwrap();
+    for wanted in [
+        "cincinnati_gb_graph_change_check_errors_total{source=\"releases\"}",
+        "cincinnati_gb_graph_change_to_serve_seconds_count{source=\"graph_data\"}",
+    ] {
+        assert!(metrics.contains(wanted), "{wanted} in {metrics}");
+    }
 }
 
 #[tokio::test]

@@ -289,6 +289,82 @@ async fn bad_graph_data_is_refused_and_the_last_good_graph_kept() {
         .await;
 }
 
+/// Settings for a graph-builder on free ports whose graph-data directory is
+/// re-read every hour but checked every second.
+fn checked_settings(graph: &Path, graph_data: &Path) -> Settings {
+    let text = format!(
+        "[service]\nport = 0\npublic_port = 0\npause_secs = 3600\ngraph_data_check_secs = 1\n\
+         path_prefix = \"/api/upgrades_info\"\n\
+         [status]\nport = 0\n{}",
+        graph_file_plan(graph, graph_data)
+    );
+    toml::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn a_graph_data_change_is_served_by_its_check_and_wakes_a_request_waiting_for_it() {
+    let graph_data = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("cincinnati-graph-data"), graph_data.path());
+    let app = spawn(checked_settings(&fixture("graph-gb-raw.json"), graph_data.path())).await;
+    let first = app.wait_until_ready().await;
+    let graph_url = format!("{}/graph", app.api);
+    let response = app.get(&graph_url).await;
+    assert_eq!(response.status(), 200, "{:?}", response.text().await);
+    let etag = response.headers()["etag"].clone();
+
+    // Held until the graph changes: once the server has the request (it
+    // counted it), the graph-data changes; a 304 would be the old graph.
+    let counted = || async {
+        let metrics = app
+            .get(&format!("{}/metrics", app.status))
+            .await
+            .text()
+            .await
+            .unwrap();
+        metrics
+            .lines()
+            .find(|line| {
+                line.starts_with(
+                    "cincinnati_gb_graph_incoming_requests_total{uri_path=\"/api/upgrades_info/graph\"}",
+                )
+            })
+            .and_then(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let before = counted().await;
+    let waiting = app
+        .http
+        .get(&graph_url)
+        .query(&[("wait_for_change", etag.to_str().unwrap())])
+        .header("If-None-Match", etag.clone())
+        .send();
+    let waiting = tokio::spawn(waiting);
+    poll::eventually("the waiting request arrived", Duration::from_secs(60), || async {
+        counted().await > before
+    })
+    .await;
+    std::fs::write(
+        graph_data.path().join("channels/freshness-test.yaml"),
+        "name: freshness-test\nversions:\n- 4.9.0\n",
+    )
+    .unwrap();
+    let answer = waiting.await.unwrap().unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_ne!(answer.headers()["etag"], etag);
+    assert_eq!(answer.headers()["cincinnati-wait-for-change"], "25");
+
+    let status = app
+        .wait_for("the change served", |status| {
+            status.graph().graph_data_revision != first.graph().graph_data_revision
+        })
+        .await;
+    let source = status.sources.graph_data.as_ref().unwrap();
+    assert!(
+        source.last_change_served.is_some() && source.change_check.is_some(),
+        "{source:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_missing_release_source_keeps_the_service_up_but_not_ready() {
     let app = spawn(settings(&graph_file_plan(

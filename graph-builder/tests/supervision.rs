@@ -55,6 +55,8 @@ async fn a_build_that_panics_is_started_again_and_the_graph_is_served() {
         releases: Duration::from_secs(3600),
         graph_data: Duration::from_secs(3600),
         scrape_timeout: None,
+        release_check: None,
+        graph_data_check: None,
     };
     let shared = Shared {
         state: state.clone(),

@@ -13,6 +13,7 @@
 //! - [`query`]: query strings and mandatory parameters.
 //! - [`prefix`]: the `--service.path_prefix` normalisation.
 //! - [`routes`]: GET-and-HEAD resources.
+//! - [`wait`]: a GET held until its answer changes (`wait_for_change`).
 //!
 //! The servers these answers go out through are `http1-server`'s; the
 //! skeleton that composes them into a service is `service-kit`.
@@ -25,6 +26,7 @@ pub mod prefix;
 pub mod prepared;
 pub mod query;
 pub mod routes;
+pub mod wait;
 
 pub use accept::MediaTypes;
 pub use conditional::CachePolicy;

@@ -106,6 +106,15 @@ impl PreparedBody {
         tag
     }
 
+    /// The entity tag [`PreparedBody::respond`] gives `request`'s
+    /// representation.
+    pub fn entity_tag_for(&self, request: &HttpRequest, content_type: &str) -> String {
+        self.entity_tag(
+            content_type,
+            accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING)),
+        )
+    }
+
     /// Answers `request` with this body as `content_type`: 304 when its
     /// `If-None-Match` names the representation's ETag, gzip when its
     /// `Accept-Encoding` allows it.

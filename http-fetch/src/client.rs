@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use opentelemetry::trace::Status;
-use reqwest::header::{ACCEPT, ETAG, IF_NONE_MATCH};
+use reqwest::header::{ACCEPT, ETAG, HeaderMap, IF_NONE_MATCH};
 use reqwest::{Method, StatusCode, Url};
 use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -49,6 +49,7 @@ pub struct Request<'a> {
     accept: Option<&'a str>,
     if_none_match: Option<&'a str>,
     bearer: Option<&'a str>,
+    timeout: Option<Duration>,
 }
 
 impl<'a> Request<'a> {
@@ -63,6 +64,7 @@ impl<'a> Request<'a> {
             accept: None,
             if_none_match: None,
             bearer: None,
+            timeout: None,
         }
     }
 
@@ -86,6 +88,15 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// This request may take `timeout` instead of the client's: one the
+    /// server is asked to hold (`wait_for_change`) takes longer.
+    pub fn timeout(self, timeout: Duration) -> Self {
+        Self {
+            timeout: Some(timeout),
+            ..self
+        }
+    }
+
     /// A conditional GET: the server answers 304 when `etag` still matches.
     pub fn if_none_match(self, etag: Option<&'a str>) -> Self {
         Self {
@@ -102,6 +113,7 @@ pub struct Response {
     pub url: Url,
     pub status: StatusCode,
     pub etag: Option<String>,
+    pub headers: HeaderMap,
     pub body: Bytes,
 }
 
@@ -166,6 +178,9 @@ impl HttpClient {
         if let Some(etag) = request.if_none_match {
             builder = builder.header(IF_NONE_MATCH, etag);
         }
+        if let Some(timeout) = request.timeout {
+            builder = builder.timeout(timeout);
+        }
         for (name, value) in trace::context_headers() {
             builder = builder.header(name, value);
         }
@@ -185,6 +200,7 @@ impl HttpClient {
             .get(ETAG)
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
+        let headers = response.headers().clone();
         if response
             .content_length()
             .is_some_and(|length| length > request.limit as u64)
@@ -202,6 +218,7 @@ impl HttpClient {
             url,
             status,
             etag,
+            headers,
             body: body.freeze(),
         })
     }

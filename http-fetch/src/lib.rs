@@ -22,5 +22,6 @@ mod trace;
 pub mod trust;
 
 pub use client::{ClientError, ClientSettings, FetchError, HttpClient, Request, Response};
+pub use reqwest::header::HeaderMap;
 pub use reqwest::{Method, StatusCode, Url};
 pub use trust::ExtraRoots;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind};
 use http_answers::{IdentityCache, PreparedBody};
+use service_kit::shutdown::StopHandle;
 use service_kit::supervisor::TaskStatus;
 
 use crate::answers::Computations;
@@ -58,6 +59,7 @@ pub struct Engine {
     cluster_policy: Option<Arc<ClusterPolicy>>,
     fleet: Option<Arc<Fleet>>,
     control: Option<Arc<Control>>,
+    stopping: StopHandle,
 }
 
 /// What an engine is made of besides its upstream, filters and rules.
@@ -66,6 +68,9 @@ pub struct Parts {
     pub cluster_policy: Option<Arc<ClusterPolicy>>,
     pub fleet: Option<Arc<Fleet>>,
     pub control: Option<Control>,
+    /// Resolves when the service stops: requests held waiting for a change
+    /// are answered then.
+    pub stopping: StopHandle,
 }
 
 impl Engine {
@@ -77,8 +82,10 @@ impl Engine {
         limits: &Limits,
         parts: Parts,
     ) -> Self {
+        let feeds = Arc::new(feeds);
+        feeds.follow_upstream();
         Self {
-            feeds: Arc::new(feeds),
+            feeds,
             pipeline: Arc::new(pipeline),
             rules,
             identities: IdentityCache::new(limits.identity_cache_bytes),
@@ -88,7 +95,13 @@ impl Engine {
             cluster_policy: parts.cluster_policy,
             fleet: parts.fleet,
             control: parts.control.map(Arc::new),
+            stopping: parts.stopping,
         }
+    }
+
+    /// Resolves when the service stops.
+    pub async fn stopping(&self) {
+        self.stopping.stopping().await;
     }
 
     pub fn rules(&self) -> &QueryRules {

@@ -104,6 +104,7 @@ impl Service for PolicyEngine {
                 cluster_policy,
                 fleet,
                 control,
+                stopping: kit.stop_handle(),
             },
         ));
         let routes = routes::configure(

@@ -53,7 +53,11 @@ pub enum PolicyEngineDefaults {}
 impl service_kit::settings::Defaults for PolicyEngineDefaults {
     const API_PORT: u16 = 8081;
     const STATUS_PORT: u16 = 9081;
-    const CACHE_MAX_AGE_SECS: u64 = 60;
+    /// `no-cache`: an HTTP cache between the engine and the clusters
+    /// revalidates every time (a 304 from a precomputed ETag), so a blocked
+    /// update stops being offered behind it as soon as the engine has the
+    /// block; any max-age would add itself to that delay.
+    const CACHE_MAX_AGE_SECS: u64 = 0;
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -252,6 +256,10 @@ pub struct CincinnatiUpstream {
     pub max_feeds: usize,
     /// (channel, arch) answers kept per upstream revision.
     pub max_answers: usize,
+    /// Whether to ask the upstream to hold a fetch until its graph changes
+    /// (`wait_for_change`), so a new revision arrives at once; an upstream
+    /// that does not wait is polled every `interval_secs` either way.
+    pub wait_for_change: bool,
 }
 
 impl Default for ServiceSettings {
@@ -280,6 +288,7 @@ impl Default for CincinnatiUpstream {
             forward_parameters: Vec::new(),
             max_feeds: 1024,
             max_answers: 4096,
+            wait_for_change: true,
         }
     }
 }
@@ -527,6 +536,7 @@ impl Settings {
                 max_answers: upstream.max_answers,
                 max_feeds: upstream.max_feeds,
                 idle_feed_after: (interval * 10).max(Duration::from_secs(600)),
+                follow: upstream.wait_for_change,
             },
             identity_cache_bytes: self.service.identity_cache_bytes,
             cache_max_age: Duration::from_secs(self.service.requests.cache_max_age_secs),

@@ -163,7 +163,8 @@ pub(crate) fn connection_limit(
     ))
 }
 
-/// Observes the app's [`RequestDurations`], if it has one.
+/// Observes the app's [`RequestDurations`], if it has one, except for
+/// requests held waiting for a change.
 async fn time_requests(
     request: ServiceRequest,
     next: Next<impl MessageBody>,
@@ -174,9 +175,13 @@ async fn time_requests(
     let started = Instant::now();
     let route = request.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let response = next.call(request).await?;
-    durations
-        .0
-        .with_label_values(&[route.as_str()])
-        .observe(started.elapsed().as_secs_f64());
+    // A request held until its answer changed (`http_answers::wait`) took
+    // as long as the upstream stayed the same, not as long as answering.
+    if !http_answers::wait::is_marked(response.headers()) {
+        durations
+            .0
+            .with_label_values(&[route.as_str()])
+            .observe(started.elapsed().as_secs_f64());
+    }
     Ok(response)
 }

@@ -88,6 +88,7 @@ pub struct Kit<M> {
     status: Option<Document>,
     status_routes: Option<StatusRoutes>,
     status_max_body_bytes: Option<usize>,
+    stop: StopHandle,
 }
 
 impl<M: ServiceMetrics> Kit<M> {
@@ -115,7 +116,14 @@ impl<M: ServiceMetrics> Kit<M> {
             status: None,
             status_routes: None,
             status_max_body_bytes: None,
+            stop: StopHandle::default(),
         })
+    }
+
+    /// The service's stop: what a handler holding a request (waiting for a
+    /// change) watches, so that shutdown does not wait for it.
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
     }
 
     pub fn metrics(&self) -> &M {
@@ -304,7 +312,7 @@ impl<S: Service> Application<S> {
             registry: kit.registry,
             servers: kit.servers,
             supervisor: kit.supervisor,
-            stop: StopHandle::default(),
+            stop: kit.stop,
         })
     }
 

@@ -12,6 +12,11 @@ impl StopHandle {
         self.0.cancel();
     }
 
+    /// Resolves once the service is stopping.
+    pub async fn stopping(&self) {
+        self.0.cancelled().await;
+    }
+
     /// Handles SIGTERM (what Kubernetes sends) and SIGINT (Ctrl-C) from
     /// now on, rather than letting them end the process: the returned future
     /// resolves on either or on [`StopHandle::stop`], and every clone of the

@@ -61,3 +61,31 @@ async fn a_new_risk_in_graph_data_reaches_clusters() {
     );
     report("a new risk", took);
 }
+
+#[tokio::test]
+async fn between_full_refreshes_the_change_checks_and_held_fetches_carry_changes_to_clusters() {
+    let options = GraphBuilderOptions {
+        changes_by_checks_only: true,
+        ..GraphBuilderOptions::default()
+    };
+    let mut stack = Stack::start(options).await.unwrap();
+    slowest_arrival(&stack, Instant::now()).await;
+
+    // A new image of graph-data: its digest changes (a HEAD finds it), and
+    // B's answers, computed already, change only by following A.
+    let with_new_risk = scenario::graph_data().blocked_edge(scenario::risk(
+        "4.17.1-IngressOutage",
+        "4.17.1",
+        "4[.]17[.]0",
+        MatchingRule::Always,
+    ));
+    stack.push_graph_data(&with_new_risk).await.unwrap();
+    let took = slowest_arrival(&stack, Instant::now()).await;
+    report("a new risk, by the checks", took);
+
+    // A new tag: the tag list differs from the last scrape's.
+    let new = scenario::new_releases(scenario::FUTURE_VERSIONS[0], &["4.17.0", "4.17.1"]);
+    stack.push_releases(&new).await.unwrap();
+    let took = slowest_arrival(&stack, Instant::now()).await;
+    report("a new release, by the checks", took);
+}

@@ -81,6 +81,8 @@ pub struct Scraper {
     last_digest_check: Option<Instant>,
     /// What the previous scrape resolved (see [`fingerprint`]).
     last_fingerprint: Option<u64>,
+    /// The tags the previous scrape listed, sorted: what a check compares.
+    last_tags: Option<Vec<String>>,
 }
 
 /// How one tag was resolved.
@@ -111,6 +113,7 @@ impl Scraper {
             cache,
             last_digest_check: None,
             last_fingerprint: None,
+            last_tags: None,
         }
     }
 
@@ -123,18 +126,36 @@ impl Scraper {
     /// before the releases were published).
     pub fn forget_previous(&mut self) {
         self.last_fingerprint = None;
+        self.last_tags = None;
     }
 
-    /// Scrapes the repository. Only a failed tag listing fails the scrape;
-    /// every other problem leaves one image out and is reported.
-    pub async fn scrape(&mut self) -> Result<Scrape, RegistryError> {
-        let tags: Vec<String> = self
+    /// Whether the tag list differs from the one the last scrape listed
+    /// (true before any scrape): the cheap check between scrapes, one tag
+    /// listing. A tag moved to another image is not seen here, but by the
+    /// scrapes' digest re-checks.
+    pub async fn tags_changed(&self) -> Result<bool, RegistryError> {
+        let tags = self.list_release_tags().await?;
+        Ok(self.last_tags.as_ref() != Some(&tags))
+    }
+
+    /// The repository's tags but signatures', sorted.
+    async fn list_release_tags(&self) -> Result<Vec<String>, RegistryError> {
+        let mut tags: Vec<String> = self
             .client
             .list_tags()
             .await?
             .into_iter()
             .filter(|tag| !is_signature_tag(tag))
             .collect();
+        tags.sort_unstable();
+        Ok(tags)
+    }
+
+    /// Scrapes the repository. Only a failed tag listing fails the scrape;
+    /// every other problem leaves one image out and is reported.
+    pub async fn scrape(&mut self) -> Result<Scrape, RegistryError> {
+        let tags = self.list_release_tags().await?;
+        self.last_tags = Some(tags.clone());
         let present: HashSet<&str> = tags.iter().map(String::as_str).collect();
         self.cache.tags.retain(|tag, _| present.contains(tag.as_str()));
 

@@ -9,6 +9,14 @@
 //!
 //! Each fetch returns the files, or `None` when the source can tell cheaply
 //! that nothing changed (same layers, HTTP 304). Validation happens after.
+//!
+//! Between fetches, [`GraphDataSource::changed`] looks at a source as cheaply
+//! as it can: a directory's or a file's metadata (a stat of each entry, no
+//! read), an image's manifest digest (one HEAD). A URL has nothing cheaper
+//! than its conditional GET, so it always says "maybe", and the fetch asks.
+//! Metadata can miss a change that keeps a file's size, time and inode (a
+//! copy that preserves times): the fetch every `graph_data_pause_secs`
+//! reads everything regardless.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -115,10 +123,101 @@ fn default_signature_baseurl() -> RedactedUrl {
 }
 
 pub enum GraphDataSource {
-    Directory(PathBuf),
-    TarballFile(PathBuf),
+    Directory(WatchedPath),
+    TarballFile(WatchedPath),
     TarballUrl(Box<TarballUrl>),
     Image(Box<ImageSource>),
+}
+
+/// A local directory or file, and a digest of its metadata as of the last
+/// read.
+pub struct WatchedPath {
+    path: PathBuf,
+    seen: Option<u64>,
+}
+
+impl WatchedPath {
+    pub fn new(path: PathBuf) -> Self {
+        Self { path, seen: None }
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Reads the path with `read`, remembering its metadata as of before the
+    /// read: a change made during the read is seen by the next check. A
+    /// failed read is remembered too: it is tried again when the path
+    /// changes (or at the next full refresh), not at every check.
+    async fn read<T: Send + 'static>(
+        &mut self,
+        read: impl FnOnce(&std::path::Path) -> Result<T, GraphDataSourceError> + Send + 'static,
+    ) -> Result<T, GraphDataSourceError> {
+        let path = self.path.clone();
+        let (seen, read) = tokio::task::spawn_blocking(move || (metadata_digest(&path), read(&path)))
+            .await
+            .expect("reading files does not panic");
+        self.seen = Some(seen);
+        read
+    }
+
+    /// Whether the metadata differs from the last read's (or nothing was
+    /// read yet).
+    async fn changed(&self) -> bool {
+        let path = self.path.clone();
+        let now = tokio::task::spawn_blocking(move || metadata_digest(&path))
+            .await
+            .expect("reading metadata does not panic");
+        self.seen != Some(now)
+    }
+}
+
+/// How deep [`metadata_digest`] descends: graph-data is two levels deep,
+/// signatures four.
+const MAX_DEPTH: usize = 8;
+
+/// A digest of the names under `path` and the sizes, modification times
+/// and inodes of its files (links followed: a Kubernetes volume swaps a link to publish new
+/// content), without reading a file. Entries whose name starts with a dot
+/// are skipped (`.git`, a volume's `..data`: the links into it are
+/// followed anyway). What cannot be read counts as a value of its own, so
+/// it changes when it becomes readable.
+pub fn metadata_digest(path: &std::path::Path) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    fn visit(path: &std::path::Path, depth: usize, hasher: &mut std::hash::DefaultHasher) {
+        let Ok(metadata) = std::fs::metadata(path) else {
+            0xdead_u16.hash(hasher);
+            return;
+        };
+        // A directory is its entries: its own times change with entries
+        // skipped here.
+        if !metadata.is_dir() {
+            metadata.len().hash(hasher);
+            metadata.modified().ok().hash(hasher);
+            #[cfg(unix)]
+            std::os::unix::fs::MetadataExt::ino(&metadata).hash(hasher);
+            return;
+        }
+        if depth == MAX_DEPTH {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(path) else {
+            0xbeef_u16.hash(hasher);
+            return;
+        };
+        let mut names: Vec<_> = entries
+            .filter_map(|entry| entry.ok().map(|entry| entry.file_name()))
+            .filter(|name| !name.as_encoded_bytes().starts_with(b"."))
+            .collect();
+        names.sort();
+        for name in names {
+            name.hash(hasher);
+            visit(&path.join(&name), depth + 1, hasher);
+        }
+    }
+    let mut hasher = std::hash::DefaultHasher::new();
+    visit(path, 0, &mut hasher);
+    hasher.finish()
 }
 
 pub struct TarballUrl {
@@ -132,6 +231,8 @@ pub struct ImageSource {
     tag: String,
     /// The layers last read, to skip an unchanged image.
     layers: Option<Vec<String>>,
+    /// The manifest digest last read, for the cheap check.
+    digest: Option<String>,
     /// When set, an image is used only with a valid signature of its digest.
     verification: Option<SignatureCheck>,
 }
@@ -143,9 +244,13 @@ pub struct SignatureCheck {
 }
 
 impl GraphDataSource {
+    pub fn directory(path: PathBuf) -> Self {
+        Self::Directory(WatchedPath::new(path))
+    }
+
     pub fn tarball(settings: &TarballSettings) -> Result<Self, String> {
         match (&settings.path, &settings.url) {
-            (Some(path), None) => Ok(Self::TarballFile(path.clone())),
+            (Some(path), None) => Ok(Self::TarballFile(WatchedPath::new(path.clone()))),
             (None, Some(url)) => {
                 let url = url.expose();
                 let client = HttpClient::new(ClientSettings {
@@ -194,14 +299,15 @@ impl GraphDataSource {
             client,
             tag: settings.tag.clone(),
             layers: None,
+            digest: None,
             verification,
         })))
     }
 
     pub fn describe(&self) -> String {
         match self {
-            Self::Directory(path) => format!("graph-data directory {}", path.display()),
-            Self::TarballFile(path) => format!("graph-data tarball {}", path.display()),
+            Self::Directory(watched) => format!("graph-data directory {}", watched.path().display()),
+            Self::TarballFile(watched) => format!("graph-data tarball {}", watched.path().display()),
             Self::TarballUrl(source) => format!("graph-data tarball {}", source.url),
             Self::Image(source) => format!(
                 "graph-data image {}/{}:{}",
@@ -212,21 +318,33 @@ impl GraphDataSource {
         }
     }
 
+    /// Whether the source may have changed since the last fetch, looked at
+    /// as cheaply as the source allows (see the module documentation).
+    pub async fn changed(&mut self) -> Result<bool, GraphDataSourceError> {
+        match self {
+            Self::Directory(watched) | Self::TarballFile(watched) => Ok(watched.changed().await),
+            Self::TarballUrl(_) => Ok(true),
+            Self::Image(source) => {
+                let digest = source.client.manifest_digest(&source.tag).await?;
+                Ok(source.digest.as_ref() != Some(&digest))
+            }
+        }
+    }
+
     /// The graph-data now, or `None` when it cheaply proved unchanged.
     pub async fn fetch(&mut self) -> Result<Option<FetchedGraphData>, GraphDataSourceError> {
         let files = match self {
-            Self::Directory(path) => {
-                let path = path.clone();
-                tokio::task::spawn_blocking(move || GraphDataFiles::from_dir(&path))
-                    .await
-                    .expect("reading files does not panic")?
-            }
-            Self::TarballFile(path) => {
-                let bytes = std::fs::read(&*path).map_err(|source| GraphDataSourceError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
-                GraphDataFiles::from_tar_gz(bytes.as_slice())?
+            Self::Directory(watched) => watched.read(|path| Ok(GraphDataFiles::from_dir(path)?)).await?,
+            Self::TarballFile(watched) => {
+                watched
+                    .read(|path| {
+                        let bytes = std::fs::read(path).map_err(|source| GraphDataSourceError::Read {
+                            path: path.to_owned(),
+                            source,
+                        })?;
+                        Ok(GraphDataFiles::from_tar_gz(bytes.as_slice())?)
+                    })
+                    .await?
             }
             Self::TarballUrl(source) => match source.fetch().await? {
                 Some(files) => files,
@@ -278,6 +396,7 @@ impl ImageSource {
         };
         let layers: Vec<String> = image.layers.iter().map(|layer| layer.digest.clone()).collect();
         if self.layers.as_ref() == Some(&layers) {
+            self.digest = Some(digest);
             return Ok(None);
         }
         if let Some(check) = &self.verification {
@@ -290,6 +409,7 @@ impl ImageSource {
             match GraphDataFiles::from_tar_gz(bytes.as_slice()) {
                 Ok(files) => {
                     self.layers = Some(layers.clone());
+                    self.digest = Some(digest.clone());
                     return Ok(Some(FetchedGraphData {
                         files,
                         image_digest: Some(digest),
@@ -302,5 +422,33 @@ impl ImageSource {
         Err(image_error(
             "no layer holds a graph-data `version` file".to_owned(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_metadata_digest_changes_with_names_and_sizes_but_not_with_dot_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("channels")).unwrap();
+        std::fs::write(dir.path().join("channels/a.yaml"), "name: a\n").unwrap();
+        let first = metadata_digest(dir.path());
+        assert_eq!(metadata_digest(dir.path()), first, "nothing touched");
+
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref").unwrap();
+        assert_eq!(metadata_digest(dir.path()), first, "dot entries are skipped");
+
+        std::fs::write(dir.path().join("channels/a.yaml"), "name: a\nversions: []\n").unwrap();
+        let rewritten = metadata_digest(dir.path());
+        assert_ne!(rewritten, first);
+        std::fs::write(dir.path().join("channels/b.yaml"), "").unwrap();
+        assert_ne!(metadata_digest(dir.path()), rewritten, "a new file");
+        assert_ne!(
+            metadata_digest(&dir.path().join("missing")),
+            metadata_digest(dir.path())
+        );
     }
 }

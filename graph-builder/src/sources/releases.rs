@@ -174,6 +174,22 @@ impl ReleaseSource {
         }
     }
 
+    /// Whether [`ReleaseSource::changed`] can tell anything: only a
+    /// registry is checked between scrapes; offline sources are read on
+    /// their schedule.
+    pub fn can_check(&self) -> bool {
+        matches!(self, Self::Registry(_))
+    }
+
+    /// Whether the releases may have changed since the last fetch: for a
+    /// registry, whether its tag list differs (one request).
+    pub async fn changed(&self) -> Result<bool, SourceError> {
+        match self {
+            Self::Registry(scraper) => Ok(scraper.tags_changed().await?),
+            Self::GraphFile(_) | Self::MetadataDirectory(_) => Ok(false),
+        }
+    }
+
     /// Registry request counters, for metrics; `None` for offline sources.
     pub fn request_counts(&self) -> Option<Arc<RequestCounts>> {
         match self {

@@ -1,6 +1,8 @@
 //! One fetch of the upstream graph: conditional (`If-None-Match`), gzip,
 //! bounded in time and size and traced, through `http-fetch` (the fetch
 //! path every outgoing request takes); what the answer means is read here.
+//! A fetch may ask the upstream to hold it until its graph changes
+//! (`http_answers::wait`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -19,6 +21,7 @@ pub struct UpstreamClient {
     http: HttpClient,
     url: RedactedUrl,
     max_body_bytes: usize,
+    timeout: Duration,
 }
 
 /// What a fetch brought.
@@ -77,6 +80,7 @@ impl UpstreamClient {
             http,
             url: url.clone(),
             max_body_bytes,
+            timeout,
         })
     }
 
@@ -92,16 +96,47 @@ impl UpstreamClient {
         parameters: &UpstreamParameters,
         etag: Option<&str>,
     ) -> Result<Fetched, FetchError> {
+        self.send(parameters, etag, false)
+            .await
+            .map(|(fetched, _)| fetched)
+    }
+
+    /// [`UpstreamClient::fetch`] of a graph whose tag is `etag`, asking the
+    /// upstream to answer when it changes (`wait_for_change`), and whether
+    /// the upstream waits: one that ignored the parameter answered at once,
+    /// and is to be polled instead.
+    pub async fn fetch_when_changed(
+        &self,
+        parameters: &UpstreamParameters,
+        etag: &str,
+    ) -> Result<(Fetched, bool), FetchError> {
+        self.send(parameters, Some(etag), true).await
+    }
+
+    async fn send(
+        &self,
+        parameters: &UpstreamParameters,
+        etag: Option<&str>,
+        wait: bool,
+    ) -> Result<(Fetched, bool), FetchError> {
         let mut url = self.url.expose();
         if !parameters.pairs().is_empty() {
             url.query_pairs_mut().extend_pairs(parameters.pairs());
         }
-        let request = Request::get("upstream", &url, self.max_body_bytes)
+        if let (true, Some(etag)) = (wait, etag) {
+            url.query_pairs_mut()
+                .append_pair(http_answers::wait::PARAMETER, etag);
+        }
+        let mut request = Request::get("upstream", &url, self.max_body_bytes)
             .accept(APPLICATION_JSON)
             .if_none_match(etag);
+        if wait {
+            request = request.timeout(self.timeout + http_answers::wait::WAIT);
+        }
         let response = self.http.send(request).await?;
+        let waits = response.headers.contains_key(http_answers::wait::HEADER);
         if response.status == StatusCode::NOT_MODIFIED {
-            return Ok(Fetched::NotModified);
+            return Ok((Fetched::NotModified, waits));
         }
         if !response.status.is_success() {
             let mut url = response.url;
@@ -109,10 +144,11 @@ impl UpstreamClient {
             let _ = url.set_password(None);
             return Err(status_error(url, response.status, &response.body));
         }
-        Ok(Fetched::Body {
+        let fetched = Fetched::Body {
             body: response.body,
             etag: response.etag,
-        })
+        };
+        Ok((fetched, waits))
     }
 
     /// The upstream engine's explorer answer `{base}/v1/{endpoint}?{query}`

@@ -9,6 +9,7 @@
 //! refresh already did its work.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 use std::time::{Instant, SystemTime};
@@ -36,6 +37,9 @@ pub struct Feed {
     turn: Arc<AsyncMutex<()>>,
     last_used: Mutex<Instant>,
     max_answers: usize,
+    /// Set while its upstream holds this feed's fetches until a change: the
+    /// feed is fresh without the background rounds.
+    followed: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -86,6 +90,10 @@ pub struct FeedStatus {
     /// Seconds since the upstream last confirmed the graph (as the
     /// `graph_age_seconds` metric counts).
     pub age_seconds: Option<f64>,
+    /// Whether the upstream holds this feed's fetches until its graph
+    /// changes (`wait_for_change`): the feed is then not polled.
+    #[serde(default)]
+    pub followed: bool,
     /// The last fetch that worked, and the failure since: while stale, the
     /// graph served is the last good one.
     #[serde(flatten)]
@@ -101,6 +109,7 @@ impl Feed {
             turn: Arc::default(),
             last_used: Mutex::new(Instant::now()),
             max_answers,
+            followed: AtomicBool::new(false),
         }
     }
 
@@ -141,6 +150,20 @@ impl Feed {
         self.read().last_check.is_some_and(|checked| checked > instant)
     }
 
+    /// Whether the upstream holds this feed's fetches until a change.
+    pub fn is_followed(&self) -> bool {
+        self.followed.load(Ordering::Relaxed)
+    }
+
+    pub fn set_followed(&self, followed: bool) {
+        self.followed.store(followed, Ordering::Relaxed);
+    }
+
+    /// The entity tag of the graph held, as the upstream sent it.
+    pub fn etag(&self) -> Option<String> {
+        self.read().etag.clone()
+    }
+
     /// Fetches the upstream graph in `turn` unless unchanged, and parses a
     /// new one once, off the async threads. A background refresh is a trace
     /// of its own; a fetch a request waits for (the first for a new query, a
@@ -156,15 +179,20 @@ impl Feed {
         )
     )]
     pub async fn refresh(&self, turn: RefreshTurn, client: &UpstreamClient) -> Refresh {
+        let etag = self.etag();
+        let fetched = client.fetch(&self.parameters, etag.as_deref()).await;
+        self.settle(turn, fetched).await
+    }
+
+    /// Takes in what a fetch of this feed's query brought (in `turn`): a new
+    /// graph parsed once, off the async threads, or the failure recorded.
+    pub async fn settle(&self, turn: RefreshTurn, fetched: Result<Fetched, FetchError>) -> Refresh {
         debug_assert!(
             Arc::ptr_eq(OwnedMutexGuard::mutex(&turn.0), &self.turn),
             "a turn of another feed"
         );
-        let (etag, previous_digest) = {
-            let state = self.read();
-            (state.etag.clone(), state.body_digest)
-        };
-        let outcome = match client.fetch(&self.parameters, etag.as_deref()).await {
+        let previous_digest = self.read().body_digest;
+        let outcome = match fetched {
             Ok(Fetched::NotModified) => Ok(None),
             Ok(Fetched::Body { body, etag }) => {
                 let parsed = tokio::task::spawn_blocking(move || {
@@ -228,6 +256,7 @@ impl Feed {
                 .freshness
                 .age(SystemTime::now())
                 .map(|age| age.as_secs_f64()),
+            followed: self.is_followed(),
             freshness: state.freshness.clone(),
         }
     }

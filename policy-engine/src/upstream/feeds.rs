@@ -11,18 +11,31 @@
 //! its last fetch failed) revalidates its feed first (a conditional GET,
 //! shared with concurrent requests, waited for briefly), so a new answer
 //! comes from a fetch that finished after the request arrived.
+//!
+//! Each served feed also follows its upstream (unless configured not to): a
+//! fetch the upstream holds until its graph differs from the feed's
+//! (`http_answers::wait`), asked again as soon as it is answered, so a new
+//! upstream revision arrives in about the time it takes to send it; while
+//! the upstream holds them, the rounds leave the feed alone (an idle feed
+//! costs one request per hold, 25 s, instead of one per interval and one
+//! per hold). An upstream that does not wait (upstream's services,
+//! older ones) answers at once without saying it waits: the feed is then
+//! only polled, and asks again after [`NOT_WAITING_RETRY`] in case the
+//! upstream was upgraded. New revisions wake the engine's own waiting
+//! requests ([`Feeds::changes`]).
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::{ApiError, ErrorKind};
 use parking_lot::Mutex;
 use service_kit::periodic::Every;
+use tokio::sync::watch;
 use tracing::Instrument as _;
 
 use super::UpstreamParameters;
-use super::client::{FetchError, UpstreamClient};
+use super::client::{FetchError, Fetched, UpstreamClient};
 use super::feed::{Feed, FeedStatus, Refresh, RefreshError, RefreshTurn, unix_seconds};
 use super::revision::Revision;
 use crate::metrics::EngineMetrics;
@@ -45,6 +58,11 @@ const READINESS_PROBE: [(&str, &str); 1] = [("channel", "readiness-probe")];
 /// so that it becomes ready soon after its upstream.
 const RETRY_BEFORE_READY: Duration = Duration::from_secs(1);
 
+/// How long a feed whose upstream does not wait goes without asking it to
+/// (see the module documentation): a rolling upgrade of the chain upgrades
+/// the upstream after its followers, and this is how they find out.
+const NOT_WAITING_RETRY: Duration = Duration::from_secs(300);
+
 /// Bounds on the feeds and their revisions.
 #[derive(Debug, Clone)]
 pub struct FeedLimits {
@@ -56,6 +74,9 @@ pub struct FeedLimits {
     pub max_feeds: usize,
     /// An engine-upstream feed no request used for this long is dropped.
     pub idle_feed_after: Duration,
+    /// Whether served feeds follow their upstream with requests it holds
+    /// until a change (`upstream.cincinnati.wait_for_change`).
+    pub follow: bool,
 }
 
 pub struct Feeds {
@@ -72,6 +93,9 @@ pub struct Feeds {
     metrics: EngineMetrics,
     /// The runtime fetches run on, whichever thread a request arrives on.
     runtime: tokio::runtime::Handle,
+    /// Counts the new revisions of every feed: the engine's requests waiting
+    /// for a change wake on it.
+    revisions: watch::Sender<u64>,
 }
 
 impl Feeds {
@@ -91,6 +115,32 @@ impl Feeds {
             limits,
             metrics,
             runtime: tokio::runtime::Handle::current(),
+            revisions: watch::Sender::new(0),
+        }
+    }
+
+    /// Wakes when any feed gets a new revision.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.revisions.subscribe()
+    }
+
+    /// Counts `refresh` among the new revisions when it brought one.
+    fn note(&self, refresh: &Refresh) {
+        if matches!(refresh, Refresh::Updated { .. }) {
+            self.revisions.send_modify(|count| *count += 1);
+        }
+    }
+
+    /// Starts following the root feed (see the module documentation); the
+    /// feeds of an engine upstream are followed as they are created.
+    pub fn follow_upstream(self: &Arc<Self>) {
+        self.follow(&self.root);
+    }
+
+    fn follow(self: &Arc<Self>, feed: &Arc<Feed>) {
+        if self.limits.follow {
+            let follower = follow(Arc::downgrade(self), Arc::downgrade(feed));
+            self.runtime.spawn(follower);
         }
     }
 
@@ -175,10 +225,19 @@ impl Feeds {
                     feeds.remove(&key);
                 }
             }
-            feeds
+            let mut created = None;
+            let feed = feeds
                 .entry(parameters.clone())
-                .or_insert_with(|| Arc::new(Feed::new(parameters, self.limits.max_answers)))
-                .clone()
+                .or_insert_with(|| {
+                    let feed = Arc::new(Feed::new(parameters, self.limits.max_answers));
+                    created = Some(feed.clone());
+                    feed
+                })
+                .clone();
+            if let Some(created) = created {
+                self.follow(&created);
+            }
+            feed
         };
         feed.touch();
         let (feeds, fetched) = (self.clone(), feed.clone());
@@ -228,6 +287,7 @@ impl Feeds {
         self.metrics.upstream_requests.inc();
         let refresh = feed.refresh(turn, &self.client).await;
         self.record_failure(feed, &refresh);
+        self.note(&refresh);
         refresh
     }
 
@@ -240,12 +300,17 @@ impl Feeds {
 
     /// One round of background fetches: the root feed until the upstream is
     /// known to be an engine, then a readiness probe until it answers, then
-    /// every engine feed still in use.
+    /// every engine feed still in use; feeds whose upstream holds their
+    /// fetches until a change (followed) are fresh without it.
     pub async fn refresh_round(&self) {
         if self.kind() != Some(UpstreamKind::PolicyEngine) {
+            if self.root.is_followed() {
+                return;
+            }
             let turn = self.root.refresh_turn().await;
             self.metrics.upstream_requests.inc();
             let refresh = self.root.refresh(turn, &self.client).await;
+            self.note(&refresh);
             match self.kind().is_none().then(|| detect_kind(&refresh)).flatten() {
                 // An engine's `missing_params` answer is how it is recognised, not a failure.
                 Some(kind) => {
@@ -263,7 +328,11 @@ impl Feeds {
             let mut feeds = self.by_parameters.lock();
             let idle_after = self.limits.idle_feed_after;
             feeds.retain(|_, feed| feed.last_used().elapsed() < idle_after);
-            feeds.values().cloned().collect()
+            feeds
+                .values()
+                .filter(|feed| !feed.is_followed())
+                .cloned()
+                .collect()
         };
         futures::future::join_all(feeds.iter().map(|feed| self.refresh_feed(feed))).await;
     }
@@ -341,6 +410,83 @@ impl Feeds {
     }
 }
 
+/// Follows `feed` while it is served (see the module documentation): asks
+/// the upstream for its query, held until the graph differs from the
+/// feed's, again and again. Holds no feed while a request is out, so a feed
+/// dropped as idle ends its follower.
+async fn follow(all: Weak<Feeds>, feed: Weak<Feed>) {
+    loop {
+        let (Some(feeds), Some(followed)) = (all.upgrade(), feed.upgrade()) else {
+            return;
+        };
+        let interval = feeds.limits.interval;
+        let is_root = Arc::ptr_eq(&followed, &feeds.root);
+        if is_root && feeds.kind() == Some(UpstreamKind::PolicyEngine) {
+            // An engine upstream is followed per parameter set.
+            return;
+        }
+        // Nothing to wait on before the first graph (or from an upstream
+        // without tags): the rounds fetch it, and say so.
+        let mut revisions = feeds.changes();
+        let Some(etag) = followed.etag() else {
+            drop((feeds, followed));
+            if revisions.changed().await.is_err() {
+                return;
+            }
+            continue;
+        };
+        let (client, parameters) = (feeds.client.clone(), followed.parameters().clone());
+        let metrics = feeds.metrics.clone();
+        drop((feeds, followed));
+        metrics.upstream_requests.inc();
+        let pause = match client.fetch_when_changed(&parameters, &etag).await {
+            Ok((fetched, waits)) => {
+                if let (Some(feeds), Some(followed)) = (all.upgrade(), feed.upgrade()) {
+                    followed.set_followed(waits);
+                    let turn = followed.refresh_turn().await;
+                    // Another refresh may have brought it (or a newer one)
+                    // meanwhile. A 304 is settled too: the feed was confirmed.
+                    if followed.etag().as_deref() == Some(etag.as_str()) {
+                        // A trace for a new graph, not for every confirmation.
+                        let span = match fetched {
+                            Fetched::Body { .. } => tracing::info_span!(
+                                "upstream refresh",
+                                channel = parameters.get("channel"),
+                                arch = parameters.get("arch"),
+                                outcome = tracing::field::Empty,
+                            ),
+                            Fetched::NotModified => tracing::Span::none(),
+                        };
+                        let refresh = followed.settle(turn, Ok(fetched)).instrument(span).await;
+                        feeds.record_failure(&followed, &refresh);
+                        feeds.note(&refresh);
+                    }
+                }
+                if waits {
+                    None
+                } else {
+                    tracing::info!(
+                        url = %client.url(),
+                        "the upstream does not wait for changes; polling it every interval"
+                    );
+                    Some(NOT_WAITING_RETRY.max(interval))
+                }
+            }
+            Err(error) => {
+                if let Some(followed) = feed.upgrade() {
+                    followed.set_followed(false);
+                }
+                metrics.upstream_errors.inc();
+                tracing::debug!(parameters = ?parameters, "waiting for an upstream change failed: {error}");
+                Some(interval)
+            }
+        };
+        if let Some(pause) = pause {
+            tokio::time::sleep(pause).await;
+        }
+    }
+}
+
 /// The upstream's kind from its answer to a request without parameters.
 fn detect_kind(refresh: &Refresh) -> Option<UpstreamKind> {
     match refresh {
@@ -384,6 +530,7 @@ mod tests {
             max_answers: 8,
             max_feeds,
             idle_feed_after,
+            follow: false,
         };
         Arc::new(Feeds::new(
             client,

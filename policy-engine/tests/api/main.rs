@@ -13,6 +13,7 @@ mod cors;
 mod errors;
 mod explorer;
 mod fleet;
+mod follow;
 mod freshness;
 mod negotiation;
 mod openapi;

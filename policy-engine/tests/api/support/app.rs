@@ -62,6 +62,9 @@ pub fn settings(upstream: &str) -> Settings {
     settings.upstream.cincinnati.url = upstream.parse().unwrap();
     settings.upstream.cincinnati.interval_secs = 1;
     settings.upstream.cincinnati.timeout_secs = 2;
+    // The fake upstream does not wait: following would only add requests
+    // that tests counting them would have to tell apart (see `follow.rs`).
+    settings.upstream.cincinnati.wait_for_change = false;
     settings
 }
 
@@ -96,6 +99,11 @@ impl TestApp {
     /// Asks the engine to shut down, as SIGTERM does.
     pub fn stop(&self) {
         self.stop.stop();
+    }
+
+    /// The client tests send requests with (no gzip).
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
     }
 
     pub fn url(&self, path_and_query: &str) -> String {
