@@ -84,6 +84,11 @@ pub struct RolloutPlace {
     /// file's schedule is then not the whole story.
     #[serde(default)]
     pub control: Option<RolloutControlFacts>,
+    /// When it newly offers its target (`mon-fri 09:00-17:00
+    /// Europe/Berlin`), if only within office hours: outside them its
+    /// progress waits, and `inside_from` is within them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub office_hours: Option<String>,
 }
 
 /// A rollout's run-time control, as an engine explains it.

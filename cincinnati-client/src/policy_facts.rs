@@ -142,8 +142,13 @@ impl PolicyRule {
                         .as_ref()
                         .map(|at| format!("; at this schedule it is inside from {at}"))
                         .unwrap_or_default();
+                    let office = rollout
+                        .office_hours
+                        .as_ref()
+                        .map(|hours| format!("; it newly offers only within office hours, {hours}"))
+                        .unwrap_or_default();
                     format!(
-                        "the phased rollout of {to} has not reached it ({}, the rollout is at {:.2}%{inside})",
+                        "the phased rollout of {to} has not reached it ({}, the rollout is at {:.2}%{inside}{office})",
                         policy.place(),
                         rollout.progress_percent
                     )

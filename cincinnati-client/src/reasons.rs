@@ -303,6 +303,21 @@ mod tests {
     }
 
     #[test]
+    fn a_rollout_with_office_hours_says_it_offers_only_within_them() {
+        let mut explained = outside_the_rollout();
+        explained.rollouts[0].office_hours = Some("mon-fri 09:00-17:00 Europe/Berlin".to_owned());
+        let facts = PolicyFacts::of(&explained, &v("4.18.51"), &v("4.18.52"));
+        assert!(
+            facts
+                .rule
+                .as_ref()
+                .unwrap()
+                .sentence(&facts, &v("4.18.52"))
+                .ends_with("; it newly offers only within office hours, mon-fri 09:00-17:00 Europe/Berlin)")
+        );
+    }
+
+    #[test]
     fn an_older_engines_explanation_still_names_the_rule() {
         // No schedule, no line: what engines wrote before them.
         let older = policy(serde_json::json!({

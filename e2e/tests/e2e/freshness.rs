@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use e2e::graph_builder::GraphBuilderOptions;
-use e2e::graph_data::MatchingRule;
+use e2e::graph_data::{GraphData, MatchingRule};
 use e2e::scenario::{self, ARCHITECTURES, CANDIDATE};
 use e2e::stack::Stack;
 use tokio::time::Instant;
@@ -39,17 +39,22 @@ async fn a_new_release_reaches_clusters() {
     report("a new release", took);
 }
 
+/// The scenario's graph-data with a risk on 4.17.0 -> 4.17.1.
+fn graph_data_with_a_new_risk() -> GraphData {
+    scenario::graph_data().blocked_edge(scenario::risk(
+        "4.17.1-IngressOutage",
+        "4.17.1",
+        "4[.]17[.]0",
+        MatchingRule::Always,
+    ))
+}
+
 #[tokio::test]
 async fn a_new_risk_in_graph_data_reaches_clusters() {
     let mut stack = Stack::start(GraphBuilderOptions::default()).await.unwrap();
     slowest_arrival(&stack, Instant::now()).await;
 
-    let with_new_risk = scenario::graph_data().blocked_edge(scenario::risk(
-        "4.17.1-IngressOutage",
-        "4.17.1",
-        "4[.]17[.]0",
-        MatchingRule::Always,
-    ));
+    let with_new_risk = graph_data_with_a_new_risk();
     stack.push_graph_data(&with_new_risk).await.unwrap();
     let took = slowest_arrival(&stack, Instant::now()).await;
     let amd64 = stack.expected(CANDIDATE, "amd64");
@@ -73,12 +78,7 @@ async fn between_full_refreshes_the_change_checks_and_held_fetches_carry_changes
 
     // A new image of graph-data: its digest changes (a HEAD finds it), and
     // B's answers, computed already, change only by following A.
-    let with_new_risk = scenario::graph_data().blocked_edge(scenario::risk(
-        "4.17.1-IngressOutage",
-        "4.17.1",
-        "4[.]17[.]0",
-        MatchingRule::Always,
-    ));
+    let with_new_risk = graph_data_with_a_new_risk();
     stack.push_graph_data(&with_new_risk).await.unwrap();
     let took = slowest_arrival(&stack, Instant::now()).await;
     report("a new risk, by the checks", took);

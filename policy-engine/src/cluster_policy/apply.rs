@@ -199,6 +199,7 @@ mod tests {
             halt_when: None,
             halt_query: None,
             auto_resume: false,
+            office_hours: None,
             control: None,
         };
         let class = class(

@@ -102,6 +102,7 @@ pub fn explain(
                     .is_on_schedule()
                     .then(|| rfc3339(inside_from(rollout, class.place))),
                 control: rollout.control.as_ref().map(RolloutControl::facts),
+                office_hours: rollout.office_hours.as_ref().map(ToString::to_string),
             })
             .collect(),
         valid_for_secs: class.valid_for(now).map(|valid_for| valid_for.as_secs()),
@@ -118,7 +119,8 @@ pub fn explain(
 }
 
 /// The first whole second at which a cluster at `place` is inside
-/// `rollout` at its schedule (later by the time its clock stood still).
+/// `rollout` at its schedule (later by the time its clock stood still, and
+/// within its office hours).
 /// Found by bisection over the rollout's own rule ([`Rollout::includes`],
 /// which only grows with time) rather than by inverting its formula a
 /// second time here.
@@ -143,7 +145,11 @@ fn inside_from(rollout: &Rollout, place: Place) -> SystemTime {
             outside = middle;
         }
     }
-    at(inside)
+    // Due outside office hours (up to the rollout's end): the next window.
+    rollout
+        .office_hours
+        .as_ref()
+        .map_or(at(inside), |office| office.next_open(at(inside)))
 }
 
 fn shown(withheld: &Withheld) -> Removal {
@@ -238,6 +244,7 @@ mod tests {
             halt_when: None,
             halt_query: None,
             auto_resume: false,
+            office_hours: None,
             control: None,
         }
     }
@@ -263,6 +270,31 @@ mod tests {
                     assert!(place.percent() < starting, "inside at the start only below it");
                 }
             }
+        }
+    }
+
+    /// With office hours (weekdays, 09:00-17:00 UTC), the first second a
+    /// cluster is inside is within a window, and it is outside before.
+    #[test]
+    fn with_office_hours_a_cluster_is_inside_from_a_window() {
+        let days: Vec<String> = ["mon", "tue", "wed", "thu", "fri"].map(str::to_owned).to_vec();
+        let office = Rollout {
+            office_hours: Some(
+                crate::cluster_policy::office_hours::OfficeHours::new(&days, "09:00", "17:00", "UTC")
+                    .unwrap(),
+            ),
+            // A week from Thursday 2026-01-01 00:00 UTC.
+            duration: Duration::from_secs(7 * 24 * 3600),
+            ..rollout(0.0)
+        };
+        let places =
+            (0..50_u32).filter_map(|n| ClusterId::parse(&format!("c0ffee00-{n:04x}-4a11-8b22-0123456789ab")));
+        for place in places.map(|id| id.place()) {
+            let at = inside_from(&office, place);
+            assert!(office.includes(place, at), "{place:?}");
+            assert!(!office.includes(place, at - Duration::from_secs(1)), "{place:?}");
+            let hour = rfc3339(at)[11..13].parse::<u32>().unwrap();
+            assert!((9..17).contains(&hour), "{place:?} at {}", rfc3339(at));
         }
     }
 

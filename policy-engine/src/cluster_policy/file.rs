@@ -29,6 +29,11 @@
 //!       above: 3                              # rollouts.prometheus_url, exceeds 3
 //!     auto_resume: true     # an Alertmanager alert that paused it resumes
 //!                           # it when resolved (default: an operator does)
+//!     office_hours:         # newly offered only within these; outside,
+//!       days: [mon, tue, wed, thu, fri]   # its progress waits for the
+//!       from: "09:00"                     # next window
+//!       to: "17:00"
+//!       time_zone: Europe/Berlin
 //! scoped_channels:          # seen by these groups only, joined to those channels
 //!   - {channel: hotfix-acme-4.18, joins: [stable-4.18, fast-4.18], groups: [acme]}
 //! ```
@@ -44,6 +49,7 @@ use serde::Deserialize;
 use service_kit::timestamp::parse_rfc3339;
 
 use super::id::ClusterId;
+use super::office_hours::OfficeHours;
 use super::policy::{
     EdgeRule, HaltQuery, HaltWhen, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel, StuckHalt,
 };
@@ -98,6 +104,17 @@ struct RolloutFile {
     halt_when: Option<Spanned<HaltWhenFile>>,
     #[serde(default)]
     auto_resume: bool,
+    #[serde(default)]
+    office_hours: Option<Spanned<OfficeHoursFile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OfficeHoursFile {
+    days: Vec<String>,
+    from: String,
+    to: String,
+    time_zone: String,
 }
 
 #[derive(Deserialize)]
@@ -441,6 +458,12 @@ impl RolloutFile {
             Some(halt) => halt_criteria(&halt, problems),
             None => (None, None),
         };
+        let office_hours = self.office_hours.and_then(|office| {
+            let hours = &office.value;
+            OfficeHours::new(&hours.days, &hours.from, &hours.to, &hours.time_zone)
+                .map_err(|message| problems.push(problem_at(&office, message)))
+                .ok()
+        });
         (problems.len() == before).then(|| Rollout {
             target: target.expect("checked"),
             start: start.expect("checked"),
@@ -450,6 +473,7 @@ impl RolloutFile {
             halt_when,
             halt_query,
             auto_resume: self.auto_resume,
+            office_hours,
             control: None,
         })
     }
@@ -531,6 +555,7 @@ rollouts:
     start: 2026-11-20T00:00:00Z
     duration_hours: 1
     halt_when: {stuck_percent: 120, stuck_hours: 6}
+    office_hours: {days: [mon], from: \"09:00\", to: \"17:00\", time_zone: Mars/Olympus}
 ";
         let report = problems(text);
         for expected in [
@@ -544,6 +569,7 @@ rollouts:
             "policy.yaml:16: halt_when: promql and above go together",
             "policy.yaml:20: halt_when names no criterion",
             "policy.yaml:24: stuck_percent 120 is not within 0 (excluded) to 100",
+            "policy.yaml:25: office_hours time_zone \"Mars/Olympus\" is not an IANA time zone",
         ] {
             assert!(report.contains(expected), "{expected} not in {report}");
         }

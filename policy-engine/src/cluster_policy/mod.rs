@@ -31,6 +31,7 @@ pub mod explain;
 pub mod file;
 pub mod id;
 pub mod lookup;
+pub mod office_hours;
 pub mod policy;
 pub mod source;
 

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use service_kit::timestamp::rfc3339;
 
 use super::id::{ClusterId, Place};
+use super::office_hours::OfficeHours;
 
 /// Rollouts in one policy: a class keeps one bit per rollout.
 pub const MAX_ROLLOUTS: usize = 64;
@@ -77,6 +78,8 @@ pub struct Rollout {
     /// A pause made by an Alertmanager alert ends when that alert is
     /// resolved (see `crate::control::alerts`).
     pub auto_resume: bool,
+    /// When it may newly offer its target; always when `None`.
+    pub office_hours: Option<OfficeHours>,
     /// What operators or automation did to it at run time.
     pub control: Option<RolloutControl>,
 }
@@ -172,13 +175,21 @@ impl Rollout {
                 ..
             }) => held.clamp(0.0, 100.0),
             Some(control) => {
-                let scheduled = self.scheduled_progress(control.clock(now));
+                let scheduled = self.scheduled_progress(self.office_clock(control.clock(now)));
                 control
                     .paused_progress
                     .map_or(scheduled, |paused| scheduled.min(paused))
             }
-            None => self.scheduled_progress(now),
+            None => self.scheduled_progress(self.office_clock(now)),
         }
+    }
+
+    /// The time on the rollout's clock that its schedule is read at: outside
+    /// office hours, when the last window closed.
+    fn office_clock(&self, clock: SystemTime) -> SystemTime {
+        self.office_hours
+            .as_ref()
+            .map_or(clock, |office| office.last_open(clock))
     }
 
     /// The progress the file's schedule gives at `clock`.
@@ -212,7 +223,10 @@ impl Rollout {
             .control
             .as_ref()
             .map_or(Duration::ZERO, |control| control.stood_still);
-        self.scheduled_includes_from(place) + stood_still
+        let due = self.scheduled_includes_from(place) + stood_still;
+        self.office_hours
+            .as_ref()
+            .map_or(due, |office| office.next_open(due))
     }
 
     fn scheduled_includes_from(&self, place: Place) -> SystemTime {
@@ -632,6 +646,7 @@ mod tests {
             halt_when: None,
             halt_query: None,
             auto_resume: false,
+            office_hours: None,
             control: None,
         }
     }
@@ -661,6 +676,29 @@ mod tests {
         assert_eq!(rollout.progress(at(1000 + 99 * 3600)), 100.0);
         assert!(rollout.includes(Place::LAST, at(1000 + 10 * 3600)));
         assert!(!rollout.includes(Place::LAST, at(1000 + 10 * 3600 - 1)));
+    }
+
+    #[test]
+    fn outside_office_hours_a_rollout_offers_nobody_new_and_catches_up_at_the_next_window() {
+        // From Monday 2026-11-23 00:00 UTC, 0% to 100% over 100 hours, newly
+        // offering Monday to Friday 09:00-17:00 UTC.
+        let monday = 1_795_392_000;
+        let days: Vec<String> = ["mon", "tue", "wed", "thu", "fri"].map(str::to_owned).to_vec();
+        let office = Rollout {
+            office_hours: Some(OfficeHours::new(&days, "09:00", "17:00", "UTC").unwrap()),
+            ..rollout(monday, 100, 0.0)
+        };
+        let hours = |hours: u64| at(monday + hours * 3600);
+        let progress = |at_hour: u64| (office.progress(hours(at_hour)) * 1e6).round() / 1e6;
+        assert_eq!(progress(58), 58.0, "Wednesday 10:00: open");
+        assert_eq!(progress(68), 65.0, "Wednesday 20:00: as at 17:00");
+        assert_eq!(progress(80), 65.0, "Thursday 08:00: still closed");
+        assert_eq!(progress(81), 81.0, "Thursday 09:00: caught up");
+        // Due Wednesday 18:00 (66%): offered at Thursday's opening.
+        assert_eq!(office.includes_from(Place::from_percent(66.0)), hours(81));
+        let (due, noon) = (office.includes_from(Place::from_percent(60.0)), hours(60));
+        let gap = due.max(noon).duration_since(due.min(noon)).unwrap();
+        assert!(gap < Duration::from_secs(1), "due Wednesday 12:00, open: then");
     }
 
     #[test]
