@@ -187,6 +187,11 @@ impl FleetStore {
             "UPDATE rollout_state SET paused_at = $2, paused_seconds = $3, held_progress = $4, \
              paused_progress = $8, actor = $5, reason = $6, changed_at = $7 WHERE target = $1",
         )
+        // Its optional numbers are NULL in one change and a number in the
+        // next: a statement PostgreSQL kept prepared from a NULL refuses
+        // the number ("incorrect binary data format"), so it is prepared
+        // each time (changes are rare).
+        .persistent(false)
         .bind(target)
         .bind(state.paused_at)
         .bind(state.paused_seconds)
@@ -202,6 +207,8 @@ impl FleetStore {
             "INSERT INTO rollout_audit (id, target, action, actor, reason, held_progress, at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
+        // As above: held_progress is NULL but for holds.
+        .persistent(false)
         .bind(audit_id())
         .bind(target)
         .bind(change.action())

@@ -212,6 +212,26 @@ async fn exercise(first: FleetStore, second: FleetStore) {
     assert_eq!(actions, [("pause", "ops"), ("resume", "alertmanager")]);
     assert!(first.rollout_audit(Some("4.19.1"), 10).await.unwrap().is_empty());
 
+    // Optional numbers NULL in one change and numbers in the next, through
+    // one handle (PostgreSQL refused a number where a statement it kept
+    // prepared had a NULL).
+    for change in [
+        RolloutChange::Resume,
+        RolloutChange::Pause,
+        RolloutChange::Resume,
+        RolloutChange::Hold(25.0),
+        RolloutChange::Release,
+        RolloutChange::Hold(75.0),
+    ] {
+        first
+            .change_rollout("4.19.2", change, ("ops", "steps"), (1_700, 10.0))
+            .await
+            .unwrap();
+    }
+    let audit = second.rollout_audit(Some("4.19.2"), 10).await.unwrap();
+    let holds: Vec<Option<f64>> = audit.iter().map(|entry| entry.held_progress).collect();
+    assert_eq!(holds, [None, None, None, Some(25.0), None, Some(75.0)]);
+
     // Two engines halting one rollout at once: it is paused, and audited,
     // once; a halt of a paused rollout changes nothing.
     let halt = |store: &FleetStore| {
