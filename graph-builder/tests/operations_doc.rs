@@ -8,16 +8,17 @@
 //! graph-builder. The policy-engine's twin is
 //! policy-engine/tests/operations_doc.rs.
 
+mod every_metric;
+
 use std::collections::BTreeSet;
 use std::fmt::Debug;
-use std::path::Path;
 
 use doc_tables::{debug_of, fields_of, single_code, toml_literal};
+use graph_builder::GraphBuilder;
 use graph_builder::plugins::known_plugins;
 use graph_builder::settings::Settings;
 use graph_builder::sources::graph_data::{ImageSettings, TarballSettings};
 use graph_builder::sources::releases::{PathSettings, RegistryScrapeSettings};
-use graph_builder::{Application, GraphBuilder};
 use openshift_graph_data::{EdgeAddRemoveSettings, NodeRemoveSettings, SecondaryMetadataParseSettings};
 use serde::de::DeserializeOwned;
 
@@ -61,15 +62,7 @@ fn every_plugin_and_plugin_key_is_documented() {
 
 #[tokio::test]
 async fn every_metric_is_documented_with_its_type_and_labels() {
-    let graph = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata/fixtures/secondary-metadata/20211124.083150/graph-gb-raw.json");
-    let settings: Settings = toml::from_str(&format!(
-        "[service]\nport = 0\npublic_port = 0\n[status]\nport = 0\n\
-         [[plugin_settings]]\nname = \"release-graph-file\"\npath = {:?}\n",
-        graph.display().to_string()
-    ))
-    .unwrap();
-    let application = Application::build(&settings).unwrap();
+    let application = every_metric::graph_builder_with_every_metric();
     doc_tables::check_metric_table(DOC, SERVICE, &application.metrics().described());
 }
 

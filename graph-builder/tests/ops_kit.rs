@@ -5,25 +5,13 @@
 //! deploy/check/kit_metrics.rs; the other services' twins are their
 //! tests/ops_kit.rs.
 
+mod every_metric;
 #[path = "../../deploy/check/kit_metrics.rs"]
 mod kit_metrics;
 
-use std::path::Path;
-
-use graph_builder::Application;
-use graph_builder::settings::Settings;
-
 #[tokio::test]
 async fn the_operations_kit_names_only_metrics_the_graph_builder_registers() {
-    let graph = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata/fixtures/secondary-metadata/20211124.083150/graph-gb-raw.json");
-    let settings: Settings = toml::from_str(&format!(
-        "[service]\nport = 0\npublic_port = 0\n[status]\nport = 0\n\
-         [[plugin_settings]]\nname = \"release-graph-file\"\npath = {:?}\n",
-        graph.display().to_string()
-    ))
-    .unwrap();
-    let application = Application::build(&settings).unwrap();
+    let application = every_metric::graph_builder_with_every_metric();
     let used = kit_metrics::assert_registered("cincinnati_gb_", &application.metrics().described());
     // Upstream's SLI dashboard queries it: the dashboard keeps it.
     assert!(

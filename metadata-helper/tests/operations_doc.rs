@@ -5,7 +5,9 @@
 //! running helper). The other services' twins are in their tests/. Also the
 //! freshness fields every service's `/status` shares.
 
-use metadata_helper::{Application, MetadataHelper, Settings};
+mod every_metric;
+
+use metadata_helper::{MetadataHelper, Settings};
 
 const DOC: &str = include_str!("../../docs/operations.md");
 const SERVICE: &str = "metadata-helper";
@@ -20,12 +22,7 @@ fn every_setting_is_documented_with_its_flags_and_default() {
 
 #[tokio::test]
 async fn every_metric_is_documented_with_its_type_and_labels() {
-    let signatures = tempfile::tempdir().unwrap();
-    let mut settings = Settings::default();
-    settings.service.api.port = 0;
-    settings.status.port = 0;
-    settings.signatures.dir = Some(signatures.path().to_path_buf());
-    let helper = Application::build(&settings).unwrap();
+    let (helper, _signatures) = every_metric::helper_with_every_metric();
     doc_tables::check_metric_table(DOC, SERVICE, &helper.metrics().described());
 }
 

@@ -5,18 +5,12 @@
 //! deploy/check/kit_metrics.rs; the other services' twins are their
 //! tests/ops_kit.rs.
 
+mod every_metric;
 #[path = "../../deploy/check/kit_metrics.rs"]
 mod kit_metrics;
 
-use metadata_helper::{Application, Settings};
-
 #[tokio::test]
 async fn the_operations_kit_names_only_metrics_the_metadata_helper_registers() {
-    let signatures = tempfile::tempdir().unwrap();
-    let mut settings = Settings::default();
-    settings.service.api.port = 0;
-    settings.status.port = 0;
-    settings.signatures.dir = Some(signatures.path().to_path_buf());
-    let helper = Application::build(&settings).unwrap();
+    let (helper, _signatures) = every_metric::helper_with_every_metric();
     kit_metrics::assert_registered("cincinnati_mh_", &helper.metrics().described());
 }
