@@ -89,6 +89,25 @@ pub struct RolloutPlace {
     /// progress waits, and `inside_from` is within them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub office_hours: Option<String>,
+    /// The gate that withholds the target from this cluster now, if one
+    /// does (its schedule and run-time control alone would offer it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<RolloutGateFacts>,
+}
+
+/// A rollout's gate withholding its target from a cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolloutGateFacts {
+    /// `canary` (its canaries have not all arrived) or
+    /// `max_offered_per_period` (this period's clusters are offered).
+    pub rule: String,
+    /// What the gate says now ("canary: 3 of its 5 canaries have
+    /// arrived ...").
+    pub reason: String,
+    /// RFC 3339: when it lets more clusters in by itself (the rate's next
+    /// period); none when the fleet decides (canaries arriving).
+    #[serde(default)]
+    pub until: Option<String>,
 }
 
 /// A rollout's run-time control, as an engine explains it.

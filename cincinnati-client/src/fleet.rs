@@ -124,6 +124,10 @@ pub struct RolloutFleet {
     /// absent: the policy file's schedule alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<RolloutControlFacts>,
+    /// What its gates (`canary`, `max_offered_per_period`) say now; absent
+    /// without gates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gates: Option<String>,
 }
 
 /// `GET {prefix}/v1/fleet/stuck`: clusters with nowhere to go, and clusters

@@ -136,6 +136,19 @@ impl PolicyRule {
                         rollout.progress_percent
                     )
                 }
+                Some(rollout) if let Some(gate) = &rollout.gate => {
+                    let until = gate
+                        .until
+                        .as_ref()
+                        .map(|until| format!("; more are let in from {until}"))
+                        .unwrap_or_default();
+                    format!(
+                        "the phased rollout of {to} holds it at its gate ({}, the rollout is at {:.2}%): {}{until}",
+                        policy.place(),
+                        rollout.progress_percent,
+                        gate.reason
+                    )
+                }
                 Some(rollout) => {
                     let inside = rollout
                         .inside_from

@@ -318,6 +318,26 @@ mod tests {
     }
 
     #[test]
+    fn a_rollout_held_at_its_gate_says_what_the_gate_says_and_when_more_come_in() {
+        let mut explained = outside_the_rollout();
+        explained.rollouts[0].gate = Some(crate::cluster_policy::RolloutGateFacts {
+            rule: "max_offered_per_period".to_owned(),
+            reason: "max_offered_per_period: 200 of at most 200 clusters offered 4.18.52".to_owned(),
+            until: Some("2026-11-28T00:00:00Z".to_owned()),
+        });
+        let facts = PolicyFacts::of(&explained, &v("4.18.51"), &v("4.18.52"));
+        let sentence = facts.rule.as_ref().unwrap().sentence(&facts, &v("4.18.52"));
+        assert!(
+            sentence.starts_with("the phased rollout of 4.18.52 holds it at its gate (")
+                && sentence.ends_with(
+                    "): max_offered_per_period: 200 of at most 200 clusters offered 4.18.52; \
+                     more are let in from 2026-11-28T00:00:00Z"
+                ),
+            "{sentence}"
+        );
+    }
+
+    #[test]
     fn an_older_engines_explanation_still_names_the_rule() {
         // No schedule, no line: what engines wrote before them.
         let older = policy(serde_json::json!({

@@ -34,6 +34,10 @@ pub struct ControlledRollout {
     pub on_schedule: bool,
     /// What run-time control did to it; `null`: the file's schedule alone.
     pub control: Option<RolloutControlFacts>,
+    /// What its gates (`canary`, `max_offered_per_period`) say now; absent
+    /// without gates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gates: Option<String>,
 }
 
 /// One change, as audited.

@@ -18,7 +18,10 @@
 //! - [`questions`]: what the fleet answers are made of.
 //! - [`rollouts`]: rollouts under run-time control, and their audit
 //!   (schema versions 2 and 4).
+//! - [`gates`]: how far gated rollouts may go (canaries, a rate), as the
+//!   engines computed it (schema version 5).
 
+pub mod gates;
 pub mod questions;
 pub mod rollouts;
 pub mod store;

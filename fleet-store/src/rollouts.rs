@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::any::AnyRow;
-use sqlx::{AssertSqlSafe, Row as _};
+use sqlx::{Any, AssertSqlSafe, Row as _, Transaction};
 
-use crate::store::{FleetStore, StoreError, StoreKind, failed};
+use crate::store::{FleetStore, StoreError, failed};
 
 /// A rollout's run-time state.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,11 +161,7 @@ impl FleetStore {
         .execute(&mut *transaction)
         .await
         .map_err(failed("writing a rollout's state"))?;
-        let lock = match self.kind() {
-            StoreKind::Postgres => " FOR UPDATE",
-            // The insert above made this transaction SQLite's one writer.
-            StoreKind::Sqlite => "",
-        };
+        let lock = self.row_lock();
         let current = sqlx::query(AssertSqlSafe(format!(
             "SELECT {STATE_COLUMNS} FROM rollout_state WHERE target = $1{lock}"
         )))
@@ -203,25 +199,20 @@ impl FleetStore {
         .execute(&mut *transaction)
         .await
         .map_err(failed("writing a rollout's state"))?;
-        sqlx::query(
-            "INSERT INTO rollout_audit (id, target, action, actor, reason, held_progress, at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        audit(
+            &mut transaction,
+            Audited {
+                target,
+                action: change.action(),
+                by: (actor, reason),
+                held_progress: match change {
+                    Change::Hold(progress) => Some(progress),
+                    _ => None,
+                },
+                at,
+            },
         )
-        // As above: held_progress is NULL but for holds.
-        .persistent(false)
-        .bind(audit_id())
-        .bind(target)
-        .bind(change.action())
-        .bind(actor)
-        .bind(reason)
-        .bind(match change {
-            Change::Hold(progress) => Some(progress),
-            _ => None,
-        })
-        .bind(at)
-        .execute(&mut *transaction)
-        .await
-        .map_err(failed("auditing a rollout's change"))?;
+        .await?;
         transaction
             .commit()
             .await
@@ -279,6 +270,41 @@ fn state_row(row: &AnyRow) -> Result<RolloutState, sqlx::Error> {
         reason: row.try_get(5)?,
         changed_at: row.try_get(6)?,
     })
+}
+
+/// An entry to audit.
+pub(crate) struct Audited<'a> {
+    pub target: &'a str,
+    pub action: &'a str,
+    pub by: (&'a str, &'a str),
+    pub held_progress: Option<f64>,
+    pub at: i64,
+}
+
+/// Writes `entry` to the audit, within `transaction`.
+pub(crate) async fn audit(
+    transaction: &mut Transaction<'_, Any>,
+    entry: Audited<'_>,
+) -> Result<(), StoreError> {
+    let (actor, reason) = entry.by;
+    sqlx::query(
+        "INSERT INTO rollout_audit (id, target, action, actor, reason, held_progress, at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    // held_progress is NULL but for holds: a statement PostgreSQL kept
+    // prepared from a NULL refuses a number, so it is prepared each time.
+    .persistent(false)
+    .bind(audit_id())
+    .bind(entry.target)
+    .bind(entry.action)
+    .bind(actor)
+    .bind(reason)
+    .bind(entry.held_progress)
+    .bind(entry.at)
+    .execute(&mut **transaction)
+    .await
+    .map_err(failed("auditing a rollout's change"))?;
+    Ok(())
 }
 
 /// An audit entry's key: the time in nanoseconds, the process and a

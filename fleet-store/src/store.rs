@@ -167,6 +167,16 @@ impl FleetStore {
         self.kind
     }
 
+    /// What a `SELECT` of a row about to be changed ends with: PostgreSQL
+    /// locks the row; in SQLite, a transaction that wrote first (the row's
+    /// insert-if-missing) is already the one writer.
+    pub(crate) fn row_lock(&self) -> &'static str {
+        match self.kind {
+            StoreKind::Postgres => " FOR UPDATE",
+            StoreKind::Sqlite => "",
+        }
+    }
+
     /// The schema version: the newest migration applied.
     pub async fn schema_version(&self) -> Result<i64, StoreError> {
         sqlx::query("SELECT MAX(version) FROM _sqlx_migrations WHERE success = TRUE")

@@ -1,6 +1,7 @@
 //! The same questions asked of both stores: a SQLite file in a temporary
 //! directory and a throw-away PostgreSQL server.
 
+use fleet_store::gates::{Canary, GateUpdate, RateState};
 use fleet_store::questions::{Change, HourCount, Scope};
 use fleet_store::rollouts::Change as RolloutChange;
 use fleet_store::{Check, FleetStore, Recorded};
@@ -25,7 +26,7 @@ fn everyone() -> Scope<'static> {
 
 /// Two handles on one store, as two engines sharing it have.
 async fn exercise(first: FleetStore, second: FleetStore) {
-    assert_eq!(first.schema_version().await.unwrap(), 4);
+    assert_eq!(first.schema_version().await.unwrap(), 5);
 
     // a and b on 4.18.1; a moves to 4.18.2 within the same batch.
     let recorded = first
@@ -256,10 +257,85 @@ async fn exercise(first: FleetStore, second: FleetStore) {
     let audit = first.rollout_audit(Some("4.19.1"), 10).await.unwrap();
     assert_eq!(audit.len(), 1, "{audit:?}");
 
+    gates(&first, &second).await;
+
     // c and d were last seen, and d's two changes made, before the first hour.
     let pruned = second.prune(HOUR).await.unwrap();
     assert_eq!((pruned.clusters, pruned.changes), (2, 2));
     assert!(first.history("c").await.unwrap().is_none());
+}
+
+/// Two engines choosing a rollout's canaries at once: one choice is kept
+/// and audited, the other engine decides on it; the rate's steps are kept
+/// unaudited; the clusters placed next are listed from the versions asked.
+async fn gates(first: &FleetStore, second: &FleetStore) {
+    let canary = |cluster: &str, place| Canary {
+        cluster: cluster.into(),
+        place,
+    };
+    let choose = |store: &FleetStore, cluster: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .update_gates("4.20.1", 3_000, |stored| {
+                    stored.canaries_at.is_none().then(|| GateUpdate {
+                        choose: vec![canary(cluster, 1.5)],
+                        reason: format!("canary {cluster}"),
+                        audit: Some(("canaries", format!("chose {cluster}"))),
+                        ..GateUpdate::default()
+                    })
+                })
+                .await
+                .unwrap()
+        }
+    };
+    let (one, other) = tokio::join!(choose(first, "a"), choose(second, "b"));
+    assert_eq!(one.canaries, other.canaries, "both keep the one choice");
+    assert_eq!(one.canaries_at, Some(3_000));
+    let rate = RateState {
+        period_start: 3_000,
+        base: 0.0,
+        allowed: 12.5,
+    };
+    second
+        .update_gates("4.20.1", 3_100, |_| {
+            Some(GateUpdate {
+                canaries_arrived: true,
+                rate: Some(rate),
+                reason: "arrived".into(),
+                audit: Some(("canaries-arrived", "all arrived".into())),
+                ..GateUpdate::default()
+            })
+        })
+        .await
+        .unwrap();
+    let gates = first.rollout_gates().await.unwrap();
+    assert_eq!(gates.len(), 1);
+    assert_eq!(
+        (
+            gates[0].canaries.len(),
+            gates[0].canaries_arrived_at,
+            gates[0].rate
+        ),
+        (1, Some(3_100), Some(rate))
+    );
+    let audit = first.rollout_audit(Some("4.20.1"), 10).await.unwrap();
+    let actions: Vec<(&str, &str)> = audit
+        .iter()
+        .map(|entry| (entry.action.as_str(), entry.actor.as_str()))
+        .collect();
+    assert_eq!(actions, [("canaries", "gate"), ("canaries-arrived", "gate")]);
+
+    // a and b are on 4.18.2, placed at 10 and 60.
+    let versions = [("stable-4.18".to_owned(), "amd64".to_owned(), "4.18.2".to_owned())];
+    let next = first
+        .lowest_places(&everyone(), &versions, 20.0, 5)
+        .await
+        .unwrap();
+    assert_eq!(next, [canary("b", 60.0)]);
+    let rows = second.clusters(&["a".into(), "gone".into()]).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].version, "4.18.2");
 }
 
 /// With a seen step of an hour, checks saying nothing new within it are
@@ -318,7 +394,7 @@ async fn a_sqlite_file() {
     exercise(first, second).await;
     // Reopened: migrations already applied, data kept.
     let again = FleetStore::open(&url, &url).await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 4);
+    assert_eq!(again.schema_version().await.unwrap(), 5);
     assert!(again.history("a").await.unwrap().is_some());
     seen_step(again).await;
 }

@@ -180,7 +180,10 @@ impl Service for PolicyEngine {
             let feeds = engine.feeds().clone();
             kit.spawn_every(control.halt_schedule(), move || {
                 let (control, feeds) = (control.clone(), feeds.clone());
-                async move { control.check_halts(&feeds, SystemTime::now()).await }
+                async move {
+                    control.check_halts(&feeds, SystemTime::now()).await;
+                    control.check_gates(&feeds, SystemTime::now()).await;
+                }
             });
         }
         let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());

@@ -367,6 +367,18 @@ fn rollouts_table(text: &mut Text, document: &Rollouts) {
         ],
         rows,
     );
+    let gated: Vec<(&String, &String)> = document
+        .rollouts
+        .iter()
+        .filter_map(|rollout| Some((&rollout.target, rollout.gates.as_ref()?)))
+        .collect();
+    if !gated.is_empty() {
+        text.blank();
+        text.line(styled(HEADING, "Gates"));
+        for (target, gates) in gated {
+            text.line(format!("{target}: {gates}"));
+        }
+    }
 }
 
 fn changes_table(text: &mut Text, changes: &[AuditEntry]) {

@@ -267,6 +267,7 @@ function drawRollouts(answer) {
       block.append(html("p", `${state} at run time by ${control.by} at ${control.at}: ${control.reason}. ` +
         "The policy file's schedule applies again once resumed or released.", { class: "rollout-control", "data-state": control.state }));
     }
+    if (rollout.gates) block.append(html("p", `Gates: ${rollout.gates}`, { class: "rollout-gates" }));
     const svg = chart(BAR_H, `${rollout.arrived} arrived and ${rollout.offered} offered of ${rollout.inScope} in scope`);
     const part = (count) => (rollout.inScope ? (Math.min(count, rollout.inScope) / rollout.inScope) * width : 0);
     element("rect", { class: "in-scope", x: 0, y: 0, width, height: BAR_H }, svg);

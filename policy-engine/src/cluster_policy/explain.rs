@@ -37,12 +37,17 @@
 //! whether the cluster is inside each rollout, `line` where the rollout is
 //! written in the policy file, `start`, `starting_percentage` and
 //! `complete` its schedule, and `inside_from` the first second the cluster
-//! is inside at that schedule (in the past once it is); `valid_for_secs`,
-//! when the cluster's class changes next.
+//! is inside at that schedule (in the past once it is; none while paused,
+//! held or gated), `gate` the rollout's gate that withholds its target from
+//! this cluster now (`canary` or `max_offered_per_period`, what it says and
+//! when it lets more in by itself); `valid_for_secs`, when the cluster's
+//! class changes next.
 
 use std::time::{Duration, SystemTime};
 
-use cincinnati_client::cluster_policy::{ClusterPolicy, EdgeChange, PolicyUpdates, Removal, RolloutPlace};
+use cincinnati_client::cluster_policy::{
+    ClusterPolicy, EdgeChange, PolicyUpdates, Removal, RolloutGateFacts, RolloutPlace,
+};
 use cincinnati_core::release::same_release;
 use cincinnati_core::{Graph, Version};
 use service_kit::timestamp::rfc3339;
@@ -99,10 +104,11 @@ pub fn explain(
                 starting_percentage: Some(rollout.starting_percentage),
                 complete: Some(rfc3339(rollout.start + rollout.duration)),
                 inside_from: rollout
-                    .is_on_schedule()
+                    .follows_schedule()
                     .then(|| rfc3339(inside_from(rollout, class.place))),
                 control: rollout.control.as_ref().map(RolloutControl::facts),
                 office_hours: rollout.office_hours.as_ref().map(ToString::to_string),
+                gate: gate_facts(rollout, class.place, now),
             })
             .collect(),
         valid_for_secs: class.valid_for(now).map(|valid_for| valid_for.as_secs()),
@@ -150,6 +156,35 @@ fn inside_from(rollout: &Rollout, place: Place) -> SystemTime {
         .office_hours
         .as_ref()
         .map_or(at(inside), |office| office.next_open(at(inside)))
+}
+
+/// The gate of `rollout` that withholds its target from a cluster at
+/// `place` at `now`, if one does: what it says, and when it lets more in
+/// by itself.
+fn gate_facts(rollout: &Rollout, place: Place, now: SystemTime) -> Option<RolloutGateFacts> {
+    let rule = rollout.withholding_gate(place, now)?;
+    let status = rollout.gate_status.as_ref();
+    let reason = status.map_or_else(
+        || {
+            format!("{rule}: not judged yet (rollout control judges its gates from the fleet store every rollouts.halt_check_secs)")
+        },
+        |status| status.reason.clone(),
+    );
+    let until = match (
+        rule,
+        rollout.gates.max_offered,
+        status.and_then(|status| status.allowed),
+    ) {
+        ("max_offered_per_period", Some(rate), Some((_, period_start))) => {
+            Some(rfc3339(period_start + rate.period))
+        }
+        _ => None,
+    };
+    Some(RolloutGateFacts {
+        rule: rule.to_owned(),
+        reason,
+        until,
+    })
 }
 
 fn shown(withheld: &Withheld) -> Removal {
@@ -245,6 +280,8 @@ mod tests {
             halt_query: None,
             auto_resume: false,
             office_hours: None,
+            gates: Default::default(),
+            gate_status: None,
             control: None,
         }
     }

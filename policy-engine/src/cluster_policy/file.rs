@@ -34,6 +34,11 @@
 //!       from: "09:00"                     # next window
 //!       to: "17:00"
 //!       time_zone: Europe/Berlin
+//!     canary: {clusters: 5} # the first 5 offered must arrive before anyone
+//!                           # else is offered; the schedule starts then
+//!     arrival_timeout_hours: 6   # a canary not arrived 6 h after its offer
+//!                                # halts it (and stuck_hours' default)
+//!     max_offered_per_period: {clusters: 200, period_hours: 24}  # a rate
 //! scoped_channels:          # seen by these groups only, joined to those channels
 //!   - {channel: hotfix-acme-4.18, joins: [stable-4.18, fast-4.18], groups: [acme]}
 //! ```
@@ -51,7 +56,8 @@ use service_kit::timestamp::parse_rfc3339;
 use super::id::ClusterId;
 use super::office_hours::OfficeHours;
 use super::policy::{
-    EdgeRule, HaltQuery, HaltWhen, MAX_ROLLOUTS, Policy, Rollout, Rules, ScopedChannel, StuckHalt,
+    EdgeRule, Gates, HaltQuery, HaltWhen, MAX_ROLLOUTS, MaxOffered, Policy, Rollout, Rules, ScopedChannel,
+    StuckHalt,
 };
 use crate::query::Channel;
 
@@ -106,7 +112,29 @@ struct RolloutFile {
     auto_resume: bool,
     #[serde(default)]
     office_hours: Option<Spanned<OfficeHoursFile>>,
+    #[serde(default)]
+    canary: Option<Spanned<CanaryFile>>,
+    #[serde(default)]
+    max_offered_per_period: Option<Spanned<MaxOfferedFile>>,
+    #[serde(default)]
+    arrival_timeout_hours: Option<Spanned<f64>>,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CanaryFile {
+    clusters: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MaxOfferedFile {
+    clusters: u64,
+    period_hours: f64,
+}
+
+/// Canaries a rollout may name at most: each is a cluster awaited by name.
+const MAX_CANARIES: u32 = 1_000;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,8 +152,7 @@ struct HaltWhenFile {
     #[serde(default = "default_min_arrived")]
     min_arrived: u64,
     stuck_percent: Option<f64>,
-    #[serde(default = "default_stuck_hours")]
-    stuck_hours: f64,
+    stuck_hours: Option<f64>,
     #[serde(default = "default_min_offered")]
     min_offered: u64,
     promql: Option<String>,
@@ -138,10 +165,17 @@ fn default_min_arrived() -> u64 {
 }
 
 /// Hours after its offer a cluster that has not taken the target counts as
-/// stuck, unless the file says: a cluster-version operator asks every few
-/// minutes, and an update of a cluster takes an hour or two.
+/// late (a canary) or stuck, unless the file says: a cluster-version
+/// operator asks every few minutes, and an update of a cluster takes an
+/// hour or two.
 fn default_stuck_hours() -> f64 {
     24.0
+}
+
+/// `hours` as a duration of an hour to a year: how long a cluster may take
+/// to arrive.
+fn hours_clamped(hours: f64) -> Duration {
+    Duration::from_secs_f64(hours.clamp(1.0, 24.0 * 366.0) * 3600.0)
 }
 
 /// Clusters offered that long a stuck share is judged on at least.
@@ -153,6 +187,7 @@ fn default_min_offered() -> u64 {
 /// both; at least one.
 fn halt_criteria(
     halt: &Spanned<HaltWhenFile>,
+    arrival_timeout: Duration,
     problems: &mut Vec<Problem>,
 ) -> (Option<HaltWhen>, Option<HaltQuery>) {
     let file = &halt.value;
@@ -170,7 +205,7 @@ fn halt_criteria(
     );
     let stuck = percent_of("stuck_percent", file.stuck_percent).map(|percent| StuckHalt {
         percent,
-        after: Duration::from_secs_f64(file.stuck_hours.clamp(1.0, 24.0 * 366.0) * 3600.0),
+        after: file.stuck_hours.map_or(arrival_timeout, hours_clamped),
         min_offered: file.min_offered.max(1),
     });
     let fleet = (silent.is_some() || stuck.is_some()).then_some(HaltWhen {
@@ -454,8 +489,9 @@ impl RolloutFile {
                 ),
             });
         }
+        let gates = self.gates(problems);
         let (halt_when, halt_query) = match self.halt_when {
-            Some(halt) => halt_criteria(&halt, problems),
+            Some(halt) => halt_criteria(&halt, gates.arrival_timeout, problems),
             None => (None, None),
         };
         let office_hours = self.office_hours.and_then(|office| {
@@ -474,8 +510,58 @@ impl RolloutFile {
             halt_query,
             auto_resume: self.auto_resume,
             office_hours,
+            gates,
+            gate_status: None,
             control: None,
         })
+    }
+
+    /// Its `canary`, `max_offered_per_period` and `arrival_timeout_hours`.
+    fn gates(&self, problems: &mut Vec<Problem>) -> Gates {
+        let canary = self.canary.as_ref().and_then(|canary| {
+            let clusters = canary.value.clusters;
+            if (1..=MAX_CANARIES).contains(&clusters) {
+                Some(clusters)
+            } else {
+                let message = format!("canary clusters {clusters} is not within 1 to {MAX_CANARIES}");
+                problems.push(problem_at(canary, message));
+                None
+            }
+        });
+        let max_offered = self.max_offered_per_period.as_ref().and_then(|rate| {
+            let MaxOfferedFile {
+                clusters,
+                period_hours,
+            } = rate.value;
+            if clusters == 0
+                || !(period_hours.is_finite() && period_hours > 0.0 && period_hours <= 24.0 * 366.0)
+            {
+                let message = format!(
+                    "max_offered_per_period {{clusters: {clusters}, period_hours: {period_hours}}}: \
+                     clusters at least 1, period_hours within 0 (excluded) and a year"
+                );
+                problems.push(problem_at(rate, message));
+                return None;
+            }
+            Some(MaxOffered {
+                clusters,
+                period: Duration::from_secs_f64(period_hours * 3600.0),
+            })
+        });
+        let arrival_timeout = match &self.arrival_timeout_hours {
+            Some(hours) if hours.value.is_finite() && hours.value > 0.0 => hours_clamped(hours.value),
+            Some(hours) => {
+                let message = format!("arrival_timeout_hours {} is not above 0", hours.value);
+                problems.push(problem_at(hours, message));
+                hours_clamped(default_stuck_hours())
+            }
+            None => hours_clamped(default_stuck_hours()),
+        };
+        Gates {
+            canary,
+            max_offered,
+            arrival_timeout,
+        }
     }
 }
 
@@ -632,6 +718,56 @@ scoped_channels:
                 groups: vec!["acme".to_owned()],
             }]
         );
+    }
+
+    #[test]
+    fn gates_are_read_and_their_bad_figures_refused_with_their_line() {
+        let rollout = |gates: &str| {
+            format!(
+                "rollouts:\n  - target: 4.18.7\n    start: 2026-11-20T00:00:00Z\n    duration_hours: 24\n{gates}"
+            )
+        };
+        let policy = parse(
+            "policy.yaml",
+            &rollout(
+                "    canary: {clusters: 3}\n    arrival_timeout_hours: 6\n    \
+                 max_offered_per_period: {clusters: 200, period_hours: 24}\n    halt_when: {stuck_percent: 30}\n",
+            ),
+        )
+        .unwrap();
+        let gates = policy.rollouts()[0].gates;
+        assert_eq!(gates.canary, Some(3));
+        assert_eq!(gates.arrival_timeout, Duration::from_secs(6 * 3600));
+        assert_eq!(
+            gates.max_offered,
+            Some(MaxOffered {
+                clusters: 200,
+                period: Duration::from_secs(24 * 3600)
+            })
+        );
+        let stuck = policy.rollouts()[0].halt_when.unwrap().stuck.unwrap();
+        assert_eq!(
+            stuck.after,
+            Duration::from_secs(6 * 3600),
+            "stuck_hours from the arrival timeout"
+        );
+
+        let refused = parse(
+            "policy.yaml",
+            &rollout(
+                "    canary: {clusters: 0}\n    arrival_timeout_hours: -1\n    \
+                 max_offered_per_period: {clusters: 0, period_hours: 24}\n",
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        for expected in [
+            "policy.yaml:5: canary clusters 0 is not within 1 to 1000",
+            "policy.yaml:6: arrival_timeout_hours -1 is not above 0",
+            "policy.yaml:7: max_offered_per_period {clusters: 0, period_hours: 24}",
+        ] {
+            assert!(refused.contains(expected), "{refused}");
+        }
     }
 
     #[test]

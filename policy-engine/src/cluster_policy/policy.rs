@@ -80,8 +80,55 @@ pub struct Rollout {
     pub auto_resume: bool,
     /// When it may newly offer its target; always when `None`.
     pub office_hours: Option<OfficeHours>,
+    /// Its canaries and rate, as the file declares them.
+    pub gates: Gates,
+    /// How far its gates let it go, as rollout control last computed it
+    /// from the fleet (see `crate::control::gates`); `None`: not yet.
+    pub gate_status: Option<GateStatus>,
     /// What operators or automation did to it at run time.
     pub control: Option<RolloutControl>,
+}
+
+/// A rollout's gates (Nebraska's safe mode and updates per period): with
+/// neither, its schedule alone decides.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Gates {
+    /// This many clusters, the first offered, must arrive at the target
+    /// before anyone else is offered it; the schedule starts then.
+    pub canary: Option<u32>,
+    /// At most this many clusters newly offered the target per period.
+    pub max_offered: Option<MaxOffered>,
+    /// A canary that has not arrived this long after its offer halts the
+    /// rollout (and `halt_when`'s stuck criterion counts from it).
+    pub arrival_timeout: Duration,
+}
+
+impl Gates {
+    pub fn any(&self) -> bool {
+        self.canary.is_some() || self.max_offered.is_some()
+    }
+}
+
+/// `max_offered_per_period`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaxOffered {
+    pub clusters: u64,
+    pub period: Duration,
+}
+
+/// How far a rollout's gates let it go now (kept in the fleet store).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GateStatus {
+    /// The canaries' places, lowest first: offered the target from
+    /// `canaries_at`, while nobody else is.
+    pub canaries: Vec<f64>,
+    pub canaries_at: Option<SystemTime>,
+    /// When the last canary arrived: the schedule starts then.
+    pub canaries_arrived_at: Option<SystemTime>,
+    /// The most progress the rate allows, and when its period started.
+    pub allowed: Option<(f64, SystemTime)>,
+    /// What the gates say, in words.
+    pub reason: String,
 }
 
 /// A rollout's halt criteria from the fleet store, either or both.
@@ -135,8 +182,13 @@ pub struct RolloutControl {
     pub changed_at: SystemTime,
 }
 
-/// Run-time control of rollouts, by target as written (`4.18.52`).
-pub type Controls = BTreeMap<String, RolloutControl>;
+/// Run-time control of rollouts and their gates, by target as written
+/// (`4.18.52`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Controls {
+    pub states: BTreeMap<String, RolloutControl>,
+    pub gates: BTreeMap<String, GateStatus>,
+}
 
 impl RolloutControl {
     /// What explain and `/status` say of it.
@@ -164,32 +216,118 @@ impl RolloutControl {
 }
 
 impl Rollout {
-    /// The share of clusters offered the target at `now`, in percent: a
-    /// held progress; else, at the time on the rollout's clock, 0 before
-    /// the start, then from the starting percentage up to 100 linearly over
-    /// the duration; while paused, no more than when it was paused.
+    /// The share of clusters offered the target at `now`, in percent: as
+    /// its schedule and run-time control give it ([`Rollout::ungated_progress`]),
+    /// no more than its gates allow: nothing while its canaries are
+    /// awaited (they alone are offered), no more than its rate allows (and
+    /// nothing before the rate is first counted).
     pub fn progress(&self, now: SystemTime) -> f64 {
+        let progress = self.ungated_progress(now);
+        if self.awaits_canaries() {
+            return 0.0;
+        }
+        match self.gates.max_offered {
+            Some(_) => progress.min(self.rate_allowed().unwrap_or(0.0)),
+            None => progress,
+        }
+    }
+
+    /// The share its schedule and run-time control give at `now`: a held
+    /// progress; else, at the time on the rollout's clock, 0 before the
+    /// start, then from the starting percentage up to 100 linearly over
+    /// the duration; while paused, no more than when it was paused.
+    pub fn ungated_progress(&self, now: SystemTime) -> f64 {
         match &self.control {
             Some(RolloutControl {
                 held_progress: Some(held),
                 ..
             }) => held.clamp(0.0, 100.0),
             Some(control) => {
-                let scheduled = self.scheduled_progress(self.office_clock(control.clock(now)));
+                let scheduled = self.scheduled_progress(self.schedule_clock(control.clock(now)));
                 control
                     .paused_progress
                     .map_or(scheduled, |paused| scheduled.min(paused))
             }
-            None => self.scheduled_progress(self.office_clock(now)),
+            None => self.scheduled_progress(self.schedule_clock(now)),
         }
     }
 
-    /// The time on the rollout's clock that its schedule is read at: outside
-    /// office hours, when the last window closed.
-    fn office_clock(&self, clock: SystemTime) -> SystemTime {
+    /// The time its schedule is read at, from the time on its clock: later
+    /// by the wait for its canaries; outside office hours, when the last
+    /// window closed.
+    fn schedule_clock(&self, clock: SystemTime) -> SystemTime {
+        let clock = clock.checked_sub(self.canary_wait()).unwrap_or(UNIX_EPOCH);
         self.office_hours
             .as_ref()
             .map_or(clock, |office| office.last_open(clock))
+    }
+
+    /// How much later than the file says its schedule runs because it
+    /// waited for its canaries: from its start until the last arrived.
+    fn canary_wait(&self) -> Duration {
+        let arrived = self
+            .gate_status
+            .as_ref()
+            .and_then(|status| status.canaries_arrived_at);
+        match (self.gates.canary, arrived) {
+            (Some(_), Some(arrived)) => arrived.duration_since(self.start).unwrap_or_default(),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Whether it declares canaries that have not all arrived yet (or are
+    /// not chosen yet): nobody but them is offered the target.
+    pub fn awaits_canaries(&self) -> bool {
+        self.gates.canary.is_some()
+            && self
+                .gate_status
+                .as_ref()
+                .is_none_or(|status| status.canaries_arrived_at.is_none())
+    }
+
+    /// The most progress its rate allows now, once counted.
+    fn rate_allowed(&self) -> Option<f64> {
+        let (allowed, _) = self.gate_status.as_ref()?.allowed?;
+        Some(allowed)
+    }
+
+    /// What its gates say now, if it has any (`/v1/rollouts`, the fleet's
+    /// rollouts).
+    pub fn gates_said(&self) -> Option<String> {
+        self.gates.any().then(|| {
+            self.gate_status.as_ref().map_or_else(
+                || "not judged yet: nobody is offered the target until its gates are".to_owned(),
+                |status| status.reason.clone(),
+            )
+        })
+    }
+
+    /// Whether a cluster at `place` is one of its canaries.
+    fn is_canary(&self, place: Place) -> bool {
+        self.gate_status.as_ref().is_some_and(|status| {
+            status
+                .canaries
+                .binary_search_by(|canary| canary.total_cmp(&place.percent()))
+                .is_ok()
+        })
+    }
+
+    /// Which of its gates withholds the target from a cluster at `place`
+    /// at `now` (the one its schedule and control alone would offer it):
+    /// `canary` or `max_offered_per_period`.
+    pub fn withholding_gate(&self, place: Place, now: SystemTime) -> Option<&'static str> {
+        if self.includes(place, now) {
+            return None;
+        }
+        let ungated = self.ungated_progress(now);
+        if !(ungated >= 100.0 || place.percent() < ungated) {
+            return None;
+        }
+        if self.awaits_canaries() {
+            Some("canary")
+        } else {
+            self.gates.max_offered.map(|_| "max_offered_per_period")
+        }
     }
 
     /// The progress the file's schedule gives at `clock`.
@@ -201,8 +339,12 @@ impl Rollout {
         self.starting_percentage + (100.0 - self.starting_percentage) * fraction
     }
 
-    /// Whether a cluster at `place` is offered the target at `now`.
+    /// Whether a cluster at `place` is offered the target at `now`: a
+    /// canary from when it was chosen, whatever happens after.
     pub fn includes(&self, place: Place, now: SystemTime) -> bool {
+        if self.is_canary(place) {
+            return true;
+        }
         let progress = self.progress(now);
         progress >= 100.0 || place.percent() < progress
     }
@@ -215,15 +357,27 @@ impl Rollout {
             .is_none_or(|control| control.paused_at.is_none() && control.held_progress.is_none())
     }
 
+    /// Whether time alone says when a cluster comes inside: on its
+    /// schedule, without gates (whose openings the fleet decides).
+    pub fn follows_schedule(&self) -> bool {
+        self.is_on_schedule() && !self.gates.any()
+    }
+
     /// When a cluster at `place` is first offered the target while the
     /// rollout is on its schedule: the schedule's moment, later by the time
-    /// its clock stood still.
+    /// its clock stood still and the wait for its canaries (a canary: when
+    /// it was chosen).
     pub fn includes_from(&self, place: Place) -> SystemTime {
+        if self.is_canary(place)
+            && let Some(chosen) = self.gate_status.as_ref().and_then(|status| status.canaries_at)
+        {
+            return chosen;
+        }
         let stood_still = self
             .control
             .as_ref()
             .map_or(Duration::ZERO, |control| control.stood_still);
-        let due = self.scheduled_includes_from(place) + stood_still;
+        let due = self.scheduled_includes_from(place) + stood_still + self.canary_wait();
         self.office_hours
             .as_ref()
             .map_or(due, |office| office.next_open(due))
@@ -461,9 +615,13 @@ impl Policy {
             .rollouts
             .load()
             .iter()
-            .map(|rollout| Rollout {
-                control: controls.get(&rollout.target.to_string()).cloned(),
-                ..rollout.clone()
+            .map(|rollout| {
+                let target = rollout.target.to_string();
+                Rollout {
+                    control: controls.states.get(&target).cloned(),
+                    gate_status: controls.gates.get(&target).cloned(),
+                    ..rollout.clone()
+                }
             })
             .collect();
         self.rollouts.store(Arc::new(rollouts));
@@ -499,7 +657,7 @@ impl Policy {
         for (index, rollout) in rollouts.iter().enumerate() {
             if !rollout.includes(place, now) {
                 withheld |= 1 << index;
-                if rollout.is_on_schedule() {
+                if rollout.follows_schedule() {
                     sooner(rollout.includes_from(place).max(now));
                 }
             }
@@ -647,6 +805,8 @@ mod tests {
             halt_query: None,
             auto_resume: false,
             office_hours: None,
+            gates: Gates::default(),
+            gate_status: None,
             control: None,
         }
     }
@@ -726,6 +886,80 @@ mod tests {
         );
         // Edited to a slower schedule: it offers less, never more.
         assert_eq!(paused(rollout(100_000, 20, 20.0)).progress(later), 40.0);
+    }
+
+    #[test]
+    fn canaries_alone_are_offered_until_they_arrived_and_the_schedule_starts_then() {
+        let canary = ids(1)[0].place();
+        let other = Place::from_percent(if canary.percent() < 50.0 { 75.0 } else { 25.0 });
+        let awaiting = Rollout {
+            gates: Gates {
+                canary: Some(1),
+                ..Gates::default()
+            },
+            ..rollout(1000, 10, 100.0)
+        };
+        assert!(!awaiting.includes(canary, at(5000)), "not chosen yet: nobody");
+        assert_eq!(awaiting.withholding_gate(other, at(5000)), Some("canary"));
+        let chosen = Rollout {
+            gate_status: Some(GateStatus {
+                canaries: vec![canary.percent()],
+                canaries_at: Some(at(2000)),
+                ..GateStatus::default()
+            }),
+            ..awaiting.clone()
+        };
+        assert!(chosen.includes(canary, at(5000)) && !chosen.includes(other, at(5000)));
+        assert_eq!(chosen.progress(at(5000)), 0.0);
+        assert_eq!(chosen.includes_from(canary), at(2000));
+        let arrived_at = 1000 + 4 * 3600;
+        let opened = Rollout {
+            starting_percentage: 0.0,
+            gate_status: Some(GateStatus {
+                canaries_arrived_at: Some(at(arrived_at)),
+                ..chosen.gate_status.clone().unwrap()
+            }),
+            ..chosen
+        };
+        assert_eq!(opened.progress(at(arrived_at)), 0.0, "its schedule starts then");
+        assert_eq!(opened.progress(at(arrived_at + 5 * 3600)), 50.0);
+        assert_eq!(opened.withholding_gate(other, at(arrived_at + 5 * 3600)), None);
+    }
+
+    #[test]
+    fn a_rate_caps_the_progress_and_offers_nobody_before_it_is_counted() {
+        let rated = Rollout {
+            gates: Gates {
+                max_offered: Some(MaxOffered {
+                    clusters: 10,
+                    period: Duration::from_secs(3600),
+                }),
+                ..Gates::default()
+            },
+            ..rollout(1000, 10, 100.0)
+        };
+        assert_eq!(rated.progress(at(2000)), 0.0, "not counted yet");
+        let counted = Rollout {
+            gate_status: Some(GateStatus {
+                allowed: Some((30.0, at(1000))),
+                ..GateStatus::default()
+            }),
+            ..rated
+        };
+        assert_eq!(counted.progress(at(2000)), 30.0);
+        assert_eq!(counted.ungated_progress(at(2000)), 100.0);
+        let (inside, outside) = (Place::from_percent(20.0), Place::from_percent(40.0));
+        assert!(counted.includes(inside, at(2000)) && !counted.includes(outside, at(2000)));
+        assert_eq!(
+            counted.withholding_gate(outside, at(2000)),
+            Some("max_offered_per_period")
+        );
+        assert_eq!(
+            counted.withholding_gate(outside, at(999)),
+            None,
+            "not started: the schedule withholds"
+        );
+        assert!(!counted.follows_schedule(), "the fleet says when more come in");
     }
 
     #[test]

@@ -83,7 +83,7 @@ impl PolicySource {
                 refused: None,
                 loaded_at: now,
                 freshness,
-                controls: Controls::new(),
+                controls: Controls::default(),
             }),
             lookup: lookup.map(Arc::new),
         })

@@ -141,6 +141,8 @@ mod tests {
             halt_query: None,
             auto_resume: false,
             office_hours: None,
+            gates: Default::default(),
+            gate_status: None,
             control: None,
         }
     }

@@ -17,6 +17,10 @@
 //! offered it long ago that have not taken it, reaches the threshold:
 //! checked every `rollouts.halt_check_secs`.
 //!
+//! A rollout whose file entry says `canary` or `max_offered_per_period`
+//! offers its target only as far as its gates allow ([`gates`]), judged
+//! from the fleet on the same interval.
+//!
 //! - [`tokens`]: the bearer tokens, read again when their file changes.
 //! - [`conflicts`]: where the file and run-time control disagree.
 //! - [`queries`]: `halt_when: {promql, above}`, asked of Prometheus.
@@ -25,6 +29,7 @@
 
 pub mod alerts;
 pub mod conflicts;
+pub mod gates;
 pub mod queries;
 pub mod tokens;
 
@@ -35,6 +40,7 @@ use cincinnati_client::fleet::Header;
 use cincinnati_client::rollout_control::{AuditEntry, ControlledRollout, Rollouts};
 use cincinnati_core::{ApiError, ErrorKind};
 use fleet_store::FleetStore;
+use fleet_store::gates::GateState;
 use fleet_store::rollouts::{Change, RolloutState};
 use parking_lot::Mutex;
 use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts};
@@ -47,7 +53,7 @@ use self::conflicts::Conflicts;
 use self::queries::Prometheus;
 use self::tokens::Tokens;
 use crate::cluster_policy::ClusterPolicy;
-use crate::cluster_policy::policy::{Controls, HaltWhen, Rollout, RolloutControl};
+use crate::cluster_policy::policy::{Controls, GateStatus, HaltWhen, Rollout, RolloutControl};
 use crate::fleet::store::StoreHandle;
 use crate::fleet::{Fleet, unix_seconds};
 use crate::upstream::feeds::Feeds;
@@ -281,19 +287,19 @@ impl Control {
     pub async fn refresh(&self) {
         let read = tokio::time::timeout(STORE_TIMEOUT, async {
             let store = self.store.get().await?;
-            store.rollout_states().await
+            Ok::<_, fleet_store::StoreError>((store.rollout_states().await?, store.rollout_gates().await?))
         })
         .await;
         let mut freshness = self.freshness.lock();
         match read {
-            Ok(Ok(states)) => {
+            Ok(Ok((states, gates))) => {
                 let mut conflicts = self.conflicts.lock();
                 for (target, why) in conflicts.check(&self.policy.current().rollouts(), &states) {
                     tracing::warn!(target, conflict = %why, "the policy file and run-time control disagree");
                 }
                 self.metrics.conflicts.set(conflicts.standing().len() as i64);
                 drop(conflicts);
-                self.policy.set_controls(controls(states));
+                self.policy.set_controls(controls(states, gates));
                 freshness.succeeded(SystemTime::now());
                 self.metrics.paused.reset();
                 for rollout in self.policy.current().rollouts().iter() {
@@ -417,6 +423,7 @@ impl Control {
                 scheduled_progress: rollout.scheduled_progress(now),
                 on_schedule: rollout.is_on_schedule(),
                 control: rollout.control.as_ref().map(RolloutControl::facts),
+                gates: rollout.gates_said(),
             })
             .collect();
         Ok(Rollouts {
@@ -453,9 +460,9 @@ impl Control {
     }
 }
 
-/// The store's states as the policy's controls.
-fn controls(states: Vec<RolloutState>) -> Controls {
-    states
+/// The store's states and gates as the policy's controls.
+fn controls(states: Vec<RolloutState>, gates: Vec<GateState>) -> Controls {
+    let states = states
         .into_iter()
         .map(|state| {
             let control = RolloutControl {
@@ -469,7 +476,21 @@ fn controls(states: Vec<RolloutState>) -> Controls {
             };
             (state.target, control)
         })
-        .collect()
+        .collect();
+    let gates = gates
+        .into_iter()
+        .map(|gate| {
+            let status = GateStatus {
+                canaries: gate.canaries.iter().map(|canary| canary.place).collect(),
+                canaries_at: gate.canaries_at.map(at),
+                canaries_arrived_at: gate.canaries_arrived_at.map(at),
+                allowed: gate.rate.map(|rate| (rate.allowed, at(rate.period_start))),
+                reason: gate.reason,
+            };
+            (gate.target, status)
+        })
+        .collect();
+    Controls { states, gates }
 }
 
 fn at(seconds: i64) -> SystemTime {

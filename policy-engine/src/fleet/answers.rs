@@ -242,6 +242,7 @@ impl Fleet {
                 median_hours_to_arrive: median(waits).map(|seconds| seconds / 3600.0),
                 silent_after_arriving: *silent,
                 control: rollout.control.as_ref().map(RolloutControl::facts),
+                gates: rollout.gates_said(),
             });
         }
         FleetRollouts {
@@ -357,7 +358,7 @@ fn recommended(graphs: &dyn Graphs, count: &VersionCount) -> Offered {
 
 /// Whether clusters of a version count are offered an update to `target`
 /// (recommended or conditional) in their channel.
-fn updates_to(graphs: &dyn Graphs, count: &VersionCount, target: &Version) -> bool {
+pub(super) fn updates_to(graphs: &dyn Graphs, count: &VersionCount, target: &Version) -> bool {
     let Ok(version) = Version::parse(&count.version) else {
         return false;
     };

@@ -20,7 +20,7 @@
 //!   scan (kept every `fleet.count_interval_secs`), with how each rollout's
 //!   target arrived; [`answers`]: the fleet documents, from the count, the
 //!   store and the graph; [`graphs`]: that graph, as the upstream serves
-//!   it.
+//!   it; [`takers`]: who can take a rollout's target (for its gates).
 //! - [`metrics`]: the fleet's metrics.
 
 pub mod answers;
@@ -30,6 +30,7 @@ pub mod keys;
 pub mod metrics;
 pub mod recorder;
 pub mod store;
+pub mod takers;
 
 use std::path::PathBuf;
 use std::sync::Arc;

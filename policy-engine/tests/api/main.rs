@@ -21,6 +21,7 @@ mod parameters;
 mod prometheus_halts;
 mod resilience;
 mod rollout_control;
+mod rollout_gates;
 mod status;
 mod tls;
 mod version_prune;
