@@ -12,6 +12,9 @@ CREATE TABLE rollout_gates (
     -- When the last of them arrived: its schedule starts then. NULL: not
     -- yet.
     canaries_arrived_at BIGINT,
+    -- How long the rollout had been paused by then (its schedule starts
+    -- when they arrived, the pauses before not counted twice).
+    canaries_paused_seconds BIGINT NOT NULL,
     -- The rate: the current period's start, the progress (percent) offered
     -- when it started, and the most the period allows. NULL: not counted
     -- yet.

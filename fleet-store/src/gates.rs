@@ -37,6 +37,8 @@ pub struct GateState {
     pub canaries_at: Option<i64>,
     /// When the last of them arrived.
     pub canaries_arrived_at: Option<i64>,
+    /// How long the rollout had been paused by then.
+    pub canaries_paused_seconds: i64,
     pub rate: Option<RateState>,
     /// What the gates say, in words.
     pub reason: String,
@@ -48,8 +50,9 @@ pub struct GateState {
 pub struct GateUpdate {
     /// Choose these canaries (only when none are chosen yet).
     pub choose: Vec<Canary>,
-    /// Every canary arrived (kept once).
-    pub canaries_arrived: bool,
+    /// Every canary arrived, the rollout having been paused this long
+    /// (seconds) by then (kept once).
+    pub canaries_arrived: Option<i64>,
     pub rate: Option<RateState>,
     pub reason: String,
     /// An audit entry's action and reason: choosing canaries and their
@@ -107,9 +110,9 @@ impl FleetStore {
         let what = "changing a rollout's gates";
         let mut transaction = self.pool.begin().await.map_err(failed(what))?;
         sqlx::query(
-            "INSERT INTO rollout_gates (target, canaries_at, canaries_arrived_at, period_start, \
-             period_base, allowed, reason, changed_at) \
-             VALUES ($1, NULL, NULL, NULL, NULL, NULL, '', $2) ON CONFLICT (target) DO NOTHING",
+            "INSERT INTO rollout_gates (target, canaries_at, canaries_arrived_at, canaries_paused_seconds, \
+             period_start, period_base, allowed, reason, changed_at) \
+             VALUES ($1, NULL, NULL, 0, NULL, NULL, NULL, '', $2) ON CONFLICT (target) DO NOTHING",
         )
         .bind(target)
         .bind(at)
@@ -158,8 +161,11 @@ impl FleetStore {
             current.canaries = update.choose.clone();
             current.canaries_at = Some(at);
         }
-        if update.canaries_arrived && current.canaries_arrived_at.is_none() {
+        if let Some(paused_seconds) = update.canaries_arrived
+            && current.canaries_arrived_at.is_none()
+        {
             current.canaries_arrived_at = Some(at);
+            current.canaries_paused_seconds = paused_seconds;
         }
         current.rate = update.rate.or(current.rate);
         current.reason = update.reason;
@@ -167,7 +173,8 @@ impl FleetStore {
         let rate = current.rate;
         sqlx::query(
             "UPDATE rollout_gates SET canaries_at = $2, canaries_arrived_at = $3, period_start = $4, \
-             period_base = $5, allowed = $6, reason = $7, changed_at = $8 WHERE target = $1",
+             period_base = $5, allowed = $6, reason = $7, changed_at = $8, canaries_paused_seconds = $9 \
+             WHERE target = $1",
         )
         // Its optional values are NULL in one round and set in the next: a
         // statement PostgreSQL kept prepared from a NULL refuses a number.
@@ -180,6 +187,7 @@ impl FleetStore {
         .bind(rate.map(|rate| rate.allowed))
         .bind(&current.reason)
         .bind(at)
+        .bind(current.canaries_paused_seconds)
         .execute(&mut *transaction)
         .await
         .map_err(failed(what))?;
@@ -225,8 +233,8 @@ impl FleetStore {
 }
 
 /// The columns [`gate_row`] reads, in its order.
-const GATE_COLUMNS: &str =
-    "target, canaries_at, canaries_arrived_at, period_start, period_base, allowed, reason, changed_at";
+const GATE_COLUMNS: &str = "target, canaries_at, canaries_arrived_at, period_start, period_base, allowed, \
+     reason, changed_at, canaries_paused_seconds";
 
 fn gate_row(row: &AnyRow) -> Result<GateState, sqlx::Error> {
     let period_start: Option<i64> = row.try_get(3)?;
@@ -247,5 +255,6 @@ fn gate_row(row: &AnyRow) -> Result<GateState, sqlx::Error> {
         },
         reason: row.try_get(6)?,
         changed_at: row.try_get(7)?,
+        canaries_paused_seconds: row.try_get(8)?,
     })
 }

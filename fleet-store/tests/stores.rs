@@ -300,7 +300,7 @@ async fn gates(first: &FleetStore, second: &FleetStore) {
     second
         .update_gates("4.20.1", 3_100, |_| {
             Some(GateUpdate {
-                canaries_arrived: true,
+                canaries_arrived: Some(600),
                 rate: Some(rate),
                 reason: "arrived".into(),
                 audit: Some(("canaries-arrived", "all arrived".into())),

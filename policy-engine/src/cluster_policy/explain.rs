@@ -173,9 +173,9 @@ fn gate_facts(rollout: &Rollout, place: Place, now: SystemTime) -> Option<Rollou
     let until = match (
         rule,
         rollout.gates.max_offered,
-        status.and_then(|status| status.allowed),
+        status.and_then(|status| status.period),
     ) {
-        ("max_offered_per_period", Some(rate), Some((_, period_start))) => {
+        ("max_offered_per_period", Some(rate), Some((period_start, _))) => {
             Some(rfc3339(period_start + rate.period))
         }
         _ => None,

@@ -125,8 +125,12 @@ pub struct GateStatus {
     pub canaries_at: Option<SystemTime>,
     /// When the last canary arrived: the schedule starts then.
     pub canaries_arrived_at: Option<SystemTime>,
-    /// The most progress the rate allows, and when its period started.
-    pub allowed: Option<(f64, SystemTime)>,
+    /// How long the rollout was paused before they arrived.
+    pub paused_before_arrival: Duration,
+    /// The rate's period: when it started, the progress offered then.
+    pub period: Option<(SystemTime, f64)>,
+    /// The most progress the rate allows.
+    pub allowed: Option<f64>,
     /// What the gates say, in words.
     pub reason: String,
 }
@@ -208,10 +212,9 @@ impl RolloutControl {
         }
     }
 
-    /// The time on the rollout's clock at `now`.
-    fn clock(&self, now: SystemTime) -> SystemTime {
-        let stopped = self.paused_at.map_or(now, |paused_at| paused_at.min(now));
-        stopped.checked_sub(self.stood_still).unwrap_or(UNIX_EPOCH)
+    /// When the rollout's clock stopped, or `now` if it runs.
+    fn stopped(&self, now: SystemTime) -> SystemTime {
+        self.paused_at.map_or(now, |paused_at| paused_at.min(now))
     }
 }
 
@@ -243,7 +246,7 @@ impl Rollout {
                 ..
             }) => held.clamp(0.0, 100.0),
             Some(control) => {
-                let scheduled = self.scheduled_progress(self.schedule_clock(control.clock(now)));
+                let scheduled = self.scheduled_progress(self.schedule_clock(now));
                 control
                     .paused_progress
                     .map_or(scheduled, |paused| scheduled.min(paused))
@@ -252,27 +255,42 @@ impl Rollout {
         }
     }
 
-    /// The time its schedule is read at, from the time on its clock: later
-    /// by the wait for its canaries; outside office hours, when the last
-    /// window closed.
-    fn schedule_clock(&self, clock: SystemTime) -> SystemTime {
-        let clock = clock.checked_sub(self.canary_wait()).unwrap_or(UNIX_EPOCH);
-        self.office_hours
+    /// The time its schedule is read at, at `now`: when its clock stopped
+    /// (paused) or now; outside office hours (wall-clock windows), when the
+    /// last window closed; earlier by the time its clock stood still and
+    /// the wait for its canaries.
+    fn schedule_clock(&self, now: SystemTime) -> SystemTime {
+        let stopped = self.control.as_ref().map_or(now, |control| control.stopped(now));
+        let open = self
+            .office_hours
             .as_ref()
-            .map_or(clock, |office| office.last_open(clock))
+            .map_or(stopped, |office| office.last_open(stopped));
+        open.checked_sub(self.shift()).unwrap_or(UNIX_EPOCH)
     }
 
-    /// How much later than the file says its schedule runs because it
-    /// waited for its canaries: from its start until the last arrived.
-    fn canary_wait(&self) -> Duration {
-        let arrived = self
-            .gate_status
+    /// How much later than the file says its schedule runs: the time its
+    /// clock stood still in pauses, and the wait for its canaries.
+    fn shift(&self) -> Duration {
+        let stood_still = self
+            .control
             .as_ref()
-            .and_then(|status| status.canaries_arrived_at);
-        match (self.gates.canary, arrived) {
-            (Some(_), Some(arrived)) => arrived.duration_since(self.start).unwrap_or_default(),
-            _ => Duration::ZERO,
-        }
+            .map_or(Duration::ZERO, |control| control.stood_still);
+        stood_still + self.canary_wait()
+    }
+
+    /// How much later its schedule runs because it waited for its
+    /// canaries: from its start until the last arrived, less the pauses of
+    /// then (already counted in the time its clock stood still).
+    fn canary_wait(&self) -> Duration {
+        let Some(status) = self.gate_status.as_ref().filter(|_| self.gates.canary.is_some()) else {
+            return Duration::ZERO;
+        };
+        status.canaries_arrived_at.map_or(Duration::ZERO, |arrived| {
+            arrived
+                .duration_since(self.start)
+                .unwrap_or_default()
+                .saturating_sub(status.paused_before_arrival)
+        })
     }
 
     /// Whether it declares canaries that have not all arrived yet (or are
@@ -287,8 +305,18 @@ impl Rollout {
 
     /// The most progress its rate allows now, once counted.
     fn rate_allowed(&self) -> Option<f64> {
-        let (allowed, _) = self.gate_status.as_ref()?.allowed?;
-        Some(allowed)
+        self.gate_status.as_ref()?.allowed
+    }
+
+    /// The share of clusters it had offered its target at `then`, as far
+    /// as is known at `now`: what its schedule gave then, no more than its
+    /// rate allowed in that period (before the current period, its base).
+    pub fn offered_at(&self, then: SystemTime, now: SystemTime) -> f64 {
+        let progress = self.progress(then.min(now));
+        match self.gate_status.as_ref().and_then(|status| status.period) {
+            Some((period_start, base)) if then < period_start => progress.min(base),
+            _ => progress,
+        }
     }
 
     /// What its gates say now, if it has any (`/v1/rollouts`, the fleet's
@@ -360,7 +388,7 @@ impl Rollout {
     /// Whether time alone says when a cluster comes inside: on its
     /// schedule, without gates (whose openings the fleet decides).
     pub fn follows_schedule(&self) -> bool {
-        self.is_on_schedule() && !self.gates.any()
+        self.is_on_schedule() && !self.awaits_canaries() && self.gates.max_offered.is_none()
     }
 
     /// When a cluster at `place` is first offered the target while the
@@ -373,11 +401,7 @@ impl Rollout {
         {
             return chosen;
         }
-        let stood_still = self
-            .control
-            .as_ref()
-            .map_or(Duration::ZERO, |control| control.stood_still);
-        let due = self.scheduled_includes_from(place) + stood_still + self.canary_wait();
+        let due = self.scheduled_includes_from(place) + self.shift();
         self.office_hours
             .as_ref()
             .map_or(due, |office| office.next_open(due))
@@ -924,6 +948,25 @@ mod tests {
         assert_eq!(opened.progress(at(arrived_at)), 0.0, "its schedule starts then");
         assert_eq!(opened.progress(at(arrived_at + 5 * 3600)), 50.0);
         assert_eq!(opened.withholding_gate(other, at(arrived_at + 5 * 3600)), None);
+        assert!(opened.follows_schedule(), "time alone again");
+        // Paused for an hour while awaiting them: that hour counted once.
+        let paused_meanwhile = Rollout {
+            control: Some(RolloutControl {
+                paused_at: None,
+                stood_still: Duration::from_secs(3600),
+                held_progress: None,
+                paused_progress: None,
+                actor: "ops".into(),
+                reason: "resumed".into(),
+                changed_at: at(arrived_at - 3600),
+            }),
+            gate_status: Some(GateStatus {
+                paused_before_arrival: Duration::from_secs(3600),
+                ..opened.gate_status.clone().unwrap()
+            }),
+            ..opened
+        };
+        assert_eq!(paused_meanwhile.progress(at(arrived_at + 5 * 3600)), 50.0);
     }
 
     #[test]
@@ -941,7 +984,8 @@ mod tests {
         assert_eq!(rated.progress(at(2000)), 0.0, "not counted yet");
         let counted = Rollout {
             gate_status: Some(GateStatus {
-                allowed: Some((30.0, at(1000))),
+                period: Some((at(1500), 10.0)),
+                allowed: Some(30.0),
                 ..GateStatus::default()
             }),
             ..rated
@@ -960,6 +1004,12 @@ mod tests {
             "not started: the schedule withholds"
         );
         assert!(!counted.follows_schedule(), "the fleet says when more come in");
+        assert_eq!(
+            counted.offered_at(at(1200), at(2000)),
+            10.0,
+            "the last period's end"
+        );
+        assert_eq!(counted.offered_at(at(1600), at(2000)), 30.0);
     }
 
     #[test]

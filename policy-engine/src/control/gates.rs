@@ -17,12 +17,13 @@
 //!   P hours from the first check; in each, the progress may rise from
 //!   where the period began to just above the N-th cluster placed from
 //!   there that can take the target or arrived at it: at most N newly
-//!   offered a period. The first period counts from place 0 (every cluster
-//!   offered before the gate was declared counts).
+//!   offered a period. The first period begins where the schedule is when
+//!   first judged (a rollout under way keeps what it offered), each next
+//!   one where the last stopped.
 //!
-//! Until its gates are first computed a gated rollout offers nobody (a
-//! gate that cannot be judged does not let updates through); a gate never
-//! takes back what it allowed.
+//! Until its gates are first judged a gated rollout offers its target to
+//! nobody (a gate that cannot be judged does not let updates through);
+//! within a period, a rate only widens.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -162,7 +163,7 @@ impl Control {
                 rfc3339(now)
             );
             return Ok(GateUpdate {
-                canaries_arrived: true,
+                canaries_arrived: Some(paused_seconds(rollout, now)),
                 audit: Some(("canaries-arrived", reason.clone())),
                 reason,
                 ..GateUpdate::default()
@@ -209,12 +210,17 @@ impl Control {
             Some(state) if unix_seconds(now) < state.period_start + period_secs => {
                 (state.period_start, state.base, Some(state.allowed))
             }
+            // The next period starts where the last one stopped: what
+            // the schedule gives, no more than the store says was allowed.
             Some(state) => {
                 let periods = (unix_seconds(now) - state.period_start) / period_secs;
                 let start = state.period_start + periods * period_secs;
-                (start, rollout.progress(now), None)
+                (start, rollout.ungated_progress(now).min(state.allowed), None)
             }
-            None => (unix_seconds(now), 0.0, None),
+            // The first counts from where the schedule is when the rate is
+            // first judged: 0 for a rollout that has not started, and a
+            // rollout under way keeps what it offered.
+            None => (unix_seconds(now), rollout.ungated_progress(now), None),
         };
         let limit = u32::try_from(rate.clusters).unwrap_or(u32::MAX);
         let mut places: Vec<f64> = self
@@ -255,6 +261,19 @@ impl Control {
     }
 }
 
+/// How long `rollout` has been paused by `now` (its earlier pauses, and
+/// the one it is in).
+fn paused_seconds(rollout: &Rollout, now: SystemTime) -> i64 {
+    let paused = rollout.control.as_ref().map_or(Duration::ZERO, |control| {
+        let current = control
+            .paused_at
+            .and_then(|paused_at| now.duration_since(paused_at).ok())
+            .unwrap_or_default();
+        control.stood_still + current
+    });
+    i64::try_from(paused.as_secs()).unwrap_or(i64::MAX)
+}
+
 /// How far a period from `base` may go: just above the `clusters`-th of
 /// `places` (sorted, at or above `base`), or all the way with fewer; never
 /// less than it already allowed (`kept`), nor than `base`.
@@ -288,7 +307,7 @@ fn reason_only(reason: String) -> GateUpdate {
 /// writes nothing).
 fn changes(before: &GateState, update: &GateUpdate) -> bool {
     (!update.choose.is_empty() && before.canaries_at.is_none())
-        || (update.canaries_arrived && before.canaries_arrived_at.is_none())
+        || (update.canaries_arrived.is_some() && before.canaries_arrived_at.is_none())
         || update.rate.is_some_and(|rate| before.rate != Some(rate))
         || update.reason != before.reason
 }

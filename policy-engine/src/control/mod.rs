@@ -484,7 +484,11 @@ fn controls(states: Vec<RolloutState>, gates: Vec<GateState>) -> Controls {
                 canaries: gate.canaries.iter().map(|canary| canary.place).collect(),
                 canaries_at: gate.canaries_at.map(at),
                 canaries_arrived_at: gate.canaries_arrived_at.map(at),
-                allowed: gate.rate.map(|rate| (rate.allowed, at(rate.period_start))),
+                paused_before_arrival: Duration::from_secs(
+                    u64::try_from(gate.canaries_paused_seconds).unwrap_or_default(),
+                ),
+                period: gate.rate.map(|rate| (at(rate.period_start), rate.base)),
+                allowed: gate.rate.map(|rate| rate.allowed),
                 reason: gate.reason,
             };
             (gate.target, status)

@@ -287,7 +287,7 @@ impl Fleet {
         now: SystemTime,
     ) -> Result<Unmoved, ApiError> {
         let store = self.store().await?;
-        let place = rollout.progress(offered_before);
+        let place = rollout.offered_at(offered_before, now);
         let counts = store
             .versions(&self.scope(&Asked::default(), now), &[place], 0)
             .await

@@ -42,15 +42,18 @@ async fn seed(store: &FleetStore, clusters: &[String], version: &str) {
     store.record(&checks).await.unwrap();
 }
 
-/// A rollout of 4.18.4 that started an hour ago at 100% (its schedule
-/// offers everyone), with `gates` (policy file lines).
-fn gated_rollout(gates: &str) -> String {
-    let start = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::hours(1));
+/// A rollout of 4.18.4 starting at 100% (its schedule offers everyone
+/// from its start) `starts_in` from now, with `gates` (policy file lines).
+fn gated_rollout(starts_in: time::Duration, gates: &str) -> String {
+    let start = rfc3339(time::OffsetDateTime::now_utc() + starts_in);
     format!(
         "rollouts:\n  - target: 4.18.4\n    start: \"{start}\"\n    duration_hours: 10\n    \
          starting_percentage: 100\n{gates}"
     )
 }
+
+/// Canaries are chosen once a rollout has started: this one an hour ago.
+const STARTED: time::Duration = time::Duration::hours(-1);
 
 /// A fresh SQLite store holding four clusters on 4.18.1, and a policy
 /// file with a gated rollout.
@@ -62,10 +65,10 @@ struct GatedFleet {
 }
 
 impl GatedFleet {
-    async fn new(gates: &str) -> Self {
+    async fn new(starts_in: time::Duration, gates: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("fleet.db").display());
-        std::fs::write(dir.path().join("policy.yaml"), gated_rollout(gates)).unwrap();
+        std::fs::write(dir.path().join("policy.yaml"), gated_rollout(starts_in, gates)).unwrap();
         let store = FleetStore::open(&url, &url).await.unwrap();
         let clusters = four_clusters();
         seed(&store, &clusters, "4.18.1").await;
@@ -86,9 +89,12 @@ impl GatedFleet {
 }
 
 /// An engine over a [`GatedFleet`] of `gates`.
-async fn gated_engine(gates: &str) -> (TestApp, Vec<String>, GatedFleet, FakeUpstream) {
+async fn gated_engine(
+    starts_in: time::Duration,
+    gates: &str,
+) -> (TestApp, Vec<String>, GatedFleet, FakeUpstream) {
     let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
-    let fleet = GatedFleet::new(gates).await;
+    let fleet = GatedFleet::new(starts_in, gates).await;
     let app = fleet.engine(&upstream).await;
     (app, fleet.clusters.clone(), fleet, upstream)
 }
@@ -125,7 +131,7 @@ async fn audited_actions(app: &TestApp) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn canaries_are_offered_first_and_alone_and_the_schedule_starts_once_they_arrived() {
-    let (app, clusters, _dir, _upstream) = gated_engine("    canary: {clusters: 2}\n").await;
+    let (app, clusters, _dir, _upstream) = gated_engine(STARTED, "    canary: {clusters: 2}\n").await;
     eventually("the two canaries chosen", Duration::from_secs(30), || async {
         offered(&app, &clusters[0]).await && offered(&app, &clusters[1]).await
     })
@@ -187,7 +193,11 @@ async fn canaries_are_offered_first_and_alone_and_the_schedule_starts_once_they_
 #[tokio::test]
 async fn a_canary_that_does_not_arrive_within_its_timeout_halts_the_rollout() {
     let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
-    let fleet = GatedFleet::new("    canary: {clusters: 1}\n    arrival_timeout_hours: 1\n").await;
+    let fleet = GatedFleet::new(
+        STARTED,
+        "    canary: {clusters: 1}\n    arrival_timeout_hours: 1\n",
+    )
+    .await;
     let clusters = &fleet.clusters;
     // Its canary was chosen (by an engine) two hours ago, and is still on
     // 4.18.1.
@@ -235,9 +245,13 @@ async fn a_canary_that_does_not_arrive_within_its_timeout_halts_the_rollout() {
 
 #[tokio::test]
 async fn a_rate_offers_the_target_to_so_many_clusters_a_period() {
-    let (app, clusters, _dir, _upstream) =
-        gated_engine("    max_offered_per_period: {clusters: 2, period_hours: 24}\n").await;
-    eventually("the period's two offered", Duration::from_secs(30), || async {
+    let (app, clusters, _dir, _upstream) = gated_engine(
+        // Declared before it starts: the first period counts from 0.
+        time::Duration::seconds(15),
+        "    max_offered_per_period: {clusters: 2, period_hours: 24}\n",
+    )
+    .await;
+    eventually("the period's two offered", Duration::from_secs(60), || async {
         offered(&app, &clusters[0]).await && offered(&app, &clusters[1]).await
     })
     .await;
@@ -245,6 +259,13 @@ async fn a_rate_offers_the_target_to_so_many_clusters_a_period() {
         !offered(&app, &clusters[2]).await,
         "the schedule says 100%, the rate two"
     );
+    // The gate's words follow at its next check.
+    eventually("the rate says so", Duration::from_secs(30), || async {
+        explained_rollout(&app, &clusters[2]).await["gate"]["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.starts_with("max_offered_per_period: 2 of at most 2"))
+    })
+    .await;
     let rollout = explained_rollout(&app, &clusters[2]).await;
     assert_eq!(rollout["gate"]["rule"], "max_offered_per_period", "{rollout}");
     let reason = rollout["gate"]["reason"].as_str().unwrap();
