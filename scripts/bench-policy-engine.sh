@@ -39,8 +39,9 @@
 # under run-time control: a fleet store (a SQLite file, recording every
 # check too) and a token file; before the load, the oldest rollout is
 # paused and the next one's progress held through {prefix}/v1/rollouts,
-# so every answer is made with run-time state read from the store (every
-# rollouts.refresh_ms, off the request path).
+# the third is gated by a rate (max_offered_per_period) and the fourth by
+# canaries, judged every 5 s, so every answer is made with run-time state
+# read from the store (every rollouts.refresh_ms, off the request path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -191,9 +192,13 @@ if [ "$MODE" = cluster-policy ]; then
     # 20 groups: rings of 0 to 28 days, every fifth pinned below the five
     # newest releases; 5 rollouts of those releases, 10% to 50% in. Clusters
     # get their group from the lookup service only (one group each).
-    python3 - "$work/answer/answer.json" "$work/policy.yaml" <<'PY'
+    python3 - "$work/answer/answer.json" "$work/policy.yaml" "$CONTROL" <<'PY'
 import datetime, json, sys
 answer = json.load(open(sys.argv[1]))
+# With run-time control, the third rollout has a rate and the fourth canaries.
+gates = {2: ", max_offered_per_period: {clusters: 5000, period_hours: 24}", 3: ", canary: {clusters: 5}"}
+if sys.argv[3] != "1":
+    gates = {}
 key = lambda version: [int(part) if part.isdigit() else 0 for part in version.replace("-", ".").split(".")]
 versions = sorted((node["version"] for node in answer["nodes"]), key=key)
 newest, pin = versions[-5:], versions[-6]
@@ -205,14 +210,16 @@ with open(sys.argv[2], "w") as out:
         out.write(f"  g{group:02}: {{deferral_days: {(group % 5) * 7}{pinned}}}\n")
     out.write("rollouts:\n")
     for position, target in enumerate(newest):
-        out.write(f"  - {{target: {target}, start: {start}, duration_hours: 720, starting_percentage: {10 * (position + 1)}}}\n")
+        gated = gates.get(position, "")
+        out.write(f"  - {{target: {target}, start: {start}, duration_hours: 720, starting_percentage: {10 * (position + 1)}{gated}}}\n")
 PY
     "$CARGO_TARGET_DIR/release/lookup-service" --port $LOOKUP_PORT --latency-ms "$LOOKUP_LATENCY_MS" --groups 20 &
     pids+=($!)
     control=()
     if [ "$CONTROL" = 1 ]; then
         echo "bench bench-token-0123456789" >"$work/tokens"
-        control=(--fleet.store "sqlite://$work/fleet.db" --rollouts.token_file "$work/tokens")
+        control=(--fleet.store "sqlite://$work/fleet.db" --rollouts.token_file "$work/tokens"
+            --rollouts.halt_check_secs 5)
     fi
     env $ALLOCATOR_ENV "$ENGINE" \
         --service.port $POLICY_ENGINE_PORT --status.port $POLICY_STATUS_PORT \
@@ -234,7 +241,8 @@ PY
             "$rollouts/${targets[0]}/pause?reason=benchmark"
         curl -sf -o /dev/null -X PUT -H 'Authorization: Bearer bench-token-0123456789' \
             "$rollouts/${targets[1]}/progress?reason=benchmark&percent=35"
-        echo "rollouts under run-time control: ${targets[0]} paused, ${targets[1]} held at 35%"
+        echo "rollouts under run-time control: ${targets[0]} paused, ${targets[1]} held at 35%," \
+            "${targets[2]} gated by a rate, ${targets[3]} by canaries"
     fi
     # Each request: a random one of IDS cluster ids.
     cat >"$work/ids.lua" <<LUA
@@ -258,6 +266,13 @@ LUA
     [ "$CONTROL" = 1 ] && policy_label="cluster policy, rollouts under run-time control, checks recorded"
     load "$policy_label, $IDS cluster ids, gzip" "$policy_url" "$policy_engine" "${ids[@]}"
     echo "lookups during the measured load: $(($(lookups) - before))"
+    if [ "$CONTROL" = 1 ]; then
+        curl -sf -H 'Authorization: Bearer bench-token-0123456789' "$rollouts" | python3 -c '
+import json, sys
+for rollout in json.load(sys.stdin)["rollouts"]:
+    if rollout.get("gates"):
+        print("gates of " + rollout["target"] + ": " + rollout["gates"])'
+    fi
     echo "== the policy engine's lookups and answers"
     curl -s "http://127.0.0.1:$POLICY_STATUS_PORT/metrics" \
         | grep -E '^cincinnati_pe_(cluster_lookups_total|cluster_lookup_errors_total|cluster_lookup_fallbacks_total|graph_cache_(hits|misses|evictions)_total) '
