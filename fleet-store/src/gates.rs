@@ -6,7 +6,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row as _};
 
-use crate::questions::ClusterRow;
+use crate::questions::{ClusterRow, Scope};
 use crate::rollouts::{Audited, audit};
 use crate::store::{FleetStore, StoreError, failed};
 
@@ -203,6 +203,44 @@ impl FleetStore {
         }
         transaction.commit().await.map_err(failed(what))?;
         Ok(current)
+    }
+
+    /// Up to `limit` clusters within `scope` on one of `versions` (channel,
+    /// arch, version), placed at or above `from`, lowest place first: who
+    /// a rollout offers its target to next.
+    pub async fn lowest_places(
+        &self,
+        scope: &Scope<'_>,
+        versions: &[(String, String, String)],
+        from: f64,
+        limit: u32,
+    ) -> Result<Vec<Canary>, StoreError> {
+        let what = "listing the clusters placed next in a rollout";
+        let mut lowest = Vec::new();
+        for (channel, arch, version) in versions {
+            let rows = sqlx::query(
+                "SELECT id, place FROM fleet_clusters WHERE channel = $1 AND arch = $2 AND version = $3 \
+                 AND last_seen >= $4 AND place >= $5 ORDER BY place LIMIT $6",
+            )
+            .bind(channel)
+            .bind(arch)
+            .bind(version)
+            .bind(scope.active_since)
+            .bind(from)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(failed(what))?;
+            for row in &rows {
+                lowest.push(Canary {
+                    cluster: row.try_get(0).map_err(failed(what))?,
+                    place: row.try_get(1).map_err(failed(what))?,
+                });
+            }
+        }
+        lowest.sort_by(|a, b| a.place.total_cmp(&b.place));
+        lowest.truncate(limit as usize);
+        Ok(lowest)
     }
 
     /// The stored rows of `clusters` (ids as stored) that the store has.
