@@ -90,6 +90,9 @@ pub struct Control {
     prometheus: Option<Prometheus>,
     freshness: Mutex<Freshness>,
     conflicts: Mutex<Conflicts>,
+    /// One refresh at a time: one that read the store before a change must
+    /// not give the policy its older state after the change's own refresh.
+    refreshing: tokio::sync::Mutex<()>,
     metrics: ControlMetrics,
 }
 
@@ -175,6 +178,7 @@ impl Control {
             prometheus,
             freshness: Mutex::new(Freshness::default()),
             conflicts: Mutex::new(Conflicts::default()),
+            refreshing: tokio::sync::Mutex::new(()),
             metrics,
         }
     }
@@ -285,6 +289,7 @@ impl Control {
     /// Reads the rollouts' state from the store and gives it to the policy;
     /// a store that cannot be read leaves the last state in force.
     pub async fn refresh(&self) {
+        let _turn = self.refreshing.lock().await;
         let read = tokio::time::timeout(STORE_TIMEOUT, async {
             let store = self.store.get().await?;
             Ok::<_, fleet_store::StoreError>((store.rollout_states().await?, store.rollout_gates().await?))
