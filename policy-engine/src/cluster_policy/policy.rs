@@ -225,10 +225,10 @@ impl Rollout {
     /// awaited (they alone are offered), no more than its rate allows (and
     /// nothing before the rate is first counted).
     pub fn progress(&self, now: SystemTime) -> f64 {
-        let progress = self.ungated_progress(now);
         if self.awaits_canaries() {
             return 0.0;
         }
+        let progress = self.ungated_progress(now);
         match self.gates.max_offered {
             Some(_) => progress.min(self.rate_allowed().unwrap_or(0.0)),
             None => progress,
