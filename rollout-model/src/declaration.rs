@@ -1,0 +1,202 @@
+//! What a rollout is declared to be (in the policy file today): its
+//! target, its schedule, when it may newly offer (office hours), its gates
+//! and what halts it. A declaration never changes at run time; what
+//! operators and automation do is [`crate::control`], what the fleet lets
+//! through is [`crate::gates`].
+
+use semver::Version;
+
+use crate::office_hours::OfficeHours;
+use crate::place::Place;
+use crate::time::{SignedDuration, Timestamp};
+
+/// Rollouts in one policy: a policy class keeps one bit per rollout.
+pub const MAX_ROLLOUTS: usize = 64;
+
+/// A declared rollout of one target release.
+#[derive(Debug, Clone)]
+pub struct Declaration {
+    pub target: Version,
+    /// Where it is declared, for people.
+    pub origin: Origin,
+    pub schedule: Schedule,
+    /// When it may newly offer its target; always when `None`.
+    pub office_hours: Option<OfficeHours>,
+    pub gates: Gates,
+    pub halts: Halts,
+    /// A pause made by Alertmanager's alerts ends when every alert holding
+    /// it has resolved (see [`crate::control`]).
+    pub auto_resume: bool,
+}
+
+/// Where a rollout is declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A policy file's `rollouts`, at this line.
+    PolicyFile { line: u64 },
+}
+
+impl Origin {
+    /// The line it is declared at.
+    pub fn line(&self) -> u64 {
+        match self {
+            Self::PolicyFile { line } => *line,
+        }
+    }
+}
+
+/// A rollout's schedule: 0 before `start`, then `starting_percentage`
+/// rising linearly to 100 over `duration`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Schedule {
+    pub start: Timestamp,
+    pub duration: SignedDuration,
+    /// The share offered at `start`, in percent.
+    pub starting_percentage: f64,
+}
+
+impl Schedule {
+    /// The progress (percent) the schedule gives when its clock reads
+    /// `clock`.
+    pub fn progress_at(&self, clock: Timestamp) -> f64 {
+        if clock < self.start {
+            return 0.0;
+        }
+        if !self.duration.is_positive() {
+            return 100.0;
+        }
+        let elapsed = clock.duration_since(self.start).as_secs_f64();
+        let fraction = (elapsed / self.duration.as_secs_f64()).min(1.0);
+        self.starting_percentage + (100.0 - self.starting_percentage) * fraction
+    }
+
+    /// When its clock first lets `place` in: from then on the progress is
+    /// above the place (at the start for places below the starting
+    /// percentage; at the end, the last).
+    pub fn reaches(&self, place: Place) -> Timestamp {
+        let percent = place.percent();
+        // (At 100% from the start, the fraction below would be 0/0.)
+        if percent < self.starting_percentage
+            || self.starting_percentage >= 100.0
+            || !self.duration.is_positive()
+        {
+            return self.start;
+        }
+        let fraction = ((percent - self.starting_percentage) / (100.0 - self.starting_percentage)).min(1.0);
+        self.start + self.duration.mul_f64(fraction)
+    }
+
+    /// When its clock reaches 100%.
+    pub fn end(&self) -> Timestamp {
+        self.start + self.duration.max(SignedDuration::ZERO)
+    }
+}
+
+/// A rollout's gates (Nebraska's safe mode and updates per period): with
+/// neither, its schedule alone decides.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Gates {
+    /// Clusters that must arrive at the target before anyone else is
+    /// offered it; the schedule starts then.
+    pub canary: Option<CanaryGate>,
+    /// At most this many clusters newly offered the target per period.
+    pub rate: Option<RateGate>,
+    /// A canary that has not arrived this long after its offer halts the
+    /// rollout (and `halt_when`'s stuck criterion counts from it).
+    pub arrival_timeout: SignedDuration,
+}
+
+impl Gates {
+    pub fn any(&self) -> bool {
+        self.canary.is_some() || self.rate.is_some()
+    }
+}
+
+/// `canary`: how many canaries, and where they come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanaryGate {
+    pub clusters: u32,
+    /// Chosen among the clusters the policy file puts in this group (named
+    /// by an operator: no evidence asked of them); else among the fleet's
+    /// established clusters, by their lots.
+    pub group: Option<String>,
+}
+
+/// `max_offered_per_period`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateGate {
+    pub clusters: u64,
+    pub period: SignedDuration,
+}
+
+/// What halts a rollout (pauses it by itself); any of them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Halts {
+    pub silent: Option<SilentHalt>,
+    pub stuck: Option<StuckHalt>,
+    pub query: Option<QueryHalt>,
+}
+
+/// The share (percent) of the clusters that arrived at the target and then
+/// went silent, judged once at least `min_arrived` arrived.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SilentHalt {
+    pub percent: f64,
+    pub min_arrived: u64,
+}
+
+/// The share (percent) of the clusters offered the target more than
+/// `after` ago that have not taken it, judged once at least `min_offered`
+/// were offered that long.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StuckHalt {
+    pub percent: f64,
+    pub after: SignedDuration,
+    pub min_offered: u64,
+}
+
+/// The value of `promql` (the largest sample of a vector) above `above`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryHalt {
+    pub promql: String,
+    pub above: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schedule(starting_percentage: f64) -> Schedule {
+        Schedule {
+            start: "2026-11-20T00:00:00Z".parse().unwrap(),
+            duration: SignedDuration::from_hours(10),
+            starting_percentage,
+        }
+    }
+
+    #[test]
+    fn a_schedule_rises_from_its_starting_percentage_to_100() {
+        let schedule = schedule(20.0);
+        let at = |hours: i64| schedule.start + SignedDuration::from_hours(hours);
+        assert_eq!(schedule.progress_at(at(0) - SignedDuration::from_millis(1)), 0.0);
+        assert_eq!(schedule.progress_at(at(0)), 20.0);
+        assert_eq!(schedule.progress_at(at(5)), 60.0);
+        assert_eq!(schedule.progress_at(at(10)), 100.0);
+        assert_eq!(schedule.progress_at(at(99)), 100.0);
+        assert_eq!(schedule.reaches(Place::from_percent(60.0)), at(5));
+        assert_eq!(schedule.reaches(Place::from_percent(10.0)), at(0));
+        assert_eq!(schedule.end(), at(10));
+    }
+
+    #[test]
+    fn a_schedule_without_duration_is_complete_from_its_start() {
+        let instant = Schedule {
+            duration: SignedDuration::ZERO,
+            ..schedule(0.0)
+        };
+        assert_eq!(instant.progress_at(instant.start), 100.0);
+        assert_eq!(instant.reaches(Place::from_percent(99.0)), instant.start);
+        let full = schedule(100.0);
+        assert_eq!(full.reaches(Place::from_percent(99.9)), full.start);
+    }
+}

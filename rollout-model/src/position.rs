@@ -1,0 +1,340 @@
+//! Where a rollout is now ([`Rollout::position`]) and whether a cluster is
+//! inside ([`Position::offers`]): the two questions every answer, halt,
+//! gate and page asks, answered here only.
+//!
+//! The rules, in order:
+//!
+//! 1. A rollout under run-time control whose state was never read offers
+//!    its target to nobody ([`RunState::Unknown`]): the engine cannot know
+//!    whether it is paused or held.
+//! 2. Run-time state read at `as_of` is applied at `min(now, as_of)`: an
+//!    engine never offers more than the state it read gave at the moment
+//!    it read it, so a change made on another engine after that moment
+//!    (a pause) is never overtaken, and a state that can no longer be read
+//!    stops the clock where it was last known.
+//! 3. The schedule's progress at that clock: held, a held progress;
+//!    else the declared schedule read at the rollout's own clock (stopped
+//!    while paused; outside office hours, at the last window's close;
+//!    later by the time it stood still and the wait for its canaries), no
+//!    more than its progress when paused.
+//! 4. Gates on top: a gated rollout whose gates were never judged offers
+//!    nobody; while its canaries are awaited only they are offered; a
+//!    rate offers only the clusters it admitted. Canaries keep their
+//!    offer whatever happens after.
+//! 5. A cluster is inside when its place is below the threshold (or the
+//!    threshold is 100: everyone, requests without an id too) or its lot
+//!    is named by the gates.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::control::Control;
+use crate::declaration::Declaration;
+use crate::gates::GateState;
+use crate::place::{Lot, Lots, Place};
+use crate::time::{SignedDuration, Timestamp};
+
+/// A rollout: its declaration and what is known of its run-time state.
+#[derive(Debug, Clone)]
+pub struct Rollout {
+    pub declaration: Arc<Declaration>,
+    pub state: RunState,
+}
+
+/// What an engine knows of a rollout's run-time state.
+#[derive(Debug, Clone)]
+pub enum RunState {
+    /// No run-time control is configured: the declaration alone.
+    Declared,
+    /// Run-time control is configured and its state was never read.
+    Unknown,
+    /// As read from the store.
+    Read(Arc<Known>),
+}
+
+/// A rollout's run-time state as read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Known {
+    pub control: Control,
+    pub gates: Option<GateState>,
+    /// When the read that gave it began.
+    pub as_of: Timestamp,
+}
+
+impl Known {
+    pub fn new(control: Control, gates: Option<GateState>, as_of: Timestamp) -> Self {
+        Self {
+            control,
+            gates,
+            as_of,
+        }
+    }
+}
+
+/// Who asks: a cluster's place (none without an id: last in every
+/// rollout) and its lot (none when no rollout names clusters, or without
+/// an id).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Who {
+    pub place: Option<Place>,
+    pub lot: Option<Lot>,
+}
+
+/// What mainly holds a rollout where it is, or that it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stage {
+    /// Its run-time state was never read: offers nobody.
+    Unknown,
+    /// Gated, its gates never judged: offers nobody.
+    NotJudged,
+    /// Its progress held by an operator.
+    Held { progress: f64 },
+    /// Its clock stopped.
+    Paused,
+    /// Only its canaries are offered (chosen or not) until they arrived.
+    AwaitingCanaries,
+    /// Before its start (later by the time it stood still).
+    NotStarted { starts: Timestamp },
+    /// Outside office hours; the next window opens then.
+    OutsideOfficeHours { opens: Timestamp },
+    /// Offers only the clusters its rate admitted.
+    Rated,
+    /// Rising on its schedule.
+    OnSchedule,
+    /// At 100%.
+    Complete,
+}
+
+/// Where a rollout is at one time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Position {
+    pub stage: Stage,
+    /// Clusters placed below this (percent) are offered the target; at
+    /// 100 everyone is, requests without an id too.
+    pub threshold: f64,
+    /// What its schedule and run-time control give, before its gates:
+    /// where a rate admits from, what a pause keeps.
+    pub scheduled: f64,
+    /// Clusters offered the target by name, whatever their place.
+    pub named: Lots,
+    /// The time the position was read at (`min(now, as_of)`).
+    pub clock: Timestamp,
+}
+
+impl Position {
+    /// Whether `who` is offered the target.
+    pub fn offers(&self, who: Who) -> bool {
+        let by_place = match who.place {
+            Some(place) => place.is_below(self.threshold),
+            None => self.threshold >= 100.0,
+        };
+        by_place || who.lot.is_some_and(|lot| self.named.contains(lot))
+    }
+
+    /// Whether a request must bring its lot to be answered.
+    pub fn names_clusters(&self) -> bool {
+        !self.named.is_empty()
+    }
+
+    fn nobody(stage: Stage, clock: Timestamp, scheduled: f64, named: Lots) -> Self {
+        Self {
+            stage,
+            threshold: 0.0,
+            scheduled,
+            named,
+            clock,
+        }
+    }
+}
+
+/// The control of a rollout nobody changed at run time.
+static NO_CONTROL: Control = Control {
+    pause: None,
+    stood_still: SignedDuration::ZERO,
+    held: None,
+    resumed_at: None,
+    alerts: BTreeMap::new(),
+    last: None,
+};
+
+impl Rollout {
+    pub fn new(declaration: Arc<Declaration>, state: RunState) -> Self {
+        Self { declaration, state }
+    }
+
+    /// Its run-time control, as known (none changed it, if none is known).
+    pub fn control(&self) -> &Control {
+        match &self.state {
+            RunState::Read(known) => &known.control,
+            RunState::Declared | RunState::Unknown => &NO_CONTROL,
+        }
+    }
+
+    /// Its gates, as known.
+    pub fn gates(&self) -> Option<&GateState> {
+        match &self.state {
+            RunState::Read(known) => known.gates.as_ref(),
+            RunState::Declared | RunState::Unknown => None,
+        }
+    }
+
+    /// Where the rollout is at `now` (see the module's rules).
+    pub fn position(&self, now: Timestamp) -> Position {
+        let gated = self.declaration.gates.any();
+        let (control, gates, clock) = match &self.state {
+            RunState::Unknown => return Position::nobody(Stage::Unknown, now, 0.0, Lots::default()),
+            RunState::Declared if gated => {
+                return Position::nobody(Stage::NotJudged, now, 0.0, Lots::default());
+            }
+            RunState::Declared => (&NO_CONTROL, None, now),
+            RunState::Read(known) => (&known.control, known.gates.as_ref(), now.min(known.as_of)),
+        };
+        let scheduled = self.scheduled(control, gates, clock);
+        let Some(gates) = gates.filter(|_| gated) else {
+            if gated {
+                return Position::nobody(Stage::NotJudged, clock, scheduled, Lots::default());
+            }
+            return self.by_schedule(control, None, clock, scheduled, Lots::default());
+        };
+        let named = gates.named();
+        let declared = &self.declaration.gates;
+        if declared.canary.is_some() && !gates.canaries_arrived() {
+            return Position::nobody(Stage::AwaitingCanaries, clock, scheduled, named);
+        }
+        if declared.rate.is_some() {
+            let stage = match self
+                .by_schedule(control, Some(gates), clock, scheduled, Lots::default())
+                .stage
+            {
+                stage @ (Stage::Held { .. } | Stage::Paused) => stage,
+                _ => Stage::Rated,
+            };
+            return Position::nobody(stage, clock, scheduled, named);
+        }
+        self.by_schedule(control, Some(gates), clock, scheduled, named)
+    }
+
+    /// A position its schedule (and control) alone decides, naming `named`.
+    fn by_schedule(
+        &self,
+        control: &Control,
+        gates: Option<&GateState>,
+        clock: Timestamp,
+        scheduled: f64,
+        named: Lots,
+    ) -> Position {
+        let declaration = &self.declaration;
+        let stage = if let Some(progress) = control.held {
+            Stage::Held { progress }
+        } else if control.pause.is_some() {
+            Stage::Paused
+        } else if scheduled >= 100.0 {
+            Stage::Complete
+        } else if clock < self.start(control, gates) {
+            Stage::NotStarted {
+                starts: self.start(control, gates),
+            }
+        } else if let Some(opens) = declaration
+            .office_hours
+            .as_ref()
+            .filter(|office| !office.is_open(clock))
+            .map(|office| office.next_open(clock))
+        {
+            Stage::OutsideOfficeHours { opens }
+        } else {
+            Stage::OnSchedule
+        };
+        Position {
+            stage,
+            threshold: scheduled,
+            scheduled,
+            named,
+            clock,
+        }
+    }
+
+    /// The progress its schedule and control give at `clock` (rule 3).
+    fn scheduled(&self, control: &Control, gates: Option<&GateState>, clock: Timestamp) -> f64 {
+        if let Some(held) = control.held {
+            return held.clamp(0.0, 100.0);
+        }
+        let stopped = control.pause.as_ref().map_or(clock, |pause| pause.at.min(clock));
+        let open = self
+            .declaration
+            .office_hours
+            .as_ref()
+            .map_or(stopped, |office| office.last_open(stopped));
+        let progress = self.declaration.schedule.progress_at(
+            open.saturating_sub(self.shift(control, gates))
+                .unwrap_or(Timestamp::MIN),
+        );
+        control
+            .pause
+            .as_ref()
+            .map_or(progress, |pause| progress.min(pause.progress))
+    }
+
+    /// How much later than declared its schedule runs: the time its clock
+    /// stood still in pauses, and the wait for its canaries.
+    fn shift(&self, control: &Control, gates: Option<&GateState>) -> SignedDuration {
+        control.stood_still + self.canary_wait(gates)
+    }
+
+    /// How much later its schedule runs because it waited for its
+    /// canaries: from its start until the last arrived, less the pauses
+    /// of then (counted in the time its clock stood still).
+    fn canary_wait(&self, gates: Option<&GateState>) -> SignedDuration {
+        let Some(canaries) = gates
+            .filter(|_| self.declaration.gates.canary.is_some())
+            .and_then(|gates| gates.canaries.as_ref())
+        else {
+            return SignedDuration::ZERO;
+        };
+        canaries.arrived_at.map_or(SignedDuration::ZERO, |arrived| {
+            (arrived.duration_since(self.declaration.schedule.start) - canaries.paused_before_arrival)
+                .max(SignedDuration::ZERO)
+        })
+    }
+
+    /// When its schedule starts, later by its shift.
+    fn start(&self, control: &Control, gates: Option<&GateState>) -> Timestamp {
+        let start = self.declaration.schedule.start;
+        start.saturating_add(self.shift(control, gates)).unwrap_or(start)
+    }
+
+    /// When `who` is first offered the target by time alone, from what is
+    /// known now: a canary when it was chosen; on the schedule, the moment
+    /// its progress passes the place (later by its shift, within office
+    /// hours). `None` when an operator or the fleet decides (unknown,
+    /// paused, held, gated), or never.
+    pub fn offered_from(&self, who: Who) -> Option<Timestamp> {
+        let (control, gates) = match &self.state {
+            RunState::Unknown => return None,
+            RunState::Declared if self.declaration.gates.any() => return None,
+            RunState::Declared | RunState::Read(_) => (self.control(), self.gates()),
+        };
+        if let (Some(lot), Some(canaries)) = (who.lot, gates.and_then(|gates| gates.canaries.as_ref()))
+            && canaries.lots().any(|canary| canary == lot)
+        {
+            return Some(canaries.chosen_at);
+        }
+        let declared = &self.declaration.gates;
+        let waits_for_fleet = declared.rate.is_some()
+            || (declared.canary.is_some() && !gates.is_some_and(GateState::canaries_arrived))
+            || (declared.any() && gates.is_none());
+        if waits_for_fleet || !control.is_on_schedule() {
+            return None;
+        }
+        let schedule = &self.declaration.schedule;
+        let reached = who.place.map_or(schedule.end(), |place| schedule.reaches(place));
+        let due = reached
+            .saturating_add(self.shift(control, gates))
+            .unwrap_or(reached);
+        Some(
+            self.declaration
+                .office_hours
+                .as_ref()
+                .map_or(due, |office| office.next_open(due)),
+        )
+    }
+}
