@@ -394,6 +394,10 @@ pub struct FleetArgs {
     /// {prefix}/graph
     #[arg(long, global = true, value_name = "URL")]
     pub fleet_url: Option<String>,
+    /// With rollout control (`rollouts.token_file`), the fleet answers
+    /// need a token of any scope
+    #[command(flatten)]
+    pub token: TokenArgs,
     #[command(subcommand)]
     pub question: FleetCommand,
 }
@@ -441,10 +445,12 @@ pub struct AdoptionArgs {
 
 /// How the policy file's phased rollouts move the fleet
 ///
-/// For each rollout: its progress, the clusters in its scope, those offered
-/// the target (placed below the progress), those that arrived at it after
-/// being offered, how long they took, and those silent after arriving (not
-/// seen since: the nearest sign of a failed update an update service gets).
+/// Each rollout where the engine says it is (as `cincinnati rollout list`
+/// shows it), then its clusters: those in its scope, those offered the
+/// target (placed below its progress, or named by its gates), those that
+/// arrived at it after being offered, how long they took, and those silent
+/// after arriving (not seen since: the nearest sign of a failed update an
+/// update service gets).
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   cincinnati fleet rollouts
@@ -505,14 +511,21 @@ pub struct RolloutArgs {
     /// {prefix}/graph
     #[arg(long, global = true, value_name = "URL")]
     pub rollouts_url: Option<String>,
+    #[command(flatten)]
+    pub token: TokenArgs,
+    #[command(subcommand)]
+    pub action: RolloutCommand,
+}
+
+/// The token sent to an engine's status port.
+#[derive(Debug, Args)]
+pub struct TokenArgs {
     /// A file holding the token to send: its first line that is not blank
-    /// or a `#` comment, `name token` (as in the engine's
+    /// or a `#` comment, `name token [scope]` (as in the engine's
     /// rollouts.token_file) or the token alone. Default: the environment
     /// variable CINCINNATI_TOKEN. The token is never printed
     #[arg(long, global = true, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    #[command(subcommand)]
-    pub action: RolloutCommand,
 }
 
 #[derive(Debug, Subcommand)]

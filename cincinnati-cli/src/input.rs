@@ -58,14 +58,15 @@ impl Input {
     }
 
     /// `method` `url` (a bodiless GET, POST or PUT) with `bearer` as its
-    /// token, the answer whatever its status.
+    /// token, the answer whatever its status; `what` names the span.
     pub async fn send_with_token(
         &self,
+        what: &'static str,
         method: Method,
         url: &Url,
         bearer: Option<&str>,
     ) -> Result<Response, Failure> {
-        let mut request = Request::get("rollouts", url, MAX_DOCUMENT_BYTES)
+        let mut request = Request::get(what, url, MAX_DOCUMENT_BYTES)
             .with_method(method)
             .accept("application/json");
         if let Some(token) = bearer {

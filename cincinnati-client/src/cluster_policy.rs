@@ -7,9 +7,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The explanation. Unknown fields are ignored and fields newer than the
-/// first engines default, so clients and engines of other versions agree.
+use crate::rollout::RolloutView;
+
+/// The explanation (schema 2: camelCase keys, rollouts as
+/// [`RolloutView`]s). Unknown fields are ignored, so clients and engines
+/// of other versions agree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ClusterPolicy {
     /// The policy file the engine serves, as configured: its lines are
     /// the ones named below.
@@ -19,7 +23,8 @@ pub struct ClusterPolicy {
     pub id: Option<String>,
     pub place_percent: Option<f64>,
     pub groups: Vec<String>,
-    /// The rules the groups add up to (`deferral_days`, `max_version`).
+    /// The rules the groups add up to, as the policy file writes them
+    /// (`deferral_days`, `max_version`).
     pub rules: Map<String, Value>,
     /// RFC 3339: releases built after it are deferred.
     #[serde(default)]
@@ -48,6 +53,7 @@ pub struct ClusterPolicy {
 
 /// What a blocked edge of the cluster's groups did to one update.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct EdgeChange {
     pub from: String,
     pub to: String,
@@ -57,78 +63,27 @@ pub struct EdgeChange {
     pub risk: Option<String>,
 }
 
-/// A phased rollout as the cluster sees it now. The schedule's fields are
-/// newer than the first engines: absent from their documents.
+/// A phased rollout as the cluster sees it now: the rollout, and where
+/// this cluster is in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RolloutPlace {
-    pub target: String,
-    pub progress_percent: f64,
-    /// Whether the cluster is inside the rollout (offered its target).
+    #[serde(flatten)]
+    pub rollout: RolloutView,
+    /// Whether the cluster is offered the target.
     pub offered: bool,
-    /// Where the rollout is written in the policy file.
-    #[serde(default)]
-    pub line: Option<u64>,
-    /// RFC 3339: when the rollout starts, at `starting_percentage`.
-    #[serde(default)]
-    pub start: Option<String>,
-    #[serde(default)]
-    pub starting_percentage: Option<f64>,
-    /// RFC 3339: when it reaches every cluster.
-    #[serde(default)]
-    pub complete: Option<String>,
-    /// RFC 3339: the first second this cluster is inside, at the schedule
-    /// (in the past once it is); none while the rollout is paused or held.
-    #[serde(default)]
+    /// RFC 3339: when its schedule lets this cluster in (in the past once
+    /// it has); absent when an operator or the fleet decides (paused,
+    /// held, gated, state unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inside_from: Option<String>,
-    /// What run-time control did to the rollout, if anything: the policy
-    /// file's schedule is then not the whole story.
+    /// Whether this cluster is one of its canaries.
     #[serde(default)]
-    pub control: Option<RolloutControlFacts>,
-    /// When it newly offers its target (`mon-fri 09:00-17:00
-    /// Europe/Berlin`), if only within office hours: outside them its
-    /// progress waits, and `inside_from` is within them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub office_hours: Option<String>,
-    /// The gate that withholds the target from this cluster now, if one
-    /// does (its schedule and run-time control alone would offer it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gate: Option<RolloutGateFacts>,
-}
-
-/// A rollout's gate withholding its target from a cluster.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RolloutGateFacts {
-    /// `canary` (its canaries have not all arrived) or
-    /// `max_offered_per_period` (this period's clusters are offered).
-    pub rule: String,
-    /// What the gate says now ("canary: 3 of its 5 canaries have
-    /// arrived ...").
-    pub reason: String,
-    /// RFC 3339: when it lets more clusters in by itself (the rate's next
-    /// period); none when the fleet decides (canaries arriving).
-    #[serde(default)]
-    pub until: Option<String>,
-}
-
-/// A rollout's run-time control, as an engine explains it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RolloutControlFacts {
-    /// `paused` (its clock stopped: nobody new is offered the target),
-    /// `held` (its progress held at `held_progress`) or `running` (on its
-    /// schedule, later by `stood_still_secs`).
-    pub state: String,
-    #[serde(default)]
-    pub held_progress: Option<f64>,
-    /// Seconds its clock stood still in pauses before.
-    pub stood_still_secs: u64,
-    /// The last change (the audit has every one): who (a token's name, or
-    /// an alert), when (RFC 3339), why.
-    pub by: String,
-    pub at: String,
-    pub reason: String,
+    pub canary: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PolicyUpdates {
     pub from: String,
     pub offered: Vec<String>,
@@ -166,7 +121,7 @@ impl ClusterPolicy {
 
     /// The rollout of `target`, if one is scheduled.
     pub fn rollout_of(&self, target: &str) -> Option<&RolloutPlace> {
-        self.rollouts.iter().find(|rollout| rollout.target == target)
+        self.rollouts.iter().find(|place| place.rollout.target == target)
     }
 
     /// What the cluster's groups' blocked edges did to `from → to`.
@@ -229,16 +184,16 @@ mod tests {
 
     #[test]
     fn an_engines_explanation_is_read_and_removals_found() {
-        let document = r#"{"id": "5ca1ab1e-0000-4000-8000-00000000d0e5", "place_percent": 28.9,
+        let document = r#"{"id": "5ca1ab1e-0000-4000-8000-00000000d0e5", "placePercent": 28.9,
             "groups": ["production"], "rules": {"deferral_days": 0, "max_version": "4.18.45"},
-            "deferral_cutoff": null, "rollouts": [{"target": "4.18.52", "progress_percent": 54.4, "offered": true}],
-            "valid_for_secs": null, "channel": "stable-4.18", "arch": "amd64", "withheld": [],
+            "deferralCutoff": null, "rollouts": [], "validForSecs": null,
+            "channel": "stable-4.18", "arch": "amd64", "withheld": [],
             "updates": {"from": "4.18.40", "offered": ["4.18.41"],
-                        "removed": [{"release": "4.18.46", "rule": "max_version", "max_version": "4.18.45"}]}}"#;
+                        "removed": [{"release": "4.18.46", "rule": "maxVersion", "maxVersion": "4.18.45"}]}}"#;
         let policy: ClusterPolicy = serde_json::from_str(document).unwrap();
         let removal = policy.removal_of("4.18.46").unwrap();
-        assert_eq!(removal.rule, "max_version");
-        assert_eq!(removal.details_text(), "max_version 4.18.45");
+        assert_eq!(removal.rule, "maxVersion");
+        assert_eq!(removal.details_text(), "maxVersion 4.18.45");
         assert_eq!(policy.removal_of("4.18.41"), None);
     }
 }

@@ -134,6 +134,14 @@ impl FetchError {
     }
 }
 
+/// The header an operator's tool sends with every graph request: a
+/// policy-engine answers the question as the cluster's own check would be
+/// answered, and does not record it as the cluster's check (the fleet, a
+/// rollout's canaries and halts stay as the clusters left them). Clusters
+/// never send it; an outsider leaving it out gains nothing the fleet
+/// store's evidence rules do not already bound.
+pub const QUESTION_HEADER: &str = "cincinnati-question";
+
 /// The largest Graph API document read, as the policy-engine's default
 /// `upstream.max_body_bytes`: the 2026 graph is about 7 MB.
 pub const MAX_DOCUMENT_BYTES: usize = 128 * 1024 * 1024;
@@ -244,7 +252,11 @@ impl Fetcher {
         let mut asked = url.clone();
         asked.query_pairs_mut().extend_pairs(query.parameters());
         let response = http
-            .send(Request::get("graph", &asked, MAX_DOCUMENT_BYTES).accept("application/json"))
+            .send(
+                Request::get("graph", &asked, MAX_DOCUMENT_BYTES)
+                    .accept("application/json")
+                    .header(QUESTION_HEADER, "1"),
+            )
             .await?;
         let asked = response.url.to_string();
         let body = successful(response)?;

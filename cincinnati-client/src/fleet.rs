@@ -8,8 +8,8 @@ use std::cmp::Ordering;
 use cincinnati_core::Version;
 use serde::{Deserialize, Serialize};
 
-use crate::cluster_policy::RolloutControlFacts;
 use crate::json::SCHEMA_VERSION;
+use crate::rollout::RolloutView;
 
 /// What every fleet document starts with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,18 +100,17 @@ pub struct FleetRollouts {
     pub rollouts: Vec<RolloutFleet>,
 }
 
+/// A rollout and how it moved the fleet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutFleet {
-    pub target: String,
-    /// Where the rollout is written in the policy file.
-    pub line: u64,
-    /// The share of clusters offered the target when counted, in percent.
-    pub progress: f64,
+    #[serde(flatten)]
+    pub rollout: RolloutView,
     /// Active clusters on a version with an update to the target in their
     /// channel, and those that arrived at it.
     pub in_scope: u64,
-    /// Of those, clusters placed below the progress (offered the target).
+    /// Of those, clusters offered the target (placed below its progress,
+    /// or named by its gates: canaries, admitted by its rate).
     pub offered: u64,
     /// Clusters that reported the target after it was offered to them.
     pub arrived: u64,
@@ -120,14 +119,6 @@ pub struct RolloutFleet {
     /// Arrived, on the target, and not seen for `silentHours`: the nearest
     /// sign of a failed update an update service gets.
     pub silent_after_arriving: u64,
-    /// What run-time control does to it now (paused, held, by whom, why);
-    /// absent: the policy file's schedule alone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control: Option<RolloutControlFacts>,
-    /// What its gates (`canary`, `max_offered_per_period`) say now; absent
-    /// without gates.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gates: Option<String>,
 }
 
 /// `GET {prefix}/v1/fleet/stuck`: clusters with nowhere to go, and clusters

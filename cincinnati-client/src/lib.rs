@@ -37,9 +37,10 @@ pub mod json;
 pub mod plan;
 pub mod policy_facts;
 pub mod reasons;
-pub mod rollout_control;
+pub mod rollout;
 pub mod runbook;
 pub mod signatures;
+pub mod tokens;
 pub mod view;
 
 pub use channel::Tier;

@@ -7,7 +7,7 @@
 use cincinnati_core::Version;
 use serde_json::Value;
 
-use crate::cluster_policy::{ClusterPolicy, EdgeChange, RolloutControlFacts, RolloutPlace};
+use crate::cluster_policy::{ClusterPolicy, EdgeChange, RolloutPlace};
 
 /// What a cluster's policy does to one update `from → to`, from the
 /// engine's explanation of that cluster.
@@ -71,13 +71,13 @@ impl PolicyFacts {
             match removal.rule.as_str() {
                 "rollout" => PolicyRule::Rollout,
                 "deferral" => PolicyRule::Deferral {
-                    deferral_days: number("deferral_days"),
+                    deferral_days: number("deferralDays"),
                     created: text("created"),
                 },
-                "max_version" => PolicyRule::MaxVersion {
-                    max_version: text("max_version").unwrap_or_default(),
+                "maxVersion" => PolicyRule::MaxVersion {
+                    max_version: text("maxVersion").unwrap_or_default(),
                 },
-                "blocked_edge" => PolicyRule::BlockedEdge { line: number("line") },
+                "blockedEdge" => PolicyRule::BlockedEdge { line: number("line") },
                 other => PolicyRule::Other {
                     rule: other.to_owned(),
                     details: removal.details_text(),
@@ -121,49 +121,16 @@ impl PolicyRule {
     pub fn sentence(&self, policy: &PolicyFacts, to: &Version) -> String {
         match self {
             PolicyRule::Rollout => match &policy.rollout {
-                Some(rollout) if let Some(control) = stopped(rollout) => {
-                    let what = match control.held_progress.filter(|_| control.state == "held") {
-                        Some(held) => format!("is held at {held:.2}%"),
-                        None => "is paused".to_owned(),
-                    };
-                    format!(
-                        "the phased rollout of {to} {what} by {} at {}: {} (it has not reached it: {}, \
-                         the rollout is at {:.2}%)",
-                        control.by,
-                        control.at,
-                        control.reason,
-                        policy.place(),
-                        rollout.progress_percent
-                    )
-                }
-                Some(rollout) if let Some(gate) = &rollout.gate => {
-                    let until = gate
-                        .until
-                        .as_ref()
-                        .map(|until| format!("; more are let in from {until}"))
-                        .unwrap_or_default();
-                    format!(
-                        "the phased rollout of {to} holds it at its gate ({}, the rollout is at {:.2}%): {}{until}",
-                        policy.place(),
-                        rollout.progress_percent,
-                        gate.reason
-                    )
-                }
-                Some(rollout) => {
-                    let inside = rollout
+                Some(place) => {
+                    let inside = place
                         .inside_from
                         .as_ref()
-                        .map(|at| format!("; at this schedule it is inside from {at}"))
-                        .unwrap_or_default();
-                    let office = rollout
-                        .office_hours
-                        .as_ref()
-                        .map(|hours| format!("; it newly offers only within office hours, {hours}"))
+                        .map(|at| format!("; at its schedule it is inside from {at}"))
                         .unwrap_or_default();
                     format!(
-                        "the phased rollout of {to} has not reached it ({}, the rollout is at {:.2}%{inside}{office})",
+                        "the phased rollout of {to} does not offer it to this cluster yet ({}{inside}): {}",
                         policy.place(),
-                        rollout.progress_percent
+                        place.rollout.said
                     )
                 }
                 None => format!("the phased rollout of {to} has not reached it"),
@@ -214,34 +181,25 @@ impl PolicyRule {
     /// Where the rule is written in the policy file.
     pub fn line(&self, policy: &PolicyFacts) -> Option<u64> {
         match self {
-            PolicyRule::Rollout => policy.rollout.as_ref().and_then(|rollout| rollout.line),
+            PolicyRule::Rollout => policy.rollout.as_ref().map(|place| place.rollout.line),
             PolicyRule::BlockedEdge { line } => *line,
             _ => None,
         }
     }
 }
 
-/// A rollout's run-time control, when it stopped the rollout's schedule
-/// (paused, or its progress held).
-fn stopped(rollout: &RolloutPlace) -> Option<&RolloutControlFacts> {
-    rollout
-        .control
-        .as_ref()
-        .filter(|control| control.state != "running")
-}
-
 /// A rollout's schedule, and when the cluster is inside at it.
-pub(crate) fn schedule(rollout: &RolloutPlace) -> Vec<String> {
-    let mut details = Vec::new();
-    match (&rollout.start, rollout.starting_percentage, &rollout.complete) {
-        (Some(start), Some(starting), Some(complete)) => details.push(format!(
-            "the rollout of {}: {starting}% of clusters from {start}, rising evenly to all of them on {complete}",
-            rollout.target
-        )),
-        _ => details.push(format!("the rollout of {}", rollout.target)),
+pub(crate) fn schedule(place: &RolloutPlace) -> Vec<String> {
+    let rollout = &place.rollout;
+    let mut details = vec![format!(
+        "the rollout of {}: {}% of clusters from {}, rising evenly to all of them on {}",
+        rollout.target, rollout.starting_percentage, rollout.start, rollout.complete
+    )];
+    if let Some(hours) = &rollout.office_hours {
+        details.push(format!("it newly offers only within office hours, {hours}"));
     }
     // (When the cluster is outside, the sentence says when it is inside.)
-    if let Some(inside_from) = rollout.inside_from.as_ref().filter(|_| rollout.offered) {
+    if let Some(inside_from) = place.inside_from.as_ref().filter(|_| place.offered) {
         details.push(format!("this cluster is inside since {inside_from}"));
     }
     details

@@ -133,12 +133,12 @@ impl Explanation<'_, '_> {
                 "insideRollout",
                 false,
                 format!(
-                    "this cluster is inside the phased rollout of {to}: {}, the rollout is at {:.2}%",
+                    "this cluster is inside the phased rollout of {to}: {}; the rollout is {}",
                     policy.place(),
-                    rollout.progress_percent
+                    rollout.rollout.said
                 ),
                 schedule(rollout),
-                rollout.line,
+                Some(rollout.rollout.line),
             ));
         }
         if policy.rule.is_none() && policy.risks.is_empty() && policy.rollout.is_none() {
@@ -272,97 +272,54 @@ mod tests {
 
     fn outside_the_rollout() -> ClusterPolicy {
         policy(serde_json::json!({
-            "id": "c0ffee00-0001-4a11-8b22-0123456789ab", "place_percent": 71.3, "groups": [],
+            "id": "c0ffee00-0001-4a11-8b22-0123456789ab", "placePercent": 71.3, "groups": [],
             "rules": {"deferral_days": 0, "max_version": null},
-            "rollouts": [{"target": "4.18.52", "progress_percent": 54.49, "offered": false, "line": 27,
-                          "start": "2026-01-01T00:00:00Z", "starting_percentage": 50.0,
-                          "complete": "2035-12-30T00:00:00Z", "inside_from": "2030-04-05T06:07:08Z"}],
+            "rollouts": [{"target": "4.18.52", "line": 27, "start": "2026-01-01T00:00:00Z",
+                          "complete": "2035-12-30T00:00:00Z", "startingPercentage": 50.0,
+                          "state": "on-schedule", "said": "on schedule at 54.5%, complete at 2035-12-30T00:00:00Z",
+                          "progress": 54.49, "scheduledProgress": 54.49, "declaredProgress": 54.49,
+                          "officeHours": "mon-fri 09:00-17:00 Europe/Berlin",
+                          "offered": false, "insideFrom": "2030-04-05T06:07:08Z"}],
             "withheld": [{"release": "4.18.52", "rule": "rollout", "rollout": 0}],
-            "updates": {"from": "4.18.51", "offered": [],
-                        "removed": [{"release": "4.18.52", "rule": "rollout", "rollout": 0}]}
+            "updates": {"from": "4.18.51", "offered": ["4.18.50"],
+                        "removed": [{"release": "4.18.52", "rule": "rollout", "rollout": 0},
+                                    {"release": "4.18.53", "rule": "futureRule", "why": "later"}]}
         }))
     }
 
     #[test]
-    fn a_rollout_names_the_place_the_progress_and_when_the_cluster_is_inside() {
+    fn a_rollout_says_where_it_is_and_when_the_cluster_is_inside() {
         let facts = PolicyFacts::of(&outside_the_rollout(), &v("4.18.51"), &v("4.18.52"));
         assert_eq!(facts.rule, Some(PolicyRule::Rollout));
         assert_eq!(facts.in_graph_without_policy, Some(true));
         assert_eq!(
             facts.rule.as_ref().unwrap().sentence(&facts, &v("4.18.52")),
-            "the phased rollout of 4.18.52 has not reached it (its place is 71.30%, the rollout is at 54.49%; \
-             at this schedule it is inside from 2030-04-05T06:07:08Z)"
+            "the phased rollout of 4.18.52 does not offer it to this cluster yet (its place is 71.30%; \
+             at its schedule it is inside from 2030-04-05T06:07:08Z): on schedule at 54.5%, complete at \
+             2035-12-30T00:00:00Z"
         );
         assert_eq!(
             PolicyRule::Rollout.details(&facts),
             [
                 "the rollout of 4.18.52: 50% of clusters from 2026-01-01T00:00:00Z, rising evenly to all of them on 2035-12-30T00:00:00Z",
+                "it newly offers only within office hours, mon-fri 09:00-17:00 Europe/Berlin",
             ]
         );
         assert_eq!(PolicyRule::Rollout.line(&facts), Some(27));
     }
 
     #[test]
-    fn a_rollout_with_office_hours_says_it_offers_only_within_them() {
-        let mut explained = outside_the_rollout();
-        explained.rollouts[0].office_hours = Some("mon-fri 09:00-17:00 Europe/Berlin".to_owned());
-        let facts = PolicyFacts::of(&explained, &v("4.18.51"), &v("4.18.52"));
-        assert!(
-            facts
-                .rule
-                .as_ref()
-                .unwrap()
-                .sentence(&facts, &v("4.18.52"))
-                .ends_with("; it newly offers only within office hours, mon-fri 09:00-17:00 Europe/Berlin)")
-        );
-    }
-
-    #[test]
-    fn a_rollout_held_at_its_gate_says_what_the_gate_says_and_when_more_come_in() {
-        let mut explained = outside_the_rollout();
-        explained.rollouts[0].gate = Some(crate::cluster_policy::RolloutGateFacts {
-            rule: "max_offered_per_period".to_owned(),
-            reason: "max_offered_per_period: 200 of at most 200 clusters offered 4.18.52".to_owned(),
-            until: Some("2026-11-28T00:00:00Z".to_owned()),
-        });
-        let facts = PolicyFacts::of(&explained, &v("4.18.51"), &v("4.18.52"));
-        let sentence = facts.rule.as_ref().unwrap().sentence(&facts, &v("4.18.52"));
-        assert!(
-            sentence.starts_with("the phased rollout of 4.18.52 holds it at its gate (")
-                && sentence.ends_with(
-                    "): max_offered_per_period: 200 of at most 200 clusters offered 4.18.52; \
-                     more are let in from 2026-11-28T00:00:00Z"
-                ),
-            "{sentence}"
-        );
-    }
-
-    #[test]
-    fn an_older_engines_explanation_still_names_the_rule() {
-        // No schedule, no line: what engines wrote before them.
-        let older = policy(serde_json::json!({
-            "id": null, "place_percent": null, "groups": [], "rules": {},
-            "rollouts": [{"target": "4.18.52", "progress_percent": 54.49, "offered": false}],
-            "updates": {"from": "4.18.51", "offered": ["4.18.50"],
-                        "removed": [{"release": "4.18.52", "rule": "rollout", "rollout": 0},
-                                    {"release": "4.18.53", "rule": "future_rule", "why": "later"}]}
-        }));
-        let facts = PolicyFacts::of(&older, &v("4.18.51"), &v("4.18.52"));
-        assert_eq!(
-            facts.rule.as_ref().unwrap().sentence(&facts, &v("4.18.52")),
-            "the phased rollout of 4.18.52 has not reached it (without a cluster id it is last in every rollout, \
-             the rollout is at 54.49%)"
-        );
-        assert_eq!(PolicyRule::Rollout.details(&facts), ["the rollout of 4.18.52"]);
-        let unknown = PolicyFacts::of(&older, &v("4.18.51"), &v("4.18.53"));
+    fn a_rule_this_client_does_not_know_is_named_with_its_details() {
+        let explained = outside_the_rollout();
+        let unknown = PolicyFacts::of(&explained, &v("4.18.51"), &v("4.18.53"));
         assert_eq!(
             unknown.rule,
             Some(PolicyRule::Other {
-                rule: "future_rule".into(),
+                rule: "futureRule".into(),
                 details: "why later".into()
             })
         );
-        let offered = PolicyFacts::of(&older, &v("4.18.51"), &v("4.18.50"));
+        let offered = PolicyFacts::of(&explained, &v("4.18.51"), &v("4.18.50"));
         assert_eq!(
             (offered.rule, offered.in_graph_without_policy),
             (None, Some(true))

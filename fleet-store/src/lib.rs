@@ -16,14 +16,19 @@
 //!
 //! - [`store`]: opening a store, recording checks, pruning.
 //! - [`questions`]: what the fleet answers are made of.
-//! - [`rollouts`]: rollouts under run-time control, and their audit
-//!   (schema versions 2 and 4).
-//! - [`gates`]: how far gated rollouts may go (canaries, a rate), as the
-//!   engines computed it (schema version 5).
+//! - [`control`]: rollouts under run-time control (schema version 6): each
+//!   one's control and gates as the rollout model defines them, the one
+//!   path every change takes (the row locked, the model deciding on what
+//!   is stored, the audit written with it).
+//! - [`gates`]: gated rollouts' canaries and admissions, and what a gate
+//!   round asks of the fleet.
+//!
+//! What a rollout's state means is the `rollout-model` crate's; this crate
+//! only keeps it.
 
+pub mod control;
 pub mod gates;
 pub mod questions;
-pub mod rollouts;
 pub mod store;
 
 pub use store::{Check, FleetStore, Pruned, Recorded, StoreError, StoreKind};

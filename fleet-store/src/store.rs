@@ -1,12 +1,16 @@
-//! Opening a store, recording checks, pruning.
+//! Opening a store, recording checks, pruning; the one way a change is
+//! made in a transaction ([`FleetStore::in_transaction`]).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
+use rollout_model::Lot;
+use rollout_model::evidence::Evidence;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
-use sqlx::{Any, AnyPool, AssertSqlSafe, Row as _, Transaction};
+use sqlx::{Any, AnyPool, AssertSqlSafe, Connection as _, Row as _, Transaction};
 
-/// Rows per statement: 8 columns each stays below SQLite's 32,766 and
+/// Rows per statement: 9 columns each stays below SQLite's 32,766 and
 /// PostgreSQL's 65,535 bound parameters.
 const ROWS_PER_STATEMENT: usize = 1_000;
 
@@ -36,6 +40,9 @@ pub struct Recorded {
     /// Clusters left as stored: their checks said nothing new within the
     /// seen step (see [`FleetStore::with_seen_step`]).
     pub unchanged: u64,
+    /// Clusters the store did not know and was not allowed to take (the
+    /// budget of new clusters given to [`FleetStore::record`]).
+    pub refused_new: u64,
 }
 
 /// What one [`FleetStore::prune`] removed.
@@ -65,6 +72,8 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+    #[error("the fleet store's secret: {0}")]
+    Secret(String),
 }
 
 pub(crate) fn failed(what: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
@@ -92,12 +101,28 @@ impl StoreKind {
 }
 
 /// A fleet store, open and migrated.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FleetStore {
     pub(crate) pool: AnyPool,
     kind: StoreKind,
     /// Seconds: see [`FleetStore::with_seen_step`].
     seen_step: i64,
+    /// The key of every cluster's lot: kept in the store, shared by the
+    /// engines sharing it, never shown.
+    secret: Arc<[u8]>,
+    /// Seconds a cluster is recorded over before it counts as established,
+    /// and a new version before it counts as settled: a check that would
+    /// settle a version is written whatever the seen step.
+    evidence: Evidence,
+}
+
+impl std::fmt::Debug for FleetStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetStore")
+            .field("kind", &self.kind)
+            .field("seen_step", &self.seen_step)
+            .finish_non_exhaustive()
+    }
 }
 
 impl FleetStore {
@@ -143,11 +168,55 @@ impl FleetStore {
             .run(&pool)
             .await
             .map_err(StoreError::Migrate)?;
+        let secret = secret(&pool).await?;
         Ok(Self {
             pool,
             kind,
             seen_step: 0,
+            secret,
+            evidence: Evidence::default(),
         })
+    }
+
+    /// With the evidence rules' durations (see `rollout_model::evidence`):
+    /// a check that settles a cluster's new version is written whatever
+    /// the seen step, and established clusters are told apart with them.
+    pub fn with_evidence(self, evidence: Evidence) -> Self {
+        Self { evidence, ..self }
+    }
+
+    pub fn evidence(&self) -> Evidence {
+        self.evidence
+    }
+
+    /// The lot of the cluster stored as `cluster`.
+    pub fn lot(&self, cluster: &str) -> Lot {
+        Lot::draw(&self.secret, cluster)
+    }
+
+    /// Runs `work` in one transaction and commits it. A failure anywhere
+    /// (a statement, the commit itself: a full disk) closes the connection
+    /// instead of handing it back to the pool: a SQLite connection whose
+    /// commit failed may still hold its transaction open, and every later
+    /// transaction on it would nest inside, acknowledged and never
+    /// committed.
+    pub(crate) async fn in_transaction<T>(
+        &self,
+        what: &'static str,
+        work: impl AsyncFnOnce(&mut Transaction<'_, Any>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut connection = self.pool.acquire().await.map_err(failed(what))?;
+        let done = async {
+            let mut transaction = connection.begin().await.map_err(failed(what))?;
+            let value = work(&mut transaction).await?;
+            transaction.commit().await.map_err(failed(what))?;
+            Ok(value)
+        }
+        .await;
+        if done.is_err() {
+            connection.close_on_drop();
+        }
+        done
     }
 
     /// A cluster whose checks say nothing new (same channel, architecture,
@@ -165,6 +234,13 @@ impl FleetStore {
 
     pub fn kind(&self) -> StoreKind {
         self.kind
+    }
+
+    /// Closes the store's connections, waiting for those in use (a SQLite
+    /// file's write-ahead log is checkpointed when its last connection
+    /// closes).
+    pub async fn close(&self) {
+        self.pool.close().await;
     }
 
     /// What a `SELECT` of a row about to be changed ends with: PostgreSQL
@@ -187,59 +263,89 @@ impl FleetStore {
     }
 
     /// Records `checks` (in the order they were made) in one transaction:
-    /// each cluster's row brought up to date, each change of version found
-    /// (against the store, and within the batch) added once. A check older
-    /// than what the store has of its cluster (another engine wrote a newer
-    /// one first) changes nothing: a cluster is never put back on a version
-    /// it left. (Checks are kept to the second: two in one second are not
-    /// ordered.)
-    pub async fn record(&self, checks: &[Check]) -> Result<Recorded, StoreError> {
+    /// each cluster's row brought up to date (with its lot), each change of
+    /// version found (against the store, and within the batch) added once;
+    /// of the clusters the store does not know, `new_allowed` at most are
+    /// taken, the rest refused. A check older than what the store has of
+    /// its cluster (another engine wrote a newer one first) changes
+    /// nothing: a cluster is never put back on a version it left. (Checks
+    /// are kept to the second: two in one second are not ordered.)
+    pub async fn record(&self, checks: &[Check], new_allowed: u64) -> Result<Recorded, StoreError> {
         let clusters = by_cluster(checks);
-        let mut transaction = self
-            .pool
-            .begin()
-            .await
-            .map_err(failed("beginning a transaction"))?;
-        let mut recorded = Recorded::default();
-        for chunk in clusters.chunks(ROWS_PER_STATEMENT) {
-            let stored = stored_clusters(&mut transaction, chunk, self.kind).await?;
-            let mut newer: Vec<ClusterChecks<'_>> = Vec::new();
-            for cluster in chunk {
-                match cluster.since(stored.get(cluster.last.cluster.as_str()), self.seen_step) {
-                    Since::Newer(checks) => newer.push(checks),
-                    Since::Unchanged => recorded.unchanged += 1,
-                    Since::Older => {}
-                }
-            }
-            let mut changes = Vec::new();
-            for cluster in &newer {
-                let id = cluster.last.cluster.as_str();
-                let mut from = stored.get(id).map(|stored| stored.version.as_str());
-                recorded.new_clusters += u64::from(from.is_none());
-                for (version, at) in &cluster.versions {
-                    if let Some(from) = from.filter(|from| *from != version) {
-                        changes.push((id, from, version.as_str(), *at));
+        let rules = Written {
+            seen_step: self.seen_step,
+            settled_after: self.evidence.settled_after.as_secs(),
+        };
+        self.in_transaction("recording checks", async |transaction| {
+            let mut recorded = Recorded::default();
+            let mut new_left = new_allowed;
+            for chunk in clusters.chunks(ROWS_PER_STATEMENT) {
+                let stored = stored_clusters(transaction, chunk, self.kind).await?;
+                let mut newer: Vec<ClusterChecks<'_>> = Vec::new();
+                for cluster in chunk {
+                    let known = stored.get(cluster.last.cluster.as_str());
+                    if known.is_none() {
+                        if new_left == 0 {
+                            recorded.refused_new += 1;
+                            continue;
+                        }
+                        new_left -= 1;
                     }
-                    from = Some(version.as_str());
+                    match cluster.since(known, rules) {
+                        Since::Newer(checks) => newer.push(checks),
+                        Since::Unchanged => recorded.unchanged += 1,
+                        Since::Older => {}
+                    }
                 }
+                let mut changes = Vec::new();
+                for cluster in &newer {
+                    let id = cluster.last.cluster.as_str();
+                    let mut from = stored.get(id).map(|stored| stored.version.as_str());
+                    recorded.new_clusters += u64::from(from.is_none());
+                    for (version, at) in &cluster.versions {
+                        if let Some(from) = from.filter(|from| *from != version) {
+                            changes.push((id, from, version.as_str(), *at));
+                        }
+                        from = Some(version.as_str());
+                    }
+                }
+                if !newer.is_empty() {
+                    upsert_clusters(transaction, &newer, |cluster| self.lot(cluster)).await?;
+                }
+                insert_changes(transaction, &changes).await?;
+                recorded.clusters += newer.len() as u64;
+                recorded.changes += changes.len() as u64;
             }
-            if !newer.is_empty() {
-                upsert_clusters(&mut transaction, &newer).await?;
-            }
-            insert_changes(&mut transaction, &changes).await?;
-            recorded.clusters += newer.len() as u64;
-            recorded.changes += changes.len() as u64;
-        }
-        transaction
-            .commit()
+            Ok(recorded)
+        })
+        .await
+    }
+
+    /// Clusters in the store.
+    pub async fn cluster_count(&self) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query("SELECT COUNT(*) FROM fleet_clusters")
+            .fetch_one(&self.pool)
             .await
-            .map_err(failed("committing recorded checks"))?;
-        Ok(recorded)
+            .and_then(|row| row.try_get(0))
+            .map_err(failed("counting clusters"))?;
+        Ok(u64::try_from(count).unwrap_or_default())
     }
 
     /// Removes the clusters not seen since `before` and the changes made
-    /// before it (Unix seconds).
-    pub async fn prune(&self, before: i64) -> Result<Pruned, StoreError> {
+    /// before it (Unix seconds), and the clusters never established (seen
+    /// over less than the evidence rules' time) that have not been seen
+    /// for that time: an id sent once or twice does not stay for the whole
+    /// retention.
+    pub async fn prune(&self, before: i64, now: i64) -> Result<Pruned, StoreError> {
+        let established_after = self.evidence.established_after.as_secs();
+        let fleeting =
+            sqlx::query("DELETE FROM fleet_clusters WHERE last_seen < $1 AND last_seen - first_seen < $2")
+                .bind(now.saturating_sub(established_after))
+                .bind(established_after)
+                .execute(&self.pool)
+                .await
+                .map_err(failed("pruning clusters never established"))?
+                .rows_affected();
         let changes = sqlx::query("DELETE FROM fleet_changes WHERE at < $1")
             .bind(before)
             .execute(&self.pool)
@@ -252,8 +358,30 @@ impl FleetStore {
             .await
             .map_err(failed("pruning clusters"))?
             .rows_affected();
-        Ok(Pruned { clusters, changes })
+        Ok(Pruned {
+            clusters: clusters + fleeting,
+            changes,
+        })
     }
+}
+
+/// The store's secret (see [`FleetStore::lot`]): made by the first engine
+/// to open the store, from the operating system's generator.
+async fn secret(pool: &AnyPool) -> Result<Arc<[u8]>, StoreError> {
+    let mut fresh = [0_u8; 32];
+    getrandom::fill(&mut fresh).map_err(|error| StoreError::Secret(error.to_string()))?;
+    let fresh: String = fresh.iter().map(|byte| format!("{byte:02x}")).collect();
+    sqlx::query("INSERT INTO fleet_secret (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING")
+        .bind(fresh)
+        .execute(pool)
+        .await
+        .map_err(failed("making the store's secret"))?;
+    let kept: String = sqlx::query("SELECT secret FROM fleet_secret WHERE id = 1")
+        .fetch_one(pool)
+        .await
+        .and_then(|row| row.try_get(0))
+        .map_err(failed("reading the store's secret"))?;
+    Ok(kept.into_bytes().into())
 }
 
 /// `url` with SQLite's "create the file if missing" mode, unless it names a
@@ -284,6 +412,20 @@ struct Stored {
     channel: String,
     arch: String,
     place: f64,
+    version_since: i64,
+    /// Whether its row has a lot (rows written before schema 6 have none
+    /// until written again).
+    has_lot: bool,
+}
+
+/// When a check that says nothing new is written anyway (seconds).
+#[derive(Clone, Copy)]
+struct Written {
+    /// Once the stored `last_seen` is this old.
+    seen_step: i64,
+    /// While the stored version is not settled yet (seen over this long):
+    /// the check that settles it is written at once.
+    settled_after: i64,
 }
 
 /// A cluster's checks in a batch, against what the store has of it.
@@ -298,8 +440,9 @@ enum Since<'a> {
 
 impl<'a> ClusterChecks<'a> {
     /// The checks newer than what the store has (`stored`), unless they
-    /// only say "still here" within `seen_step` seconds of its `last_seen`.
-    fn since(&self, stored: Option<&Stored>, seen_step: i64) -> Since<'a> {
+    /// only say "still here" within the seen step of its `last_seen` (and
+    /// the stored row has its lot and a settled version).
+    fn since(&self, stored: Option<&Stored>, written: Written) -> Since<'a> {
         let Some(stored) = stored else {
             return Since::Newer(self.clone());
         };
@@ -313,7 +456,13 @@ impl<'a> ClusterChecks<'a> {
             && self.last.channel == stored.channel
             && self.last.arch == stored.arch
             && self.last.place == stored.place;
-        if nothing_new && self.last.at < stored.last_seen.saturating_add(seen_step) {
+        let settles = stored.last_seen < stored.version_since.saturating_add(written.settled_after)
+            && self.last.at >= stored.version_since.saturating_add(written.settled_after);
+        if nothing_new
+            && stored.has_lot
+            && !settles
+            && self.last.at < stored.last_seen.saturating_add(written.seen_step)
+        {
             return Since::Unchanged;
         }
         let mut versions: Vec<(String, i64)> = self
@@ -381,7 +530,8 @@ async fn stored_clusters(
         StoreKind::Sqlite => "",
     };
     let sql = format!(
-        "SELECT id, version, last_seen, channel, arch, place FROM fleet_clusters WHERE id IN ({}){lock}",
+        "SELECT id, version, last_seen, channel, arch, place, version_since, lot \
+         FROM fleet_clusters WHERE id IN ({}){lock}",
         list.join(", ")
     );
     // Safe: only placeholders are generated; the values are bound.
@@ -401,6 +551,8 @@ async fn stored_clusters(
                 channel: row.try_get(3)?,
                 arch: row.try_get(4)?,
                 place: row.try_get(5)?,
+                version_since: row.try_get(6)?,
+                has_lot: row.try_get::<Option<i64>, _>(7)?.is_some(),
             };
             Ok((row.try_get(0)?, stored))
         })
@@ -411,21 +563,23 @@ async fn stored_clusters(
 async fn upsert_clusters(
     transaction: &mut Transaction<'_, Any>,
     chunk: &[ClusterChecks<'_>],
+    lot: impl Fn(&str) -> Lot,
 ) -> Result<(), StoreError> {
     let sql = format!(
         "INSERT INTO fleet_clusters \
-             (id, channel, arch, version, place, first_seen, last_seen, version_since) \
+             (id, channel, arch, version, place, first_seen, last_seen, version_since, lot) \
          VALUES {} \
          ON CONFLICT (id) DO UPDATE SET \
              channel = excluded.channel, \
              arch = excluded.arch, \
              place = excluded.place, \
+             lot = excluded.lot, \
              last_seen = excluded.last_seen, \
              version_since = CASE WHEN excluded.version = fleet_clusters.version \
                  THEN fleet_clusters.version_since ELSE excluded.version_since END, \
              version = excluded.version \
          WHERE excluded.last_seen >= fleet_clusters.last_seen",
-        placeholders(chunk.len(), 8)
+        placeholders(chunk.len(), 9)
     );
     // Safe: only placeholders are generated; the values are bound.
     let mut query = sqlx::query(AssertSqlSafe(sql));
@@ -441,7 +595,8 @@ async fn upsert_clusters(
             .bind(check.place)
             .bind(first_seen)
             .bind(check.at)
-            .bind(version_since);
+            .bind(version_since)
+            .bind(lot(&check.cluster).to_stored());
     }
     query
         .execute(&mut **transaction)

@@ -11,15 +11,42 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use cincinnati_core::{ApiError, ErrorKind};
 use prometheus::{IntCounterVec, Opts};
 
-/// An [`ApiError`] answered over HTTP. A newtype because neither the error
-/// nor actix's `ResponseError` trait belongs to this crate.
+/// An [`ApiError`] answered over HTTP (a type of this crate because
+/// neither the error nor actix's `ResponseError` trait is), with the
+/// methods a 405 allows.
 #[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub struct HttpError(#[from] pub ApiError);
+#[error("{error}")]
+pub struct HttpError {
+    #[source]
+    pub error: ApiError,
+    allow: &'static str,
+}
+
+impl From<ApiError> for HttpError {
+    fn from(error: ApiError) -> Self {
+        Self {
+            error,
+            allow: "GET, HEAD",
+        }
+    }
+}
+
+impl HttpError {
+    /// 405 for `request`, whose resource takes only `allow`.
+    pub fn method_not_allowed(request: &HttpRequest, allow: &'static str) -> Self {
+        Self {
+            error: ApiError::new(
+                ErrorKind::MethodNotAllowed,
+                format_args!("{} {}: this takes {allow}", request.method(), request.path()),
+            ),
+            allow,
+        }
+    }
+}
 
 impl ResponseError for HttpError {
     fn status_code(&self) -> StatusCode {
-        StatusCode::from_u16(self.0.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+        StatusCode::from_u16(self.error.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
     fn error_response(&self) -> HttpResponse {
@@ -28,16 +55,16 @@ impl ResponseError for HttpError {
             .content_type(crate::accept::APPLICATION_JSON)
             // An error must not be cached in place of the graph it stands for.
             .insert_header((header::CACHE_CONTROL, "no-store"));
-        match self.0.kind {
+        match self.error.kind {
             ErrorKind::MethodNotAllowed => {
-                response.insert_header((header::ALLOW, "GET, HEAD"));
+                response.insert_header((header::ALLOW, self.allow));
             }
             ErrorKind::Unauthorized => {
                 response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }
             _ => {}
         }
-        response.body(self.0.to_json())
+        response.body(self.error.to_json())
     }
 }
 
@@ -47,14 +74,10 @@ pub async fn not_found(request: HttpRequest) -> Result<HttpResponse, HttpError> 
     Err(ApiError::new(ErrorKind::DoesNotExist, format_args!("path {}", request.path())).into())
 }
 
-/// The default service of a resource whose routes do not take the request's
-/// method: a JSON 405 with `Allow`.
+/// The default service of a GET-and-HEAD resource whose routes do not take
+/// the request's method: a JSON 405 with `Allow`.
 pub async fn method_not_allowed(request: HttpRequest) -> Result<HttpResponse, HttpError> {
-    Err(ApiError::new(
-        ErrorKind::MethodNotAllowed,
-        format_args!("{} {}", request.method(), request.path()),
-    )
-    .into())
+    Err(HttpError::method_not_allowed(&request, "GET, HEAD"))
 }
 
 /// Every error answer, by status and kind (`graph_response_errors_total`,
@@ -91,7 +114,7 @@ impl ResponseErrors {
             return;
         };
         self.0
-            .with_label_values(&[response.status().as_str(), error.0.kind.as_str()])
+            .with_label_values(&[response.status().as_str(), error.error.kind.as_str()])
             .inc();
     }
 

@@ -49,6 +49,7 @@ pub struct Request<'a> {
     accept: Option<&'a str>,
     if_none_match: Option<&'a str>,
     bearer: Option<&'a str>,
+    header: Option<(&'static str, &'a str)>,
     timeout: Option<Duration>,
 }
 
@@ -64,6 +65,7 @@ impl<'a> Request<'a> {
             accept: None,
             if_none_match: None,
             bearer: None,
+            header: None,
             timeout: None,
         }
     }
@@ -77,6 +79,15 @@ impl<'a> Request<'a> {
     pub fn bearer(self, token: &'a str) -> Self {
         Self {
             bearer: Some(token),
+            ..self
+        }
+    }
+
+    /// With one more header, `name: value` (a header the server defines,
+    /// such as the policy-engine's `cincinnati-question`).
+    pub fn header(self, name: &'static str, value: &'a str) -> Self {
+        Self {
+            header: Some((name, value)),
             ..self
         }
     }
@@ -174,6 +185,9 @@ impl HttpClient {
         }
         if let Some(media_type) = request.accept {
             builder = builder.header(ACCEPT, media_type);
+        }
+        if let Some((name, value)) = request.header {
+            builder = builder.header(name, value);
         }
         if let Some(etag) = request.if_none_match {
             builder = builder.header(IF_NONE_MATCH, etag);

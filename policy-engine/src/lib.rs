@@ -34,24 +34,23 @@
 //! (`service-kit`), the graph and its JSON (`cincinnati-core`).
 
 pub mod allocator;
-pub mod answers;
-pub mod cluster_policy;
-pub mod control;
-pub mod engine;
-pub mod explorer;
-pub mod filters;
-pub mod fleet;
-pub mod metrics;
-pub mod query;
-pub mod request;
-pub mod routes;
+mod client;
+mod cluster_policy;
+mod explorer;
+mod metrics;
+mod openapi;
+mod operator;
 pub mod service;
 pub mod settings;
 pub mod status;
 #[cfg(test)]
 mod test_graphs;
-pub mod upstream;
 
+pub use client::filters;
+pub use client::query;
+pub use client::request::UpstreamKind;
+pub use client::upstream::revision::Revision;
+pub use cluster_policy::lookup::LookupStatus;
 pub use service::PolicyEngine;
 pub use service_kit::shutdown::StopHandle;
 pub use settings::Settings;

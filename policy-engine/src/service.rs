@@ -7,20 +7,25 @@ use std::time::SystemTime;
 
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
+use crate::client::engine::{CheckSink, Engine, Parts};
+use crate::client::routes;
+use crate::client::upstream::feeds::Feeds;
 use crate::cluster_policy::ClusterPolicy;
-use crate::control::{Control, ControlMetrics};
-use crate::engine::{Engine, Parts};
 use crate::explorer;
-use crate::fleet::Fleet;
-use crate::fleet::metrics::FleetMetrics;
 use crate::metrics::EngineMetrics;
-use crate::routes::{self, openapi::OpenApiDocument};
+use crate::openapi::OpenApiDocument;
+use crate::operator::Operator;
+use crate::operator::control::{Control, ControlMetrics};
+use crate::operator::fleet::Fleet;
+use crate::operator::fleet::metrics::FleetMetrics;
+use crate::operator::routes::{FLEET_PATH, configure_status};
 use crate::settings::{Resolved, Settings};
-use crate::upstream::feeds::Feeds;
+use crate::status::EngineStatus;
 
 /// The running policy-engine.
 pub struct PolicyEngine {
     engine: Arc<Engine>,
+    operator: Arc<Operator>,
 }
 
 impl Service for PolicyEngine {
@@ -86,12 +91,12 @@ impl Service for PolicyEngine {
         };
         // (Settings made sure control has a store and a policy.)
         let control = match (plan.control, &fleet, &cluster_policy) {
-            (Some(access), Some(fleet), Some(policy)) => Some(Control::new(
+            (Some(access), Some(fleet), Some(policy)) => Some(Arc::new(Control::new(
                 fleet.clone(),
                 policy.clone(),
                 access,
                 ControlMetrics::register(kit.registry())?,
-            )),
+            ))),
             _ => None,
         };
         let engine = Arc::new(Engine::new(
@@ -102,11 +107,11 @@ impl Service for PolicyEngine {
             Parts {
                 metrics,
                 cluster_policy,
-                fleet,
-                control,
+                checks: fleet.clone().map(|fleet| fleet as Arc<dyn CheckSink>),
                 stopping: kit.stop_handle(),
             },
         ));
+        let operator = Arc::new(Operator::new(engine.clone(), fleet, control));
         let routes = routes::configure(
             service.api.path_prefix.clone(),
             engine.clone(),
@@ -135,20 +140,19 @@ impl Service for PolicyEngine {
             let feeds = feeds.clone();
             async move { feeds.refresh_round().await }
         });
-        let status_routes = routes::configure_status(
+        let status_routes = configure_status(
             service.api.path_prefix.clone(),
-            engine.clone(),
+            operator.clone(),
             service.requests.caching(),
-            settings.rollouts.max_alert_bytes,
         );
-        if engine.control().is_some() {
+        if operator.control().is_some() {
             kit.status_max_body_bytes(settings.rollouts.max_alert_bytes);
         }
         // The page on the status port too, where its Fleet view finds the
         // fleet answers.
         let status_explorer = service
             .explorer
-            .then(|| explorer.status_routes(engine.fleet().is_some()));
+            .then(|| explorer.status_routes(operator.fleet().is_some().then_some(FLEET_PATH)));
         kit.status_routes(move |config| {
             status_routes(config);
             if let Some(page) = &status_explorer {
@@ -161,10 +165,10 @@ impl Service for PolicyEngine {
                 async move { policy.reload().await }
             });
         }
-        if let Some(fleet) = engine.fleet().cloned() {
+        if let Some(fleet) = operator.fleet().cloned() {
             start_fleet(kit, fleet, engine.clone());
         }
-        if let Some(control) = engine.control().cloned() {
+        if let Some(control) = operator.control().cloned() {
             let refresher = control.clone();
             kit.spawn_every(control.refresh_schedule(), move || {
                 let refresher = refresher.clone();
@@ -174,7 +178,7 @@ impl Service for PolicyEngine {
                 let querier = control.clone();
                 kit.spawn_every(schedule, move || {
                     let querier = querier.clone();
-                    async move { querier.check_queries(SystemTime::now()).await }
+                    async move { querier.check_queries().await }
                 });
             }
             let feeds = engine.feeds().clone();
@@ -186,17 +190,34 @@ impl Service for PolicyEngine {
                 }
             });
         }
-        let (ready, gauges, status) = (engine.clone(), engine.clone(), engine.clone());
-        kit.ready_when(move || ready.is_ready());
-        kit.before_scrape(move || gauges.update_gauges());
-        kit.status(move |tasks| status.status(tasks));
-        Ok(Self { engine })
+        let (ready, ready_operator) = (engine.clone(), operator.clone());
+        kit.ready_when(move || ready.is_ready() && ready_operator.is_ready());
+        let (gauges, gauges_operator) = (engine.clone(), operator.clone());
+        kit.before_scrape(move || {
+            gauges.update_gauges();
+            gauges_operator.update_gauges();
+        });
+        let (status, status_operator) = (engine.clone(), operator.clone());
+        kit.status(move |tasks| {
+            let (fleet, rollout_control) = status_operator.status();
+            EngineStatus {
+                client: status.status(),
+                fleet,
+                rollout_control,
+                tasks,
+            }
+        });
+        Ok(Self { engine, operator })
     }
 }
 
 impl PolicyEngine {
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    pub fn operator(&self) -> &Arc<Operator> {
+        &self.operator
     }
 }
 

@@ -31,20 +31,22 @@ use service_kit::settings::{
     ApiSettings, ConnectionSettings, Logging, Named, RequestSettings, SkeletonSettings, StatusSettings,
 };
 
+use crate::client::engine::Limits;
+use crate::client::filters;
+use crate::client::query::QueryRules;
+use crate::client::request::PolicyRequest;
+use crate::client::upstream::KindSetting;
+use crate::client::upstream::client::{InvalidUpstream, UpstreamClient};
+use crate::client::upstream::feeds::FeedLimits;
 use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
 use crate::cluster_policy::{PolicySource, source::SourceError};
-use crate::control::queries::Prometheus;
-use crate::control::tokens::Tokens;
-use crate::control::{ControlPlan, Intervals};
-use crate::engine::Limits;
-use crate::filters;
-use crate::fleet::keys::ClusterKeys;
-use crate::fleet::{FleetPlan, Windows};
-use crate::query::QueryRules;
-use crate::request::PolicyRequest;
-use crate::upstream::KindSetting;
-use crate::upstream::client::{InvalidUpstream, UpstreamClient};
-use crate::upstream::feeds::FeedLimits;
+use crate::operator::control::queries::Prometheus;
+use crate::operator::control::tokens::Tokens;
+use crate::operator::control::{ControlPlan, Intervals};
+use crate::operator::fleet::keys::ClusterKeys;
+use crate::operator::fleet::{Bounds, FleetPlan, Windows};
+use rollout_model::evidence::Evidence;
+use rollout_model::time::SignedDuration;
 
 /// The policy-engine's ports and caching default.
 #[derive(Debug, Clone)]
@@ -194,6 +196,20 @@ pub struct FleetSettings {
     pub silent_hours: u64,
     /// Days on a version with an update offered that make a cluster stuck.
     pub stuck_days: u64,
+    /// Hours a cluster must have been recorded over (its last check that
+    /// long after its first) before it steers a rollout: is chosen as a
+    /// canary, admitted by a rate, counted by a halt (see the rollout
+    /// model's evidence rules).
+    pub established_after_hours: u64,
+    /// Minutes a cluster must have reported a new version over before the
+    /// version counts (a canary's arrival, a halt's).
+    pub settled_after_minutes: u64,
+    /// Clusters the store keeps at most; beyond, new ones are not recorded
+    /// (counted as refused).
+    pub max_clusters: u64,
+    /// New clusters this engine records an hour at most (a burst of as many
+    /// at once); beyond, new ones are not recorded (counted as refused).
+    pub new_clusters_per_hour: u64,
 }
 
 impl Default for FleetSettings {
@@ -212,6 +228,10 @@ impl Default for FleetSettings {
             active_hours: 24,
             silent_hours: 6,
             stuck_days: 14,
+            established_after_hours: 24,
+            settled_after_minutes: 10,
+            max_clusters: 2_000_000,
+            new_clusters_per_hour: 100_000,
         }
     }
 }
@@ -451,7 +471,9 @@ impl Settings {
             }
             Some(path) => Some(Arc::new(PolicySource::open(
                 path,
-                Duration::from_secs(policy_settings.deferral_bucket_secs.max(1)),
+                SignedDuration::from_secs(
+                    i64::try_from(policy_settings.deferral_bucket_secs.max(1)).unwrap_or(i64::MAX),
+                ),
                 self.group_lookup()?,
             )?)),
             None if policy_settings.lookup_url.is_some() => return Err(SettingsError::LookupWithoutFile),
@@ -636,6 +658,18 @@ impl FleetSettings {
                 active: hours(self.active_hours),
                 silent: hours(self.silent_hours),
                 stuck: Duration::from_secs(self.stuck_days.max(1) * 86_400),
+            },
+            evidence: Evidence {
+                established_after: SignedDuration::from_hours(
+                    i64::try_from(self.established_after_hours).unwrap_or(i64::MAX / 3600),
+                ),
+                settled_after: SignedDuration::from_mins(
+                    i64::try_from(self.settled_after_minutes).unwrap_or(i64::MAX / 60),
+                ),
+            },
+            bounds: Bounds {
+                max_clusters: self.max_clusters,
+                new_per_hour: self.new_clusters_per_hour,
             },
         }))
     }

@@ -4,26 +4,16 @@
 use serde::{Deserialize, Serialize};
 use service_kit::supervisor::TaskStatus;
 
-use crate::cluster_policy::source::PolicyStatus;
-use crate::control::ControlStatus;
-use crate::fleet::FleetStatus;
-use crate::request::UpstreamKind;
-use crate::upstream::feed::FeedStatus;
+pub use crate::client::engine::{ClientStatus, UpstreamStatus};
+use crate::operator::control::ControlStatus;
+use crate::operator::fleet::FleetStatus;
 
-/// The `/status` document.
+/// The `/status` document: the client plane's part, and the operator
+/// plane's.
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct EngineStatus {
-    pub ready: bool,
-    pub upstream: UpstreamStatus,
-    /// The filters, in order.
-    pub pipeline: Vec<String>,
-    /// The root feed (a graph-builder upstream), or one per forwarded
-    /// parameter set (an engine upstream).
-    pub feeds: Vec<FeedStatus>,
-    /// The per-cluster policy served, if one is configured.
-    #[serde(default)]
-    pub cluster_policy: Option<PolicyStatus>,
+    #[serde(flatten)]
+    pub client: ClientStatus,
     /// The fleet store and its recorder, if one is configured.
     #[serde(default)]
     pub fleet: Option<FleetStatus>,
@@ -31,13 +21,4 @@ pub struct EngineStatus {
     #[serde(default)]
     pub rollout_control: Option<ControlStatus>,
     pub tasks: Vec<TaskStatus>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UpstreamStatus {
-    /// Its password redacted.
-    pub url: String,
-    /// Until detected: none.
-    pub kind: Option<UpstreamKind>,
 }

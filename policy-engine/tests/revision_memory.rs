@@ -8,7 +8,7 @@
 use std::time::SystemTime;
 
 use cincinnati_core::Graph;
-use policy_engine::upstream::revision::Revision;
+use policy_engine::Revision;
 
 /// Resident memory of this process (`/proc/self/statm`, 4 KiB pages).
 fn resident_bytes() -> u64 {

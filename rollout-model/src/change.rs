@@ -233,6 +233,7 @@ fn resume(control: &mut Control, at: Timestamp) -> Outcome {
     match control.pause.take() {
         Some(pause) => {
             control.stood_still += at.duration_since(pause.at).max(crate::time::SignedDuration::ZERO);
+            control.resumed_from = Some(pause.at);
             control.resumed_at = Some(at);
             Outcome::Resumed
         }

@@ -29,6 +29,8 @@ pub struct Control {
     /// When it was last resumed: halts count evidence from then on, and
     /// canaries have their arrival timeout afresh.
     pub resumed_at: Option<Timestamp>,
+    /// When that last pause began.
+    pub resumed_from: Option<Timestamp>,
     /// Alertmanager's alerts firing on it, by identity, with their names.
     pub alerts: BTreeMap<AlertId, String>,
     /// The last change.
@@ -57,7 +59,22 @@ impl Control {
         let current = self.pause.as_ref().map_or(SignedDuration::ZERO, |pause| {
             at.duration_since(pause.at).max(SignedDuration::ZERO)
         });
-        self.stood_still + current
+        self.stood_still_before(at) + current
+    }
+
+    /// How long its clock had stood still in pauses ended by now, as of
+    /// `at` (which may be before the last of them ended: outside office
+    /// hours the schedule is read at the last window's close). Of the
+    /// pauses ended after `at` only the last is known: earlier ones are
+    /// counted whole, so the schedule reads earlier (offers less, never
+    /// more).
+    pub fn stood_still_before(&self, at: Timestamp) -> SignedDuration {
+        match (self.resumed_from, self.resumed_at) {
+            (Some(from), Some(to)) if at < to => {
+                (self.stood_still - to.duration_since(at.max(from))).max(SignedDuration::ZERO)
+            }
+            _ => self.stood_still,
+        }
     }
 
     /// Whether it overrides its declaration (paused or held).

@@ -29,6 +29,22 @@ pub struct Declaration {
     pub auto_resume: bool,
 }
 
+impl Declaration {
+    /// A rollout of `target` on `schedule`, declared at `origin`, always
+    /// newly offering, without gates or halts.
+    pub fn new(target: Version, origin: Origin, schedule: Schedule) -> Self {
+        Self {
+            target,
+            origin,
+            schedule,
+            office_hours: None,
+            gates: Gates::default(),
+            halts: Halts::default(),
+            auto_resume: false,
+        }
+    }
+}
+
 /// Where a rollout is declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
@@ -70,9 +86,11 @@ impl Schedule {
         self.starting_percentage + (100.0 - self.starting_percentage) * fraction
     }
 
-    /// When its clock first lets `place` in: from then on the progress is
-    /// above the place (at the start for places below the starting
-    /// percentage; at the end, the last).
+    /// The first millisecond its clock lets `place` in: from then on the
+    /// progress is above the place (at the start for places below the
+    /// starting percentage; at the end, the last). Found from the formula,
+    /// then checked against [`Schedule::progress_at`] itself, so the two
+    /// never disagree by a rounding.
     pub fn reaches(&self, place: Place) -> Timestamp {
         let percent = place.percent();
         // (At 100% from the start, the fraction below would be 0/0.)
@@ -83,12 +101,30 @@ impl Schedule {
             return self.start;
         }
         let fraction = ((percent - self.starting_percentage) / (100.0 - self.starting_percentage)).min(1.0);
-        self.start + self.duration.mul_f64(fraction)
+        let reached = self.start + self.duration.mul_f64(fraction);
+        let ceiling = jiff::TimestampRound::new()
+            .smallest(jiff::Unit::Millisecond)
+            .mode(jiff::RoundMode::Ceil);
+        let mut first = reached.round(ceiling).unwrap_or(reached);
+        while !place.is_below(self.progress_at(first)) && first < self.end() {
+            first += SignedDuration::from_millis(1);
+        }
+        first.min(self.end())
     }
 
     /// When its clock reaches 100%.
     pub fn end(&self) -> Timestamp {
         self.start + self.duration.max(SignedDuration::ZERO)
+    }
+
+    /// When its clock first offers every cluster (requests without an id
+    /// too): its start when it starts at 100%, else its end.
+    pub fn complete_at(&self) -> Timestamp {
+        if self.starting_percentage >= 100.0 {
+            self.start
+        } else {
+            self.end()
+        }
     }
 }
 
@@ -183,7 +219,11 @@ mod tests {
         assert_eq!(schedule.progress_at(at(5)), 60.0);
         assert_eq!(schedule.progress_at(at(10)), 100.0);
         assert_eq!(schedule.progress_at(at(99)), 100.0);
-        assert_eq!(schedule.reaches(Place::from_percent(60.0)), at(5));
+        assert_eq!(
+            schedule.reaches(Place::from_percent(60.0)),
+            at(5) + SignedDuration::from_millis(1),
+            "at 60% on the dot a place of 60% is not below it yet"
+        );
         assert_eq!(schedule.reaches(Place::from_percent(10.0)), at(0));
         assert_eq!(schedule.end(), at(10));
     }

@@ -4,13 +4,13 @@
 
 use crate::position::{Position, Rollout, Stage};
 use crate::rounds::canary_deadline;
-use crate::time::Timestamp;
+use crate::time::to_the_second;
 
 /// `rollout` at `position`, in words.
 pub fn said(rollout: &Rollout, position: &Position) -> String {
     let declaration = &rollout.declaration;
     let control = rollout.control();
-    let seconds = |at: Timestamp| at.round(jiff::Unit::Second).unwrap_or(at).to_string();
+    let seconds = to_the_second;
     match &position.stage {
         Stage::Unknown => {
             "run-time state not read yet: offered to nobody until rollout control reads it".to_owned()
@@ -103,7 +103,7 @@ pub fn said(rollout: &Rollout, position: &Position) -> String {
             seconds(
                 rollout
                     .offered_from(Default::default())
-                    .unwrap_or(declaration.schedule.end())
+                    .unwrap_or(declaration.schedule.complete_at())
             )
         ),
         Stage::Complete => "complete: offered to every cluster".to_owned(),

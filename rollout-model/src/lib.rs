@@ -38,4 +38,4 @@ pub use control::Control;
 pub use declaration::Declaration;
 pub use gates::GateState;
 pub use place::{ClusterId, Lot, Place};
-pub use position::{Known, Position, Rollout, RunState, Stage, Who};
+pub use position::{Knowledge, Known, Position, Rollout, RunState, Stage, Who};

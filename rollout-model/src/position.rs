@@ -52,6 +52,50 @@ pub enum RunState {
     Read(Arc<Known>),
 }
 
+/// What an engine knows of every rollout's run-time state, by target as
+/// written (`4.18.52`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Knowledge {
+    /// No run-time control is configured: declarations alone.
+    Declared,
+    /// Run-time control is configured and its state was never read.
+    Unknown,
+    /// As read at `as_of` (a rollout without an entry was never changed).
+    Read {
+        as_of: Timestamp,
+        controls: BTreeMap<String, Control>,
+        gates: BTreeMap<String, GateState>,
+    },
+}
+
+impl Knowledge {
+    /// The rollouts of `declarations` with what is known of them.
+    pub fn rollouts(&self, declarations: &[Arc<Declaration>]) -> Vec<Rollout> {
+        declarations
+            .iter()
+            .map(|declaration| {
+                let state = match self {
+                    Self::Declared => RunState::Declared,
+                    Self::Unknown => RunState::Unknown,
+                    Self::Read {
+                        as_of,
+                        controls,
+                        gates,
+                    } => {
+                        let target = declaration.target.to_string();
+                        RunState::Read(Arc::new(Known::new(
+                            controls.get(&target).cloned().unwrap_or_default(),
+                            gates.get(&target).cloned(),
+                            *as_of,
+                        )))
+                    }
+                };
+                Rollout::new(declaration.clone(), state)
+            })
+            .collect()
+    }
+}
+
 /// A rollout's run-time state as read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Known {
@@ -131,11 +175,6 @@ impl Position {
         by_place || who.lot.is_some_and(|lot| self.named.contains(lot))
     }
 
-    /// Whether a request must bring its lot to be answered.
-    pub fn names_clusters(&self) -> bool {
-        !self.named.is_empty()
-    }
-
     fn nobody(stage: Stage, clock: Timestamp, scheduled: f64, named: Lots) -> Self {
         Self {
             stage,
@@ -153,6 +192,7 @@ static NO_CONTROL: Control = Control {
     stood_still: SignedDuration::ZERO,
     held: None,
     resumed_at: None,
+    resumed_from: None,
     alerts: BTreeMap::new(),
     last: None,
 };
@@ -168,6 +208,14 @@ impl Rollout {
             RunState::Read(known) => &known.control,
             RunState::Declared | RunState::Unknown => &NO_CONTROL,
         }
+    }
+
+    /// Whether its gates name clusters (canaries, admitted): a request
+    /// must bring its lot to be answered.
+    pub fn names_clusters(&self) -> bool {
+        self.gates().is_some_and(|gates| {
+            gates.canaries.is_some() || gates.rate.as_ref().is_some_and(|rate| rate.total > 0)
+        })
     }
 
     /// Its gates, as known.
@@ -264,10 +312,11 @@ impl Rollout {
             .office_hours
             .as_ref()
             .map_or(stopped, |office| office.last_open(stopped));
-        let progress = self.declaration.schedule.progress_at(
-            open.saturating_sub(self.shift(control, gates))
-                .unwrap_or(Timestamp::MIN),
-        );
+        let shift = control.stood_still_before(open) + self.canary_wait(gates);
+        let progress = self
+            .declaration
+            .schedule
+            .progress_at(open.saturating_sub(shift).unwrap_or(Timestamp::MIN));
         control
             .pause
             .as_ref()
@@ -326,7 +375,9 @@ impl Rollout {
             return None;
         }
         let schedule = &self.declaration.schedule;
-        let reached = who.place.map_or(schedule.end(), |place| schedule.reaches(place));
+        let reached = who
+            .place
+            .map_or(schedule.complete_at(), |place| schedule.reaches(place));
         let due = reached
             .saturating_add(self.shift(control, gates))
             .unwrap_or(reached);

@@ -31,6 +31,55 @@ use crate::place::Lot;
 use crate::position::Rollout;
 use crate::time::{SignedDuration, Timestamp, hours_said};
 
+/// What a round judges a rollout's gates on, as the fleet store gives it.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// Canary candidates, in order (when none are chosen yet).
+    pub canary_candidates: Vec<Candidate>,
+    /// The records of its canaries (once chosen).
+    pub canaries: Vec<ClusterRecord>,
+    /// The clusters placed below [`before_rate`] (on its rate's first
+    /// round).
+    pub offered_before: Vec<Candidate>,
+    /// Rate candidates, in order.
+    pub rate_candidates: Vec<Candidate>,
+}
+
+/// A whole round of `rollout`'s gates (stored as `gates`): its canaries,
+/// then its rate.
+pub fn round(
+    rollout: &Rollout,
+    gates: &GateState,
+    facts: &Facts,
+    evidence: &Evidence,
+    now: Timestamp,
+) -> GateChange {
+    let canaries = canary_round(
+        rollout,
+        gates,
+        (&facts.canary_candidates, &facts.canaries),
+        evidence,
+        now,
+    );
+    let rate = rate_round(
+        rollout,
+        gates,
+        (&facts.offered_before, &facts.rate_candidates),
+        now,
+    );
+    let waiting = if rollout.declaration.gates.rate.is_some() && rate != GateChange::default() {
+        rate.waiting
+    } else {
+        canaries.waiting
+    };
+    GateChange {
+        start_rate: rate.start_rate,
+        admit: rate.admit,
+        waiting,
+        ..canaries
+    }
+}
+
 /// A cluster a gate may choose or admit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {

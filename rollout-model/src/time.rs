@@ -51,6 +51,16 @@ pub fn to_system(at: Timestamp) -> SystemTime {
     SystemTime::from(at)
 }
 
+/// `at` as people read it: RFC 3339 in UTC, to the second (the fraction
+/// cut, never rounded up: a pause made at 05:00:00.800 was made at
+/// 05:00:00, not at 05:00:01).
+pub fn to_the_second(at: Timestamp) -> String {
+    let second = jiff::TimestampRound::new()
+        .smallest(jiff::Unit::Second)
+        .mode(jiff::RoundMode::Trunc);
+    at.round(second).unwrap_or(at).to_string()
+}
+
 /// A length of time in hours (as files and settings write them), at least
 /// a millisecond: `None` for what is not a finite positive number of hours.
 pub fn hours(hours: f64) -> Option<SignedDuration> {

@@ -289,7 +289,7 @@ pub async fn pass(store: &StoreUnderTest, model: &Model, plan: PassPlan) -> anyh
             .collect();
         let started = Instant::now();
         let recorded = fleet
-            .record(&checks)
+            .record(&checks, u64::MAX)
             .await
             .with_context(|| format!("recording a batch in {}", store.name))?;
         let elapsed = started.elapsed().as_secs_f64();
@@ -474,8 +474,8 @@ pub async fn questions(
     Ok(timings)
 }
 
-/// The plans of the questions' queries (as written in
-/// `fleet-store/src/questions.rs`), with the values the timings use.
+/// The plans of the questions' queries (fleet-store's own statements), with
+/// the values the timings use.
 pub async fn plans(store: &StoreUnderTest, now: i64) -> anyhow::Result<Vec<(&'static str, String)>> {
     let active = now - ACTIVE;
     let cutoff = now - STUCK;
@@ -485,13 +485,7 @@ pub async fn plans(store: &StoreUnderTest, now: i64) -> anyhow::Result<Vec<(&'st
         "versions (the count's scan)",
         store
             .plan(
-                "SELECT channel, arch, version, COUNT(*), \
-                     SUM(CASE WHEN version_since < $4 THEN 1 ELSE 0 END), \
-                     SUM(CASE WHEN place < $5 THEN 1 ELSE 0 END), SUM(CASE WHEN place < $6 THEN 1 ELSE 0 END), \
-                     MIN(version_since) \
-                 FROM fleet_clusters \
-                 WHERE last_seen >= $1 AND ($2 = '' OR channel = $2) AND ($3 = '' OR arch = $3) \
-                 GROUP BY channel, arch, version ORDER BY channel, arch, version",
+                &fleet_store::questions::versions_sql(2),
                 &[
                     Bind::Int(active),
                     Bind::Text(""),
@@ -507,9 +501,7 @@ pub async fn plans(store: &StoreUnderTest, now: i64) -> anyhow::Result<Vec<(&'st
         "unmoved (examples)",
         store
             .plan(
-                "SELECT id, channel, arch, version, place, first_seen, last_seen, version_since \
-                 FROM fleet_clusters WHERE last_seen >= $1 AND channel = $2 AND arch = $3 \
-                 AND version = $4 AND version_since < $5 ORDER BY version_since LIMIT $6",
+                fleet_store::questions::UNMOVED,
                 &[
                     Bind::Int(active),
                     Bind::Text("stable-4.18"),
@@ -524,20 +516,14 @@ pub async fn plans(store: &StoreUnderTest, now: i64) -> anyhow::Result<Vec<(&'st
     plans.push((
         "arrivals",
         store
-            .plan(
-                "SELECT c.place, ch.at, c.version, c.last_seen \
-                 FROM fleet_changes ch JOIN fleet_clusters c ON c.id = ch.cluster \
-                 WHERE ch.to_version = $1",
-                &[Bind::Text(target)],
-            )
+            .plan(fleet_store::questions::ARRIVALS, &[Bind::Text(target)])
             .await?,
     ));
     plans.push((
         "adoption",
         store
             .plan(
-                "SELECT (at / 3600) * 3600, COUNT(*) FROM fleet_changes \
-                 WHERE to_version = $1 AND at >= $2 GROUP BY 1 ORDER BY 1",
+                fleet_store::questions::ADOPTION,
                 &[Bind::Text(target), Bind::Int(now - ADOPTION)],
             )
             .await?,

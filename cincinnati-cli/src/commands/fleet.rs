@@ -3,16 +3,15 @@
 //! the documents are `cincinnati_client::fleet`'s, printed as received with
 //! `-o json` and `-o yaml`).
 
-use cincinnati_client::FetchError;
-use cincinnati_client::fetch::MAX_DOCUMENT_BYTES;
 use cincinnati_client::fleet::{
     FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header, NotMoving,
     VersionClusters, release_order,
 };
-use http_fetch::{HttpClient, Request, Response, StatusCode, Url};
+use http_fetch::Method;
 use serde::Serialize;
 
-use super::status_port::{self, Answers, EngineDocument, does_not_exist, route_url};
+use super::rollouts_table::rollouts_table;
+use super::status_port::{Answers, EngineDocument, StatusPort, does_not_exist};
 use crate::cli::{Common, FleetArgs, FleetCommand, Format};
 use crate::input::Input;
 use crate::outcome::{Answer, Failure};
@@ -31,6 +30,10 @@ const ANSWERS: Answers = Answers {
     flag: "--fleet-url",
     route: "/v1/fleet",
     what: "the fleet answers",
+    missing: "no fleet view there. A policy-engine answers {prefix}/v1/fleet/... on its status \
+              port only with a fleet store: set fleet.store in its settings (fleet.store = \
+              \"sqlite:///var/lib/cincinnati/fleet.db\", or a postgres:// URL); when it has one, \
+              --fleet-url names its status port and prefix",
 };
 
 pub async fn run(
@@ -39,7 +42,13 @@ pub async fn run(
     args: &FleetArgs,
     format: Format,
 ) -> Result<Answer, Failure> {
-    let fleet = Fleet::new(input, common, args.fleet_url.as_deref())?;
+    let fleet = StatusPort::new(
+        input,
+        common,
+        &ANSWERS,
+        args.fleet_url.as_deref(),
+        args.token.token_file.as_deref(),
+    )?;
     let arch = common.arch_given().map(str::to_owned);
     let hours = |hours: Option<u64>| hours.map(|hours| hours.to_string());
     match &args.question {
@@ -66,7 +75,7 @@ pub async fn run(
         FleetCommand::Rollouts(_) => {
             let document: FleetRollouts = fleet.ask(&["rollouts"], &[]).await?;
             print(format, &document, |text, document| {
-                rollouts_table(text, document);
+                fleet_rollouts_table(text, document);
                 counted_note(text, &document.header, document.counted_at.as_deref());
             })
         }
@@ -83,11 +92,11 @@ pub async fn run(
             })
         }
         FleetCommand::Cluster(asked) => {
-            let response = fleet.get(&["clusters", &asked.id], &[]).await?;
+            let response = fleet.send(Method::GET, &["clusters", &asked.id], &[]).await?;
             if let Some(unknown) = does_not_exist(&response) {
                 return Ok(Answer::No(format!("cluster {}: {unknown}", asked.id)));
             }
-            let document: FleetCluster = read(response)?;
+            let document: FleetCluster = fleet.read(response)?;
             print(format, &document, cluster_table)
         }
     }
@@ -120,57 +129,6 @@ impl EngineDocument for FleetStuck {
 
 impl EngineDocument for FleetCluster {
     const KIND: &'static str = "FleetCluster";
-}
-
-/// An engine's fleet answers: where they are, and the client asking.
-struct Fleet {
-    base: Url,
-    http: HttpClient,
-}
-
-impl Fleet {
-    /// `--fleet-url`, else the fleet answers of the engine `--url` names.
-    fn new(input: &Input, common: &Common, fleet_url: Option<&str>) -> Result<Self, Failure> {
-        Ok(Self {
-            base: ANSWERS.locate(input, common, fleet_url)?,
-            http: input.http(),
-        })
-    }
-
-    /// The document at `route` (path segments under the base), asked with
-    /// the `parameters` given.
-    async fn ask<D: EngineDocument>(
-        &self,
-        route: &[&str],
-        parameters: &[(&str, Option<String>)],
-    ) -> Result<D, Failure> {
-        read(self.get(route, parameters).await?)
-    }
-
-    /// `GET {base}/{route}?{parameters}`, whatever the status.
-    async fn get(&self, route: &[&str], parameters: &[(&str, Option<String>)]) -> Result<Response, Failure> {
-        let url = route_url(&self.base, route, parameters);
-        let response = self
-            .http
-            .send(Request::get("fleet", &url, MAX_DOCUMENT_BYTES).accept("application/json"))
-            .await
-            .map_err(FetchError::Request)?;
-        Ok(response)
-    }
-}
-
-/// The document an engine answered, or why it did not; a 404 is an engine
-/// without a fleet store.
-fn read<D: EngineDocument>(response: Response) -> Result<D, Failure> {
-    status_port::read(response, |status| {
-        (status == StatusCode::NOT_FOUND).then(|| {
-            "no fleet view there. A policy-engine answers {prefix}/v1/fleet/... \
-             on its status port only with a fleet store: set fleet.store in its settings \
-             (fleet.store = \"sqlite:///var/lib/cincinnati/fleet.db\", or a postgres:// URL); \
-             when it has one, --fleet-url names its status port and prefix"
-                .to_owned()
-        })
-    })
 }
 
 fn versions_table(text: &mut Text, document: &FleetVersions) {
@@ -270,14 +228,21 @@ fn adoption_table(text: &mut Text, document: &FleetAdoption) {
     text.table(&["HOUR", "ARRIVED", "SO FAR", &legend], rows);
 }
 
-fn rollouts_table(text: &mut Text, document: &FleetRollouts) {
+/// The rollouts as `rollout list` shows them, then how each moved the
+/// clusters.
+fn fleet_rollouts_table(text: &mut Text, document: &FleetRollouts) {
+    rollouts_table(
+        text,
+        &document.header.generated_at,
+        document.rollouts.iter().map(|rollout| &rollout.rollout),
+    );
     if document.rollouts.is_empty() {
-        text.line("The engine's policy file schedules no rollout.");
         return;
     }
+    text.blank();
     text.line(format!(
-        "{} (clusters active in the last {}; silent: not seen for {} after arriving)",
-        styled(HEADING, "Rollouts of the policy file"),
+        "{} (active in the last {}; silent: not seen for {} after arriving)",
+        styled(HEADING, "Their clusters"),
         count(document.active_hours, "hour", "hours"),
         count(document.silent_hours, "hour", "hours"),
     ));
@@ -292,9 +257,7 @@ fn rollouts_table(text: &mut Text, document: &FleetRollouts) {
                 Cell::number(0)
             };
             vec![
-                Cell::plain(&rollout.target),
-                Cell::number(rollout.line),
-                Cell::number(format!("{:.1}%", rollout.progress)),
+                Cell::plain(&rollout.rollout.target),
                 Cell::number(rollout.in_scope),
                 Cell::number(rollout.offered),
                 Cell::number(match rollout.offered {
@@ -313,8 +276,6 @@ fn rollouts_table(text: &mut Text, document: &FleetRollouts) {
     text.table(
         &[
             "TARGET",
-            "LINE",
-            "PROGRESS",
             "IN SCOPE",
             "OFFERED",
             "ARRIVED (OF OFFERED)",
@@ -323,25 +284,6 @@ fn rollouts_table(text: &mut Text, document: &FleetRollouts) {
         ],
         rows,
     );
-    for rollout in &document.rollouts {
-        if let Some(control) = rollout
-            .control
-            .as_ref()
-            .filter(|control| control.state != "running")
-        {
-            let state = match control.held_progress {
-                Some(held) if control.state == "held" => format!("held at {held}%"),
-                _ => control.state.clone(),
-            };
-            text.line(format!(
-                "  {} {state} by {} at {}: {}",
-                styled(RISK, &rollout.target),
-                control.by,
-                control.at,
-                control.reason
-            ));
-        }
-    }
 }
 
 fn stuck_table(text: &mut Text, document: &FleetStuck) {

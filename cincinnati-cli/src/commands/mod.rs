@@ -9,6 +9,7 @@ mod graph_data;
 mod path;
 mod render;
 mod rollout;
+mod rollouts_table;
 mod signatures;
 mod status_port;
 mod updates;

@@ -1,24 +1,21 @@
 //! `cincinnati rollout`: a policy-engine's rollouts under run-time control,
 //! from its status port (`{prefix}/v1/rollouts`, with a bearer token of the
-//! engine's `rollouts.token_file`): each rollout as control leaves it, the
-//! audit of the changes, and the changes themselves. Every answer is a
-//! `cincinnati_client::rollout_control::Rollouts` document (a change answers
-//! the rollouts after it), printed as received with `-o json` and `-o yaml`
-//! (`history TARGET`: with that target's rollout and changes only).
+//! engine's `rollouts.token_file`): each rollout where the engine's rollout
+//! model says it is, the audit of the changes, and the changes themselves.
+//! Every answer is a `cincinnati_client::rollout::Rollouts` document (a
+//! change answers the rollouts after it), printed as received with
+//! `-o json` and `-o yaml` (`history TARGET`: with that target's rollout and
+//! changes only).
 
-use std::path::Path;
-
-use anyhow::{Context as _, anyhow};
-use cincinnati_client::cluster_policy::RolloutControlFacts;
-use cincinnati_client::rollout_control::{AuditEntry, ControlledRollout, Rollouts};
+use cincinnati_client::rollout::{AuditEntry, Rollouts};
 use http_fetch::Method;
-use http_fetch::{StatusCode, Url};
 
-use super::status_port::{self, Answers, EngineDocument, does_not_exist, route_url};
+use super::rollouts_table::{percent, rollouts_table};
+use super::status_port::{Answers, EngineDocument, StatusPort, does_not_exist};
 use crate::cli::{Common, Format, RolloutArgs, RolloutCommand};
 use crate::input::Input;
 use crate::outcome::{Answer, Failure};
-use crate::output::{self, BAD, Cell, DIM, HEADING, RISK, Text, count, hours, styled};
+use crate::output::{self, BAD, Cell, HEADING, Text, count, styled};
 
 /// Where the rollouts' control is.
 const ANSWERS: Answers = Answers {
@@ -26,11 +23,11 @@ const ANSWERS: Answers = Answers {
     flag: "--rollouts-url",
     route: "/v1/rollouts",
     what: "the rollout control",
+    missing: "no rollout control there. A policy-engine answers {prefix}/v1/rollouts on its \
+              status port only with rollouts.token_file in its settings (and fleet.store, \
+              where the rollouts' state is kept, and cluster_policy.file, where they are \
+              declared); when it has them, --rollouts-url names its status port and prefix",
 };
-
-/// The environment variable holding the token when `--token-file` is not
-/// given.
-const TOKEN_VARIABLE: &str = "CINCINNATI_TOKEN";
 
 /// The changes `list` shows after the rollouts, the last ones (`history`
 /// shows every one the engine answers with).
@@ -46,32 +43,26 @@ pub async fn run(
     args: &RolloutArgs,
     format: Format,
 ) -> Result<Answer, Failure> {
-    let control = Control {
-        base: ANSWERS.locate(input, common, args.rollouts_url.as_deref())?,
-        token: Token::given(args.token_file.as_deref())?,
+    let control = StatusPort::new(
         input,
-    };
+        common,
+        &ANSWERS,
+        args.rollouts_url.as_deref(),
+        args.token.token_file.as_deref(),
+    )?;
     let answered = match &args.action {
-        RolloutCommand::List(_) => Answered::Document(control.rollouts().await?, Table::List),
-        RolloutCommand::History(asked) => history(control.rollouts().await?, asked.target.as_deref()),
-        RolloutCommand::Pause(asked) => {
-            control
-                .change(&asked.target, Change::Pause(&asked.reason))
-                .await?
-        }
+        RolloutCommand::List(_) => Answered::Document(control.ask(&[], &[]).await?, Table::List),
+        RolloutCommand::History(asked) => history(control.ask(&[], &[]).await?, asked.target.as_deref()),
+        RolloutCommand::Pause(asked) => change(&control, &asked.target, Change::Pause(&asked.reason)).await?,
         RolloutCommand::Resume(asked) => {
-            control
-                .change(&asked.target, Change::Resume(&asked.reason))
-                .await?
+            change(&control, &asked.target, Change::Resume(&asked.reason)).await?
         }
         RolloutCommand::Hold(asked) => {
-            let change = Change::Hold(&asked.change.reason, asked.percent);
-            control.change(&asked.change.target, change).await?
+            let held = Change::Hold(&asked.change.reason, asked.percent);
+            change(&control, &asked.change.target, held).await?
         }
         RolloutCommand::Release(asked) => {
-            control
-                .change(&asked.target, Change::Release(&asked.reason))
-                .await?
+            change(&control, &asked.target, Change::Release(&asked.reason)).await?
         }
     };
     let (document, table) = match answered {
@@ -84,6 +75,25 @@ pub async fn run(
         Table::Changed(target) => changed_table(text, &document, target),
     })?;
     Ok(Answer::Yes)
+}
+
+/// Makes `change` to the rollout of `target`: the rollouts after it (the
+/// engine answers 202 for a pause its store has not taken yet: in force
+/// on that engine, written when the store can).
+async fn change<'a>(
+    control: &StatusPort<'_>,
+    target: &'a str,
+    change: Change<'_>,
+) -> Result<Answered<'a>, Failure> {
+    let (method, action, parameters) = change.request();
+    let response = control.send(method, &[target, action], &parameters).await?;
+    if let Some(why) = does_not_exist(&response) {
+        return Ok(Answered::No(format!("cannot {} {target}: {why}", change.verb())));
+    }
+    Ok(Answered::Document(
+        control.read(response)?,
+        Table::Changed(target),
+    ))
 }
 
 /// The changes in `document`, of every rollout or of `target`'s (with its
@@ -154,131 +164,10 @@ impl Change<'_> {
     }
 }
 
-/// An engine's rollout control: where it is, the token, the client asking.
-struct Control<'a> {
-    base: Url,
-    token: Option<Token>,
-    input: &'a Input,
-}
-
-impl Control<'_> {
-    /// `GET {base}`: each rollout, and the last changes.
-    async fn rollouts(&self) -> Result<Rollouts, Failure> {
-        let url = route_url(&self.base, &[], &[]);
-        let response = self
-            .input
-            .send_with_token(Method::GET, &url, self.bearer())
-            .await?;
-        self.read(response)
-    }
-
-    /// Makes `change` to the rollout of `target`: the rollouts after it.
-    async fn change<'a>(&self, target: &'a str, change: Change<'_>) -> Result<Answered<'a>, Failure> {
-        let (method, action, parameters) = change.request();
-        let url = route_url(&self.base, &[target, action], &parameters);
-        let response = self.input.send_with_token(method, &url, self.bearer()).await?;
-        if let Some(why) = does_not_exist(&response) {
-            return Ok(Answered::No(format!("cannot {} {target}: {why}", change.verb())));
-        }
-        Ok(Answered::Document(self.read(response)?, Table::Changed(target)))
-    }
-
-    fn bearer(&self) -> Option<&str> {
-        self.token.as_ref().map(|token| token.secret.as_str())
-    }
-
-    /// The document the engine answered, or why it did not, with what to
-    /// do about a refusal.
-    fn read(&self, response: http_fetch::Response) -> Result<Rollouts, Failure> {
-        status_port::read(response, |status| match status {
-            StatusCode::UNAUTHORIZED => Some(match &self.token {
-                None => format!(
-                    "no token given: --token-file FILE or the environment variable {TOKEN_VARIABLE} \
-                     gives one of the engine's rollouts.token_file"
-                ),
-                Some(token) => format!(
-                    "the token from {} was sent, and did not arrive: something between may drop \
-                     the Authorization header",
-                    token.from
-                ),
-            }),
-            StatusCode::FORBIDDEN => self.token.as_ref().map(|token| {
-                format!(
-                    "the token from {} is not one of the engine's rollouts.token_file (which it \
-                     reads again when the file changes)",
-                    token.from
-                )
-            }),
-            StatusCode::NOT_FOUND => Some(
-                "no rollout control there. A policy-engine answers {prefix}/v1/rollouts on its \
-                 status port only with rollouts.token_file in its settings (and fleet.store, \
-                 where the rollouts' state is kept, and cluster_policy.file, where they are \
-                 declared); when it has them, --rollouts-url names its status port and prefix"
-                    .to_owned(),
-            ),
-            _ => None,
-        })
-    }
-}
-
-/// The bearer token sent, and where it was read (for messages: the token
-/// itself is never printed).
-struct Token {
-    secret: String,
-    from: String,
-}
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Token")
-            .field("from", &self.from)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Token {
-    /// The first token of `--token-file`, else `CINCINNATI_TOKEN` (when
-    /// not blank); none without either.
-    fn given(file: Option<&Path>) -> Result<Option<Self>, Failure> {
-        if let Some(path) = file {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading --token-file {}", path.display()))
-                .map_err(Failure::input)?;
-            let secret = first_token(&text).ok_or_else(|| {
-                Failure::input(anyhow!(
-                    "--token-file {} holds no token (a line `name token`, or the token alone)",
-                    path.display()
-                ))
-            })?;
-            return Ok(Some(Self {
-                secret,
-                from: format!("--token-file {}", path.display()),
-            }));
-        }
-        let secret = std::env::var(TOKEN_VARIABLE).unwrap_or_default();
-        Ok((!secret.trim().is_empty()).then(|| Self {
-            secret: secret.trim().to_owned(),
-            from: TOKEN_VARIABLE.to_owned(),
-        }))
-    }
-}
-
-/// The first token of a file as the engine's `rollouts.token_file` holds
-/// them: a line `name token` or the token alone; blank lines and `#`
-/// comments skipped.
-fn first_token(text: &str) -> Option<String> {
-    text.lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(|line| match line.split_once(char::is_whitespace) {
-            Some((_name, token)) => token.trim().to_owned(),
-            None => line.to_owned(),
-        })
-}
-
 /// The rollouts, then the last changes.
 fn list_table(text: &mut Text, document: &Rollouts) {
-    rollouts_table(text, document);
+    knowledge(text, document);
+    rollouts_table(text, &document.header.generated_at, &document.rollouts);
     text.blank();
     let changes = &document.history;
     if changes.is_empty() {
@@ -319,65 +208,42 @@ fn history_table(text: &mut Text, document: &Rollouts, target: Option<&str>) {
 /// What a change left: the rollout's state, then every rollout.
 fn changed_table(text: &mut Text, document: &Rollouts, target: &str) {
     if let Some(rollout) = document.rollouts.iter().find(|rollout| rollout.target == target) {
-        let (_, state) = state(rollout);
-        let last = rollout.control.as_ref().map_or_else(String::new, |control| {
-            format!(", by {} at {}: {}", control.by, control.at, control.reason)
-        });
-        text.line(format!("{}: {state}{last}", styled(HEADING, target)));
+        text.line(format!("{}: {}", styled(HEADING, target), rollout.said));
         text.blank();
     }
-    rollouts_table(text, document);
+    list_table(text, document);
 }
 
-fn rollouts_table(text: &mut Text, document: &Rollouts) {
-    if document.rollouts.is_empty() {
-        text.line("The engine's policy file declares no rollout.");
-        return;
+/// What the engine knows of the rollouts' run-time state, when it is not
+/// all: nothing read yet, the store unreachable, pauses not written yet.
+fn knowledge(text: &mut Text, document: &Rollouts) {
+    let state = &document.state;
+    if state.known == "unknown" {
+        text.line(styled(
+            BAD,
+            "The engine has not read the rollouts' run-time state: it offers no rollout's target \
+             to anyone its policy file alone would let in.",
+        ));
     }
-    text.line(format!(
-        "{} at {} (progress: the share of clusters offered the target; schedule: what the file alone gives)",
-        styled(HEADING, "Rollouts of the policy file"),
-        document.header.generated_at
-    ));
-    text.blank();
-    let rows = document
-        .rollouts
-        .iter()
-        .map(|rollout| {
-            let (style, state) = state(rollout);
-            let control = rollout.control.as_ref();
-            let last = |field: fn(&RolloutControlFacts) -> &String| {
-                control.map_or_else(|| Cell::styled(DIM, "-"), |control| Cell::plain(field(control)))
-            };
-            vec![
-                Cell::plain(&rollout.target),
-                Cell::number(rollout.line),
-                Cell::number(percent(rollout.progress)),
-                Cell::number(percent(rollout.scheduled_progress)),
-                Cell::styled(style, state),
-                last(|control| &control.by),
-                last(|control| &control.at),
-                last(|control| &control.reason),
-            ]
-        })
-        .collect();
-    text.table(
-        &[
-            "TARGET", "LINE", "PROGRESS", "SCHEDULE", "STATE", "BY", "AT", "REASON",
-        ],
-        rows,
-    );
-    let gated: Vec<(&String, &String)> = document
-        .rollouts
-        .iter()
-        .filter_map(|rollout| Some((&rollout.target, rollout.gates.as_ref()?)))
-        .collect();
-    if !gated.is_empty() {
+    if let Some(error) = &state.error {
+        let as_of = state
+            .as_of
+            .as_ref()
+            .map_or_else(String::new, |at| format!(" (it last read it at {at})"));
+        text.line(styled(BAD, format!("The store cannot be read{as_of}: {error}")));
+    }
+    if !state.pending.is_empty() {
+        text.line(styled(
+            BAD,
+            format!(
+                "Pauses in force on this engine, not written to the store yet (other engines do \
+                 not know them): {}",
+                state.pending.join(", ")
+            ),
+        ));
+    }
+    if state.known == "unknown" || state.error.is_some() || !state.pending.is_empty() {
         text.blank();
-        text.line(styled(HEADING, "Gates"));
-        for (target, gates) in gated {
-            text.line(format!("{target}: {gates}"));
-        }
     }
 }
 
@@ -399,66 +265,4 @@ fn changes_table(text: &mut Text, changes: &[AuditEntry]) {
         })
         .collect();
     text.table(&["AT", "TARGET", "ACTION", "BY", "REASON"], rows);
-}
-
-/// A rollout's state as people read it, and its style: paused, held, or
-/// on its schedule (late by the time its clock stood still).
-fn state(rollout: &ControlledRollout) -> (anstyle::Style, String) {
-    let Some(control) = &rollout.control else {
-        return (anstyle::Style::new(), "on schedule".to_owned());
-    };
-    let held = control.held_progress.map(percent);
-    match (control.state.as_str(), held) {
-        ("paused", None) => (BAD, "paused".to_owned()),
-        ("paused", Some(held)) => (BAD, format!("paused, held at {held}")),
-        ("held", Some(held)) => (RISK, format!("held at {held}")),
-        ("running", _) if control.stood_still_secs > 0 => (
-            anstyle::Style::new(),
-            format!(
-                "on schedule, {} late",
-                hours(control.stood_still_secs as f64 / 3600.0)
-            ),
-        ),
-        ("running", _) => (anstyle::Style::new(), "on schedule".to_owned()),
-        (other, _) => (anstyle::Style::new(), other.to_owned()),
-    }
-}
-
-/// A progress, to a tenth of a percent.
-fn percent(progress: f64) -> String {
-    format!("{progress:.1}%")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_first_token_of_a_file_is_taken_as_the_engine_reads_its_own() {
-        assert_eq!(
-            first_token("# operators\n\n  ops s3cret-one \nci other\n").as_deref(),
-            Some("s3cret-one")
-        );
-        assert_eq!(first_token("bare-token\n").as_deref(), Some("bare-token"));
-        assert_eq!(first_token("ops\tspaced  \n").as_deref(), Some("spaced"));
-        assert_eq!(first_token("# none yet\n\n"), None);
-    }
-
-    #[test]
-    fn a_token_file_without_a_token_is_refused_and_the_token_never_shown() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("token");
-        std::fs::write(&file, "# nothing\n").unwrap();
-        let refused = Token::given(Some(&file)).unwrap_err();
-        assert!(
-            refused
-                .error
-                .to_string()
-                .ends_with("holds no token (a line `name token`, or the token alone)")
-        );
-        std::fs::write(&file, "ops s3cret\n").unwrap();
-        let token = Token::given(Some(&file)).unwrap().unwrap();
-        assert_eq!(token.secret, "s3cret");
-        assert!(!format!("{token:?}").contains("s3cret"), "{token:?}");
-    }
 }

@@ -399,9 +399,9 @@ async fn assert_rollout(
     let rollouts = answers.rollouts().await.unwrap();
     assert_eq!(rollouts.rollouts.len(), 1, "{rollouts:?}");
     let rollout = rollouts.rollouts[0].clone();
-    assert_eq!(rollout.target, TARGET);
+    assert_eq!(rollout.rollout.target, TARGET);
     assert!(
-        (rollout.progress - rollout_progress()).abs() < 0.01,
+        (rollout.rollout.progress - rollout_progress()).abs() < 0.01,
         "{rollout:?}"
     );
     assert_eq!(

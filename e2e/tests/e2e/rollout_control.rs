@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use anyhow::ensure;
-use cincinnati_client::rollout_control::Rollouts;
+use cincinnati_client::rollout::Rollouts;
 use e2e::client_graph::ClientGraph;
 use e2e::fleet::{FleetAnswers, place_percent};
 use e2e::graph_builder::PATH_PREFIX;
@@ -322,8 +322,9 @@ async fn replicas_sharing_postgresql_honour_each_others_changes_keep_them_and_au
 
 /// Clusters that took the rollout's target and were not seen since: the
 /// fleet's signal halts it on both replicas, once. The clusters ask for
-/// real; the two hours they then stay silent are the store's times moved
-/// back (the shortest silent window is an hour).
+/// real; the store's times are then moved back: recorded over two days
+/// (established), settled on the target for 15 minutes, silent for two
+/// hours (the shortest silent window is an hour).
 #[tokio::test]
 async fn a_rollout_whose_clusters_go_silent_after_arriving_is_halted_once_on_both_replicas() {
     let halt_when = "{silent_after_arriving_percent: 50, min_arrived: 6}";
@@ -363,9 +364,9 @@ async fn a_rollout_whose_clusters_go_silent_after_arriving_is_halted_once_on_bot
 
     let pool = sqlx::PgPool::connect(&replicas.postgres.url()).await.unwrap();
     for statement in [
-        "UPDATE fleet_clusters SET first_seen = first_seen - 7200, last_seen = last_seen - 7200, \
-         version_since = version_since - 7200",
-        "UPDATE fleet_changes SET at = at - 7200",
+        "UPDATE fleet_clusters SET first_seen = first_seen - 180000, last_seen = last_seen - 7200, \
+         version_since = version_since - 8100",
+        "UPDATE fleet_changes SET at = at - 8100",
     ] {
         sqlx::query(statement).execute(&pool).await.unwrap();
     }

@@ -4,14 +4,14 @@
 //! still finds itself); the updates into it, recommended and conditional, go.
 //! (A class's scoped channels shape the view earlier, in the channel
 //! filter; the `cluster-policy` filter that applies a request's class is
-//! `crate::filters::cluster_policy`.)
+//! `crate::client::filters::cluster_policy`.)
 
 use std::collections::HashSet;
 
 use cincinnati_core::release::{keys, same_release, without_build};
 use cincinnati_core::{Graph, Release, Version};
+use rollout_model::time::Timestamp;
 use serde::Serialize;
-use service_kit::timestamp::parse_rfc3339;
 
 use cincinnati_client::cluster_policy::EdgeChange;
 
@@ -20,7 +20,7 @@ use super::policy::PolicyClass;
 
 /// Why a release is not offered to a class.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "rule", rename_all = "snake_case")]
+#[serde(tag = "rule", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum Withholding {
     /// Built less than `deferral_days` ago (as of the class's time bucket).
     Deferral { deferral_days: u32, created: String },
@@ -92,18 +92,15 @@ impl PolicyClass {
         }
         if let Some((rollout, _)) = self
             .withheld_rollouts()
-            .find(|(_, rollout)| same_release(&rollout.target, &release.version))
+            .find(|(_, rollout)| same_release(&rollout.declaration.target, &release.version))
         {
             return Some(Withholding::Rollout { rollout });
         }
         let cutoff = self.deferral_cutoff?;
         let created = release.metadata.get(keys::CREATED)?;
         // A creation time that does not parse says nothing: not deferred.
-        let built = parse_rfc3339(created).ok()?;
-        let built_secs = built
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_secs() as i64);
-        (built_secs > cutoff).then(|| Withholding::Deferral {
+        let built: Timestamp = created.parse().ok()?;
+        (built > cutoff).then(|| Withholding::Deferral {
             deferral_days: rules.deferral_days,
             created: created.clone(),
         })
@@ -114,11 +111,13 @@ impl PolicyClass {
 mod tests {
     use std::collections::{BTreeMap, HashMap};
     use std::sync::Arc;
-    use std::time::{Duration, UNIX_EPOCH};
+
+    use rollout_model::declaration::{Origin, Schedule};
+    use rollout_model::time::SignedDuration;
+    use rollout_model::{ClusterId, Declaration, Knowledge, Who};
 
     use super::*;
-    use crate::cluster_policy::id::ClusterId;
-    use crate::cluster_policy::policy::{Policy, Rollout, Rules};
+    use crate::cluster_policy::policy::{Policy, Rules};
     use crate::test_graphs::{graph, serialized};
 
     const GRAPH: &str = r#"{
@@ -135,7 +134,7 @@ mod tests {
       ]
     }"#;
 
-    fn class(rules: Rules, rollouts: Vec<Rollout>, now: &str) -> PolicyClass {
+    fn class(rules: Rules, rollouts: Vec<Declaration>, now: &str) -> PolicyClass {
         let id = ClusterId::parse("00000000-0000-0000-0000-000000000000").unwrap();
         let policy = Arc::new(Policy::new(
             Rules::default(),
@@ -143,11 +142,16 @@ mod tests {
             HashMap::from([(id, vec!["g".to_owned()])]),
             rollouts,
         ));
+        let rollouts = Arc::new(Knowledge::Declared.rollouts(policy.declarations()));
+        let who = Who {
+            place: Some(id.place()),
+            lot: None,
+        };
         policy.classify(
-            Some(&id),
+            (Some(&id), who),
             None,
-            parse_rfc3339(now).unwrap(),
-            Duration::from_secs(3600),
+            &rollouts,
+            (now.parse().unwrap(), SignedDuration::from_hours(1)),
         )
     }
 
@@ -190,20 +194,15 @@ mod tests {
 
     #[test]
     fn a_pin_and_a_rollout_withhold_their_releases() {
-        let rollout = Rollout {
-            target: Version::new(4, 18, 2),
-            start: UNIX_EPOCH + Duration::from_secs(4_000_000_000),
-            duration: Duration::from_secs(3600),
-            starting_percentage: 0.0,
-            line: 1,
-            halt_when: None,
-            halt_query: None,
-            auto_resume: false,
-            office_hours: None,
-            gates: Default::default(),
-            gate_status: None,
-            control: None,
-        };
+        let rollout = Declaration::new(
+            Version::new(4, 18, 2),
+            Origin::PolicyFile { line: 1 },
+            Schedule {
+                start: "2096-10-02T07:06:40Z".parse().unwrap(),
+                duration: SignedDuration::from_hours(1),
+                starting_percentage: 0.0,
+            },
+        );
         let class = class(
             Rules {
                 deferral_days: 0,

@@ -4,18 +4,19 @@
 //!
 //! ```json
 //! {
-//!   "policy_file": "/etc/cincinnati/policy.yaml",
+//!   "policyFile": "/etc/cincinnati/policy.yaml",
 //!   "id": "0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60",
-//!   "place_percent": 12.5,
+//!   "placePercent": 12.5,
 //!   "groups": ["production"],
 //!   "rules": {"deferral_days": 14, "max_version": "4.18.5"},
-//!   "deferral_cutoff": "2026-11-11T10:00:00Z",
-//!   "rollouts": [{"target": "4.18.7", "progress_percent": 37.5, "offered": false,
-//!                 "line": 9, "start": "2026-11-20T00:00:00Z", "starting_percentage": 5.0,
-//!                 "complete": "2026-11-27T00:00:00Z", "inside_from": "2026-11-21T00:41:17Z"}],
-//!   "valid_for_secs": 3300,
+//!   "deferralCutoff": "2026-11-11T10:00:00Z",
+//!   "rollouts": [{"target": "4.18.7", "line": 9, "state": "on-schedule",
+//!                 "said": "on schedule at 37.5%, complete at 2026-11-27T00:00:00Z",
+//!                 "progress": 37.5, "...": "(the rollout's view)",
+//!                 "offered": false, "insideFrom": "2026-11-21T00:41:17Z", "canary": false}],
+//!   "validForSecs": 3300,
 //!   "channel": "stable-4.18", "arch": "amd64",
-//!   "view_channels": ["stable-4.18", "hotfix-acme-4.18"],
+//!   "viewChannels": ["stable-4.18", "hotfix-acme-4.18"],
 //!   "withheld": [{"release": "4.18.7", "rule": "rollout", "rollout": 0}],
 //!   "edges": [{"from": "4.17.9", "to": "4.18.4", "line": 12, "risk": null}],
 //!   "updates": {"from": "4.18.1",
@@ -27,34 +28,27 @@
 //! `id` is null without a valid id (the default policy, last in every
 //! rollout); `withheld` lists every release of the channel the policy
 //! withholds from this cluster, with the first rule that does
-//! (`max_version`, `rollout`, `deferral`); `view_channels`, the channels
+//! (`maxVersion`, `rollout`, `deferral`); `viewChannels`, the channels
 //! whose releases make its view (scoped channels joined, or none for a
 //! scoped channel it may not see); `edges`, what its groups' blocked edges
 //! did (`risk` null: removed; a name: made conditional on that risk, `line`
 //! the blocked edge's in the policy file); `updates` (with `version`) splits
 //! the updates from that version in the graph without the policy into
-//! those offered and those the policy removed. `rollouts[].offered` says
-//! whether the cluster is inside each rollout, `line` where the rollout is
-//! written in the policy file, `start`, `starting_percentage` and
-//! `complete` its schedule, and `inside_from` the first second the cluster
-//! is inside at that schedule (in the past once it is; none while paused,
-//! held or gated), `gate` the rollout's gate that withholds its target from
-//! this cluster now (`canary` or `max_offered_per_period`, what it says and
-//! when it lets more in by itself); `valid_for_secs`, when the cluster's
-//! class changes next.
+//! those offered and those the policy removed. Each of `rollouts` is the
+//! rollout's view (where it is and why, in the rollout model's words) with
+//! whether this cluster is offered its target, since when or from when at
+//! its schedule (`insideFrom`: none while an operator or the fleet
+//! decides), and whether it is a canary; `validForSecs`, when the
+//! cluster's class changes next.
 
-use std::time::{Duration, SystemTime};
-
-use cincinnati_client::cluster_policy::{
-    ClusterPolicy, EdgeChange, PolicyUpdates, Removal, RolloutGateFacts, RolloutPlace,
-};
+use cincinnati_client::cluster_policy::{ClusterPolicy, EdgeChange, PolicyUpdates, Removal, RolloutPlace};
 use cincinnati_core::release::same_release;
 use cincinnati_core::{Graph, Version};
-use service_kit::timestamp::rfc3339;
+use rollout_model::time::Timestamp;
 
 use super::apply::{Applied, Withheld};
-use super::id::Place;
-use super::policy::{PolicyClass, Rollout, RolloutControl};
+use super::policy::PolicyClass;
+use super::view::{rollout_view, shown};
 
 /// The explanation, as the document's one definition types it.
 pub type Explanation = ClusterPolicy;
@@ -76,39 +70,33 @@ pub fn explain(
     asked: Asked<'_>,
     base: &Graph,
     applied: &Applied,
-    now: SystemTime,
+    now: Timestamp,
 ) -> Explanation {
-    let withheld: Vec<Removal> = applied.withheld.iter().map(shown).collect();
+    let withheld: Vec<Removal> = applied.withheld.iter().map(removal).collect();
     Explanation {
         policy_file: None,
         id: class.id.map(|id| id.to_string()),
-        place_percent: class.id.map(|_| class.place.percent()),
+        place_percent: class.who.place.map(|place| place.percent()),
         groups: class.groups.names.clone(),
         rules: match serde_json::to_value(&class.groups.rules) {
             Ok(serde_json::Value::Object(rules)) => rules,
             _ => serde_json::Map::new(),
         },
-        deferral_cutoff: class.deferral_cutoff.map(|cutoff| {
-            rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(cutoff.max(0) as u64))
-        }),
+        deferral_cutoff: class.deferral_cutoff.map(shown),
         rollouts: class
             .rollouts
             .iter()
             .enumerate()
             .map(|(index, rollout)| RolloutPlace {
-                target: rollout.target.to_string(),
-                progress_percent: rollout.progress(now),
+                rollout: rollout_view(rollout, now, None),
                 offered: class.withheld & (1 << index) == 0,
-                line: Some(rollout.line),
-                start: Some(rfc3339(rollout.start)),
-                starting_percentage: Some(rollout.starting_percentage),
-                complete: Some(rfc3339(rollout.start + rollout.duration)),
-                inside_from: rollout
-                    .follows_schedule()
-                    .then(|| rfc3339(inside_from(rollout, class.place))),
-                control: rollout.control.as_ref().map(RolloutControl::facts),
-                office_hours: rollout.office_hours.as_ref().map(ToString::to_string),
-                gate: gate_facts(rollout, class.place, now),
+                inside_from: rollout.offered_from(class.who).map(shown),
+                canary: class.who.lot.is_some_and(|lot| {
+                    rollout
+                        .gates()
+                        .and_then(|gates| gates.canaries.as_ref())
+                        .is_some_and(|canaries| canaries.lots().any(|canary| canary == lot))
+                }),
             })
             .collect(),
         valid_for_secs: class.valid_for(now).map(|valid_for| valid_for.as_secs()),
@@ -124,70 +112,7 @@ pub fn explain(
     }
 }
 
-/// The first whole second at which a cluster at `place` is inside
-/// `rollout` at its schedule (later by the time its clock stood still, and
-/// within its office hours).
-/// Found by bisection over the rollout's own rule ([`Rollout::includes`],
-/// which only grows with time) rather than by inverting its formula a
-/// second time here.
-fn inside_from(rollout: &Rollout, place: Place) -> SystemTime {
-    let stood_still = rollout
-        .control
-        .as_ref()
-        .map_or(Duration::ZERO, |control| control.stood_still);
-    let start = rollout.start + stood_still;
-    let at = |secs: u64| start + Duration::from_secs(secs);
-    if rollout.includes(place, start) {
-        return start;
-    }
-    // Inside at the latest once complete (a second past, for a duration
-    // with a fraction of a second).
-    let (mut outside, mut inside) = (0, rollout.duration.as_secs() + 1);
-    while inside - outside > 1 {
-        let middle = outside + (inside - outside) / 2;
-        if rollout.includes(place, at(middle)) {
-            inside = middle;
-        } else {
-            outside = middle;
-        }
-    }
-    // Due outside office hours (up to the rollout's end): the next window.
-    rollout
-        .office_hours
-        .as_ref()
-        .map_or(at(inside), |office| office.next_open(at(inside)))
-}
-
-/// The gate of `rollout` that withholds its target from a cluster at
-/// `place` at `now`, if one does: what it says, and when it lets more in
-/// by itself.
-fn gate_facts(rollout: &Rollout, place: Place, now: SystemTime) -> Option<RolloutGateFacts> {
-    let rule = rollout.withholding_gate(place, now)?;
-    let status = rollout.gate_status.as_ref();
-    let reason = status.map_or_else(
-        || {
-            format!("{rule}: not judged yet (rollout control judges its gates from the fleet store every rollouts.halt_check_secs)")
-        },
-        |status| status.reason.clone(),
-    );
-    let until = match (
-        rule,
-        rollout.gates.max_offered,
-        status.and_then(|status| status.period),
-    ) {
-        ("max_offered_per_period", Some(rate), Some((period_start, _))) => {
-            Some(rfc3339(period_start + rate.period))
-        }
-        _ => None,
-    };
-    Some(RolloutGateFacts {
-        rule: rule.to_owned(),
-        reason,
-        until,
-    })
-}
-
-fn shown(withheld: &Withheld) -> Removal {
+fn removal(withheld: &Withheld) -> Removal {
     let mut details = match serde_json::to_value(&withheld.why) {
         Ok(serde_json::Value::Object(fields)) => fields,
         _ => serde_json::Map::new(),
@@ -239,7 +164,7 @@ fn updates_from(
                 })
                 .map(|change| Removal {
                     release: name.clone(),
-                    rule: "blocked_edge".to_owned(),
+                    rule: "blockedEdge".to_owned(),
                     details: serde_json::Map::from_iter([("line".to_owned(), change.line.into())]),
                 });
             let removal = withheld
@@ -258,106 +183,4 @@ fn updates_from(
             .collect(),
         removed: removed.into_iter().filter_map(|(_, removal)| removal).collect(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::UNIX_EPOCH;
-
-    use cincinnati_core::Version;
-
-    use super::*;
-    use crate::cluster_policy::id::ClusterId;
-
-    fn rollout(starting_percentage: f64) -> Rollout {
-        Rollout {
-            target: Version::new(4, 18, 52),
-            start: UNIX_EPOCH + Duration::from_secs(1_767_225_600),
-            duration: Duration::from_secs(87_600 * 3600),
-            starting_percentage,
-            line: 27,
-            halt_when: None,
-            halt_query: None,
-            auto_resume: false,
-            office_hours: None,
-            gates: Default::default(),
-            gate_status: None,
-            control: None,
-        }
-    }
-
-    /// For many places: inside at the second found, outside the second
-    /// before (the rule only grows with time), whatever the schedule.
-    #[test]
-    fn a_cluster_is_inside_from_the_first_second_the_rollout_includes_it() {
-        let places = (0..200_u32)
-            .filter_map(|n| ClusterId::parse(&format!("c0ffee00-{n:04x}-4a11-8b22-0123456789ab")));
-        for starting in [0.0, 5.0, 50.0, 99.5] {
-            let rollout = rollout(starting);
-            for id in places.clone() {
-                let place = id.place();
-                let at = inside_from(&rollout, place);
-                assert!(rollout.includes(place, at), "{starting}% {place:?}");
-                if at > rollout.start {
-                    assert!(
-                        !rollout.includes(place, at - Duration::from_secs(1)),
-                        "{starting}% {place:?}: inside a second earlier"
-                    );
-                } else {
-                    assert!(place.percent() < starting, "inside at the start only below it");
-                }
-            }
-        }
-    }
-
-    /// With office hours (weekdays, 09:00-17:00 UTC), the first second a
-    /// cluster is inside is within a window, and it is outside before.
-    #[test]
-    fn with_office_hours_a_cluster_is_inside_from_a_window() {
-        let days: Vec<String> = ["mon", "tue", "wed", "thu", "fri"].map(str::to_owned).to_vec();
-        let office = Rollout {
-            office_hours: Some(
-                crate::cluster_policy::office_hours::OfficeHours::new(&days, "09:00", "17:00", "UTC")
-                    .unwrap(),
-            ),
-            // A week from Thursday 2026-01-01 00:00 UTC.
-            duration: Duration::from_secs(7 * 24 * 3600),
-            ..rollout(0.0)
-        };
-        let places =
-            (0..50_u32).filter_map(|n| ClusterId::parse(&format!("c0ffee00-{n:04x}-4a11-8b22-0123456789ab")));
-        for place in places.map(|id| id.place()) {
-            let at = inside_from(&office, place);
-            assert!(office.includes(place, at), "{place:?}");
-            assert!(!office.includes(place, at - Duration::from_secs(1)), "{place:?}");
-            let hour = rfc3339(at)[11..13].parse::<u32>().unwrap();
-            assert!((9..17).contains(&hour), "{place:?} at {}", rfc3339(at));
-        }
-    }
-
-    #[test]
-    fn without_an_id_a_cluster_is_inside_once_the_rollout_is_complete() {
-        let rollout = rollout(50.0);
-        assert_eq!(
-            inside_from(&rollout, Place::LAST),
-            rollout.start + rollout.duration
-        );
-    }
-
-    /// The demo's cluster at 71.3%: (71.3 - 50) / 50 of ten years after
-    /// 2026-01-01, as docs/policy-engine.md computes it by hand.
-    #[test]
-    fn the_demo_cluster_outside_the_rollout_is_inside_in_2030() {
-        let id = ClusterId::parse("c0ffee00-0001-4a11-8b22-0123456789ab").unwrap();
-        let at = inside_from(&rollout(50.0), id.place());
-        let expected = rollout(50.0).start
-            + rollout(50.0)
-                .duration
-                .mul_f64((id.place().percent() - 50.0) / 50.0);
-        let off = at
-            .duration_since(expected)
-            .unwrap_or_else(|error| error.duration());
-        assert!(off <= Duration::from_secs(1), "{off:?}");
-        assert!(rfc3339(at).starts_with("2030-"), "{}", rfc3339(at));
-    }
 }

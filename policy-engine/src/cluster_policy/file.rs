@@ -34,8 +34,10 @@
 //!       from: "09:00"                     # next window
 //!       to: "17:00"
 //!       time_zone: Europe/Berlin
-//!     canary: {clusters: 5} # the first 5 offered must arrive before anyone
-//!                           # else is offered; the schedule starts then
+//!     canary: {clusters: 5} # 5 canaries must arrive before anyone else is
+//!                           # offered; the schedule starts then (chosen among
+//!                           # the fleet's established clusters, or with
+//!                           # `group: <name>` among that group's clusters)
 //!     arrival_timeout_hours: 6   # a canary not arrived 6 h after its offer
 //!                                # halts it (and stuck_hours' default)
 //!     max_offered_per_period: {clusters: 200, period_hours: 24}  # a rate
@@ -45,21 +47,21 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::time::Duration;
 
 use openshift_graph_data::yaml::{self, Spanned, line_of};
 use openshift_graph_data::{BlockedEdgeSpec, FromPattern};
-use semver::Version;
-use serde::Deserialize;
-use service_kit::timestamp::parse_rfc3339;
-
-use super::id::ClusterId;
-use super::office_hours::OfficeHours;
-use super::policy::{
-    EdgeRule, Gates, HaltQuery, HaltWhen, MAX_ROLLOUTS, MaxOffered, Policy, Rollout, Rules, ScopedChannel,
+use rollout_model::ClusterId;
+use rollout_model::declaration::{
+    CanaryGate, Declaration, Gates, Halts, MAX_ROLLOUTS, Origin, QueryHalt, RateGate, Schedule, SilentHalt,
     StuckHalt,
 };
-use crate::query::Channel;
+use rollout_model::office_hours::OfficeHours;
+use rollout_model::time::{SignedDuration, Timestamp, hours};
+use semver::Version;
+use serde::Deserialize;
+
+use super::policy::{EdgeRule, Policy, Rules, ScopedChannel};
+use crate::client::query::Channel;
 
 /// The longest rollout: a century (a rollout meant to stay in flight).
 const MAX_DURATION_HOURS: f64 = 24.0 * 365.0 * 100.0;
@@ -123,7 +125,8 @@ struct RolloutFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CanaryFile {
-    clusters: u32,
+    clusters: Option<u32>,
+    group: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -174,8 +177,8 @@ fn default_stuck_hours() -> f64 {
 
 /// `hours` as a duration of an hour to a year: how long a cluster may take
 /// to arrive.
-fn hours_clamped(hours: f64) -> Duration {
-    Duration::from_secs_f64(hours.clamp(1.0, 24.0 * 366.0) * 3600.0)
+fn hours_clamped(hours: f64) -> SignedDuration {
+    SignedDuration::from_secs_f64(hours.clamp(1.0, 24.0 * 366.0) * 3600.0)
 }
 
 /// Clusters offered that long a stuck share is judged on at least.
@@ -187,9 +190,9 @@ fn default_min_offered() -> u64 {
 /// both; at least one.
 fn halt_criteria(
     halt: &Spanned<HaltWhenFile>,
-    arrival_timeout: Duration,
+    arrival_timeout: SignedDuration,
     problems: &mut Vec<Problem>,
-) -> (Option<HaltWhen>, Option<HaltQuery>) {
+) -> Halts {
     let file = &halt.value;
     let mut percent_of = |name: &str, percent: Option<f64>| {
         percent.inspect(|percent| {
@@ -202,20 +205,19 @@ fn halt_criteria(
     let silent = percent_of(
         "silent_after_arriving_percent",
         file.silent_after_arriving_percent,
-    );
+    )
+    .map(|percent| SilentHalt {
+        percent,
+        min_arrived: file.min_arrived.max(1),
+    });
     let stuck = percent_of("stuck_percent", file.stuck_percent).map(|percent| StuckHalt {
         percent,
         after: file.stuck_hours.map_or(arrival_timeout, hours_clamped),
         min_offered: file.min_offered.max(1),
     });
-    let fleet = (silent.is_some() || stuck.is_some()).then_some(HaltWhen {
-        silent_after_arriving_percent: silent,
-        min_arrived: file.min_arrived.max(1),
-        stuck,
-    });
     let query = match (&file.promql, file.above) {
         (None, None) => None,
-        (Some(promql), Some(above)) if !promql.trim().is_empty() && above.is_finite() => Some(HaltQuery {
+        (Some(promql), Some(above)) if !promql.trim().is_empty() && above.is_finite() => Some(QueryHalt {
             promql: promql.trim().to_owned(),
             above,
         }),
@@ -226,12 +228,12 @@ fn halt_criteria(
             None
         }
     };
-    if fleet.is_none() && file.promql.is_none() && file.above.is_none() {
+    if silent.is_none() && stuck.is_none() && file.promql.is_none() && file.above.is_none() {
         let message =
             "halt_when names no criterion: silent_after_arriving_percent, stuck_percent, or promql and above";
         problems.push(problem_at(halt, message.to_owned()));
     }
-    (fleet, query)
+    Halts { silent, stuck, query }
 }
 
 /// One problem in a policy file, where it is.
@@ -340,13 +342,13 @@ impl PolicyFile {
                 });
             }
         }
-        let mut rollouts: Vec<Rollout> = Vec::new();
+        let mut rollouts: Vec<Declaration> = Vec::new();
         for rollout in self.rollouts {
-            if let Some(rollout) = rollout.validate(problems) {
+            if let Some(rollout) = rollout.validate(&groups, &clusters, problems) {
                 if rollouts.iter().any(|other| other.target == rollout.target) {
                     let message = format!("a second rollout of {}", rollout.target);
                     problems.push(Problem {
-                        line: Some(rollout.line),
+                        line: Some(rollout.origin.line()),
                         message,
                     });
                 }
@@ -455,7 +457,12 @@ impl RulesFile {
 }
 
 impl RolloutFile {
-    fn validate(self, problems: &mut Vec<Problem>) -> Option<Rollout> {
+    fn validate(
+        self,
+        groups: &BTreeMap<String, Rules>,
+        clusters: &HashMap<ClusterId, (u64, Vec<String>)>,
+        problems: &mut Vec<Problem>,
+    ) -> Option<Declaration> {
         let line = line_of(&self.target);
         let before = problems.len();
         let target = Version::parse(&self.target.value)
@@ -464,7 +471,10 @@ impl RolloutFile {
                 problems.push(problem_at(&self.target, message));
             })
             .ok();
-        let start = parse_rfc3339(&self.start.value)
+        let start = self
+            .start
+            .value
+            .parse::<Timestamp>()
             .map_err(|error| {
                 let message = format!(
                     "rollout start {:?} is not an RFC 3339 time: {error}",
@@ -473,10 +483,10 @@ impl RolloutFile {
                 problems.push(problem_at(&self.start, message));
             })
             .ok();
-        let hours = self.duration_hours.value;
-        if !(hours.is_finite() && hours > 0.0 && hours <= MAX_DURATION_HOURS) {
+        let duration_hours = self.duration_hours.value;
+        if !(duration_hours.is_finite() && duration_hours > 0.0 && duration_hours <= MAX_DURATION_HOURS) {
             let message = format!(
-                "duration_hours {hours} is not within 0 (excluded) and {MAX_DURATION_HOURS} (a century)"
+                "duration_hours {duration_hours} is not within 0 (excluded) and {MAX_DURATION_HOURS} (a century)"
             );
             problems.push(problem_at(&self.duration_hours, message));
         }
@@ -489,10 +499,10 @@ impl RolloutFile {
                 ),
             });
         }
-        let gates = self.gates(problems);
-        let (halt_when, halt_query) = match self.halt_when {
-            Some(halt) => halt_criteria(&halt, gates.arrival_timeout, problems),
-            None => (None, None),
+        let gates = self.gates(groups, clusters, problems);
+        let halts = match &self.halt_when {
+            Some(halt) => halt_criteria(halt, gates.arrival_timeout, problems),
+            None => Halts::default(),
         };
         let office_hours = self.office_hours.and_then(|office| {
             let hours = &office.value;
@@ -500,53 +510,80 @@ impl RolloutFile {
                 .map_err(|message| problems.push(problem_at(&office, message)))
                 .ok()
         });
-        (problems.len() == before).then(|| Rollout {
+        (problems.len() == before).then(|| Declaration {
             target: target.expect("checked"),
-            start: start.expect("checked"),
-            duration: Duration::from_secs_f64(hours * 3600.0),
-            starting_percentage: self.starting_percentage,
-            line,
-            halt_when,
-            halt_query,
-            auto_resume: self.auto_resume,
+            origin: Origin::PolicyFile { line },
+            schedule: Schedule {
+                start: start.expect("checked"),
+                duration: SignedDuration::from_secs_f64(duration_hours * 3600.0),
+                starting_percentage: self.starting_percentage,
+            },
             office_hours,
             gates,
-            gate_status: None,
-            control: None,
+            halts,
+            auto_resume: self.auto_resume,
         })
     }
 
     /// Its `canary`, `max_offered_per_period` and `arrival_timeout_hours`.
-    fn gates(&self, problems: &mut Vec<Problem>) -> Gates {
+    fn gates(
+        &self,
+        groups: &BTreeMap<String, Rules>,
+        clusters: &HashMap<ClusterId, (u64, Vec<String>)>,
+        problems: &mut Vec<Problem>,
+    ) -> Gates {
         let canary = self.canary.as_ref().and_then(|canary| {
-            let clusters = canary.value.clusters;
-            if (1..=MAX_CANARIES).contains(&clusters) {
-                Some(clusters)
-            } else {
-                let message = format!("canary clusters {clusters} is not within 1 to {MAX_CANARIES}");
+            let CanaryFile {
+                clusters: count,
+                group,
+            } = &canary.value;
+            let members = group.as_ref().map(|group| {
+                clusters
+                    .values()
+                    .filter(|(_, names)| names.contains(group))
+                    .count()
+            });
+            let problem = match (count, group, members) {
+                (Some(count), _, _) if !(1..=MAX_CANARIES).contains(count) => Some(format!(
+                    "canary clusters {count} is not within 1 to {MAX_CANARIES}"
+                )),
+                (None, None, _) => {
+                    Some("canary names how many clusters (clusters) or which (group)".to_owned())
+                }
+                (_, Some(group), _) if !groups.contains_key(group) => {
+                    Some(format!("canary group {group:?} is not defined under `groups`"))
+                }
+                (_, Some(group), Some(0)) => Some(format!(
+                    "canary group {group:?} lists no cluster under `clusters`"
+                )),
+                _ => None,
+            };
+            if let Some(message) = problem {
                 problems.push(problem_at(canary, message));
-                None
+                return None;
             }
+            let wanted = count.unwrap_or(u32::try_from(members.unwrap_or_default()).unwrap_or(MAX_CANARIES));
+            Some(CanaryGate {
+                clusters: wanted.min(MAX_CANARIES),
+                group: group.clone(),
+            })
         });
-        let max_offered = self.max_offered_per_period.as_ref().and_then(|rate| {
+        let rate = self.max_offered_per_period.as_ref().and_then(|rate| {
             let MaxOfferedFile {
                 clusters,
                 period_hours,
             } = rate.value;
-            if clusters == 0
-                || !(period_hours.is_finite() && period_hours > 0.0 && period_hours <= 24.0 * 366.0)
-            {
-                let message = format!(
-                    "max_offered_per_period {{clusters: {clusters}, period_hours: {period_hours}}}: \
-                     clusters at least 1, period_hours within 0 (excluded) and a year"
-                );
-                problems.push(problem_at(rate, message));
-                return None;
+            match hours(period_hours).filter(|_| clusters > 0 && period_hours <= 24.0 * 366.0) {
+                Some(period) => Some(RateGate { clusters, period }),
+                None => {
+                    let message = format!(
+                        "max_offered_per_period {{clusters: {clusters}, period_hours: {period_hours}}}: \
+                         clusters at least 1, period_hours within 0 (excluded) and a year"
+                    );
+                    problems.push(problem_at(rate, message));
+                    None
+                }
             }
-            Some(MaxOffered {
-                clusters,
-                period: Duration::from_secs_f64(period_hours * 3600.0),
-            })
         });
         let arrival_timeout = match &self.arrival_timeout_hours {
             Some(hours) if hours.value.is_finite() && hours.value > 0.0 => hours_clamped(hours.value),
@@ -559,7 +596,7 @@ impl RolloutFile {
         };
         Gates {
             canary,
-            max_offered,
+            rate,
             arrival_timeout,
         }
     }
@@ -595,8 +632,8 @@ rollouts:
         let policy = parse("policy.yaml", GOOD).unwrap();
         let id = ClusterId::parse("0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60").unwrap();
         assert_eq!(policy.groups_of(&id), ["canary", "production"]);
-        assert_eq!(policy.rollouts().len(), 1);
-        assert_eq!(policy.rollouts()[0].line, 11);
+        assert_eq!(policy.declarations().len(), 1);
+        assert_eq!(policy.declarations()[0].origin.line(), 11);
         assert!(parse("empty.yaml", "\n# nothing yet\n").is_ok());
     }
 
@@ -735,20 +772,26 @@ scoped_channels:
             ),
         )
         .unwrap();
-        let gates = policy.rollouts()[0].gates;
-        assert_eq!(gates.canary, Some(3));
-        assert_eq!(gates.arrival_timeout, Duration::from_secs(6 * 3600));
+        let gates = &policy.declarations()[0].gates;
         assert_eq!(
-            gates.max_offered,
-            Some(MaxOffered {
-                clusters: 200,
-                period: Duration::from_secs(24 * 3600)
+            gates.canary,
+            Some(CanaryGate {
+                clusters: 3,
+                group: None
             })
         );
-        let stuck = policy.rollouts()[0].halt_when.unwrap().stuck.unwrap();
+        assert_eq!(gates.arrival_timeout, SignedDuration::from_hours(6));
+        assert_eq!(
+            gates.rate,
+            Some(RateGate {
+                clusters: 200,
+                period: SignedDuration::from_hours(24)
+            })
+        );
+        let stuck = policy.declarations()[0].halts.stuck.unwrap();
         assert_eq!(
             stuck.after,
-            Duration::from_secs(6 * 3600),
+            SignedDuration::from_hours(6),
             "stuck_hours from the arrival timeout"
         );
 
@@ -767,6 +810,39 @@ scoped_channels:
             "policy.yaml:7: max_offered_per_period {clusters: 0, period_hours: 24}",
         ] {
             assert!(refused.contains(expected), "{refused}");
+        }
+    }
+
+    #[test]
+    fn canaries_an_operator_names_come_from_a_group_of_the_file() {
+        let text = |canary: &str| {
+            format!(
+                "groups: {{early: {{}}, empty: {{}}}}\nclusters: {{0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60: [early]}}\n\
+                 rollouts:\n  - target: 4.18.7\n    start: 2026-11-20T00:00:00Z\n    duration_hours: 24\n    canary: {canary}\n"
+            )
+        };
+        let policy = parse("policy.yaml", &text("{group: early}")).unwrap();
+        assert_eq!(
+            policy.declarations()[0].gates.canary,
+            Some(CanaryGate {
+                clusters: 1,
+                group: Some("early".into())
+            }),
+            "every member, without a count"
+        );
+        for (canary, expected) in [
+            (
+                "{group: nobody}",
+                "canary group \"nobody\" is not defined under `groups`",
+            ),
+            (
+                "{group: empty}",
+                "canary group \"empty\" lists no cluster under `clusters`",
+            ),
+            ("{}", "canary names how many clusters (clusters) or which (group)"),
+        ] {
+            let refused = parse("policy.yaml", &text(canary)).unwrap_err().to_string();
+            assert!(refused.ends_with(expected), "{refused}");
         }
     }
 

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use service_kit::freshness::Freshness;
 use service_kit::secret::RedactedUrl;
 
-use super::id::ClusterId;
+use rollout_model::ClusterId;
 
 /// Failures in a row that open the breaker.
 pub const OPEN_AFTER_FAILURES: u32 = 5;

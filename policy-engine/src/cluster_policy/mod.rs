@@ -14,32 +14,32 @@
 //! The engine uses it through one façade, [`ClusterPolicy`]: classify,
 //! explain, reload, status, gauges.
 //!
-//! - [`id`]: cluster ids and the rollout place (a documented hash).
 //! - [`file`]: the policy file, validated with file:line errors.
 //! - [`policy`]: the validated policy and the classes of requests.
 //! - [`apply`]: what a class does to a view (the `cluster-policy` filter
-//!   applies it: `crate::filters::cluster_policy`).
+//!   applies it: `crate::client::filters::cluster_policy`).
 //! - [`edges`]: a class's own blocked edges and risks, applied to its view.
 //! - [`source`]: the file as served, reloaded when it changes.
 //! - [`lookup`]: the lookup service that adds groups to the file's.
 //! - [`explain`]: why a cluster sees what it sees (the status port's
-//!   `{prefix}/v1/explain-cluster`).
+//!   `{prefix}/v1/explain-cluster`); [`view`]: a rollout as every document
+//!   shows it.
 
 pub mod apply;
 pub mod edges;
 pub mod explain;
 pub mod file;
-pub mod id;
 pub mod lookup;
-pub mod office_hours;
 pub mod policy;
 pub mod source;
+pub mod view;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cincinnati_core::Graph;
-pub use policy::{Controls, Policy, PolicyClass};
+pub use policy::{Policy, PolicyClass};
+use rollout_model::{ClusterId, Knowledge, Lot, Rollout};
 use service_kit::periodic::Every;
 pub use source::PolicySource;
 
@@ -72,10 +72,17 @@ impl ClusterPolicy {
     }
 
     /// The class of a request with `id` (any text; one that is not a UUID
-    /// is treated as none) at `now`. A lookup that fell back to the file's
-    /// groups is counted.
-    pub async fn classify(&self, id: Option<&str>, now: SystemTime) -> PolicyClass {
-        let (class, lookup) = self.source.classify(id, now).await;
+    /// is treated as none) at `now` (`lot_of`: a cluster's lot, asked only
+    /// when a rollout names clusters). A lookup that fell back to the
+    /// file's groups is counted.
+    pub async fn classify(
+        &self,
+        id: Option<&str>,
+        lot_of: impl FnOnce(&ClusterId) -> Option<Lot>,
+        now: SystemTime,
+    ) -> PolicyClass {
+        let now = rollout_model::time::from_system(now);
+        let (class, lookup) = self.source.classify(id, lot_of, now).await;
         if lookup == Some(Outcome::Fallback) {
             self.metrics.lookup_fallbacks.inc();
         }
@@ -92,6 +99,7 @@ impl ClusterPolicy {
         applied: &Applied,
         now: SystemTime,
     ) -> Explanation {
+        let now = rollout_model::time::from_system(now);
         Explanation {
             policy_file: Some(self.source.path().display().to_string()),
             ..explain::explain(class, asked, base, applied, now)
@@ -122,9 +130,15 @@ impl ClusterPolicy {
         }
     }
 
-    /// Gives the rollouts their run-time control (see `crate::control`).
-    pub fn set_controls(&self, controls: Controls) {
-        self.source.set_controls(controls);
+    /// Gives the rollouts what is known of their run-time state (see
+    /// `crate::operator::control`).
+    pub fn set_knowledge(&self, knowledge: Knowledge) {
+        self.source.set_knowledge(knowledge);
+    }
+
+    /// The rollouts now, with what is known of their run-time state.
+    pub fn rollouts(&self) -> Arc<Vec<Rollout>> {
+        self.source.rollouts()
     }
 
     pub fn status(&self, now: SystemTime) -> PolicyStatus {
@@ -158,7 +172,6 @@ mod tests {
     use service_kit::supervisor::{Backoff, Supervisor};
 
     use super::*;
-    use crate::cluster_policy::id::ClusterId;
 
     const ID: &str = "0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60";
 
@@ -166,7 +179,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("policy.yaml");
         std::fs::write(&path, text).unwrap();
-        let source = Arc::new(PolicySource::open(&path, Duration::from_secs(3600), None).unwrap());
+        let source = Arc::new(
+            PolicySource::open(&path, rollout_model::time::SignedDuration::from_hours(1), None).unwrap(),
+        );
         let metrics = EngineMetrics::register(&MetricRegistry::new("test").unwrap()).unwrap();
         let policy = Arc::new(ClusterPolicy::new(source, Duration::from_millis(20), metrics));
         (dir, path, policy)
@@ -177,7 +192,7 @@ mod tests {
         let (_dir, path, policy) = served(&format!(
             "groups: {{prod: {{deferral_days: 3}}}}\nclusters: {{{ID}: [prod]}}\n"
         ));
-        let class = policy.classify(Some(ID), SystemTime::now()).await;
+        let class = policy.classify(Some(ID), |_| None, SystemTime::now()).await;
         assert_eq!(class.id, ClusterId::parse(ID));
         assert_eq!(class.groups.names, ["prod"]);
         assert_eq!(policy.current().generation(), 0);
@@ -196,7 +211,14 @@ mod tests {
         .unwrap();
         poll::eventually("the edit served", Duration::from_secs(10), || {
             let policy = policy.clone();
-            async move { policy.classify(Some(ID), SystemTime::now()).await.groups.names == ["canary"] }
+            async move {
+                policy
+                    .classify(Some(ID), |_| None, SystemTime::now())
+                    .await
+                    .groups
+                    .names
+                    == ["canary"]
+            }
         })
         .await;
         assert_eq!(policy.metrics.policy_reloads.get(), 1);
@@ -210,7 +232,7 @@ mod tests {
         policy.update_gauges();
         assert_eq!(policy.metrics.policy_stale.get(), 1);
         assert!(policy.status(SystemTime::now()).freshness.is_stale());
-        let still = policy.classify(Some(ID), SystemTime::now()).await;
+        let still = policy.classify(Some(ID), |_| None, SystemTime::now()).await;
         assert_eq!(still.groups.names, ["canary"], "the last good policy kept");
         supervisor.shutdown().await;
     }

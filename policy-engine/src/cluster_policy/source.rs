@@ -6,20 +6,19 @@
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use parking_lot::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
-use cincinnati_client::cluster_policy::RolloutControlFacts;
+use parking_lot::Mutex;
+use rollout_model::time::{SignedDuration, Timestamp};
+use rollout_model::{ClusterId, Knowledge, Lot, Rollout, Who};
 use serde::{Deserialize, Serialize};
 use service_kit::freshness::Freshness;
 use service_kit::timestamp::rfc3339;
 
 use super::file::{self, PolicyFileError};
-use super::id::ClusterId;
 use super::lookup::{GroupLookup, LookupStatus, Outcome};
-use super::policy::{Controls, Policy, PolicyClass, RolloutControl, Rules, ScopedChannel};
+use super::policy::{Policy, PolicyClass, Rules, ScopedChannel};
 
 /// Why the policy file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -43,8 +42,11 @@ pub enum Reload {
 pub struct PolicySource {
     path: PathBuf,
     /// Deferral is decided per bucket of this length (see [`Policy::classify`]).
-    bucket: Duration,
+    bucket: SignedDuration,
     current: ArcSwap<Policy>,
+    /// The served policy's rollouts with what is known of their run-time
+    /// state: made again when either changes.
+    rollouts: ArcSwap<Vec<Rollout>>,
     state: Mutex<SourceState>,
     /// The lookup service, which adds groups to the file's.
     lookup: Option<Arc<GroupLookup>>,
@@ -61,29 +63,37 @@ struct SourceState {
     /// The last reload that found the file good (the served policy's, or a
     /// new one), and the refusal since.
     freshness: Freshness,
-    /// The rollouts' run-time control, given to every policy served.
-    controls: Controls,
+    /// What is known of the rollouts' run-time state, given to every
+    /// policy served.
+    knowledge: Knowledge,
 }
 
 impl PolicySource {
     /// Reads the policy file at start-up; `lookup` adds groups to the
-    /// file's.
-    pub fn open(path: &Path, bucket: Duration, lookup: Option<GroupLookup>) -> Result<Self, SourceError> {
+    /// file's. Its rollouts follow their declarations alone until
+    /// [`PolicySource::set_knowledge`] says otherwise.
+    pub fn open(
+        path: &Path,
+        bucket: SignedDuration,
+        lookup: Option<GroupLookup>,
+    ) -> Result<Self, SourceError> {
         let text = read(path)?;
         let policy = file::parse(&path.display().to_string(), &text)?;
         let now = SystemTime::now();
         let mut freshness = Freshness::default();
         freshness.succeeded(now);
+        let knowledge = Knowledge::Declared;
         Ok(Self {
             path: path.to_owned(),
             bucket,
+            rollouts: ArcSwap::from_pointee(knowledge.rollouts(policy.declarations())),
             current: ArcSwap::from_pointee(policy),
             state: Mutex::new(SourceState {
                 served: digest(&text),
                 refused: None,
                 loaded_at: now,
                 freshness,
-                controls: Controls::default(),
+                knowledge,
             }),
             lookup: lookup.map(Arc::new),
         })
@@ -134,8 +144,9 @@ impl PolicySource {
     fn take(&self, mut policy: Policy, digest: u64) -> Reload {
         let mut state = self.lock();
         policy.generation = self.current.load().generation + 1;
-        policy.set_controls(&state.controls);
         let generation = policy.generation;
+        self.rollouts
+            .store(Arc::new(state.knowledge.rollouts(policy.declarations())));
         self.current.store(Arc::new(policy));
         let now = SystemTime::now();
         state.served = digest;
@@ -156,14 +167,20 @@ impl PolicySource {
         Reload::Failed(message)
     }
 
-    /// Gives the rollouts their run-time control (the fleet store's), this
-    /// policy's and every one read after.
-    pub fn set_controls(&self, controls: Controls) {
+    /// Gives the rollouts what is known of their run-time state (the fleet
+    /// store's), this policy's and every one read after.
+    pub fn set_knowledge(&self, knowledge: Knowledge) {
         let mut state = self.lock();
-        if state.controls != controls {
-            self.current().set_controls(&controls);
-            state.controls = controls;
+        if state.knowledge != knowledge {
+            self.rollouts
+                .store(Arc::new(knowledge.rollouts(self.current().declarations())));
+            state.knowledge = knowledge;
         }
+    }
+
+    /// The rollouts now, with what is known of their run-time state.
+    pub fn rollouts(&self) -> Arc<Vec<Rollout>> {
+        self.rollouts.load_full()
     }
 
     /// Whether the file on disk is refused and an older policy served.
@@ -173,10 +190,24 @@ impl PolicySource {
 
     /// The class of a request with `id` (any text; one that is not a UUID
     /// is treated as none) at `now`, and how the lookup service (if any)
-    /// was asked.
-    pub async fn classify(&self, id: Option<&str>, now: SystemTime) -> (PolicyClass, Option<Outcome>) {
+    /// was asked; `lot_of` gives a cluster's lot, asked only when a
+    /// rollout names clusters.
+    pub async fn classify(
+        &self,
+        id: Option<&str>,
+        lot_of: impl FnOnce(&ClusterId) -> Option<Lot>,
+        now: Timestamp,
+    ) -> (PolicyClass, Option<Outcome>) {
         let id = id.and_then(ClusterId::parse);
         let policy = self.current();
+        let rollouts = self.rollouts();
+        let who = Who {
+            place: id.as_ref().map(ClusterId::place),
+            lot: id
+                .as_ref()
+                .filter(|_| rollouts.iter().any(Rollout::names_clusters))
+                .and_then(lot_of),
+        };
         let (groups, outcome) = match (&self.lookup, &id) {
             (Some(lookup), Some(id)) => {
                 let (looked_up, outcome) = lookup.groups(id).await;
@@ -185,7 +216,10 @@ impl PolicySource {
             }
             _ => (None, None),
         };
-        (policy.classify(id.as_ref(), groups, now, self.bucket), outcome)
+        (
+            policy.classify((id.as_ref(), who), groups, &rollouts, (now, self.bucket)),
+            outcome,
+        )
     }
 
     fn lock(&self) -> parking_lot::MutexGuard<'_, SourceState> {
@@ -195,6 +229,8 @@ impl PolicySource {
     /// What `/status` shows.
     pub fn status(&self, now: SystemTime) -> PolicyStatus {
         let policy = self.current();
+        let rollouts = self.rollouts();
+        let now = rollout_model::time::from_system(now);
         let state = self.lock();
         PolicyStatus {
             file: self.path.display().to_string(),
@@ -205,16 +241,19 @@ impl PolicySource {
             groups: policy.groups().clone(),
             clusters: policy.cluster_count(),
             lookup: self.lookup.as_ref().map(|lookup| lookup.status()),
-            rollouts: policy
-                .rollouts()
+            rollouts: rollouts
                 .iter()
-                .map(|rollout| RolloutStatus {
-                    target: rollout.target.to_string(),
-                    start: rfc3339(rollout.start),
-                    duration_hours: rollout.duration.as_secs_f64() / 3600.0,
-                    starting_percentage: rollout.starting_percentage,
-                    progress_percent: rollout.progress(now),
-                    control: rollout.control.as_ref().map(RolloutControl::facts),
+                .map(|rollout| {
+                    let declaration = &rollout.declaration;
+                    let position = rollout.position(now);
+                    RolloutStatus {
+                        target: declaration.target.to_string(),
+                        start: declaration.schedule.start.to_string(),
+                        duration_hours: declaration.schedule.duration.as_secs_f64() / 3600.0,
+                        starting_percentage: declaration.schedule.starting_percentage,
+                        progress_percent: position.threshold,
+                        said: rollout_model::describe::said(rollout, &position),
+                    }
                 })
                 .collect(),
             blocked_edges: policy.edge_rule_count(),
@@ -255,12 +294,10 @@ pub struct RolloutStatus {
     pub start: String,
     pub duration_hours: f64,
     pub starting_percentage: f64,
-    /// The share of clusters offered the target now.
+    /// The share of clusters offered the target now by their place.
     pub progress_percent: f64,
-    /// What run-time control did to it (the file's schedule is then not
-    /// the whole story).
-    #[serde(default)]
-    pub control: Option<RolloutControlFacts>,
+    /// Where it is, in words (run-time control and gates included).
+    pub said: String,
 }
 
 fn read(path: &Path) -> Result<String, SourceError> {
@@ -285,7 +322,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("policy.yaml");
         std::fs::write(&path, "groups: {a: {deferral_days: 3}}\n").unwrap();
-        let source = PolicySource::open(&path, Duration::from_secs(3600), None).unwrap();
+        let source = PolicySource::open(&path, SignedDuration::from_hours(1), None).unwrap();
         assert_eq!(source.reload(), Reload::Unchanged);
 
         std::fs::write(&path, "groups: {a: {deferral_days: three}}\n").unwrap();
@@ -324,15 +361,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("policy.yaml");
         std::fs::write(&path, "clusters:\n  nope: []\n").unwrap();
-        let error = PolicySource::open(&path, Duration::from_secs(1), None).unwrap_err();
+        let error = PolicySource::open(&path, SignedDuration::from_secs(1), None).unwrap_err();
         assert!(
             error
                 .to_string()
                 .ends_with("policy.yaml:2: cluster id \"nope\" is not a UUID"),
             "{error}"
         );
-        let missing =
-            PolicySource::open(&dir.path().join("absent.yaml"), Duration::from_secs(1), None).unwrap_err();
+        let missing = PolicySource::open(
+            &dir.path().join("absent.yaml"),
+            SignedDuration::from_secs(1),
+            None,
+        )
+        .unwrap_err();
         assert!(matches!(missing, SourceError::Unreadable { .. }));
     }
 }

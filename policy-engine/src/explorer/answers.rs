@@ -33,7 +33,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::graphs::Graphs;
-use crate::query::{Arch, Channel};
+use crate::client::query::{Arch, Channel};
 
 /// A semantic version, as `/openapi` declares it: numbers without leading
 /// zeros (at most ten digits, so they fit), optional pre-release and build.

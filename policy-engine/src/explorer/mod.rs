@@ -32,7 +32,7 @@ use actix_web::web;
 use http_answers::routes::get_or_head;
 use http_answers::{CachePolicy, PathPrefix};
 
-use crate::engine::Engine;
+use crate::client::engine::Engine;
 use graphs::Graphs;
 use page::Variant;
 
@@ -65,10 +65,13 @@ impl Explorer {
 
     /// The status port's routes under the prefix (with `service.explorer`
     /// on): the page, its assets and the answers it reads (it asks its own
-    /// origin), with its Fleet view when `fleet` (the engine has a fleet
-    /// store, whose answers are on this port).
-    pub fn status_routes(&self, fleet: bool) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
-        self.routes(Some(if fleet { Variant::Fleet } else { Variant::Public }))
+    /// origin), with its Fleet view when the engine has a fleet store,
+    /// whose answers are on this port at `fleet`.
+    pub fn status_routes(
+        &self,
+        fleet: Option<&'static str>,
+    ) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {
+        self.routes(Some(fleet.map_or(Variant::Public, Variant::Fleet)))
     }
 
     fn routes(&self, page: Option<Variant>) -> impl Fn(&mut web::ServiceConfig) + Send + Sync + 'static {

@@ -9,8 +9,6 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use http_answers::{CachePolicy, PreparedBody};
 
-use crate::routes::fleet;
-
 /// Everything the page loads comes from the engine itself; no inline
 /// script or style, no frames, no plugins.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
@@ -62,9 +60,10 @@ pub enum Variant {
     /// The page as written: no Fleet view, no request about the fleet.
     Public,
     /// On the status port of an engine with a fleet store: `<body
-    /// data-fleet="v1/fleet/">`, where the page finds the fleet answers
-    /// (relative to it), and so shows its Fleet view.
-    Fleet,
+    /// data-fleet="v1/fleet/">` (the path of the fleet answers given,
+    /// relative to the page), where the page finds them, and so shows its
+    /// Fleet view.
+    Fleet(&'static str),
 }
 
 /// An asset, prepared.
@@ -84,7 +83,7 @@ impl Asset {
 
     pub fn prepare(&self, variant: Variant) -> Prepared {
         let body = match variant {
-            Variant::Fleet if self.path == "/" => fleet_page(self.body),
+            Variant::Fleet(answers) if self.path == "/" => fleet_page(self.body, answers),
             _ => self.body.to_owned(),
         };
         Prepared {
@@ -95,10 +94,10 @@ impl Asset {
 }
 
 /// The page with its `<body>` telling where the fleet answers are.
-fn fleet_page(page: &str) -> String {
+fn fleet_page(page: &str, answers: &str) -> String {
     let fleet = format!(
         r#"<body data-state="loading" data-fleet="{}/">"#,
-        fleet::PATH.trim_start_matches('/')
+        answers.trim_start_matches('/')
     );
     page.replacen(BODY, &fleet, 1)
 }
@@ -136,7 +135,7 @@ mod tests {
             "index.html opens <body> as BODY says"
         );
         assert!(!page.contains("data-fleet"), "the public page knows of no fleet");
-        let fleet = fleet_page(page);
+        let fleet = fleet_page(page, "/v1/fleet");
         assert_eq!(
             fleet.replacen(r#" data-fleet="v1/fleet/""#, "", 1),
             page,

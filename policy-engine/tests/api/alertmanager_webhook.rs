@@ -1,24 +1,30 @@
 //! Alertmanager's webhook on real engines: notifications as Alertmanager
-//! shapes them, posted with the operator tokens, pause the rollout their
-//! alerts name; a resolved alert resumes it only where the policy file says
-//! `auto_resume` and only the pause it made; and a real Alertmanager, given
-//! an alert on its own API, routes it there.
+//! shapes them, posted with a `pause` token, pause the rollout their
+//! alerts name, once however many engines the same alert reaches; an alert
+//! is its fingerprint (or label set), so a rollout is resumed (where the
+//! policy file says `auto_resume`) only when every alert holding it has
+//! resolved; and a real Alertmanager, given an alert on its own API,
+//! routes it there.
 
 use std::path::Path;
 
 use policy_engine::Settings;
+use postgres_testkit::PostgresServer;
 use prometheus_testkit::{Alertmanager, Webhook};
 use serde_json::{Value, json};
 
-use crate::rollout_control::{TOKEN, cluster_at, control_settings, offered, once_paused, rollouts};
 use crate::support::app::{Answer, TestApp, spawn_ready};
+use crate::support::rollouts::{
+    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, TOKEN, cluster_at, control_settings, first, offered, once_paused,
+    rollout_with, rollouts,
+};
+use crate::support::small_graph;
 use crate::support::upstream::{Behaviour, FakeUpstream};
-use crate::support::{rfc3339, small_graph};
 
 const WEBHOOK: &str = "/api/upgrades_info/v1/alerts/alertmanager";
 
-/// An alert as Alertmanager sends it.
-fn alert(status: &str, labels: Value, summary: &str) -> Value {
+/// An alert as Alertmanager sends it, its fingerprint `fingerprint`.
+fn alert(status: &str, labels: Value, summary: &str, fingerprint: &str) -> Value {
     json!({
         "status": status,
         "labels": labels,
@@ -26,7 +32,7 @@ fn alert(status: &str, labels: Value, summary: &str) -> Value {
         "startsAt": "2026-11-26T10:00:00Z",
         "endsAt": "0001-01-01T00:00:00Z",
         "generatorURL": "http://prometheus.example/graph",
-        "fingerprint": "c0ffee",
+        "fingerprint": fingerprint,
     })
 }
 
@@ -68,9 +74,9 @@ async fn post(app: &TestApp, token: Option<&str>, body: impl Into<reqwest::Body>
     app.send(request, &[]).await
 }
 
-/// Posts `alerts` with the token; each alert's outcome.
+/// Posts `alerts` with Alertmanager's token; each alert's outcome.
 async fn notify(app: &TestApp, alerts: &[Value]) -> Vec<String> {
-    let answer = post(app, Some(TOKEN), notification(alerts).to_string()).await;
+    let answer = post(app, Some(ALERTMANAGER_TOKEN), notification(alerts).to_string()).await;
     assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
     answer.json()["alerts"]
         .as_array()
@@ -81,38 +87,49 @@ async fn notify(app: &TestApp, alerts: &[Value]) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes_it() {
+async fn a_firing_alert_pauses_the_rollout_it_names_once_and_only_an_operator_resumes_it() {
     let dir = tempfile::tempdir().unwrap();
     let (_upstream, app) = engine(dir.path(), |settings| settings.rollouts.max_alert_bytes = 4096).await;
     let (inside, outside) = (cluster_at(20.0..40.0), cluster_at(60.0..80.0));
 
-    // Refused: no token, not a notification, another version, too large.
+    // Refused: no token, a read token, not a notification, another
+    // version, too large.
     post(&app, None, "{}").await.assert_error(401, "unauthorized");
-    post(&app, Some(TOKEN), "not json")
+    post(&app, Some(READ_TOKEN), "{}")
+        .await
+        .assert_error(403, "forbidden");
+    post(&app, Some(ALERTMANAGER_TOKEN), "not json")
         .await
         .assert_error(400, "invalid_params");
     let version_3 = json!({"version": "3", "alerts": []}).to_string();
-    post(&app, Some(TOKEN), version_3)
+    post(&app, Some(ALERTMANAGER_TOKEN), version_3)
         .await
         .assert_error(400, "invalid_params");
-    let large = notification(&[alert("firing", json!({"alertname": "X"}), &"x".repeat(5000))]);
-    assert_eq!(post(&app, Some(TOKEN), large.to_string()).await.status, 413);
+    let large = notification(&[alert("firing", json!({"alertname": "X"}), &"x".repeat(5000), "a")]);
+    assert_eq!(
+        post(&app, Some(ALERTMANAGER_TOKEN), large.to_string())
+            .await
+            .status,
+        413
+    );
     assert!(offered(&app, &inside).await, "nothing changed");
 
     let firing = alert(
         "firing",
         json!({"alertname": "UpdatesFailing", "to_version": "4.18.4", "severity": "critical"}),
-        "12% of clusters that took 4.18.4 stopped reporting",
+        "12% of clusters\u{0} that took 4.18.4 stopped reporting",
+        "f1",
     );
     let outcomes = notify(
         &app,
         &[
             firing.clone(),
-            alert("firing", json!({"alertname": "Unrelated"}), "disk full"),
+            alert("firing", json!({"alertname": "Unrelated"}), "disk full", "f2"),
             alert(
                 "firing",
                 json!({"alertname": "Old", "rollout_target": "4.17.9"}),
                 "",
+                "f3",
             ),
         ],
     )
@@ -120,31 +137,31 @@ async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes
     assert_eq!(outcomes, ["paused", "no-rollout-label", "unknown-rollout"]);
     assert!(offered(&app, &inside).await && !offered(&app, &outside).await);
     let document = rollouts(&app).await;
-    let control = document.rollouts[0].control.as_ref().unwrap();
+    let rollout = first(&document);
+    let control = rollout.control.as_ref().unwrap();
     assert_eq!(
-        (
-            control.state.as_str(),
-            control.by.as_str(),
-            control.reason.as_str()
-        ),
-        (
-            "paused",
-            "alertmanager:ops/UpdatesFailing",
-            "UpdatesFailing: 12% of clusters that took 4.18.4 stopped reporting"
-        )
+        control.paused.as_ref().unwrap().by,
+        "alertmanager:alertmanager/UpdatesFailing"
+    );
+    assert_eq!(control.alerts, ["UpdatesFailing"]);
+    assert_eq!(
+        control.last.as_ref().unwrap().reason,
+        "UpdatesFailing: 12% of clusters that took 4.18.4 stopped reporting",
+        "the NUL gone: PostgreSQL refuses it"
     );
 
     // Explain tells a cluster left outside why.
     let explained = app
         .status_get(&format!(
-            "/api/upgrades_info/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.1&id={outside}"
+            "{PREFIX}/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.1&id={outside}"
         ))
         .await
         .json();
-    let control = &explained["rollouts"][0]["control"];
-    assert_eq!(control["by"], "alertmanager:ops/UpdatesFailing", "{explained}");
-    assert_eq!(
-        control["reason"], "UpdatesFailing: 12% of clusters that took 4.18.4 stopped reporting",
+    assert!(
+        explained["rollouts"][0]["said"]
+            .as_str()
+            .unwrap()
+            .starts_with("paused at 50.0% by alertmanager:alertmanager/UpdatesFailing since "),
         "{explained}"
     );
 
@@ -156,7 +173,6 @@ async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes
     );
     let mut resolved = firing.clone();
     resolved["status"] = json!("resolved");
-    resolved["endsAt"] = json!(rfc3339(time::OffsetDateTime::now_utc()));
     assert_eq!(notify(&app, &[resolved]).await, ["left-paused"]);
     let history: Vec<(String, String)> = rollouts(&app)
         .await
@@ -166,7 +182,10 @@ async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes
         .collect();
     assert_eq!(
         history,
-        [("pause".to_owned(), "alertmanager:ops/UpdatesFailing".to_owned())]
+        [(
+            "pause".to_owned(),
+            "alertmanager:alertmanager/UpdatesFailing".to_owned()
+        )]
     );
     assert_eq!(
         app.metric("cincinnati_pe_rollout_alerts_total{outcome=\"paused\"}")
@@ -180,57 +199,84 @@ async fn a_firing_alert_pauses_the_rollout_it_names_and_only_an_operator_resumes
     );
 }
 
+/// Alertmanager runs as an HA pair and retries: the same firing alert
+/// reaches two engines sharing a store at once. One pause, one audit
+/// entry.
 #[tokio::test]
-async fn with_auto_resume_the_alert_that_paused_a_rollout_resumes_it_when_resolved() {
+async fn the_same_alert_reaching_two_engines_at_once_pauses_once() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let postgres = PostgresServer::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let start = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::hours(5000));
+    let one = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
+    let other = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
+    let firing = [alert(
+        "firing",
+        json!({"alertname": "Degraded", "rollout_target": "4.18.4"}),
+        "5 degraded",
+        "d1",
+    )];
+    let (first_outcomes, second_outcomes) = tokio::join!(notify(&one, &firing), notify(&other, &firing));
+    let mut outcomes = [first_outcomes[0].clone(), second_outcomes[0].clone()];
+    outcomes.sort();
+    assert_eq!(outcomes, ["already-paused", "paused"]);
+    let document = rollouts(&other).await;
+    assert_eq!(document.history.len(), 1, "{:?}", document.history);
+}
+
+#[tokio::test]
+async fn with_auto_resume_a_rollout_resumes_when_every_alert_holding_it_has_resolved() {
+    let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("policy.yaml"),
-        format!(
-            "rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: 10000, auto_resume: true}}\n"
-        ),
+        rollout_with(5000.0, 10000.0, "    auto_resume: true\n"),
     )
     .unwrap();
     let (_upstream, app) = engine(dir.path(), |_| {}).await;
     let outside = cluster_at(60.0..80.0);
-    let (failing, other) = (
-        json!({"alertname": "UpdatesFailing", "rollout_target": "4.18.4"}),
-        json!({"alertname": "Other", "rollout_target": "4.18.4"}),
-    );
-
+    // Two instances of one alert rule (two clusters' storage), and their
+    // resolutions.
+    let instance = |status: &str, cluster: &str, fingerprint: &str| {
+        alert(
+            status,
+            json!({"alertname": "StorageFailing", "rollout_target": "4.18.4", "cluster": cluster}),
+            "",
+            fingerprint,
+        )
+    };
     assert_eq!(
-        notify(&app, &[alert("firing", failing.clone(), "")]).await,
-        ["paused"]
+        notify(
+            &app,
+            &[instance("firing", "a", "fa"), instance("firing", "b", "fb")]
+        )
+        .await,
+        ["paused", "already-paused"]
     );
-    // Another alert's resolution is not this pause's end.
     assert_eq!(
-        notify(&app, &[alert("resolved", other, "")]).await,
-        ["left-paused"]
+        notify(&app, &[instance("resolved", "a", "fa")]).await,
+        ["left-paused"],
+        "b still fires"
     );
     assert_eq!(
-        notify(&app, &[alert("resolved", failing.clone(), "")]).await,
+        notify(&app, &[instance("resolved", "b", "fb")]).await,
         ["resumed"]
     );
     let document = rollouts(&app).await;
-    assert!(document.rollouts[0].on_schedule, "{document:?}");
+    assert_eq!(first(&document).state, "on-schedule", "{document:?}");
     assert!(
         !offered(&app, &outside).await,
         "back on its schedule, below this place"
     );
     assert_eq!(
-        notify(&app, &[alert("resolved", failing.clone(), "")]).await,
+        notify(&app, &[instance("resolved", "b", "fb")]).await,
         ["not-paused"]
     );
 
     // A pause an operator made stays when the alert resolves.
-    assert_eq!(
-        notify(&app, &[alert("firing", failing.clone(), "")]).await,
-        ["paused"]
-    );
+    assert_eq!(notify(&app, &[instance("firing", "a", "fa")]).await, ["paused"]);
     let answer = app
         .client
         .post(format!(
-            "http://{}/api/upgrades_info/v1/rollouts/4.18.4/pause",
+            "http://{}{PREFIX}/v1/rollouts/4.18.4/pause",
             app.status_address
         ))
         .bearer_auth(TOKEN)
@@ -239,12 +285,36 @@ async fn with_auto_resume_the_alert_that_paused_a_rollout_resumes_it_when_resolv
         .await
         .unwrap();
     assert_eq!(answer.status(), 200);
+    let operator_paused = rollouts(&app).await;
     assert_eq!(
-        notify(&app, &[alert("resolved", failing, "")]).await,
-        ["left-paused"]
+        first(&operator_paused)
+            .control
+            .as_ref()
+            .unwrap()
+            .paused
+            .as_ref()
+            .unwrap()
+            .by,
+        "alertmanager:alertmanager/StorageFailing",
+        "the first pause is kept"
     );
-    let last = rollouts(&app).await.history.pop().unwrap();
-    assert_eq!((last.action.as_str(), last.by.as_str()), ("pause", "ops"));
+    let answer = app
+        .client
+        .post(format!(
+            "http://{}{PREFIX}/v1/rollouts/4.18.4/resume",
+            app.status_address
+        ))
+        .bearer_auth(TOKEN)
+        .query(&[("reason", "false alarm")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(
+        notify(&app, &[instance("firing", "a", "fa")]).await,
+        ["overridden"],
+        "the alert an operator resumed over pauses again only when it fires anew"
+    );
 }
 
 /// A real Alertmanager (Debian's `prometheus-alertmanager`) routes an alert
@@ -256,7 +326,7 @@ async fn a_real_alertmanager_pauses_a_rollout_through_the_webhook() {
     let dir = tempfile::tempdir().unwrap();
     let (_upstream, app) = engine(dir.path(), |_| {}).await;
     let credentials_file = dir.path().join("alertmanager-token");
-    std::fs::write(&credentials_file, TOKEN).unwrap();
+    std::fs::write(&credentials_file, ALERTMANAGER_TOKEN).unwrap();
     let alertmanager = Alertmanager::start(&Webhook {
         url: format!("http://{}{WEBHOOK}", app.status_address),
         credentials_file,
@@ -280,7 +350,7 @@ async fn a_real_alertmanager_pauses_a_rollout_through_the_webhook() {
         (entry.action.as_str(), entry.by.as_str(), entry.reason.as_str()),
         (
             "pause",
-            "alertmanager:ops/UpdatedClustersDegraded",
+            "alertmanager:alertmanager/UpdatedClustersDegraded",
             "UpdatedClustersDegraded: 5 clusters on 4.18.4 report degraded operators"
         )
     );

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use policy_engine::request::UpstreamKind;
+use policy_engine::UpstreamKind;
 
 use crate::support::app::{TestApp, settings, spawn, spawn_ready};
 use crate::support::upstream::{Behaviour, FakeUpstream};
@@ -20,7 +20,7 @@ async fn chain() -> (FakeUpstream, TestApp, TestApp) {
 async fn an_engine_in_front_of_an_engine_answers_the_same_bytes() {
     let (_upstream, a, b) = chain().await;
     assert_eq!(
-        b.status_document().await.upstream.kind,
+        b.status_document().await.client.upstream.kind,
         Some(UpstreamKind::PolicyEngine)
     );
     let queries = [
@@ -83,7 +83,7 @@ async fn the_front_engine_fetches_once_per_parameter_set() {
         b.get("/graph?channel=stable-4.6&arch=amd64&id=cluster").await;
     }
     b.get("/graph?channel=fast-4.6").await;
-    let feeds = b.status_document().await.feeds;
+    let feeds = b.status_document().await.client.feeds;
     let parameters: Vec<_> = feeds.iter().map(|feed| feed.parameters.clone()).collect();
     assert_eq!(parameters.len(), 2, "{parameters:?}");
     // B asked A once to learn its kind, once to learn it answers, then once
@@ -102,6 +102,7 @@ async fn the_front_engine_serves_its_last_graph_when_the_middle_one_stops() {
     eventually("B notices A is gone", Duration::from_secs(10), || async {
         b.status_document()
             .await
+            .client
             .feeds
             .first()
             .is_some_and(|feed| feed.freshness.is_stale())
@@ -125,7 +126,7 @@ async fn configured_parameters_are_forwarded_and_split_the_cache() {
             .await;
         assert_eq!(answer.status, 200);
     }
-    let feeds = b.status_document().await.feeds;
+    let feeds = b.status_document().await.client.feeds;
     let mut parameters: Vec<String> = feeds
         .iter()
         .map(|feed| serde_json::to_string(&feed.parameters).unwrap())
@@ -149,13 +150,13 @@ async fn the_front_engine_is_ready_only_once_the_middle_one_can_answer() {
     eventually(
         "B learned its upstream is an engine",
         Duration::from_secs(10),
-        || async { b.status_document().await.upstream.kind == Some(UpstreamKind::PolicyEngine) },
+        || async { b.status_document().await.client.upstream.kind == Some(UpstreamKind::PolicyEngine) },
     )
     .await;
     // Several refresh rounds: B keeps asking, A keeps having nothing.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(b.status_get("/readyz").await.status, 503);
-    assert!(!b.status_document().await.ready);
+    assert!(!b.status_document().await.client.ready);
     b.get("/graph?channel=stable-4.6")
         .await
         .assert_error(503, "service_unavailable");
@@ -166,4 +167,42 @@ async fn the_front_engine_is_ready_only_once_the_middle_one_can_answer() {
     let answer = b.get("/graph?channel=stable-4.6").await;
     assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
     assert_eq!(answer.body, a.get("/graph?channel=stable-4.6").await.body);
+}
+
+/// Channels the upstream does not serve (anyone can make them up) cost it
+/// one request each, are never followed, and never push a served feed out.
+#[tokio::test]
+async fn made_up_channels_cost_the_upstream_one_request_each_and_evict_no_served_feed() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let a = spawn_ready(settings(&upstream.url())).await;
+    let mut front = settings(&a.url("/graph"));
+    front.upstream.cincinnati.interval_secs = 3600;
+    front.upstream.cincinnati.max_feeds = 8;
+    front.upstream.cincinnati.wait_for_change = true;
+    let b = spawn_ready(front).await;
+    b.get("/graph?channel=stable-4.6&arch=amd64").await;
+    let made_up = 40;
+    for n in 0..made_up {
+        let answer = b.get(&format!("/graph?channel=made-up-{n}&arch=amd64")).await;
+        assert_eq!(answer.status, 200);
+    }
+    b.get("/graph?channel=made-up-39&arch=amd64").await;
+    let incoming = || a.metric("cincinnati_pe_graph_incoming_requests_total{uri_path=\"/graph\"}");
+    // B's kind and readiness, the served channel and its follower's held
+    // request, then one request per made-up channel: none of them followed.
+    let expected = f64::from(2 + 1 + 1 + made_up);
+    eventually(
+        "the served feed's follower asked",
+        Duration::from_secs(10),
+        || async { incoming().await >= expected },
+    )
+    .await;
+    assert_eq!(incoming().await, expected, "no made-up channel followed");
+    let feeds = b.status_document().await.client.feeds;
+    let channels: Vec<&str> = feeds
+        .iter()
+        .filter_map(|feed| feed.parameters.get("channel"))
+        .collect();
+    assert!(channels.contains(&"stable-4.6"), "{channels:?}");
+    assert!(channels.len() <= 8, "{channels:?}");
 }

@@ -3,14 +3,14 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
+use policy_engine::LookupStatus;
 use policy_engine::Settings;
-use policy_engine::cluster_policy::lookup::LookupStatus;
 
 use crate::support::app::{TestApp, settings, spawn_ready};
 use crate::support::upstream::{Behaviour, FakeUpstream};
-use crate::support::{eventually, place_percent, recommended_from, rfc3339, rollout, small_graph as graph};
+use crate::support::{eventually, hours_ago, place_percent, recommended_from, rollout, small_graph as graph};
 
 const PRODUCTION: &str = "11111111-2222-4333-8444-555555555555";
 const CANARY: &str = "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE";
@@ -106,14 +106,18 @@ async fn clusters_see_what_their_groups_allow_and_others_the_default() {
         );
     }
     let status = app.status_document().await;
-    let policy = status.cluster_policy.expect("the policy is in /status");
+    let policy = status.client.cluster_policy.expect("the policy is in /status");
     assert_eq!(policy.clusters, 2);
     assert_eq!(policy.groups["production"].deferral_days, 1);
     assert!(!policy.freshness.is_stale());
     assert!(
-        status.pipeline.iter().any(|stage| stage == "cluster-policy"),
+        status
+            .client
+            .pipeline
+            .iter()
+            .any(|stage| stage == "cluster-policy"),
         "{:?}",
-        status.pipeline
+        status.client.pipeline
     );
 }
 
@@ -134,6 +138,7 @@ async fn a_rollout_offers_its_target_by_place_at_0_50_and_100_percent() {
     eventually("the rollout at 50% is taken", Duration::from_secs(10), || async {
         app.status_document()
             .await
+            .client
             .cluster_policy
             .is_some_and(|policy| policy.generation == 1)
     })
@@ -162,6 +167,7 @@ async fn a_rollout_offers_its_target_by_place_at_0_50_and_100_percent() {
         || async {
             app.status_document()
                 .await
+                .client
                 .cluster_policy
                 .is_some_and(|policy| policy.generation == 2)
         },
@@ -176,9 +182,7 @@ async fn a_rollout_offers_its_target_by_place_at_0_50_and_100_percent() {
 async fn answers_are_not_cached_beyond_the_clusters_next_rollout_threshold() {
     // Ten minutes from now the rollout starts at 100%: every cluster's class
     // changes then, within the hour answers are otherwise cached for.
-    let start = rfc3339(time::OffsetDateTime::from(
-        SystemTime::now() + Duration::from_secs(600),
-    ));
+    let start = hours_ago(-1.0 / 6.0);
     let rollouts = format!(
         "rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: 1, starting_percentage: 100}}\n"
     );
@@ -227,7 +231,7 @@ async fn a_policy_file_broken_while_serving_keeps_the_last_good_policy() {
         app.metric("cincinnati_pe_cluster_policy_stale").await == 1.0
     })
     .await;
-    let status = app.status_document().await.cluster_policy.unwrap();
+    let status = app.status_document().await.client.cluster_policy.unwrap();
     let error = status.freshness.last_error().expect("the refusal is in /status");
     assert!(
         error.message.contains("policy.yaml:") && error.message.contains("no-such-group"),
@@ -266,7 +270,12 @@ async fn a_policy_file_broken_while_serving_keeps_the_last_good_policy() {
 const STRANGER: &str = "cccccccc-0000-4000-8000-000000000000";
 
 async fn lookup_status(app: &TestApp) -> LookupStatus {
-    let policy = app.status_document().await.cluster_policy.expect("a policy");
+    let policy = app
+        .status_document()
+        .await
+        .client
+        .cluster_policy
+        .expect("a policy");
     policy.lookup.expect("a lookup service")
 }
 
@@ -393,7 +402,7 @@ async fn explain_on_the_status_port_says_which_rule_removed_which_update() {
         production["rules"],
         serde_json::json!({"deferral_days": 1, "max_version": "4.18.3"})
     );
-    let place = production["place_percent"].as_f64().unwrap();
+    let place = production["placePercent"].as_f64().unwrap();
     assert!((place - place_percent(PRODUCTION)).abs() < 1e-9);
     assert_eq!(production["rollouts"][0]["target"], "4.18.4");
     assert_eq!(production["rollouts"][0]["offered"], place < 50.0);
@@ -402,8 +411,8 @@ async fn explain_on_the_status_port_says_which_rule_removed_which_update() {
     assert_eq!(
         production["updates"]["removed"],
         serde_json::json!([
-            {"release": "4.18.3", "rule": "deferral", "deferral_days": 1, "created": "2100-01-01T00:00:00Z"},
-            {"release": "4.18.4", "rule": "max_version", "max_version": "4.18.3"},
+            {"release": "4.18.3", "rule": "deferral", "deferralDays": 1, "created": "2100-01-01T00:00:00Z"},
+            {"release": "4.18.4", "rule": "maxVersion", "maxVersion": "4.18.3"},
         ])
     );
     // The same as the graph answer says.

@@ -142,7 +142,7 @@ async fn a_hotfix_channel_is_seen_by_its_customers_clusters_only() {
     assert!(listed.contains("stable-4.18"), "{listed}");
     assert!(!listed.contains("hotfix"), "{listed}");
     let status = engine.status_document().await;
-    let policy = status.cluster_policy.unwrap();
+    let policy = status.client.cluster_policy.unwrap();
     assert_eq!(policy.scoped_channels[0].channel, "hotfix-acme-4.18");
     assert_eq!(policy.blocked_edges, 2);
 }
@@ -205,6 +205,6 @@ async fn a_groups_blocked_edges_apply_to_its_clusters_alone() {
     );
     assert_eq!(
         explained["updates"]["removed"],
-        serde_json::json!([{"release": "4.18.2", "rule": "blocked_edge", "line": 5}])
+        serde_json::json!([{"release": "4.18.2", "rule": "blockedEdge", "line": 5}])
     );
 }

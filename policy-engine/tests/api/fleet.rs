@@ -113,12 +113,16 @@ async fn the_fleet_answers_count_what_the_clusters_said() {
 
     let rollouts: FleetRollouts = app.status_get(&format!("{FLEET}/rollouts")).await.parse();
     let rollout = &rollouts.rollouts[0];
-    assert_eq!(rollout.target, "4.18.4");
-    assert!((rollout.progress - 50.0).abs() < 0.1, "{}", rollout.progress);
+    assert_eq!(rollout.rollout.target, "4.18.4");
+    assert!(
+        (rollout.rollout.progress - 50.0).abs() < 0.1,
+        "{}",
+        rollout.rollout.progress
+    );
     assert_eq!(rollout.in_scope, 50, "everyone has an update to 4.18.4");
     assert_eq!(rollout.arrived, offered.len() as u64);
     let waiting_below = (0..50)
-        .filter(|n| !offered.contains(n) && place_percent(&cluster(*n)) < rollout.progress)
+        .filter(|n| !offered.contains(n) && place_percent(&cluster(*n)) < rollout.rollout.progress)
         .count();
     assert_eq!(rollout.offered, (offered.len() + waiting_below) as u64);
     // Offered long before the store first saw them: timed from that first

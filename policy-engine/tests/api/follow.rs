@@ -99,7 +99,10 @@ async fn an_upstream_that_does_not_wait_is_polled_every_interval() {
     .await;
     assert_eq!(asked_to_wait(), 1);
     let status = app.status_document().await;
-    assert!(status.feeds.iter().all(|feed| !feed.followed), "{status:?}");
+    assert!(
+        status.client.feeds.iter().all(|feed| !feed.followed),
+        "{status:?}"
+    );
 }
 
 /// The last round of `app`'s background upstream task, as `/status` says.
@@ -142,5 +145,5 @@ async fn a_feed_its_upstream_holds_is_left_alone_by_the_rounds() {
     )
     .await;
     let status = b.status_document().await;
-    assert!(status.feeds.iter().all(|feed| feed.followed), "{status:?}");
+    assert!(status.client.feeds.iter().all(|feed| feed.followed), "{status:?}");
 }

@@ -73,7 +73,7 @@ async fn a_miss_survives(break_upstream: impl AsyncFnOnce(&mut FakeUpstream), er
         "the same releases, from the last good graph"
     );
     let status = app.status_document().await;
-    let feed = &status.feeds[0];
+    let feed = &status.client.feeds[0];
     assert!(feed.freshness.is_stale());
     let message = feed.freshness.last_error().unwrap().message.as_str();
     assert!(message.contains(error_mentions), "{message}");

@@ -8,9 +8,8 @@ use std::time::{Duration, SystemTime};
 use prometheus_testkit::Prometheus;
 use registry_testkit::{Body, FileServer, poll};
 
-use crate::rollout_control::{control_settings, once_paused, rollouts};
 use crate::support::app::spawn_ready;
-use crate::support::rfc3339;
+use crate::support::rollouts::{control_settings, first, once_paused, rollout_with, rollouts};
 use crate::support::upstream::{Behaviour, FakeUpstream};
 
 const QUERY: &str = r#"max(updated_clusters_degraded{version="4.18.4"})"#;
@@ -42,11 +41,12 @@ async fn a_rollout_halts_once_its_prometheus_query_is_above_the_bound() {
         .unwrap();
     let upstream = FakeUpstream::start(Behaviour::Graph(crate::support::small_graph())).await;
     let dir = tempfile::tempdir().unwrap();
-    let start = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::hours(5000));
     std::fs::write(
         dir.path().join("policy.yaml"),
-        format!(
-            "rollouts:\n  - target: 4.18.4\n    start: \"{start}\"\n    duration_hours: 10000\n    halt_when: {{promql: '{QUERY}', above: 3}}\n"
+        rollout_with(
+            5000.0,
+            10000.0,
+            &format!("    halt_when: {{promql: '{QUERY}', above: 3}}\n"),
         ),
     )
     .unwrap();
@@ -76,7 +76,7 @@ async fn a_rollout_halts_once_its_prometheus_query_is_above_the_bound() {
         }
     })
     .await;
-    assert!(rollouts(&app).await.rollouts[0].on_schedule);
+    assert_eq!(first(&rollouts(&app).await).state, "on-schedule");
 
     // Above it: paused by the query, its value the reason.
     target.serve("/metrics", degraded(7));

@@ -16,6 +16,7 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 async fn stale(app: &TestApp) -> bool {
     app.status_document()
         .await
+        .client
         .feeds
         .first()
         .is_some_and(|feed| feed.freshness.is_stale())
@@ -34,7 +35,12 @@ async fn keeps_serving_through(failure: Behaviour, error_mentions: &str) {
     upstream.set(failure);
     eventually("the engine notices the failure", DEADLINE, || stale(&app)).await;
     let status = app.status_document().await;
-    let message = status.feeds[0].freshness.last_error().unwrap().message.as_str();
+    let message = status.client.feeds[0]
+        .freshness
+        .last_error()
+        .unwrap()
+        .message
+        .as_str();
     assert!(message.contains(error_mentions), "{message}");
     assert_eq!(app.metric("cincinnati_pe_upstream_stale").await, 1.0);
     assert!(app.metric("cincinnati_pe_http_upstream_errors_total").await >= 1.0);
@@ -95,7 +101,7 @@ async fn a_slow_upstream_never_blocks_serving() {
     assert_eq!(during.body, good.body);
     eventually("the fetch times out", Duration::from_secs(60), || stale(&app)).await;
     let status = app.status_document().await;
-    let message = status.feeds[0]
+    let message = status.client.feeds[0]
         .freshness
         .last_error()
         .unwrap()
@@ -116,6 +122,7 @@ async fn before_the_first_graph_requests_get_503_not_a_hang() {
     eventually("the first fetch fails", DEADLINE, || async {
         app.status_document()
             .await
+            .client
             .feeds
             .first()
             .is_some_and(|feed| feed.freshness.is_stale())
@@ -142,6 +149,7 @@ async fn garbage_before_the_first_graph_keeps_the_engine_unready() {
     eventually("the garbage is refused", DEADLINE, || async {
         app.status_document()
             .await
+            .client
             .feeds
             .first()
             .is_some_and(|feed| feed.freshness.is_stale())

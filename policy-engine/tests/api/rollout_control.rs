@@ -1,111 +1,32 @@
 //! Rollouts under run-time control on real engines: a token-guarded API on
-//! the status port pauses, holds and resumes a rollout of the policy file;
-//! the change is audited, explained, and taken by every engine sharing the
-//! store (a throw-away PostgreSQL), also after a restart.
+//! the status port pauses, holds and resumes a rollout of the policy file,
+//! each change audited, explained and taken by every engine sharing the
+//! store; engines fail closed (no target offered before the state is read,
+//! a pause in force even while the store cannot take it); halts count
+//! only evidence an outsider cannot mint, and never the same twice.
 
-use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
-use cincinnati_client::rollout_control::Rollouts;
-use policy_engine::Settings;
 use postgres_testkit::PostgresServer;
+use reqwest::Method;
 
-use crate::support::app::{TestApp, settings, spawn_ready};
+use crate::support::app::{TestApp, spawn, spawn_ready};
+use crate::support::rollouts::{
+    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, ROLLOUTS, TOKEN, ask, change, change_with, cluster_at,
+    control_settings, first, offered, once_paused, rollout_with, rollouts, round_after, seed,
+};
 use crate::support::upstream::{Behaviour, FakeUpstream};
-use crate::support::{eventually, place_percent, recommended_from, rfc3339, rollout, small_graph};
+use crate::support::{eventually, rollout, small_graph};
 
-const ROLLOUTS: &str = "/api/upgrades_info/v1/rollouts";
-pub(crate) const TOKEN: &str = "s3cret-ops-token";
-
-/// A cluster id whose place in rollouts is within `range` (percent).
-pub(crate) fn cluster_at(range: std::ops::Range<f64>) -> String {
-    (0_u32..)
-        .map(|n| format!("{n:08x}-7a1e-4c0d-9e55-0123456789ab"))
-        .find(|id| range.contains(&place_percent(id)))
-        .expect("some id lands in any range")
-}
-
-/// An engine with a policy file (unless `dir` has one: a rollout of 4.18.4
-/// half way through), a fleet store at `store` and a token file.
-pub(crate) fn control_settings(upstream: &FakeUpstream, dir: &Path, store: &str) -> Settings {
-    let policy = dir.join("policy.yaml");
-    if !policy.exists() {
-        std::fs::write(&policy, rollout(5000.0, 10000.0)).unwrap();
-    }
-    std::fs::write(dir.join("tokens"), format!("ops {TOKEN}\n")).unwrap();
-    let mut settings = settings(&upstream.url());
-    settings.service.api.path_prefix = http_answers::PathPrefix::parse("/api/upgrades_info");
-    settings.cluster_policy.file = Some(policy);
-    settings.fleet.store = Some(store.parse().unwrap());
-    settings.rollouts.token_file = Some(dir.join("tokens"));
-    settings.rollouts.refresh_ms = 200;
-    settings
-}
-
-/// Whether the cluster `id` on 4.18.1 is offered 4.18.4.
-pub(crate) async fn offered(app: &TestApp, id: &str) -> bool {
-    let answer = app
-        .get(&format!(
-            "/api/upgrades_info/graph?channel=stable-4.18&arch=amd64&version=4.18.1&id={id}"
-        ))
-        .await;
-    assert_eq!(answer.status, 200);
-    let graph = answer.json();
-    let updates: BTreeSet<&str> = recommended_from(&graph, "4.18.1").into_iter().collect();
-    updates.contains("4.18.4")
-}
-
-/// Asks `{ROLLOUTS}/{route}` with `method`, the `query` and the token.
-async fn change(
-    app: &TestApp,
-    method: reqwest::Method,
-    route: &str,
-    query: &[(&str, &str)],
-) -> (u16, String) {
-    let answer = app
-        .client
-        .request(method, format!("http://{}{ROLLOUTS}/{route}", app.status_address))
-        .bearer_auth(TOKEN)
-        .query(query)
-        .send()
-        .await
-        .unwrap();
-    (answer.status().as_u16(), answer.text().await.unwrap())
-}
-
-/// The rollouts once the first is paused (polled, within a generous
-/// deadline); `Err` says what was seen last.
-pub(crate) async fn once_paused(app: &TestApp, what: &str) -> anyhow::Result<Rollouts> {
-    let (document, _) = registry_testkit::poll::until(what, std::time::Duration::from_secs(60), async || {
-        let document = rollouts(app).await;
-        match &document.rollouts[0].control {
-            Some(control) if control.state == "paused" => Ok(document),
-            other => Err(anyhow::anyhow!("control {other:?}")),
-        }
-    })
-    .await?;
-    Ok(document)
-}
-
-pub(crate) async fn rollouts(app: &TestApp) -> Rollouts {
-    let answer = app
-        .client
-        .get(format!("http://{}{ROLLOUTS}", app.status_address))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
-    answer.json().await.unwrap()
+fn sqlite(dir: &std::path::Path) -> String {
+    format!("sqlite://{}", dir.join("fleet.db").display())
 }
 
 #[tokio::test]
-async fn a_token_holder_pauses_holds_and_resumes_a_rollout_and_every_change_is_audited() {
+async fn a_token_holder_pauses_holds_and_resumes_a_rollout_within_its_scope_and_every_change_is_audited() {
     let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
     let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
-    let app = spawn_ready(control_settings(&upstream, dir.path(), &store)).await;
+    let app = spawn_ready(control_settings(&upstream, dir.path(), &sqlite(dir.path()))).await;
     let (inside, outside) = (cluster_at(20.0..40.0), cluster_at(60.0..80.0));
     assert!(offered(&app, &inside).await && !offered(&app, &outside).await);
 
@@ -113,89 +34,101 @@ async fn a_token_holder_pauses_holds_and_resumes_a_rollout_and_every_change_is_a
     let bare = app.status_get(ROLLOUTS).await;
     bare.assert_error(401, "unauthorized");
     assert_eq!(bare.header("www-authenticate"), Some("Bearer"));
-    let wrong = app
+    let (status, _) = change_with(
+        &app,
+        "not-the-token",
+        (Method::POST, "4.18.4/pause"),
+        &[("reason", "x")],
+    )
+    .await;
+    assert_eq!(status, 403);
+    app.get(ROLLOUTS).await.assert_error(404, "does_not_exist");
+    // A read token reads and changes nothing; Alertmanager's may pause,
+    // never hold or resume.
+    let (status, body) = change_with(
+        &app,
+        READ_TOKEN,
+        (Method::POST, "4.18.4/pause"),
+        &[("reason", "x")],
+    )
+    .await;
+    assert!(status == 403 && body.contains("scope is read"), "{body}");
+    let hold = [("reason", "all in"), ("percent", "100")];
+    let (status, _) = change_with(&app, ALERTMANAGER_TOKEN, (Method::PUT, "4.18.4/progress"), &hold).await;
+    assert_eq!(status, 403, "a pause-only token cannot hold a rollout at 100%");
+    assert!(!offered(&app, &outside).await);
+
+    // Held at 90% (the scheme in lower case, as RFC 9110 allows).
+    let answer = app
         .client
-        .get(format!("http://{}{ROLLOUTS}", app.status_address))
-        .bearer_auth("not-the-token")
+        .put(format!("http://{}{ROLLOUTS}/4.18.4/progress", app.status_address))
+        .header("authorization", format!("bearer {TOKEN}"))
+        .query(&[("reason", "weekend push"), ("percent", "90")])
         .send()
         .await
         .unwrap();
-    assert_eq!(wrong.status(), 403);
-    app.get(ROLLOUTS).await.assert_error(404, "does_not_exist");
-
-    // Held at 90%: the cluster at 60-80% is offered the target.
-    let (status, body) = change(
-        &app,
-        reqwest::Method::PUT,
-        "4.18.4/progress",
-        &[("reason", "weekend push"), ("percent", "90")],
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
+    assert_eq!(answer.status(), 200);
     assert!(offered(&app, &outside).await, "held above its place");
 
-    // Paused at the held 90%: nobody new, those inside stay inside.
+    // Paused, then released: the pause keeps what it had, nobody new.
     let (status, _) = change(
         &app,
-        reqwest::Method::POST,
+        Method::POST,
         "4.18.4/pause",
-        &[("reason", "storage alarms")],
+        &[("reason", "storage\0 alarms\n")],
     )
     .await;
     assert_eq!(status, 200);
     let (status, _) = change(
         &app,
-        reqwest::Method::PUT,
+        Method::PUT,
         "4.18.4/progress",
         &[("reason", "let the clock decide")],
     )
     .await;
     assert_eq!(status, 200);
     let document = rollouts(&app).await;
-    let held = &document.rollouts[0];
-    let control = held.control.as_ref().expect("the rollout is under control");
-    assert_eq!(
-        (
-            control.state.as_str(),
-            control.by.as_str(),
-            control.reason.as_str()
-        ),
-        ("paused", "ops", "let the clock decide")
-    );
-    assert!(!held.on_schedule);
+    let paused = first(&document);
+    assert_eq!(paused.state, "paused");
+    let control = paused.control.as_ref().expect("the rollout is under control");
+    assert_eq!(control.paused.as_ref().unwrap().by, "ops");
     assert!(
-        (held.progress - held.scheduled_progress).abs() < 0.01,
-        "paused a moment ago: the clock barely stood still"
+        paused.said.starts_with("paused at 90.0% by ops since "),
+        "{}",
+        paused.said
     );
-    assert!(offered(&app, &inside).await && !offered(&app, &outside).await);
+    assert!(
+        offered(&app, &inside).await,
+        "inside before the pause: still offered"
+    );
     let paused_metric = "cincinnati_pe_rollout_paused{target=\"4.18.4\"}";
     assert_eq!(app.metric(paused_metric).await, 1.0);
 
-    // Explain says who paused it, when and why.
+    // Explain says it.
     let explained = app
         .status_get(&format!(
-            "/api/upgrades_info/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.1&id={outside}"
+            "{PREFIX}/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.1&id={inside}"
         ))
         .await
         .json();
     let rollout = &explained["rollouts"][0];
-    assert_eq!(rollout["control"]["state"], "paused", "{explained}");
-    assert_eq!(rollout["control"]["by"], "ops");
+    assert_eq!(rollout["state"], "paused", "{explained}");
+    assert_eq!(rollout["control"]["paused"]["by"], "ops");
     assert!(
-        rollout["inside_from"].is_null(),
+        rollout["insideFrom"].is_null(),
         "no schedule while paused: {explained}"
     );
 
     let (status, _) = change(
         &app,
-        reqwest::Method::POST,
+        Method::POST,
         "4.18.4/resume",
         &[("reason", "firmware fixed")],
     )
     .await;
     assert_eq!(status, 200);
     let document = rollouts(&app).await;
-    assert!(document.rollouts[0].on_schedule);
+    assert_eq!(first(&document).state, "on-schedule");
     assert_eq!(app.metric(paused_metric).await, 0.0);
     let actions: Vec<(&str, &str, &str)> = document
         .history
@@ -209,32 +142,24 @@ async fn a_token_holder_pauses_holds_and_resumes_a_rollout_and_every_change_is_a
             ("pause", "ops", "storage alarms"),
             ("release", "ops", "let the clock decide"),
             ("resume", "ops", "firmware fixed"),
-        ]
+        ],
+        "reasons kept without their control characters"
     );
-    assert!(app.status_document().await.rollout_control.unwrap().controlled == ["4.18.4"]);
 
     // Refusals name what is wrong.
-    let (status, body) = change(&app, reqwest::Method::POST, "4.19.9/pause", &[("reason", "x")]).await;
+    let (status, body) = change(&app, Method::POST, "4.19.9/pause", &[("reason", "x")]).await;
     assert_eq!(status, 404, "{body}");
     let (status, _) = change(
         &app,
-        reqwest::Method::PUT,
+        Method::PUT,
         "4.18.4/progress",
         &[("reason", "x"), ("percent", "150")],
     )
     .await;
     assert_eq!(status, 400);
-    let (status, _) = change(&app, reqwest::Method::POST, "4.18.4/pause", &[("reason", " ")]).await;
+    let (status, _) = change(&app, Method::POST, "4.18.4/pause", &[("reason", " ")]).await;
     assert_eq!(status, 400);
-    let (status, body) = change(
-        &app,
-        reqwest::Method::PUT,
-        "4.18.4/progress",
-        &[("reason", "x"), ("percent", "half")],
-    )
-    .await;
-    assert!(status == 400 && body.contains("invalid_params"), "{body}");
-    let (status, body) = change(&app, reqwest::Method::POST, "4.18.4/pause", &[]).await;
+    let (status, body) = change(&app, Method::POST, "4.18.4/pause", &[]).await;
     assert!(status == 400 && body.contains("missing_params"), "{body}");
     let wrong_method = app.status_get(&format!("{ROLLOUTS}/4.18.4/pause")).await;
     wrong_method.assert_error(405, "method_not_allowed");
@@ -246,14 +171,14 @@ async fn engines_sharing_a_store_take_a_change_made_on_either_and_keep_it_across
     let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
     let postgres = PostgresServer::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let first = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
+    let first_engine = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
     let second = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
     let outside = cluster_at(60.0..80.0);
     assert!(!offered(&second, &outside).await);
 
     let (status, _) = change(
-        &first,
-        reqwest::Method::PUT,
+        &first_engine,
+        Method::PUT,
         "4.18.4/progress",
         &[("reason", "go"), ("percent", "100")],
     )
@@ -268,109 +193,205 @@ async fn engines_sharing_a_store_take_a_change_made_on_either_and_keep_it_across
 
     drop(second);
     let again = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
-    eventually(
-        "a restarted engine reads the hold",
-        Duration::from_secs(20),
-        || async { offered(&again, &outside).await },
-    )
-    .await;
+    // Ready once it has read the state: the hold is in force at once.
+    assert!(offered(&again, &outside).await, "ready only after the first read");
     let document = rollouts(&again).await;
+    assert_eq!(document.state.known, "read");
     assert_eq!(document.history.len(), 1, "one change, audited once");
 }
 
+/// Held at 0%, the store stops and an engine restarts: it answers (ready),
+/// but offers the target to nobody, not even where the file's schedule
+/// would; once the store is back, the hold is in force.
 #[tokio::test]
-async fn a_rollout_whose_arrived_clusters_go_silent_is_halted_by_the_fleets_signal() {
+async fn an_engine_that_has_not_read_the_state_offers_no_rollout_target_to_anyone() {
     let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let mut postgres = PostgresServer::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
-    // Complete long ago; halted once half of at least two arrivals are silent.
-    std::fs::write(
-        dir.path().join("policy.yaml"),
-        rollout_done_long_ago("{silent_after_arriving_percent: 50, min_arrived: 2}"),
-    )
-    .unwrap();
-    let mut settings = control_settings(&upstream, dir.path(), &store);
-    settings.rollouts.halt_check_secs = 1;
-    settings.fleet.silent_hours = 1;
-
-    // Three clusters arrived at 4.18.4 three hours ago and were not seen
-    // since: written to the store as the engine's recorder would have.
-    let seeded = fleet_store::FleetStore::open(&store, &store).await.unwrap();
-    for n in 0..3 {
-        let check = |version: &str, at| fleet_store::Check {
-            cluster: cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0),
-            channel: "stable-4.18".into(),
-            arch: "amd64".into(),
-            version: version.into(),
-            place: 5.0,
-            at,
-        };
-        seeded
-            .record(&[check("4.18.1", hours_ago(5)), check("4.18.4", hours_ago(3))])
-            .await
-            .unwrap();
-    }
-
-    let app = spawn_ready(settings).await;
-    let (control, audited) = await_halted(&app).await;
-    assert_eq!(control.by, "fleet-signal");
+    let url = postgres.url();
+    let settings = || control_settings(&upstream, dir.path(), &url);
+    let engine = spawn_ready(settings()).await;
+    let inside = cluster_at(10.0..30.0);
     assert!(
-        control
-            .reason
-            .starts_with("halted: 100.0% of the 3 clusters that arrived at 4.18.4 went silent"),
-        "{}",
-        control.reason
+        offered(&engine, &inside).await,
+        "inside the file's schedule (50%)"
     );
-    assert_eq!(audited, 1, "paused once, not on every check");
+    let (status, _) = change(
+        &engine,
+        Method::PUT,
+        "4.18.4/progress",
+        &[("reason", "stop"), ("percent", "0")],
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(!offered(&engine, &inside).await);
+    drop(engine);
+
+    postgres.stop().unwrap();
+    let restarted = spawn(settings()).await;
+    restarted.wait_ready().await;
+    assert!(!offered(&restarted, &inside).await, "the hold unknown: nobody");
+    assert!(!offered(&restarted, "").await, "nor a request without an id");
+    let status = restarted.status_document().await.rollout_control.unwrap();
+    assert!(!status.known && status.freshness.is_stale(), "{status:?}");
+    assert_eq!(restarted.metric("cincinnati_pe_rollout_state_known").await, 0.0);
+    let document = rollouts(&restarted).await;
+    assert_eq!(
+        (document.state.known.as_str(), first(&document).state.as_str()),
+        ("unknown", "unknown")
+    );
+
+    postgres.restart().await.unwrap();
+    eventually(
+        "the state is read once the store is back",
+        Duration::from_secs(30),
+        || async { restarted.status_document().await.rollout_control.unwrap().known },
+    )
+    .await;
+    assert!(!offered(&restarted, &inside).await, "held at 0%, as stored");
+    assert_eq!(restarted.metric("cincinnati_pe_rollout_state_known").await, 1.0);
 }
 
-/// Unix seconds `hours` ago.
-fn hours_ago(hours: i64) -> i64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    i64::try_from(now).unwrap() - hours * 3600
+/// The store stops: a pause asked meanwhile is in force on the engine at
+/// once (202), and written when the store is back.
+#[tokio::test]
+async fn a_pause_the_store_cannot_take_is_in_force_at_once_and_written_later() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let mut postgres = PostgresServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("policy.yaml"), rollout(1.0, 2.0)).unwrap();
+    let engine = spawn_ready(control_settings(&upstream, dir.path(), &postgres.url())).await;
+    postgres.stop().unwrap();
+
+    let (status, body) = change(
+        &engine,
+        Method::POST,
+        "4.18.4/pause",
+        &[("reason", "store down, still braking")],
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    let document = rollouts(&engine).await;
+    assert_eq!(first(&document).state, "paused");
+    assert_eq!(document.state.pending.len(), 1);
+    let held_back = cluster_at(55.0..56.0);
+    // The schedule passes 55% within minutes: paused at ~50%, never.
+    assert!(!offered(&engine, &held_back).await);
+    assert_eq!(engine.metric("cincinnati_pe_rollout_control_pending").await, 1.0);
+    // A resume is no brake: refused while the store is away.
+    let (status, _) = change(&engine, Method::POST, "4.18.4/resume", &[("reason", "x")]).await;
+    assert_eq!(status, 503);
+
+    postgres.restart().await.unwrap();
+    eventually(
+        "the pending pause is written",
+        Duration::from_secs(30),
+        || async {
+            let document = rollouts(&engine).await;
+            document.state.pending.is_empty() && document.history.len() == 1
+        },
+    )
+    .await;
+    let document = rollouts(&engine).await;
+    assert_eq!(document.history[0].reason, "store down, still braking");
+    assert_eq!(first(&document).state, "paused");
+}
+
+#[tokio::test]
+async fn a_question_an_operators_tool_asks_is_not_recorded_as_the_clusters_check() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite(dir.path());
+    let app = spawn_ready(control_settings(&upstream, dir.path(), &store)).await;
+    let (asked, checked) = (cluster_at(0.0..50.0), cluster_at(50.0..100.0));
+    ask(&app, &asked, "4.18.1", &[("cincinnati-question", "1")]).await;
+    ask(&app, &checked, "4.18.1", &[]).await;
+    let fleet = fleet_store::FleetStore::open(&store, &store).await.unwrap();
+    eventually(
+        "the cluster's own check is written",
+        Duration::from_secs(10),
+        || async { fleet.history(&checked).await.unwrap().is_some() },
+    )
+    .await;
+    assert!(
+        fleet.history(&asked).await.unwrap().is_none(),
+        "the question is not a check"
+    );
 }
 
 /// A rollout over and done with long ago (every cluster offered its target
 /// for days), with `halt_when`.
 fn rollout_done_long_ago(halt_when: &str) -> String {
-    let start = rfc3339(time::OffsetDateTime::now_utc() - time::Duration::hours(200));
-    format!(
-        "rollouts:\n  - target: 4.18.4\n    start: \"{start}\"\n    duration_hours: 1\n    \
-         halt_when: {halt_when}\n"
-    )
+    rollout_with(200.0, 1.0, &format!("    halt_when: {halt_when}\n"))
 }
 
-/// Waits until the rollout is paused, and returns its control then and the
-/// audit's length.
-async fn await_halted(app: &TestApp) -> (cincinnati_client::cluster_policy::RolloutControlFacts, usize) {
-    eventually(
-        "the fleet's signal pauses the rollout",
-        Duration::from_secs(30),
-        || async {
-            rollouts(app).await.rollouts[0]
-                .control
-                .as_ref()
-                .is_some_and(|control| control.state == "paused")
-        },
-    )
-    .await;
-    let document = rollouts(app).await;
-    (
-        document.rollouts[0].control.clone().unwrap(),
-        document.history.len(),
-    )
+/// Waits until the rollout is paused; the pause's actor and reason, and
+/// the audit's length.
+async fn await_halted(app: &TestApp) -> (String, String, usize) {
+    let document = once_paused(app, "the fleet's signal pauses the rollout")
+        .await
+        .unwrap();
+    let last = document.history.last().unwrap();
+    (last.by.clone(), last.reason.clone(), document.history.len())
 }
 
-/// Four clusters offered the rollout's target days ago are seen still on
-/// the version they had, one took it: 80% stuck halts it.
+/// Three established clusters arrived at 4.18.4 three hours ago, settled
+/// there, and went silent; two minted ids did the same a minute after
+/// being first seen: the halt counts the three.
 #[tokio::test]
-async fn a_rollout_its_clusters_do_not_take_is_halted_by_the_fleets_signal() {
+async fn a_rollout_whose_established_arrivals_go_silent_is_halted_once_and_not_again_after_a_resume() {
     let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
     let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    let store = sqlite(dir.path());
+    std::fs::write(
+        dir.path().join("policy.yaml"),
+        rollout_done_long_ago("{silent_after_arriving_percent: 50, min_arrived: 3}"),
+    )
+    .unwrap();
+    let mut settings = control_settings(&upstream, dir.path(), &store);
+    settings.rollouts.halt_check_secs = 1;
+    settings.fleet.silent_hours = 1;
+    let seeded = fleet_store::FleetStore::open(&store, &store).await.unwrap();
+    for n in 0..3 {
+        let id = cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0);
+        seed(&seeded, (&id, 5.0), &[("4.18.1", 60.0), ("4.18.4", 3.0)], 2.5).await;
+    }
+    let app = spawn_ready(settings).await;
+    let (by, reason, audited) = await_halted(&app).await;
+    assert_eq!(by, "fleet-signal");
+    assert!(
+        reason.starts_with("halted: 100.0% of the 3 clusters that arrived at 4.18.4 went silent"),
+        "{reason}"
+    );
+    assert_eq!(audited, 1, "paused once, not on every check");
+
+    // Resumed: the same silent clusters do not halt it again.
+    let (status, _) = change(&app, Method::POST, "4.18.4/resume", &[("reason", "known cause")]).await;
+    assert_eq!(status, 200);
+    let resumed = jiff::Timestamp::now();
+    round_after(
+        &app,
+        "rollout halts",
+        resumed + jiff::SignedDuration::from_secs(1),
+    )
+    .await;
+    let document = rollouts(&app).await;
+    assert_eq!(
+        first(&document).state,
+        "complete",
+        "still running after the halt checks"
+    );
+    assert_eq!(document.history.len(), 2);
+}
+
+/// Five established clusters were offered the target days ago, four still
+/// run 4.18.1; a thousand ids minted an hour ago on 4.18.1 would make it
+/// any share: the halt counts the five.
+#[tokio::test]
+async fn a_rollout_its_established_clusters_do_not_take_is_halted_and_minted_ids_change_nothing() {
+    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite(dir.path());
     std::fs::write(
         dir.path().join("policy.yaml"),
         rollout_done_long_ago("{stuck_percent: 50, stuck_hours: 24, min_offered: 5}"),
@@ -380,30 +401,22 @@ async fn a_rollout_its_clusters_do_not_take_is_halted_by_the_fleets_signal() {
     settings.rollouts.halt_check_secs = 1;
     let seeded = fleet_store::FleetStore::open(&store, &store).await.unwrap();
     for n in 0..5 {
-        let check = |version: &str, at| fleet_store::Check {
-            cluster: cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0),
-            channel: "stable-4.18".into(),
-            arch: "amd64".into(),
-            version: version.into(),
-            place: f64::from(n) * 10.0 + 5.0,
-            at,
+        let id = cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0);
+        let history: &[(&str, f64)] = if n == 0 {
+            &[("4.18.1", 72.0), ("4.18.4", 2.0)]
+        } else {
+            &[("4.18.1", 72.0)]
         };
-        let last = if n == 0 { "4.18.4" } else { "4.18.1" };
-        seeded
-            .record(&[check("4.18.1", hours_ago(30)), check(last, hours_ago(1))])
-            .await
-            .unwrap();
+        seed(&seeded, (&id, f64::from(n) * 10.0 + 5.0), history, 1.0).await;
     }
-
     let app = spawn_ready(settings).await;
-    let (control, audited) = await_halted(&app).await;
-    assert_eq!(control.by, "fleet-signal");
+    let (by, reason, audited) = await_halted(&app).await;
+    assert_eq!(by, "fleet-signal");
     assert!(
-        control.reason.starts_with(
+        reason.starts_with(
             "halted: 80.0% of the 5 clusters offered 4.18.4 more than 24 h ago have not taken it"
         ),
-        "{}",
-        control.reason
+        "{reason}"
     );
     assert_eq!(audited, 1, "paused once");
 }
@@ -419,25 +432,18 @@ async fn conflicts(app: &TestApp) -> Vec<String> {
 
 /// The file edited under a pause (its rollout started earlier: the
 /// schedule now past a cluster placed above the pause's progress): the
-/// cluster is still not offered the target, and the conflict is reported
-/// until the rollout is resumed.
+/// cluster is still not offered the target, and the conflict is reported,
+/// under its rollout too, until the rollout is resumed.
 #[tokio::test]
 async fn an_edit_of_the_file_under_a_pause_offers_nobody_new_and_is_reported() {
     let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
     let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
-    let mut settings = control_settings(&upstream, dir.path(), &store);
+    let mut settings = control_settings(&upstream, dir.path(), &sqlite(dir.path()));
     settings.cluster_policy.reload_secs = 1;
     let app = spawn_ready(settings).await;
     let above = cluster_at(60.0..80.0);
     assert!(!offered(&app, &above).await, "placed above the progress (50%)");
-    let (status, _) = change(
-        &app,
-        reqwest::Method::POST,
-        "4.18.4/pause",
-        &[("reason", "alarms")],
-    )
-    .await;
+    let (status, _) = change(&app, Method::POST, "4.18.4/pause", &[("reason", "alarms")]).await;
     assert_eq!(status, 200);
 
     // Started 9,000 of its 10,000 hours ago: 95% by the file.
@@ -448,34 +454,32 @@ async fn an_edit_of_the_file_under_a_pause_offers_nobody_new_and_is_reported() {
     .await;
     let reported = conflicts(&app).await;
     assert!(
-        reported[0].starts_with("4.18.4: the policy file's schedule (line 2) was edited while the rollout is paused by ops (alarms)"),
+        reported[0].starts_with(
+            "4.18.4: the policy file's schedule (line 2) was edited while the rollout is paused by ops (ops: alarms)"
+        ),
         "{reported:?}"
     );
     assert_eq!(app.metric("cincinnati_pe_rollout_control_conflicts").await, 1.0);
     let document = rollouts(&app).await;
+    let rollout = first(&document);
     assert!(
-        document.rollouts[0].scheduled_progress > 90.0 && document.rollouts[0].progress < 51.0,
-        "the file says 95%, the pause keeps 50%: {:?}",
-        document.rollouts[0]
+        rollout.declared_progress > 90.0 && rollout.progress < 51.0,
+        "the file says 95%, the pause keeps 50%: {rollout:?}"
     );
+    assert!(rollout.conflict.is_some(), "under its rollout too");
     assert!(!offered(&app, &above).await, "a pause offers nobody new");
     let fleet: cincinnati_client::fleet::FleetRollouts = app
-        .status_get("/api/upgrades_info/v1/fleet/rollouts")
+        .send(
+            app.client
+                .get(format!("http://{}{PREFIX}/v1/fleet/rollouts", app.status_address))
+                .bearer_auth(READ_TOKEN),
+            &[],
+        )
         .await
         .parse();
-    let control = fleet.rollouts[0]
-        .control
-        .as_ref()
-        .expect("the fleet's rollouts say it is controlled");
-    assert_eq!((control.state.as_str(), control.by.as_str()), ("paused", "ops"));
+    assert_eq!(fleet.rollouts[0].rollout.state, "paused");
 
-    let (status, _) = change(
-        &app,
-        reqwest::Method::POST,
-        "4.18.4/resume",
-        &[("reason", "fixed")],
-    )
-    .await;
+    let (status, _) = change(&app, Method::POST, "4.18.4/resume", &[("reason", "fixed")]).await;
     assert_eq!(status, 200);
     assert!(conflicts(&app).await.is_empty(), "resumed: the file decides");
     assert!(offered(&app, &above).await, "at the file's progress again");

@@ -1,301 +1,262 @@
-//! Rollout gates on a real engine with a SQLite fleet store: a rollout's
-//! canaries are offered its target first and alone, the schedule starts
-//! once they arrived; a late canary halts the rollout; a rate offers the
-//! target to at most so many clusters a period. The fleet is seeded in the
-//! store as the engine's recorder would have written it.
+//! Rollout gates on a real engine with a SQLite fleet store, the fleet
+//! seeded in the store as the engine's recorder would have written it:
+//! canaries are chosen among established clusters (never among ids minted
+//! for it), offered the target first and alone, and arrive only once they
+//! settled on it; a rate offers the target to at most so many distinct
+//! clusters a period, whatever the clusters do meanwhile.
 
 use std::time::Duration;
 
-use fleet_store::gates::{Canary, GateUpdate};
-use fleet_store::{Check, FleetStore};
-use serde_json::Value;
+use cincinnati_client::rollout::RolloutView;
+use fleet_store::FleetStore;
 
-use crate::rollout_control::{cluster_at, control_settings, offered, rollouts};
 use crate::support::app::{TestApp, spawn_ready};
+use crate::support::rollouts::{
+    clusters_at, control_settings, first, offered, rollout_with, rollouts, round_after, seed,
+};
 use crate::support::upstream::{Behaviour, FakeUpstream};
-use crate::support::{eventually, place_percent, rfc3339, small_graph};
+use crate::support::{eventually, place_percent, small_graph};
 
-/// Four clusters, lowest place first (one in each tenth from 0 to 40%).
-fn four_clusters() -> Vec<String> {
-    (0..4)
-        .map(|n| cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0))
-        .collect()
-}
-
-fn now() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp()
-}
-
-/// `clusters` checking in on `version` now, as stored.
-async fn seed(store: &FleetStore, clusters: &[String], version: &str) {
-    let checks: Vec<Check> = clusters
-        .iter()
-        .map(|cluster| Check {
-            cluster: cluster.clone(),
-            channel: "stable-4.18".into(),
-            arch: "amd64".into(),
-            version: version.into(),
-            place: place_percent(cluster),
-            at: now(),
-        })
-        .collect();
-    store.record(&checks).await.unwrap();
-}
-
-/// A rollout of 4.18.4 starting at 100% (its schedule offers everyone
-/// from its start) `starts_in` from now, with `gates` (policy file lines).
-fn gated_rollout(starts_in: time::Duration, gates: &str) -> String {
-    let start = rfc3339(time::OffsetDateTime::now_utc() + starts_in);
-    format!(
-        "rollouts:\n  - target: 4.18.4\n    start: \"{start}\"\n    duration_hours: 10\n    \
-         starting_percentage: 100\n{gates}"
-    )
-}
-
-/// Canaries are chosen once a rollout has started: this one an hour ago.
-const STARTED: time::Duration = time::Duration::hours(-1);
-
-/// A fresh SQLite store holding four clusters on 4.18.1, and a policy
-/// file with a gated rollout.
+/// A fresh SQLite store and a policy file with a rollout of 4.18.4 at 100%
+/// from an hour ago, with `gates`.
 struct GatedFleet {
     dir: tempfile::TempDir,
     url: String,
     store: FleetStore,
-    clusters: Vec<String>,
+    upstream: FakeUpstream,
 }
 
 impl GatedFleet {
-    async fn new(starts_in: time::Duration, gates: &str) -> Self {
+    async fn new(gates: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("fleet.db").display());
-        std::fs::write(dir.path().join("policy.yaml"), gated_rollout(starts_in, gates)).unwrap();
+        std::fs::write(
+            dir.path().join("policy.yaml"),
+            rollout_with(1.0, 10.0, &format!("    starting_percentage: 100\n{gates}")),
+        )
+        .unwrap();
         let store = FleetStore::open(&url, &url).await.unwrap();
-        let clusters = four_clusters();
-        seed(&store, &clusters, "4.18.1").await;
+        let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
         Self {
             dir,
             url,
             store,
-            clusters,
+            upstream,
         }
     }
 
-    /// An engine over it, its gates checked every second.
-    async fn engine(&self, upstream: &FakeUpstream) -> TestApp {
-        let mut settings = control_settings(upstream, self.dir.path(), &self.url);
+    /// `clusters`, established (seen for three days), on `version` now.
+    async fn established(&self, clusters: &[String], version: &str) {
+        for cluster in clusters {
+            seed(
+                &self.store,
+                (cluster, place_percent(cluster)),
+                &[(version, 72.0)],
+                0.0,
+            )
+            .await;
+        }
+    }
+
+    /// `clusters`, first seen a minute ago, on `version`.
+    async fn minted(&self, clusters: &[String], version: &str) {
+        for cluster in clusters {
+            seed(
+                &self.store,
+                (cluster, place_percent(cluster)),
+                &[(version, 1.0 / 60.0)],
+                0.0,
+            )
+            .await;
+        }
+    }
+
+    /// An engine over it, its gates judged every second.
+    async fn engine(&self) -> TestApp {
+        let mut settings = control_settings(&self.upstream, self.dir.path(), &self.url);
         settings.rollouts.halt_check_secs = 1;
         spawn_ready(settings).await
     }
 }
 
-/// An engine over a [`GatedFleet`] of `gates`.
-async fn gated_engine(
-    starts_in: time::Duration,
-    gates: &str,
-) -> (TestApp, Vec<String>, GatedFleet, FakeUpstream) {
-    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
-    let fleet = GatedFleet::new(starts_in, gates).await;
-    let app = fleet.engine(&upstream).await;
-    (app, fleet.clusters.clone(), fleet, upstream)
-}
-
-/// The explanation of `id` (on 4.18.1): its rollout's place.
-async fn explained_rollout(app: &TestApp, id: &str) -> Value {
-    let explained = app
-        .status_get(&format!(
-            "/api/upgrades_info/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.1&id={id}"
-        ))
-        .await
-        .json();
-    explained["rollouts"][0].clone()
-}
-
-/// `id` asks for its updates on `version`: the engine records it there.
-async fn check_in(app: &TestApp, id: &str, version: &str) {
-    let answer = app
-        .get(&format!(
-            "/api/upgrades_info/graph?channel=stable-4.18&arch=amd64&version={version}&id={id}"
-        ))
-        .await;
-    assert_eq!(answer.status, 200);
-}
-
-async fn audited_actions(app: &TestApp) -> Vec<(String, String)> {
-    rollouts(app)
-        .await
-        .history
-        .into_iter()
-        .map(|entry| (entry.action, entry.by))
-        .collect()
+/// The rollout once `done` says it is (polled).
+async fn once(app: &TestApp, what: &str, done: impl Fn(&RolloutView) -> bool) -> RolloutView {
+    eventually(what, Duration::from_secs(30), || async {
+        done(first(&rollouts(app).await))
+    })
+    .await;
+    first(&rollouts(app).await).clone()
 }
 
 #[tokio::test]
-async fn canaries_are_offered_first_and_alone_and_the_schedule_starts_once_they_arrived() {
-    let (app, clusters, _dir, _upstream) = gated_engine(STARTED, "    canary: {clusters: 2}\n").await;
-    eventually("the two canaries chosen", Duration::from_secs(30), || async {
-        offered(&app, &clusters[0]).await && offered(&app, &clusters[1]).await
+async fn canaries_are_established_clusters_never_ids_minted_to_be_first() {
+    let fleet = GatedFleet::new("    canary: {clusters: 2}\n").await;
+    let real = clusters_at(50.0..100.0, 4);
+    // Minted with the lowest places there are: a place is public.
+    let minted = clusters_at(0.0..0.5, 6);
+    fleet.established(&real, "4.18.1").await;
+    fleet.minted(&minted, "4.18.1").await;
+    let app = fleet.engine().await;
+    let rollout = once(&app, "canaries chosen", |rollout| {
+        rollout
+            .canaries
+            .as_ref()
+            .is_some_and(|canaries| canaries.chosen_at.is_some())
     })
     .await;
-    for later in &clusters[2..] {
-        assert!(
-            !offered(&app, later).await,
-            "the schedule says 100%, the canaries come first"
+    let chosen: Vec<&str> = rollout
+        .canaries
+        .as_ref()
+        .unwrap()
+        .clusters
+        .iter()
+        .map(|canary| canary.cluster.as_str())
+        .collect();
+    assert_eq!(chosen.len(), 2);
+    assert!(
+        chosen
+            .iter()
+            .all(|cluster| real.iter().any(|real| real == cluster)),
+        "{chosen:?}"
+    );
+    assert_eq!(rollout.state, "awaiting-canaries");
+    assert!(
+        rollout
+            .said
+            .starts_with("awaiting 2 canaries (0 arrived, due by "),
+        "{}",
+        rollout.said
+    );
+    for cluster in &real {
+        let canary = chosen.contains(&cluster.as_str());
+        assert_eq!(
+            offered(&app, cluster).await,
+            canary,
+            "only the canaries are offered"
         );
     }
-    let rollout = explained_rollout(&app, &clusters[2]).await;
-    assert_eq!(rollout["gate"]["rule"], "canary", "{rollout}");
-    assert!(
-        rollout["gate"]["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("canary: 0 of its 2 canaries have arrived at 4.18.4"),
-        "{rollout}"
-    );
-    assert_eq!(rollout["gate"]["until"], Value::Null, "the fleet decides when");
-    let document = rollouts(&app).await;
-    assert!(
-        document.rollouts[0]
-            .gates
-            .as_deref()
-            .unwrap()
-            .starts_with("canary: 0 of its 2"),
-        "{:?}",
-        document.rollouts[0]
-    );
+    for cluster in &minted {
+        assert!(
+            !offered(&app, cluster).await,
+            "a minted id is never offered a gated target"
+        );
+    }
+}
 
-    // One canary arrives (and says so when it next checks): still the two
-    // alone.
-    check_in(&app, &clusters[0], "4.18.4").await;
-    eventually("one canary counted", Duration::from_secs(30), || async {
-        rollouts(&app).await.rollouts[0]
-            .gates
-            .as_deref()
-            .is_some_and(|gates| gates.starts_with("canary: 1 of its 2"))
+#[tokio::test]
+async fn a_canary_arrives_once_it_settled_on_the_target_after_its_offer_and_a_forged_check_is_undone() {
+    let fleet = GatedFleet::new("    canary: {clusters: 1}\n").await;
+    let real = clusters_at(0.0..100.0, 1);
+    fleet.established(&real, "4.18.1").await;
+    let app = fleet.engine().await;
+    let canary = &real[0];
+    once(&app, "the canary chosen", |rollout| {
+        rollout
+            .canaries
+            .as_ref()
+            .is_some_and(|canaries| !canaries.clusters.is_empty())
     })
     .await;
-    assert!(!offered(&app, &clusters[3]).await);
-
-    // Both: the gate opens, the schedule starts (at 100%).
-    check_in(&app, &clusters[1], "4.18.4").await;
-    eventually("the gate open", Duration::from_secs(30), || async {
-        offered(&app, &clusters[2]).await && offered(&app, &clusters[3]).await
+    // Someone who knows its id says it runs the target; its own next check
+    // says otherwise.
+    let forged = jiff::Timestamp::now();
+    seed(
+        &fleet.store,
+        (canary, place_percent(canary)),
+        &[("4.18.4", 0.0)],
+        0.0,
+    )
+    .await;
+    seed(
+        &fleet.store,
+        (canary, place_percent(canary)),
+        &[("4.18.1", 0.0)],
+        0.0,
+    )
+    .await;
+    round_after(&app, "rollout halts", forged).await;
+    let after_forgery = first(&rollouts(&app).await).clone();
+    assert_eq!(after_forgery.state, "awaiting-canaries");
+    assert!(after_forgery.canaries.unwrap().arrived_at.is_none());
+    // The canary itself takes the target (a second from now) and is seen on
+    // it 15 minutes after (the checks as the recorder writes them, their
+    // times the clusters'): arrived; the schedule starts.
+    seed(
+        &fleet.store,
+        (canary, place_percent(canary)),
+        &[("4.18.4", -1.0 / 3600.0)],
+        -0.25,
+    )
+    .await;
+    let opened = once(&app, "the canary arrived", |rollout| {
+        rollout
+            .canaries
+            .as_ref()
+            .is_some_and(|canaries| canaries.arrived_at.is_some())
     })
     .await;
-    assert_eq!(explained_rollout(&app, &clusters[3]).await["gate"], Value::Null);
-    let gate = |action: &str| (action.to_owned(), "gate".to_owned());
+    assert_ne!(opened.state, "awaiting-canaries");
+}
+
+#[tokio::test]
+async fn a_rate_offers_at_most_its_cap_a_period_whatever_the_clusters_do_meanwhile() {
+    let fleet = GatedFleet::new("    max_offered_per_period: {clusters: 2, period_hours: 24}\n").await;
+    // Six established clusters on 4.18.3, which has no update to 4.18.4:
+    // none can take it when the rate is first judged.
+    let clusters = clusters_at(0.0..100.0, 6);
+    fleet.established(&clusters, "4.18.3").await;
+    let app = fleet.engine().await;
+    once(&app, "the rate counted", |rollout| {
+        rollout
+            .rate
+            .as_ref()
+            .is_some_and(|rate| rate.period_ends.is_some())
+    })
+    .await;
+    // They move to 4.18.1 (which updates to 4.18.4): two are admitted.
+    fleet.established(&clusters, "4.18.1").await;
+    let admitted = once(&app, "two admitted", |rollout| {
+        rollout.rate.as_ref().is_some_and(|rate| rate.in_period == 2)
+    })
+    .await;
+    let offered_now = offered_of(&app, &clusters).await;
+    assert_eq!(offered_now.len(), 2, "{admitted:?}");
+    // One of them leaves for 4.18.3 (no longer a taker): its slot is not
+    // freed; nobody else is admitted in the period.
+    let leaving = &offered_now[0];
+    seed(
+        &fleet.store,
+        (leaving, place_percent(leaving)),
+        &[("4.18.3", 0.0)],
+        0.0,
+    )
+    .await;
+    round_after(&app, "rollout halts", jiff::Timestamp::now()).await;
+    let later = first(&rollouts(&app).await).clone();
+    let rate = later.rate.clone().unwrap();
     assert_eq!(
-        audited_actions(&app).await,
-        [gate("canaries"), gate("canaries-arrived")],
-        "chosen once, opened once"
+        (rate.in_period, rate.admitted, rate.waiting),
+        (2, 2, 4),
+        "{:?}",
+        later.said
     );
-}
-
-#[tokio::test]
-async fn a_canary_that_does_not_arrive_within_its_timeout_halts_the_rollout() {
-    let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
-    let fleet = GatedFleet::new(
-        STARTED,
-        "    canary: {clusters: 1}\n    arrival_timeout_hours: 1\n",
-    )
-    .await;
-    let clusters = &fleet.clusters;
-    // Its canary was chosen (by an engine) two hours ago, and is still on
-    // 4.18.1.
-    fleet
-        .store
-        .update_gates("4.18.4", now() - 2 * 3600, |_| {
-            Some(GateUpdate {
-                choose: vec![Canary {
-                    cluster: clusters[0].clone(),
-                    place: place_percent(&clusters[0]),
-                }],
-                reason: "canary: 0 of its 1 canaries have arrived at 4.18.4".into(),
-                ..GateUpdate::default()
-            })
-        })
-        .await
-        .unwrap();
-    let app = fleet.engine(&upstream).await;
-
-    eventually(
-        "the late canary halts the rollout",
-        Duration::from_secs(30),
-        || async {
-            rollouts(&app).await.rollouts[0]
-                .control
-                .as_ref()
-                .is_some_and(|control| control.state == "paused")
-        },
-    )
-    .await;
-    let document = rollouts(&app).await;
-    let control = document.rollouts[0].control.as_ref().unwrap();
-    assert_eq!(control.by, "canary");
+    assert_eq!(offered_of(&app, &clusters).await.len(), 2);
     assert!(
-        control
-            .reason
-            .starts_with("halted: 1 of the 1 canaries have not arrived at 4.18.4 within 1 h of their offer"),
+        later
+            .said
+            .starts_with("2 of at most 2 newly offered in the period until "),
         "{}",
-        control.reason
+        later.said
     );
-    assert_eq!(document.history.len(), 1, "halted once");
-    assert!(offered(&app, &clusters[0]).await, "the canary keeps its offer");
-    assert!(!offered(&app, &clusters[1]).await);
 }
 
-#[tokio::test]
-async fn a_rate_offers_the_target_to_so_many_clusters_a_period() {
-    let (app, clusters, _dir, _upstream) = gated_engine(
-        // Declared before it starts: the first period counts from 0.
-        time::Duration::seconds(15),
-        "    max_offered_per_period: {clusters: 2, period_hours: 24}\n",
-    )
-    .await;
-    eventually("the period's two offered", Duration::from_secs(60), || async {
-        offered(&app, &clusters[0]).await && offered(&app, &clusters[1]).await
-    })
-    .await;
-    assert!(
-        !offered(&app, &clusters[2]).await,
-        "the schedule says 100%, the rate two"
-    );
-    // The gate's words follow at its next check.
-    eventually("the rate says so", Duration::from_secs(30), || async {
-        explained_rollout(&app, &clusters[2]).await["gate"]["reason"]
-            .as_str()
-            .is_some_and(|reason| reason.starts_with("max_offered_per_period: 2 of at most 2"))
-    })
-    .await;
-    let rollout = explained_rollout(&app, &clusters[2]).await;
-    assert_eq!(rollout["gate"]["rule"], "max_offered_per_period", "{rollout}");
-    let reason = rollout["gate"]["reason"].as_str().unwrap();
-    assert!(
-        reason.starts_with("max_offered_per_period: 2 of at most 2 clusters offered 4.18.4")
-            && reason.ends_with("the rest wait for the next period"),
-        "{reason}"
-    );
-    let until = time::OffsetDateTime::parse(
-        rollout["gate"]["until"].as_str().unwrap(),
-        &time::format_description::well_known::Rfc3339,
-    )
-    .unwrap();
-    let ahead = until - time::OffsetDateTime::now_utc();
-    assert!(
-        ahead > time::Duration::hours(23) && ahead <= time::Duration::hours(24),
-        "the next period, a day after the first began: {until}"
-    );
-    assert!(
-        audited_actions(&app).await.is_empty(),
-        "a rate's steps are not audited"
-    );
-    let fleet = app
-        .status_get("/api/upgrades_info/v1/fleet/rollouts")
-        .await
-        .json();
-    assert!(
-        fleet["rollouts"][0]["gates"]
-            .as_str()
-            .is_some_and(|gates| gates.starts_with("max_offered_per_period: 2 of at most 2")),
-        "{fleet}"
-    );
+/// Which of `clusters` are offered the target.
+async fn offered_of(app: &TestApp, clusters: &[String]) -> Vec<String> {
+    let mut offered_now = Vec::new();
+    for cluster in clusters {
+        if offered(app, cluster).await {
+            offered_now.push(cluster.clone());
+        }
+    }
+    offered_now
 }

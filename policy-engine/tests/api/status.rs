@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use policy_engine::request::UpstreamKind;
+use policy_engine::UpstreamKind;
 
 use crate::support::app::{settings, spawn_ready};
 use crate::support::fixture;
@@ -41,13 +41,13 @@ async fn the_status_document_describes_the_upstream() {
     let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
     let app = spawn_ready(settings(&upstream.url())).await;
     let status = app.status_document().await;
-    assert!(status.ready);
-    assert_eq!(status.upstream.kind, Some(UpstreamKind::GraphBuilder));
-    assert_eq!(status.upstream.url, upstream.url());
-    assert_eq!(status.pipeline, ["channel-filter", "arch-filter"]);
-    assert_eq!(status.feeds[0].releases, Some(1085));
-    assert!(!status.feeds[0].freshness.is_stale());
-    assert!(status.feeds[0].age_seconds.unwrap() >= 0.0);
+    assert!(status.client.ready);
+    assert_eq!(status.client.upstream.kind, Some(UpstreamKind::GraphBuilder));
+    assert_eq!(status.client.upstream.url, upstream.url());
+    assert_eq!(status.client.pipeline, ["channel-filter", "arch-filter"]);
+    assert_eq!(status.client.feeds[0].releases, Some(1085));
+    assert!(!status.client.feeds[0].freshness.is_stale());
+    assert!(status.client.feeds[0].age_seconds.unwrap() >= 0.0);
     let refresher = &status.tasks[0];
     assert_eq!(refresher.name, "upstream refresh");
     assert!(refresher.live);
@@ -98,7 +98,7 @@ async fn an_unchanged_graph_without_etag_keeps_its_revision_and_answers() {
     let upstream = FakeUpstream::start(Behaviour::Untagged(fixture())).await;
     let app = spawn_ready(settings(&upstream.url())).await;
     app.get("/graph?channel=stable-4.6").await;
-    let first = app.status_document().await.feeds[0].fetched_at.clone();
+    let first = app.status_document().await.client.feeds[0].fetched_at.clone();
     crate::support::eventually("two more fetches", Duration::from_secs(5), || async {
         upstream
             .requests()
@@ -108,7 +108,7 @@ async fn an_unchanged_graph_without_etag_keeps_its_revision_and_answers() {
             >= 3
     })
     .await;
-    assert_eq!(app.status_document().await.feeds[0].fetched_at, first);
+    assert_eq!(app.status_document().await.client.feeds[0].fetched_at, first);
     app.get("/graph?channel=stable-4.6").await;
     assert_eq!(app.metric("cincinnati_pe_graph_cache_misses_total").await, 1.0);
 }

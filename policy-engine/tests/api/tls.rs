@@ -26,13 +26,19 @@ async fn a_private_ca_is_trusted_only_through_root_certificate_dir() {
         untrusting
             .status_document()
             .await
+            .client
             .feeds
             .first()
             .is_some_and(|feed| feed.freshness.is_stale())
     })
     .await;
     let status = untrusting.status_document().await;
-    let message = status.feeds[0].freshness.last_error().unwrap().message.as_str();
+    let message = status.client.feeds[0]
+        .freshness
+        .last_error()
+        .unwrap()
+        .message
+        .as_str();
     assert!(message.contains("certificate"), "{message}");
     assert_eq!(untrusting.status_get("/readyz").await.status, 503);
 

@@ -1,4 +1,5 @@
 pub mod app;
+pub mod rollouts;
 pub mod upstream;
 
 pub use registry_testkit::poll::eventually;
@@ -67,13 +68,13 @@ pub fn small_graph() -> Vec<u8> {
 /// A rollout of 4.18.4 that started `started_hours_ago` (negative: starts
 /// later) and lasts `hours`.
 pub fn rollout(started_hours_ago: f64, hours: f64) -> String {
-    let start =
-        rfc3339(time::OffsetDateTime::now_utc() - time::Duration::seconds_f64(started_hours_ago * 3600.0));
+    let start = hours_ago(started_hours_ago);
     format!("rollouts:\n  - {{target: 4.18.4, start: \"{start}\", duration_hours: {hours}}}\n")
 }
 
-pub fn rfc3339(at: time::OffsetDateTime) -> String {
-    at.format(&time::format_description::well_known::Rfc3339).unwrap()
+/// The time `hours` ago (negative: ahead), RFC 3339.
+pub fn hours_ago(hours: f64) -> jiff::Timestamp {
+    jiff::Timestamp::now() - jiff::SignedDuration::from_secs_f64(hours * 3600.0)
 }
 
 /// The documented place formula, computed independently of the engine.

@@ -1,0 +1,123 @@
+//! A SQLite store on a filesystem that fills, then gets space back: what
+//! the store acknowledged is what it holds, before and after a restart.
+//! (A connection whose transaction failed is closed, never handed back to
+//! the pool still inside it.) The filesystem is a small tmpfs, mounted
+//! by the test (which runs as root, as the test suite does).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fleet_store::control::Changes;
+use fleet_store::{Check, FleetStore};
+use rollout_model::control::{Actor, Pause};
+
+use crate::support::{at, check};
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
+struct Tmpfs {
+    mount: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mount = dir.path().join("fs");
+        std::fs::create_dir(&mount).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&mount)
+            .status()
+            .expect("mount runs");
+        assert!(
+            status.success(),
+            "mounting a tmpfs needs root (the test suite runs as root)"
+        );
+        Self { mount, _dir: dir }
+    }
+
+    fn path(&self) -> &Path {
+        &self.mount
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
+}
+
+/// `count` checks of new clusters named from `first`.
+fn batch(first: usize, count: usize) -> Vec<Check> {
+    (first..first + count)
+        .map(|number| check(&format!("cluster-{number:06}"), "4.18.1", 1.0, 100))
+        .collect()
+}
+
+#[tokio::test]
+async fn what_a_full_store_acknowledged_it_holds_once_it_has_room_again() {
+    let disk = Tmpfs::mount("2m");
+    let url = format!("sqlite://{}", disk.path().join("fleet.db").display());
+    let store = FleetStore::open(&url, &url).await.unwrap();
+    let filler = disk.path().join("filler");
+    std::fs::write(&filler, vec![0_u8; 1024 * 1024]).unwrap();
+
+    let (mut acknowledged, mut next, mut failures) = (0_u64, 0, 0);
+    while failures < 5 {
+        match store.record(&batch(next, 300), u64::MAX).await {
+            Ok(recorded) => acknowledged += recorded.clusters,
+            Err(_) => failures += 1,
+        }
+        next += 300;
+    }
+    std::fs::remove_file(&filler).unwrap();
+    for _ in 0..5 {
+        let recorded = store
+            .record(&batch(next, 300), u64::MAX)
+            .await
+            .expect("room again");
+        acknowledged += recorded.clusters;
+        next += 300;
+    }
+    let paused = store
+        .change_rollout(
+            "4.18.52",
+            || at(1_000),
+            |locked| {
+                let mut control = locked.control.clone();
+                control.pause = Some(Pause {
+                    at: locked.now,
+                    progress: 30.0,
+                    by: Actor::operator("ops"),
+                });
+                (
+                    Changes {
+                        control: Some(control),
+                        ..Changes::default()
+                    },
+                    (),
+                )
+            },
+        )
+        .await;
+    assert!(paused.is_ok(), "{paused:?}");
+    assert_eq!(
+        store.cluster_count().await.unwrap(),
+        acknowledged,
+        "read now, on any connection"
+    );
+    store.close().await;
+
+    let reopened = FleetStore::open(&url, &url).await.unwrap();
+    assert_eq!(
+        reopened.cluster_count().await.unwrap(),
+        acknowledged,
+        "and after a clean stop"
+    );
+    let run_time = reopened.run_time(&[], &BTreeMap::new()).await.unwrap();
+    assert!(
+        run_time.controls["4.18.52"].pause.is_some(),
+        "the pause acknowledged is kept"
+    );
+}

@@ -1,0 +1,341 @@
+//! The engine: what the handlers ask, composed of the upstream feeds
+//! ([`Feeds`]), the filter pipeline, the answers computed from a revision
+//! ([`crate::client::answers`]) and the per-cluster policy ([`ClusterPolicy`]);
+//! each answered update check is handed to a [`CheckSink`] (the operator
+//! plane's fleet, when one records them), which it knows by that trait
+//! only.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use cincinnati_core::stage::Pipeline;
+use cincinnati_core::{ApiError, ErrorKind};
+use http_answers::{IdentityCache, PreparedBody};
+use service_kit::shutdown::StopHandle;
+
+use rollout_model::{ClusterId, Lot, Rollout};
+
+use crate::client::answers::Computations;
+use crate::client::query::{ClientQuery, QueryRules};
+use crate::client::request::{PolicyRequest, UpstreamKind};
+use crate::client::upstream::UpstreamParameters;
+use crate::client::upstream::feed::FeedStatus;
+use crate::client::upstream::feeds::{FeedLimits, Feeds};
+use crate::client::upstream::revision::{Revision, Served};
+use crate::cluster_policy::explain::{Asked, Explanation};
+use crate::cluster_policy::source::PolicyStatus;
+use crate::cluster_policy::{ClusterPolicy, PolicyClass};
+use crate::metrics::EngineMetrics;
+
+/// Limits on the work and memory the engine may take.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub feeds: FeedLimits,
+    /// Bytes of identity answers kept for clients without gzip.
+    pub identity_cache_bytes: usize,
+    /// `Cache-Control: max-age` of answers, unless their policy class
+    /// changes sooner.
+    pub cache_max_age: Duration,
+    /// Time between reads of the policy file.
+    pub policy_reload_interval: Duration,
+}
+
+/// A prepared answer and, when its policy class changes before the
+/// configured max-age is over, how long it stays true.
+#[derive(Debug)]
+pub struct Answered {
+    pub body: Arc<PreparedBody>,
+    pub expires_sooner: Option<Duration>,
+}
+
+/// Who asked: a cluster checking for updates (recorded, when the engine
+/// records checks), or a person or tool asking about one
+/// (`Cincinnati-Question`: never recorded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asker {
+    Cluster,
+    Question,
+}
+
+/// Where answered update checks go, and who knows clusters' lots: the
+/// operator plane's fleet.
+pub trait CheckSink: Send + Sync {
+    /// Notes the update check of an answered request for `query` (its
+    /// architecture `arch`) made at `now`; `served` says which of its
+    /// channel and version the upstream serves.
+    fn note(&self, query: &ClientQuery, arch: &str, served: Served, now: SystemTime);
+
+    /// A cluster's lot, for rollouts whose gates name clusters; `None`
+    /// while the store's secret is not known (their gates are then not
+    /// known either).
+    fn lot(&self, id: &ClusterId) -> Option<Lot>;
+}
+
+pub struct Engine {
+    feeds: Arc<Feeds>,
+    pipeline: Arc<Pipeline<PolicyRequest>>,
+    rules: QueryRules,
+    /// Identity bytes of the answers most recently asked for without gzip
+    /// (answers are kept compressed only).
+    identities: IdentityCache,
+    computations: Computations,
+    cache_max_age: Duration,
+    metrics: EngineMetrics,
+    cluster_policy: Option<Arc<ClusterPolicy>>,
+    checks: Option<Arc<dyn CheckSink>>,
+    stopping: StopHandle,
+}
+
+/// What an engine is made of besides its upstream, filters and rules.
+pub struct Parts {
+    pub metrics: EngineMetrics,
+    pub cluster_policy: Option<Arc<ClusterPolicy>>,
+    pub checks: Option<Arc<dyn CheckSink>>,
+    /// Resolves when the service stops: requests held waiting for a change
+    /// are answered then.
+    pub stopping: StopHandle,
+}
+
+impl Engine {
+    /// Must be called inside the runtime fetches are to run on.
+    pub fn new(
+        feeds: Feeds,
+        pipeline: Pipeline<PolicyRequest>,
+        rules: QueryRules,
+        limits: &Limits,
+        parts: Parts,
+    ) -> Self {
+        let feeds = Arc::new(feeds);
+        feeds.follow_upstream();
+        Self {
+            feeds,
+            pipeline: Arc::new(pipeline),
+            rules,
+            identities: IdentityCache::new(limits.identity_cache_bytes),
+            computations: Computations::one_per_cpu(),
+            cache_max_age: limits.cache_max_age,
+            metrics: parts.metrics,
+            cluster_policy: parts.cluster_policy,
+            checks: parts.checks,
+            stopping: parts.stopping,
+        }
+    }
+
+    /// Resolves when the service stops.
+    pub async fn stopping(&self) {
+        self.stopping.stopping().await;
+    }
+
+    pub fn rules(&self) -> &QueryRules {
+        &self.rules
+    }
+
+    pub fn metrics(&self) -> &EngineMetrics {
+        &self.metrics
+    }
+
+    pub fn identities(&self) -> &IdentityCache {
+        &self.identities
+    }
+
+    pub fn feeds(&self) -> &Arc<Feeds> {
+        &self.feeds
+    }
+
+    pub fn cluster_policy(&self) -> Option<&Arc<ClusterPolicy>> {
+        self.cluster_policy.as_ref()
+    }
+
+    /// The policy file's rollouts now, with what is known of their
+    /// run-time state; none without a policy file.
+    pub fn rollouts(&self) -> Arc<Vec<Rollout>> {
+        self.cluster_policy
+            .as_ref()
+            .map(|policy| policy.rollouts())
+            .unwrap_or_default()
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.feeds.is_ready()
+    }
+
+    /// The upstream's full graph, as last fetched (see [`Feeds::full_graph`]).
+    pub fn full_graph(&self) -> Result<Arc<Revision>, ApiError> {
+        self.feeds.full_graph()
+    }
+
+    /// The prepared answer to `query`, asked by `asker`, for a request
+    /// that arrived at `arrived`. One not computed yet is computed from
+    /// the feed as revalidated for this request.
+    pub async fn answer(
+        &self,
+        query: ClientQuery,
+        asker: Asker,
+        arrived: Instant,
+    ) -> Result<Answered, ApiError> {
+        let now = SystemTime::now();
+        let class = self.classify(&query, now).await;
+        let valid_for = class
+            .as_ref()
+            .and_then(|class| class.valid_for(rollout_model::time::from_system(now)));
+        let checked = (asker == Asker::Cluster).then(|| query.clone());
+        let (request, revision, joined) = self.revision_for(query, class, arrived).await?;
+        let arch = request.arch().as_str().to_owned();
+        let (answer, outcome) = revision
+            .answer(request, joined, &self.pipeline, &self.computations)
+            .await;
+        if let (Some(checks), Some(query), Ok(_)) = (&self.checks, checked, &answer) {
+            let served = match (&query.channel, &query.version) {
+                (Some(channel), Some(version)) => revision.catalog().serves(channel.as_str(), &arch, version),
+                _ => Served {
+                    channel: false,
+                    version: false,
+                },
+            };
+            checks.note(&query, &arch, served, now);
+        }
+        // Less the waits above (lookup, refresh, computation): caches count
+        // max-age from when the answer reaches them.
+        let expires_sooner = valid_for
+            .map(|valid_for| valid_for.saturating_sub(now.elapsed().unwrap_or_default()))
+            .filter(|valid_for| *valid_for < self.cache_max_age);
+        outcome.count(&self.metrics);
+        Ok(Answered {
+            body: answer?,
+            expires_sooner,
+        })
+    }
+
+    /// Why the cluster of `query` sees what it sees (see
+    /// [`crate::cluster_policy::explain`]); an error without a cluster policy.
+    pub async fn explain(&self, query: ClientQuery, arrived: Instant) -> Result<Explanation, ApiError> {
+        let now = SystemTime::now();
+        let (Some(policy), Some(class)) = (&self.cluster_policy, self.classify(&query, now).await) else {
+            return Err(ApiError::new(
+                ErrorKind::InvalidParams,
+                "no cluster policy is configured (cluster_policy.file): every cluster sees the same",
+            ));
+        };
+        let asked = (query.channel.clone(), query.arch.clone(), query.version.clone());
+        let (request, revision, _) = self.revision_for(query, Some(class.clone()), arrived).await?;
+        let view_channels = request
+            .view_channels()
+            .map(|channels| channels.into_iter().map(str::to_owned).collect())
+            .unwrap_or_default();
+        let (base, applied) = revision
+            .before_rules(request, &self.pipeline, &self.computations)
+            .await?;
+        let asked = Asked {
+            channel: asked.0.as_ref().map(|channel| channel.as_str()),
+            arch: asked.1.as_ref().map(|arch| arch.as_str()),
+            version: asked.2.as_deref(),
+            view_channels,
+        };
+        Ok(policy.explain(&class, asked, &base, &applied, now))
+    }
+
+    /// The request's policy class, if a cluster policy is configured.
+    async fn classify(&self, query: &ClientQuery, now: SystemTime) -> Option<PolicyClass> {
+        let policy = self.cluster_policy.as_ref()?;
+        let lot_of = |id: &ClusterId| self.checks.as_ref().and_then(|checks| checks.lot(id));
+        Some(policy.classify(query.id.as_deref(), lot_of, now).await)
+    }
+
+    /// The request to filter for `query`, the revision to answer it from
+    /// (one whose answer is computed, or the feed revalidated first), and
+    /// the revisions of the scoped channels its view joins that an engine
+    /// upstream serves apart.
+    async fn revision_for(
+        &self,
+        query: ClientQuery,
+        class: Option<PolicyClass>,
+        arrived: Instant,
+    ) -> Result<(PolicyRequest, Arc<Revision>, Vec<Arc<Revision>>), ApiError> {
+        let (source, feed) = self.feeds.feed_for(UpstreamParameters::forwarded(&query)).await?;
+        let request = PolicyRequest::new(query, source, class, &self.rules);
+        let joined = self.joined_revisions(&request).await?;
+        let revision = match feed.revision() {
+            Some(revision) if revision.is_answered(&request, &joined) => revision,
+            // Not computed yet, or no graph yet (the last fetch failed): ask
+            // the upstream first.
+            _ => {
+                self.feeds.revalidate(&feed, arrived).await;
+                self.feeds.served(&feed)?
+            }
+        };
+        Ok((request, revision, joined))
+    }
+
+    /// On an engine upstream, which serves channels apart, the revisions of
+    /// the scoped channels `request`'s view joins to the channel asked for
+    /// (a graph-builder's full graph has them already).
+    async fn joined_revisions(&self, request: &PolicyRequest) -> Result<Vec<Arc<Revision>>, ApiError> {
+        if request.source != UpstreamKind::PolicyEngine || request.class.is_none() {
+            return Ok(Vec::new());
+        }
+        let (Some(requested), Some(view)) = (&request.query.channel, request.view_channels()) else {
+            return Ok(Vec::new());
+        };
+        let mut joined = Vec::new();
+        for channel in view.into_iter().filter(|channel| *channel != requested.as_str()) {
+            let parameters = UpstreamParameters::forwarded(&request.query).with("channel", channel);
+            let feed = self.feeds.engine_feed(parameters).await;
+            joined.push(self.feeds.served(&feed)?);
+        }
+        Ok(joined)
+    }
+
+    /// Updates the gauges derived from state; called before a scrape.
+    pub fn update_gauges(&self) {
+        self.feeds.update_gauges();
+        self.metrics.update_cache_ratio();
+        self.metrics
+            .identity_cache_bytes
+            .set(self.identities.held_bytes() as i64);
+        if let Some(policy) = &self.cluster_policy {
+            policy.update_gauges();
+        }
+    }
+
+    /// The client plane's part of the `/status` document.
+    pub fn status(&self) -> ClientStatus {
+        ClientStatus {
+            ready: self.is_ready(),
+            upstream: UpstreamStatus {
+                url: self.feeds.client().url().to_string(),
+                kind: self.feeds.kind(),
+            },
+            pipeline: self.pipeline.stage_names().map(str::to_owned).collect(),
+            feeds: self.feeds.status(),
+            cluster_policy: self
+                .cluster_policy
+                .as_ref()
+                .map(|policy| policy.status(SystemTime::now())),
+        }
+    }
+}
+
+/// The client plane's part of `/status`.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientStatus {
+    pub ready: bool,
+    pub upstream: UpstreamStatus,
+    /// The filters, in order.
+    pub pipeline: Vec<String>,
+    /// The root feed (a graph-builder upstream), or one per forwarded
+    /// parameter set (an engine upstream).
+    pub feeds: Vec<FeedStatus>,
+    /// The per-cluster policy served, if one is configured.
+    #[serde(default)]
+    pub cluster_policy: Option<PolicyStatus>,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamStatus {
+    /// Its password redacted.
+    pub url: String,
+    /// Until detected: none.
+    pub kind: Option<UpstreamKind>,
+}

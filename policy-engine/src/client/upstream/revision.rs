@@ -1,0 +1,187 @@
+//! One upstream revision: the parsed graph, immutable, with the cache of
+//! the answers computed from it (see [`crate::client::answers`]).
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::SystemTime;
+
+use cincinnati_core::release::{keys, without_build};
+use cincinnati_core::stage::Pipeline;
+use cincinnati_core::{ApiError, ErrorKind, Graph};
+use service_kit::telemetry::Origin;
+
+use crate::client::answers::{self, Answer, AnswerCache, CacheOutcome, Computations};
+use crate::client::request::PolicyRequest;
+use crate::cluster_policy::apply::Applied;
+
+/// Numbers revisions, so that an answer can name the revisions it joined.
+static SERIALS: AtomicU64 = AtomicU64::new(0);
+
+/// A parsed upstream graph and its answers.
+#[derive(Debug)]
+pub struct Revision {
+    graph: Graph,
+    serial: u64,
+    fetched_at: SystemTime,
+    /// The refresh that fetched this graph: answers link to its trace.
+    origin: Origin,
+    answers: AnswerCache,
+    /// What the graph serves, made when first asked.
+    catalog: OnceLock<Catalog>,
+}
+
+/// What a revision's graph serves: its channels, architectures and
+/// releases (versions without build metadata, with their architecture when
+/// the versions carry it, `+amd64`).
+#[derive(Debug, Default)]
+pub struct Catalog {
+    channels: HashSet<String>,
+    arches: HashSet<String>,
+    releases: HashSet<(String, Option<String>)>,
+}
+
+/// Which parts of an update check a revision serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Served {
+    /// Its channel and architecture.
+    pub channel: bool,
+    /// Its version, a release of the graph.
+    pub version: bool,
+}
+
+impl Catalog {
+    fn of(graph: &Graph) -> Self {
+        let mut catalog = Self::default();
+        for (_, release) in graph.releases() {
+            catalog
+                .channels
+                .extend(release.metadata_list(keys::CHANNELS).map(str::to_owned));
+            let arch = (!release.version.build.is_empty()).then(|| release.version.build.to_string());
+            catalog.arches.extend(arch.clone());
+            catalog
+                .releases
+                .insert((without_build(&release.version).to_string(), arch));
+        }
+        catalog
+    }
+
+    /// Which of `channel`, `arch` and `version` it serves (an architecture
+    /// any, when its versions carry none: an engine's answer for one).
+    pub fn serves(&self, channel: &str, arch: &str, version: &str) -> Served {
+        let any_arch = self.arches.is_empty();
+        let arch_served = any_arch || self.arches.contains(arch);
+        let release = |arch: Option<&str>| {
+            self.releases
+                .contains(&(version.to_owned(), arch.map(str::to_owned)))
+        };
+        Served {
+            channel: self.channels.contains(channel) && arch_served,
+            version: if any_arch {
+                release(None)
+            } else {
+                release(Some(arch))
+            },
+        }
+    }
+}
+
+impl Revision {
+    /// A revision fetched in the current span.
+    pub fn new(graph: Graph, fetched_at: SystemTime, max_answers: usize) -> Self {
+        Self {
+            graph,
+            serial: SERIALS.fetch_add(1, Ordering::Relaxed),
+            fetched_at,
+            origin: Origin::current(),
+            answers: AnswerCache::new(max_answers),
+            catalog: OnceLock::new(),
+        }
+    }
+
+    /// What this revision's graph serves.
+    pub fn catalog(&self) -> &Catalog {
+        self.catalog.get_or_init(|| Catalog::of(&self.graph))
+    }
+
+    /// The graph as the upstream sent it, before any filter.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    pub fn release_count(&self) -> usize {
+        self.graph.release_count()
+    }
+
+    pub fn fetched_at(&self) -> SystemTime {
+        self.fetched_at
+    }
+
+    /// Whether the answer to `request` (joined with `joined`) is computed
+    /// already, so asking for it costs no filtering.
+    pub fn is_answered(&self, request: &PolicyRequest, joined: &[Arc<Revision>]) -> bool {
+        self.answers.is_answered(request, &serials(joined))
+    }
+
+    /// The answer to `request` through `pipeline`, computed once (see
+    /// [`Computations`]) from this revision's graph merged with those of
+    /// `joined` (the scoped channels an engine upstream serves apart). The
+    /// current span gets a link to the trace that fetched this revision,
+    /// where the work behind the answer is.
+    pub async fn answer(
+        self: &Arc<Self>,
+        request: PolicyRequest,
+        joined: Vec<Arc<Revision>>,
+        pipeline: &Arc<Pipeline<PolicyRequest>>,
+        computations: &Computations,
+    ) -> (Answer, CacheOutcome) {
+        self.origin.link_current_span();
+        let (revision, pipeline, asked) = (self.clone(), pipeline.clone(), request.clone());
+        self.answers
+            .get_or_compute(&request, &serials(&joined), async || {
+                computations
+                    .run(move || {
+                        let base = revision.merged_with(&joined)?;
+                        answers::compute(&base, &asked, &pipeline)
+                    })
+                    .await
+            })
+            .await
+    }
+
+    /// What explaining `request` is made of (see [`answers::before_rules`]),
+    /// from this revision's graph.
+    pub async fn before_rules(
+        self: &Arc<Self>,
+        request: PolicyRequest,
+        pipeline: &Arc<Pipeline<PolicyRequest>>,
+        computations: &Computations,
+    ) -> Result<(Graph, Applied), ApiError> {
+        let (revision, pipeline) = (self.clone(), pipeline.clone());
+        computations
+            .run(move || answers::before_rules(&revision.graph, request, &pipeline))
+            .await
+    }
+
+    /// This revision's graph, with those of `joined` merged into a copy.
+    fn merged_with(&self, joined: &[Arc<Revision>]) -> Result<Cow<'_, Graph>, ApiError> {
+        if joined.is_empty() {
+            return Ok(Cow::Borrowed(&self.graph));
+        }
+        let mut merged = self.graph.clone();
+        for other in joined {
+            merged.merge(&other.graph).map_err(|error| {
+                ApiError::new(
+                    ErrorKind::FailedPluginExecution,
+                    format_args!("joining a scoped channel's view: {error}"),
+                )
+            })?;
+        }
+        Ok(Cow::Owned(merged))
+    }
+}
+
+fn serials(revisions: &[Arc<Revision>]) -> Vec<u64> {
+    revisions.iter().map(|revision| revision.serial).collect()
+}

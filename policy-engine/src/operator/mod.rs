@@ -1,0 +1,108 @@
+//! The operator plane, on the status port: the fleet view recorded from
+//! the update checks ([`fleet`]), rollouts under run-time control
+//! ([`control`]), the per-cluster explanation, and their routes
+//! ([`routes`]), through one façade, [`Operator`]. It reads the client
+//! plane (the upstream's graphs, the engine's explanation); the client
+//! plane knows it only as a `CheckSink`.
+
+pub mod control;
+pub mod fleet;
+pub mod routes;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use actix_web::HttpRequest;
+use actix_web::http::header;
+use cincinnati_client::rollout::RolloutView;
+use cincinnati_client::tokens::Scope;
+use cincinnati_core::ApiError;
+use rollout_model::time::from_system;
+
+use self::control::tokens::Bearer;
+use self::control::{Control, ControlStatus};
+use self::fleet::{Fleet, FleetStatus};
+use crate::client::engine::Engine;
+use crate::cluster_policy::view::rollout_view;
+
+/// The operator plane of one engine.
+pub struct Operator {
+    engine: Arc<Engine>,
+    fleet: Option<Arc<Fleet>>,
+    control: Option<Arc<Control>>,
+}
+
+impl Operator {
+    pub fn new(engine: Arc<Engine>, fleet: Option<Arc<Fleet>>, control: Option<Arc<Control>>) -> Self {
+        Self {
+            engine,
+            fleet,
+            control,
+        }
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn fleet(&self) -> Option<&Arc<Fleet>> {
+        self.fleet.as_ref()
+    }
+
+    pub fn control(&self) -> Option<&Arc<Control>> {
+        self.control.as_ref()
+    }
+
+    /// Who `request`'s bearer token is, if it may do what `needed`
+    /// allows; with no token file (no rollout control) nobody is asked for
+    /// one: the status port's operator answers are then open to whoever
+    /// reaches the port.
+    pub fn authorize(&self, request: &HttpRequest, needed: Scope) -> Result<Option<Bearer>, ApiError> {
+        let Some(control) = &self.control else {
+            return Ok(None);
+        };
+        let authorization = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok());
+        control.authorize(authorization, needed).map(Some)
+    }
+
+    /// Whether the engine may take traffic as far as this plane goes: once
+    /// rollout control attempted its first read.
+    pub fn is_ready(&self) -> bool {
+        self.control.as_ref().is_none_or(|control| control.is_ready())
+    }
+
+    /// Every rollout as the documents show it at `now`.
+    pub fn rollout_views(&self, now: SystemTime) -> Vec<RolloutView> {
+        match &self.control {
+            Some(control) => control.views(now),
+            None => {
+                let now = from_system(now);
+                self.engine
+                    .rollouts()
+                    .iter()
+                    .map(|rollout| rollout_view(rollout, now, None))
+                    .collect()
+            }
+        }
+    }
+
+    /// Brings this plane's gauges up to date, before a scrape.
+    pub fn update_gauges(&self) {
+        if let Some(fleet) = &self.fleet {
+            fleet.update_gauges();
+        }
+        if let Some(control) = &self.control {
+            control.update_gauges();
+        }
+    }
+
+    pub fn status(&self) -> (Option<FleetStatus>, Option<ControlStatus>) {
+        (
+            self.fleet.as_ref().map(|fleet| fleet.status()),
+            self.control.as_ref().map(|control| control.status()),
+        )
+    }
+}
