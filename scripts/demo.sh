@@ -3,7 +3,8 @@
 #   graph-builder            :8080 (Graph API), :8090 (graph-data), :9080 (status)
 #   policy-engine "public"   :8081, status :9081, upstream: the graph-builder
 #   policy-engine "cluster"  :8082, status :9082, upstream: the public engine,
-#                            per-cluster policy: deploy/demo/policy.yaml
+#                            per-cluster policy: deploy/demo/policy.yaml, rollout
+#                            control with the tokens of deploy/demo/tokens
 #   metadata-helper          :8083, status :9083, signatures: testdata/demo/signatures
 #     (upstream's default ports are 8082/9082, which the cluster engine has here)
 # then prints commands to try. Ctrl-C stops everything.
@@ -11,8 +12,9 @@
 # scripts/demo.sh --check (CI runs it): the same stack and the same printed
 # commands, then runs every command exactly as printed, as a person's shell
 # runs it (no pipefail), checks that each exits and answers as the demo says,
-# that the services' logs (in a temporary directory) are plain text, and
-# stops everything.
+# that the services' logs (in a temporary directory) are plain text, that
+# the commands recorded no update check (operators' questions are not the
+# clusters'), and stops everything.
 #
 # Environment: PROFILE (release; debug runs the build the tests make, as CI
 # does: no release build).
@@ -86,7 +88,8 @@ service cluster-engine "$bin/policy-engine" -v --service.port 8082 --status.port
     --service.mandatory_client_parameters channel \
     --upstream.cincinnati.url "http://127.0.0.1:8081$prefix/graph" \
     --cluster_policy.file deploy/demo/policy.yaml \
-    --fleet.store "sqlite://$fleet/fleet.db"
+    --fleet.store "sqlite://$fleet/fleet.db" \
+    --rollouts.token_file deploy/demo/tokens
 service metadata-helper "$bin/metadata-helper" -v --service.port 8083 --status.port 9083 --service.path_prefix "$prefix" \
     --signatures.dir testdata/demo/signatures
 
@@ -124,7 +127,7 @@ rollout() { # id -> "<progress>% <place>% <inside: yes|no>"
         python3 -c 'import json, sys
 e = json.load(sys.stdin)
 r = next(r for r in e["rollouts"] if r["target"] == "4.18.52")
-print("%.1f%% %.1f%% %s" % (r["progress_percent"], e["place_percent"], "yes" if r["offered"] else "no"))'
+print("%.1f%% %.1f%% %s" % (r["progress"], e["placePercent"], "yes" if r["offered"] else "no"))'
 }
 # A few simulated clusters, so the fleet view is not empty: 60 clusters ask
 # the in-cluster engine as the CVO does, on 4.18.40, 4.18.45 and 4.18.51;
@@ -209,13 +212,33 @@ note "why: groups, rollout places, which rule removed which update, production's
     "own risk on 4.18.44 (status port only)"
 example 0 '"groups":\["production"\].*"max_version":"4\.18\.45"' \
     "curl -s 'http://127.0.0.1:9082$prefix/v1/explain-cluster?channel=stable-4.18&arch=amd64&version=4.18.40&id=5ca1ab1e-0000-4000-8000-00000000d0e5'; echo"
-note "the fleet view (docs/fleet.md, status port only): what the in-cluster engine's" \
-    "clusters run, and how the rollout of 4.18.52 moves them"
+token() { awk -v name="$1" '$1 == name {print $2}' deploy/demo/tokens; }
+note "the fleet view (docs/fleet.md, status port only, with a token of" \
+    "deploy/demo/tokens): what the in-cluster engine's clusters run, and how the" \
+    "rollout of 4.18.52 moves them"
 example 0 '"kind":"FleetVersions".*"version":"4\.18\.52"' \
-    "curl -s 'http://127.0.0.1:9082$prefix/v1/fleet/versions'; echo"
+    "curl -s -H 'Authorization: Bearer $(token ops)' 'http://127.0.0.1:9082$prefix/v1/fleet/versions'; echo"
 example 0 '"target":"4\.18\.52".*"arrived":[1-9]' \
-    "curl -s 'http://127.0.0.1:9082$prefix/v1/fleet/rollouts'; echo"
-example 0 '4\.18\.52' "$cli fleet rollouts"
+    "curl -s -H 'Authorization: Bearer $(token ops)' 'http://127.0.0.1:9082$prefix/v1/fleet/rollouts'; echo"
+example 0 '4\.18\.52' "$cli fleet --token-file deploy/demo/tokens rollouts"
+note "rollout control (docs/policy-engine.md#rollouts-under-run-time-control): an" \
+    "incident on 4.18.52. Pause it: nobody new is offered it; explain says why to a" \
+    "cluster outside; resume where it stopped; the history says who did what"
+example 0 'paused at [0-9.]+% by ops' \
+    "$cli rollout --token-file deploy/demo/tokens pause 4.18.52 --reason 'storage alarms on 4.18.52'"
+example 1 'paused at [0-9.]+% by ops' \
+    "$cli explain --channel stable-4.18 --from 4.18.51 --to 4.18.52 --id $second"
+example 0 '4\.18\.52: ' \
+    "$cli rollout --token-file deploy/demo/tokens resume 4.18.52 --reason 'firmware 7.2 shipped'"
+note "Alertmanager's webhook pauses it too (a token of scope pause), once however" \
+    "often the alert is sent"
+example 0 '"outcome":"paused"' \
+    "curl -s -X POST -H 'Authorization: Bearer $(token alertmanager)' -H 'Content-Type: application/json' \\
+      'http://127.0.0.1:9082$prefix/v1/alerts/alertmanager' -d '{\"version\": \"4\", \"alerts\": [{
+        \"status\": \"firing\", \"fingerprint\": \"3f2a9c1d0b7e4a55\",
+        \"labels\": {\"alertname\": \"UpdatedClustersDegraded\", \"rollout_target\": \"4.18.52\"},
+        \"annotations\": {\"summary\": \"5 clusters on 4.18.52 report degraded operators\"}}]}'; echo"
+example 0 'resume +4\.18\.52 +ops|4\.18\.52 +resume +ops' "$cli rollout --token-file deploy/demo/tokens history 4.18.52"
 note "the public engine, multi-arch releases, gzip"
 example 0 '^\{"version":1,"nodes":\[.*candidate-4\.19.*"multi"' \
     "curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo"
@@ -260,6 +283,10 @@ failed() { # what output
     printf '%s\n' "$2" | sed -n 1,40p | sed 's/^/    /' >&2
     failures=$((failures + 1))
 }
+# Update checks the in-cluster engine took to record (the simulated
+# clusters'): the commands below are operators' questions, never recorded.
+recorded() { curl -fs http://127.0.0.1:9082/metrics | awk '$1 == "cincinnati_pe_fleet_checks_total{outcome=\"queued\"}" {print $2}'; }
+recorded_before=$(recorded)
 page=$(curl -s -w '%{http_code}' "$explorer")
 [[ $page == *"<html"*200 ]] || failed "the explorer page $explorer" "${page: -200}"
 for i in "${!commands[@]}"; do
@@ -276,6 +303,10 @@ for i in "${!commands[@]}"; do
         echo "demo check: ok (exit $code): ${command%%$'\n'*}"
     fi
 done
+recorded_after=$(recorded)
+if [[ $recorded_after != "$recorded_before" ]]; then
+    failed "the commands recorded update checks ($recorded_before before, $recorded_after after)" ""
+fi
 for log in "$logs"/*.log; do
     if grep -q $'\x1b' "$log"; then
         failed "$(basename "$log") has terminal colour codes though written to a file" "$(sed -n 1,3p "$log")"

@@ -838,7 +838,8 @@ impl<'a> SignaturesJson<'a> {
                     identity: verified.map(|verified| verified.document.docker_reference()),
                     signed_at: verified
                         .and_then(|verified| verified.signed_at)
-                        .map(|at| humantime::format_rfc3339_seconds(at).to_string()),
+                        .and_then(|at| jiff::Timestamp::try_from(at).ok())
+                        .map(|at| at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
                     reason,
                 }
             })

@@ -205,9 +205,20 @@ pub(crate) fn schedule(place: &RolloutPlace) -> Vec<String> {
     details
 }
 
-/// RFC 3339 `created` plus `days`, to the second.
+/// RFC 3339 `created` (a time without an offset read in UTC) plus `days`,
+/// to the second.
 fn days_after(created: &str, days: u64) -> Option<String> {
-    let created = humantime::parse_rfc3339_weak(created).ok()?;
-    let offered = created.checked_add(std::time::Duration::from_secs(days.checked_mul(24 * 3600)?))?;
-    Some(humantime::format_rfc3339_seconds(offered).to_string())
+    let created = created.parse::<jiff::Timestamp>().ok().or_else(|| {
+        let civil: jiff::civil::DateTime = created.parse().ok()?;
+        civil
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .ok()
+            .map(|zoned| zoned.timestamp())
+    })?;
+    let offered = created
+        .checked_add(jiff::SignedDuration::from_hours(
+            i64::try_from(days).ok()?.checked_mul(24)?,
+        ))
+        .ok()?;
+    Some(offered.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
 }

@@ -109,10 +109,7 @@ impl From<Freshness> for FreshnessJson {
 #[derive(Debug, thiserror::Error)]
 pub enum FreshnessJsonError {
     #[error("`{field}` is not an RFC 3339 time: {error}")]
-    Time {
-        field: &'static str,
-        error: time::error::Parse,
-    },
+    Time { field: &'static str, error: jiff::Error },
     #[error("`stale` ({stale}) does not say whether `last_error` is set")]
     Inconsistent { stale: bool },
 }

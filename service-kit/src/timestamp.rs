@@ -4,19 +4,25 @@
 
 use std::time::SystemTime;
 
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
+use jiff::Timestamp;
 
-/// `at` in RFC 3339, UTC.
+/// `at` in RFC 3339, UTC (a time beyond jiff's years -9999..=9999, which
+/// no clock gives, is written at the nearest bound).
 pub fn rfc3339(at: SystemTime) -> String {
-    OffsetDateTime::from(at)
-        .format(&Rfc3339)
-        .expect("a system time formats as RFC 3339")
+    Timestamp::try_from(at)
+        .unwrap_or_else(|_| {
+            if at < SystemTime::UNIX_EPOCH {
+                Timestamp::MIN
+            } else {
+                Timestamp::MAX
+            }
+        })
+        .to_string()
 }
 
 /// An RFC 3339 time, in any offset.
-pub fn parse_rfc3339(text: &str) -> Result<SystemTime, time::error::Parse> {
-    OffsetDateTime::parse(text, &Rfc3339).map(SystemTime::from)
+pub fn parse_rfc3339(text: &str) -> Result<SystemTime, jiff::Error> {
+    text.parse::<Timestamp>().map(SystemTime::from)
 }
 
 #[cfg(test)]
@@ -32,5 +38,9 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-11-18T11:06:40Z").unwrap(), at);
         assert_eq!(parse_rfc3339("2026-11-18T12:06:40+01:00").unwrap(), at);
         assert!(parse_rfc3339("2026-11-18 10:13:20").is_err());
+        assert_eq!(
+            rfc3339(at + Duration::from_millis(250)),
+            "2026-11-18T11:06:40.25Z"
+        );
     }
 }

@@ -492,8 +492,8 @@ fn count_age(generated_at: &str, counted_at: Option<&str>) -> Option<i64> {
 /// Seconds since 1970 of a time as the engine writes it (RFC 3339); `None`
 /// for another shape.
 fn unix_seconds(text: &str) -> Option<i64> {
-    let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
-    Some(at.unix_timestamp())
+    let at: jiff::Timestamp = text.parse().ok()?;
+    Some(at.as_second())
 }
 
 /// Hours since 1970 of an hour as the engine writes it.

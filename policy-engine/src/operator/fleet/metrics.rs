@@ -30,14 +30,17 @@ pub struct FleetMetrics {
 
 impl FleetMetrics {
     pub fn register(registry: &MetricRegistry) -> prometheus::Result<Self> {
+        let checks = registry.add(IntCounterVec::new(
+            Opts::new(
+                "fleet_checks_total",
+                "Graph requests by what became of their update check: queued, dropped (queue full), without_id, invalid, refused_new (a new cluster beyond fleet.new_clusters_per_hour or fleet.max_clusters)",
+            ),
+            &["outcome"],
+        )?)?;
+        // From the start, so an alert sees the first refusal as an increase.
+        checks.with_label_values(&["refused_new"]);
         Ok(Self {
-            checks: registry.add(IntCounterVec::new(
-                Opts::new(
-                    "fleet_checks_total",
-                    "Graph requests by what became of their update check: queued, dropped (queue full), without_id, invalid, refused_new (a new cluster beyond fleet.new_clusters_per_hour or fleet.max_clusters)",
-                ),
-                &["outcome"],
-            )?)?,
+            checks,
             written: registry.add(IntCounter::new(
                 "fleet_checks_written_total",
                 "Update checks written to the fleet store",
