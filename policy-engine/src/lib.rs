@@ -5,30 +5,27 @@
 //! and revalidated before an answer not computed yet.
 //! What comes out: per (channel, arch), the filtered graph as prepared
 //! bytes. Start reading at [`service`] (what the engine declares to the
-//! service skeleton), then [`engine`].
+//! service skeleton and how the planes are wired).
 //!
-//! From the bottom up (each module uses only those above it in this list):
+//! Three planes, each a module whose parts are private behind the façade
+//! its `mod.rs` re-exports (another plane cannot reach past it):
 //!
-//! - [`query`]: the client's parameters, validated; [`metrics`].
-//! - [`cluster_policy`]: per-cluster policy (groups, deferral, pins,
-//!   rollouts, scoped channels), behind one façade.
-//! - [`request`]: the request a filter sees.
-//! - [`filters`]: the `[[policy]]` stages (channel, arch, cluster-policy,
-//!   version-prune).
-//! - [`answers`]: the answers computed from a revision, and their cache.
-//! - [`upstream`]: fetching, the feeds, keeping the last good graph.
-//! - [`fleet`]: the fleet view, recorded from the update checks (with
-//!   `fleet.store`), behind one façade.
-//! - [`control`]: rollouts under run-time control (pause, resume, hold),
-//!   audited and shared through the fleet store.
-//! - [`engine`]: what the handlers ask, composed of the above; [`status`]:
-//!   its `/status` document.
-//! - [`routes`]: the HTTP API; [`explorer`]; [`settings`]: configuration
-//!   (upstream's names and layout; the flags are derived from it by the
-//!   skeleton); [`service`]: what the engine declares to the skeleton.
-//! - [`explorer`]: the update graph explorer page and the answers it reads.
-//! - [`metrics`]: upstream's metric names plus staleness and cache metrics.
-//! - [`allocator`]: the allocator settings the binary applies to itself.
+//! - `client`: the public port. Parameters validated at the door, the
+//!   upstream's feeds, the filter pipeline ([`filters`]), answers prepared
+//!   once per revision; it hands each answered update check to a
+//!   `CheckSink` and knows nothing of the operator plane.
+//! - `operator`: the status port's operator answers behind tokens: the
+//!   fleet recorded from the checks, rollouts under run-time control, the
+//!   per-cluster explanation. It reads the client plane (graphs, the
+//!   engine's explanation), never the other way round.
+//! - `explorer`: the update graph explorer page and the answers it reads.
+//!
+//! Beside them: `cluster_policy` (per-cluster policy, rollouts read
+//! through `rollout_model`, behind one façade), [`settings`] (upstream's
+//! names and layout; flags derived by the skeleton), [`status`] (the
+//! `/status` document), [`service`] (what the engine declares to the
+//! skeleton, and the wiring of the planes), `metrics`, `openapi` and
+//! [`allocator`].
 //!
 //! Deliberately not here: HTTP plumbing shared with the graph-builder
 //! (`service-kit`), the graph and its JSON (`cincinnati-core`).
@@ -46,11 +43,11 @@ pub mod status;
 #[cfg(test)]
 mod test_graphs;
 
+pub use client::Revision;
 pub use client::filters;
 pub use client::query;
 pub use client::request::UpstreamKind;
-pub use client::upstream::revision::Revision;
-pub use cluster_policy::lookup::LookupStatus;
+pub use cluster_policy::LookupStatus;
 pub use service::PolicyEngine;
 pub use service_kit::shutdown::StopHandle;
 pub use settings::Settings;

@@ -7,18 +7,17 @@ use std::time::SystemTime;
 
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
-use crate::client::engine::{CheckSink, Engine, Parts};
-use crate::client::routes;
-use crate::client::upstream::feeds::Feeds;
+use crate::client::Feeds;
+use crate::client::{CheckSink, Engine, Parts, configure_routes};
 use crate::cluster_policy::ClusterPolicy;
 use crate::explorer;
 use crate::metrics::EngineMetrics;
 use crate::openapi::OpenApiDocument;
+use crate::operator::Fleet;
+use crate::operator::FleetMetrics;
 use crate::operator::Operator;
-use crate::operator::control::{Control, ControlMetrics};
-use crate::operator::fleet::Fleet;
-use crate::operator::fleet::metrics::FleetMetrics;
-use crate::operator::routes::{FLEET_PATH, configure_status};
+use crate::operator::{Control, ControlMetrics};
+use crate::operator::{FLEET_PATH, configure_status};
 use crate::settings::{Resolved, Settings};
 use crate::status::EngineStatus;
 
@@ -112,7 +111,7 @@ impl Service for PolicyEngine {
             },
         ));
         let operator = Arc::new(Operator::new(engine.clone(), fleet, control));
-        let routes = routes::configure(
+        let routes = configure_routes(
             service.api.path_prefix.clone(),
             engine.clone(),
             openapi,
@@ -239,7 +238,7 @@ fn start_fleet(kit: &mut Kit<EngineMetrics>, fleet: Arc<Fleet>, engine: Arc<Engi
         let (fleet, engine) = (fleet.clone(), engine.clone());
         async move {
             if let Err(error) = fleet.count(&engine.rollouts(), SystemTime::now()).await {
-                tracing::warn!(error = %error.value, "counting the fleet failed; its answers count when asked");
+                tracing::warn!(error = %error, "counting the fleet failed; its answers count when asked");
             }
         }
     });

@@ -31,20 +31,20 @@ use service_kit::settings::{
     ApiSettings, ConnectionSettings, Logging, Named, RequestSettings, SkeletonSettings, StatusSettings,
 };
 
-use crate::client::engine::Limits;
+use crate::client::FeedLimits;
+use crate::client::KindSetting;
+use crate::client::Limits;
 use crate::client::filters;
 use crate::client::query::QueryRules;
 use crate::client::request::PolicyRequest;
-use crate::client::upstream::KindSetting;
-use crate::client::upstream::client::{InvalidUpstream, UpstreamClient};
-use crate::client::upstream::feeds::FeedLimits;
-use crate::cluster_policy::lookup::{GroupLookup, LookupSettings};
-use crate::cluster_policy::{PolicySource, source::SourceError};
-use crate::operator::control::queries::Prometheus;
-use crate::operator::control::tokens::Tokens;
-use crate::operator::control::{ControlPlan, Intervals};
-use crate::operator::fleet::keys::ClusterKeys;
-use crate::operator::fleet::{Bounds, FleetPlan, Windows};
+use crate::client::{InvalidUpstream, UpstreamClient};
+use crate::cluster_policy::{GroupLookup, LookupSettings};
+use crate::cluster_policy::{PolicySource, SourceError};
+use crate::operator::ClusterKeys;
+use crate::operator::Prometheus;
+use crate::operator::Tokens;
+use crate::operator::{Bounds, FleetPlan, Windows};
+use crate::operator::{ControlPlan, Intervals};
 use rollout_model::evidence::Evidence;
 use rollout_model::time::SignedDuration;
 

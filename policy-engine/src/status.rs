@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use service_kit::supervisor::TaskStatus;
 
-pub use crate::client::engine::{ClientStatus, UpstreamStatus};
-use crate::operator::control::ControlStatus;
-use crate::operator::fleet::FleetStatus;
+pub use crate::client::{ClientStatus, UpstreamStatus};
+use crate::operator::ControlStatus;
+use crate::operator::FleetStatus;
 
 /// The `/status` document: the client plane's part, and the operator
 /// plane's.

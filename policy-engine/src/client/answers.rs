@@ -30,8 +30,8 @@ use tokio::sync::{OnceCell, Semaphore};
 
 use crate::client::query::{Arch, Channel};
 use crate::client::request::PolicyRequest;
+use crate::cluster_policy::Applied;
 use crate::cluster_policy::PolicyClass;
-use crate::cluster_policy::apply::Applied;
 use crate::metrics::EngineMetrics;
 
 /// The `version` a policy-engine puts at the top of its answers.

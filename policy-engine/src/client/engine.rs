@@ -15,15 +15,15 @@ use service_kit::shutdown::StopHandle;
 
 use rollout_model::{ClusterId, Lot, Rollout};
 
+use crate::client::UpstreamParameters;
 use crate::client::answers::Computations;
 use crate::client::query::{ClientQuery, QueryRules};
 use crate::client::request::{PolicyRequest, UpstreamKind};
-use crate::client::upstream::UpstreamParameters;
 use crate::client::upstream::feed::FeedStatus;
 use crate::client::upstream::feeds::{FeedLimits, Feeds};
 use crate::client::upstream::revision::{Revision, Served};
-use crate::cluster_policy::explain::{Asked, Explanation};
-use crate::cluster_policy::source::PolicyStatus;
+use crate::cluster_policy::PolicyStatus;
+use crate::cluster_policy::{Asked, Explanation};
 use crate::cluster_policy::{ClusterPolicy, PolicyClass};
 use crate::metrics::EngineMetrics;
 

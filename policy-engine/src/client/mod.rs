@@ -7,10 +7,19 @@
 //! hands each answered update check to whoever records them
 //! ([`engine::CheckSink`]), never the operator plane itself.
 
-pub mod answers;
-pub mod engine;
+mod answers;
+mod engine;
 pub mod filters;
 pub mod query;
 pub mod request;
-pub mod routes;
-pub mod upstream;
+mod routes;
+mod upstream;
+
+pub(crate) use engine::{CheckSink, Engine, Limits, Parts};
+pub use engine::{ClientStatus, UpstreamStatus};
+pub(crate) use routes::configure as configure_routes;
+pub(crate) use upstream::client::{InvalidUpstream, UpstreamClient};
+pub(crate) use upstream::feeds::{FeedLimits, Feeds};
+pub use upstream::revision::Revision;
+pub(crate) use upstream::revision::Served;
+pub(crate) use upstream::{KindSetting, UpstreamParameters};

@@ -25,14 +25,23 @@
 //!   `{prefix}/v1/explain-cluster`); [`view`]: a rollout as every document
 //!   shows it.
 
-pub mod apply;
-pub mod edges;
-pub mod explain;
-pub mod file;
-pub mod lookup;
-pub mod policy;
-pub mod source;
-pub mod view;
+mod apply;
+mod edges;
+mod explain;
+mod file;
+mod lookup;
+mod policy;
+mod source;
+mod view;
+
+pub(crate) use apply::Applied;
+pub(crate) use explain::{Asked, Explanation};
+#[cfg(test)]
+pub(crate) use file::parse as parse_policy_file;
+pub use lookup::LookupStatus;
+pub(crate) use lookup::{GroupLookup, LookupSettings};
+pub(crate) use source::{PolicyStatus, SourceError};
+pub(crate) use view::{audit_entry, rollout_view, shown};
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -43,10 +52,8 @@ use rollout_model::{ClusterId, Knowledge, Lot, Rollout};
 use service_kit::periodic::Every;
 pub use source::PolicySource;
 
-use self::apply::Applied;
-use self::explain::{Asked, Explanation};
 use self::lookup::Outcome;
-use self::source::{PolicyStatus, Reload};
+use self::source::Reload;
 use crate::metrics::EngineMetrics;
 
 /// The per-cluster policy as the engine serves it: the file (reloaded on

@@ -13,10 +13,10 @@ use cincinnati_core::{ApiError, ErrorKind};
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::OnceCell;
 
-use crate::client::engine::Engine;
+use crate::client::Engine;
+use crate::client::Revision;
 use crate::client::query::Arch;
 use crate::client::request::UpstreamKind;
-use crate::client::upstream::revision::Revision;
 
 /// See the [module documentation](self).
 pub struct Graphs {

@@ -22,9 +22,9 @@
 //! where those answers are and shows its Fleet view. The public page never
 //! learns of the fleet, so it never asks.
 
-pub mod answers;
-pub mod graphs;
-pub mod page;
+mod answers;
+mod graphs;
+mod page;
 
 use std::sync::Arc;
 
@@ -32,7 +32,7 @@ use actix_web::web;
 use http_answers::routes::get_or_head;
 use http_answers::{CachePolicy, PathPrefix};
 
-use crate::client::engine::Engine;
+use crate::client::Engine;
 use graphs::Graphs;
 use page::Variant;
 

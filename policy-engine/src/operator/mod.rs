@@ -5,9 +5,19 @@
 //! plane (the upstream's graphs, the engine's explanation); the client
 //! plane knows it only as a `CheckSink`.
 
-pub mod control;
-pub mod fleet;
-pub mod routes;
+mod control;
+mod error;
+mod fleet;
+mod routes;
+
+pub(crate) use control::queries::Prometheus;
+pub(crate) use control::tokens::Tokens;
+pub(crate) use control::{Control, ControlMetrics, ControlPlan, ControlStatus, Intervals};
+pub(crate) use error::OperatorError;
+pub(crate) use fleet::keys::ClusterKeys;
+pub(crate) use fleet::metrics::FleetMetrics;
+pub(crate) use fleet::{Bounds, Fleet, FleetPlan, FleetStatus, Windows};
+pub(crate) use routes::{FLEET_PATH, configure_status};
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -20,10 +30,8 @@ use cincinnati_core::ApiError;
 use rollout_model::time::from_system;
 
 use self::control::tokens::Bearer;
-use self::control::{Control, ControlStatus};
-use self::fleet::{Fleet, FleetStatus};
-use crate::client::engine::Engine;
-use crate::cluster_policy::view::rollout_view;
+use crate::client::Engine;
+use crate::cluster_policy::rollout_view;
 
 /// The operator plane of one engine.
 pub struct Operator {

@@ -48,7 +48,7 @@ mod tests {
     use crate::client::filters::{arch, catalog};
     use crate::client::query::{ClientQuery, QueryRules};
     use crate::client::request::UpstreamKind;
-    use crate::cluster_policy::file;
+    use crate::cluster_policy::parse_policy_file;
     use crate::test_graphs::graph;
 
     const ARM64: &str = r#"{"nodes": [
@@ -71,7 +71,7 @@ mod tests {
             default_arch: arch::default_arch(&tables).unwrap(),
             ..QueryRules::default()
         };
-        let policy = file::parse(
+        let policy = parse_policy_file(
             "policy.yaml",
             "default:\n  blocked_edges:\n    - {to: 4.18.2, from: '^4[.]18[.]1[+]arm64$'}\n",
         )

@@ -14,7 +14,7 @@ use service_kit::telemetry::Origin;
 
 use crate::client::answers::{self, Answer, AnswerCache, CacheOutcome, Computations};
 use crate::client::request::PolicyRequest;
-use crate::cluster_policy::apply::Applied;
+use crate::cluster_policy::Applied;
 
 /// Numbers revisions, so that an answer can name the revisions it joined.
 static SERIALS: AtomicU64 = AtomicU64::new(0);

@@ -11,7 +11,6 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use cincinnati_core::ApiError;
 use fleet_store::control::Changes;
 use rollout_model::change::{self, Request};
 use rollout_model::control::{Actor, HALT_CANARY};
@@ -20,7 +19,8 @@ use rollout_model::time::{Timestamp, from_system};
 use rollout_model::{ClusterId, Known, Rollout, RunState};
 
 use super::Control;
-use crate::client::upstream::feeds::Feeds;
+use crate::client::Feeds;
+use crate::operator::OperatorError;
 
 /// Candidates a round reads beyond a rate's cap, to say how many wait.
 const WAITING_SHOWN: u32 = 1_000;
@@ -37,7 +37,7 @@ impl Control {
         for rollout in gated {
             if let Err(error) = self.gate_round(rollout, feeds, now).await {
                 let target = rollout.declaration.target.to_string();
-                tracing::warn!(target, error = %error.value, "a rollout's gates cannot be judged; they stay as they were");
+                tracing::warn!(target, error = %error, "a rollout's gates cannot be judged; they stay as they were");
             }
         }
         self.refresh().await;
@@ -49,7 +49,7 @@ impl Control {
         rollout: &Rollout,
         feeds: &Arc<Feeds>,
         now: SystemTime,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), OperatorError> {
         let declaration = rollout.declaration.clone();
         let target = declaration.target.to_string();
         let offset = self.gates_opened(&target).await?;
@@ -134,7 +134,7 @@ impl Control {
 
     /// Makes the gates' row of `target` if missing; the rollout's rotation
     /// of lots.
-    async fn gates_opened(&self, target: &str) -> Result<u64, ApiError> {
+    async fn gates_opened(&self, target: &str) -> Result<u64, OperatorError> {
         self.stored(async |store| {
             store
                 .change_rollout(target, Timestamp::now, |locked| match locked.gates {

@@ -8,7 +8,6 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use cincinnati_core::ApiError;
 use rollout_model::Rollout;
 use rollout_model::change::Request;
 use rollout_model::control::{Actor, HALT_FLEET};
@@ -17,7 +16,8 @@ use rollout_model::time::from_system;
 
 use super::Control;
 use super::queries::is_running;
-use crate::client::upstream::feeds::Feeds;
+use crate::client::Feeds;
+use crate::operator::OperatorError;
 
 impl Control {
     /// Halts every running rollout whose `halt_when` the fleet's figures
@@ -38,12 +38,12 @@ impl Control {
                 Ok(Some(reason)) => {
                     let by = Actor::automation(HALT_FLEET);
                     if let Err(error) = self.change(&target, Request::Halt, (&by, &reason)).await {
-                        tracing::warn!(target, error = %error.value, "a halted rollout could not be paused");
+                        tracing::warn!(target, error = %error, "a halted rollout could not be paused");
                     }
                 }
                 Ok(None) => {}
                 Err(error) => {
-                    tracing::warn!(target, error = %error.value, "a rollout's halt criterion cannot be checked");
+                    tracing::warn!(target, error = %error, "a rollout's halt criterion cannot be checked");
                 }
             }
         }
@@ -55,7 +55,7 @@ impl Control {
         rollout: &Rollout,
         feeds: &Arc<Feeds>,
         now: SystemTime,
-    ) -> Result<Option<String>, ApiError> {
+    ) -> Result<Option<String>, OperatorError> {
         let halts = &rollout.declaration.halts;
         if let Some(silent) = &halts.silent {
             let figures = self.fleet.silent_figures(rollout, now).await?;

@@ -62,8 +62,9 @@ use self::pending::{Pending, PendingBrakes};
 use self::queries::Prometheus;
 use self::tokens::{Bearer, Tokens};
 use crate::cluster_policy::ClusterPolicy;
-use crate::cluster_policy::view::{audit_entry, rollout_view, shown};
-use crate::operator::fleet::Fleet;
+use crate::cluster_policy::{audit_entry, rollout_view, shown};
+use crate::operator::Fleet;
+use crate::operator::OperatorError;
 use crate::operator::fleet::store::StoreHandle;
 
 /// How often control reads the store, and checks the halt criteria and
@@ -311,9 +312,9 @@ impl Control {
             Err(error) => {
                 let mut freshness = self.freshness.lock();
                 if !freshness.is_stale() {
-                    tracing::warn!(error = %error.value, "the rollouts' run-time state cannot be read; rollouts stay where it was last read");
+                    tracing::warn!(error = %error, "the rollouts' run-time state cannot be read; rollouts stay where it was last read");
                 }
-                freshness.failed(SystemTime::now(), error.value);
+                freshness.failed(SystemTime::now(), error.to_string());
             }
         }
     }
@@ -426,14 +427,14 @@ impl Control {
                         at: Timestamp::now(),
                     }) =>
             {
-                tracing::warn!(target, by = %by, error = %error.value, "the store cannot take a brake: in force here, written when it can");
+                tracing::warn!(target, by = %by, error = %error, "the store cannot take a brake: in force here, written when it can");
                 self.metrics.pending.set(self.pending.count() as i64);
                 if self.read.lock().is_some() {
                     self.apply();
                 }
                 Ok(Changed::Pending)
             }
-            Err(error) => Err(error),
+            Err(error) => Err(error.into()),
         }
     }
 
@@ -456,12 +457,11 @@ impl Control {
         self.policy.current().declarations().to_vec()
     }
 
-    /// `work` done on the store within the store's time; a failure counted
-    /// and answered as 503.
+    /// `work` done on the store within the store's time; a failure counted.
     async fn stored<T>(
         &self,
         work: impl AsyncFnOnce(&FleetStore) -> Result<T, fleet_store::StoreError>,
-    ) -> Result<T, ApiError> {
+    ) -> Result<T, OperatorError> {
         let done = tokio::time::timeout(STORE_TIMEOUT, async {
             let store = self.store.get().await?;
             work(&store).await
@@ -473,10 +473,9 @@ impl Control {
             Err(_) => "the store took too long".to_owned(),
         };
         self.metrics.store_errors.inc();
-        Err(ApiError::new(
-            ErrorKind::ServiceUnavailable,
-            format_args!("the rollouts' state cannot be changed or read: {failure}"),
-        ))
+        Err(OperatorError::Store(anyhow::anyhow!(
+            "the rollouts' state cannot be changed or read: {failure}"
+        )))
     }
 
     /// Each rollout as the documents show it at `now`, with its conflict.
@@ -512,13 +511,13 @@ impl Control {
         }
     }
 
-    fn knowledge_view(&self, error: Option<&ApiError>) -> KnowledgeView {
+    fn knowledge_view(&self, error: Option<&OperatorError>) -> KnowledgeView {
         let as_of = self.read.lock().as_ref().map(|(as_of, _)| *as_of);
         KnowledgeView {
             known: if as_of.is_some() { "read" } else { "unknown" }.to_owned(),
             as_of: as_of.map(shown),
             pending: self.pending.said(),
-            error: error.map(|error| error.value.clone()).or_else(|| {
+            error: error.map(ToString::to_string).or_else(|| {
                 let freshness = self.freshness.lock();
                 freshness
                     .last_error()

@@ -17,13 +17,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cincinnati_client::fleet::release_order;
-use cincinnati_core::ApiError;
 use fleet_store::questions::{Arrival, Scope, VersionCount};
 use rollout_model::Rollout;
 use rollout_model::time::{from_system, seconds};
 
 use super::rollout_facts::offered_at;
 use super::{Fleet, unix_seconds};
+use crate::operator::OperatorError;
 
 /// What a question is asked about.
 #[derive(Debug, Clone, Default)]
@@ -117,7 +117,7 @@ impl Fleet {
         asked: &Asked,
         rollouts: &[Rollout],
         now: SystemTime,
-    ) -> Result<Arc<Counted>, ApiError> {
+    ) -> Result<Arc<Counted>, OperatorError> {
         if asked.active.is_some_and(|active| active != self.windows.active) {
             return self.scan(asked, rollouts, now).await.map(Arc::new);
         }
@@ -133,7 +133,7 @@ impl Fleet {
 
     /// Counts the whole fleet now and keeps the count (the round's work):
     /// the per-version gauges are set from it.
-    pub async fn count(&self, rollouts: &[Rollout], now: SystemTime) -> Result<Arc<Counted>, ApiError> {
+    pub async fn count(&self, rollouts: &[Rollout], now: SystemTime) -> Result<Arc<Counted>, OperatorError> {
         let counted = Arc::new(self.scan(&Asked::default(), rollouts, now).await?);
         self.metrics.set_clusters(
             counted
@@ -148,7 +148,12 @@ impl Fleet {
 
     /// The clusters `asked` is about, counted now, with `rollouts`' places
     /// and arrivals.
-    async fn scan(&self, asked: &Asked, rollouts: &[Rollout], now: SystemTime) -> Result<Counted, ApiError> {
+    async fn scan(
+        &self,
+        asked: &Asked,
+        rollouts: &[Rollout],
+        now: SystemTime,
+    ) -> Result<Counted, OperatorError> {
         let store = self.store().await?;
         let at = from_system(now);
         let progress: Vec<f64> = rollouts
@@ -253,7 +258,7 @@ fn arrived(
 
 impl Fleet {
     /// How `rollout`'s target arrived (see [`Arrived`]), at `now`.
-    pub async fn arrived(&self, rollout: &Rollout, now: SystemTime) -> Result<Arrived, ApiError> {
+    pub async fn arrived(&self, rollout: &Rollout, now: SystemTime) -> Result<Arrived, OperatorError> {
         let store = self.store().await?;
         let arrivals = store
             .arrivals(&rollout.declaration.target.to_string())

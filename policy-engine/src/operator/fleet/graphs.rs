@@ -10,15 +10,16 @@ use cincinnati_client::Document;
 use cincinnati_client::graph::UpdateGraph;
 use cincinnati_core::ApiError;
 
+use crate::client::Feeds;
+use crate::client::UpstreamParameters;
 use crate::client::request::UpstreamKind;
-use crate::client::upstream::UpstreamParameters;
-use crate::client::upstream::feeds::Feeds;
+use crate::operator::OperatorError;
 
 /// The graph of each architecture of `pairs` (channel, architecture).
 pub async fn upstream_graphs(
     feeds: &Arc<Feeds>,
     pairs: &BTreeSet<(String, String)>,
-) -> Result<BTreeMap<String, UpdateGraph>, ApiError> {
+) -> Result<BTreeMap<String, UpdateGraph>, OperatorError> {
     let mut documents: BTreeMap<String, Vec<Document>> = BTreeMap::new();
     if feeds.kind() == Some(UpstreamKind::PolicyEngine) {
         for (channel, arch) in pairs {
@@ -27,14 +28,14 @@ pub async fn upstream_graphs(
                 ("arch".to_owned(), arch.clone()),
             ]);
             let feed = feeds.engine_feed(parameters).await;
-            let revision = feeds.served(&feed)?;
+            let revision = feeds.served(&feed).map_err(upstream)?;
             documents
                 .entry(arch.clone())
                 .or_default()
                 .push(Document::classify(revision.graph().clone(), arch, Some(channel)));
         }
     } else {
-        let full = feeds.full_graph()?;
+        let full = feeds.full_graph().map_err(upstream)?;
         for (_, arch) in pairs {
             documents
                 .entry(arch.clone())
@@ -53,5 +54,9 @@ pub async fn upstream_graphs(
             .collect()
     })
     .await
-    .map_err(|error| ApiError::new(cincinnati_core::ErrorKind::FailedPluginExecution, error))
+    .map_err(|error| OperatorError::Graphs(error.to_string()))
+}
+
+fn upstream(error: ApiError) -> OperatorError {
+    OperatorError::Upstream(error.value)
 }

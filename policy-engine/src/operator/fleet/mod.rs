@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwapOption;
-use cincinnati_core::{ApiError, ErrorKind};
+
 use fleet_store::{Check, FleetStore};
 use rollout_model::evidence::Evidence;
 use rollout_model::{ClusterId, Lot};
@@ -54,9 +54,10 @@ use self::keys::ClusterKeys;
 use self::metrics::FleetMetrics;
 use self::recorder::{Recorder, RecorderStatus, WRITE_TIMEOUT};
 use self::store::StoreHandle;
-use crate::client::engine::CheckSink;
+use crate::client::CheckSink;
+use crate::client::Served;
 use crate::client::query::ClientQuery;
-use crate::client::upstream::revision::Served;
+use crate::operator::OperatorError;
 
 /// What a check records for a channel, architecture or version the
 /// upstream does not serve.
@@ -274,18 +275,18 @@ impl Fleet {
         }
     }
 
-    /// The store, for a question; 503 while it cannot be reached.
-    pub async fn store(&self) -> Result<Arc<FleetStore>, ApiError> {
+    /// The store, for a question or a round, while it can be reached.
+    pub async fn store(&self) -> Result<Arc<FleetStore>, OperatorError> {
         self.store.get().await.map_err(|error| {
             self.metrics.store_errors.inc();
-            unavailable(&anyhow::Error::new(error))
+            OperatorError::Store(anyhow::Error::new(error).context("the fleet store cannot answer"))
         })
     }
 
-    /// Counts the store could not give, as a 503.
-    pub fn failed(&self, error: fleet_store::StoreError) -> ApiError {
+    /// What the store could not give, counted.
+    pub fn failed(&self, error: fleet_store::StoreError) -> OperatorError {
         self.metrics.store_errors.inc();
-        unavailable(&anyhow::Error::new(error))
+        OperatorError::Store(anyhow::Error::new(error).context("the fleet store cannot answer"))
     }
 
     pub fn metrics(&self) -> &FleetMetrics {
@@ -321,13 +322,6 @@ impl CheckSink for Fleet {
     fn lot(&self, id: &ClusterId) -> Option<Lot> {
         Fleet::lot(self, id)
     }
-}
-
-fn unavailable(error: &anyhow::Error) -> ApiError {
-    ApiError::new(
-        ErrorKind::ServiceUnavailable,
-        format_args!("the fleet store cannot answer: {error:#}"),
-    )
 }
 
 pub fn unix_seconds(at: SystemTime) -> i64 {

@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use cincinnati_core::ApiError;
 use fleet_store::gates::Pool;
 use fleet_store::questions::Arrival;
 use rollout_model::evidence::ClusterRecord;
@@ -21,7 +20,8 @@ use super::Fleet;
 use super::answers::updates_to;
 use super::count::Asked;
 use super::graphs::upstream_graphs;
-use crate::client::upstream::feeds::Feeds;
+use crate::client::Feeds;
+use crate::operator::OperatorError;
 
 /// The clusters that can take one rollout's target, at one time.
 #[derive(Debug)]
@@ -51,7 +51,7 @@ impl Fleet {
         rollout: &Rollout,
         feeds: &Arc<Feeds>,
         now: SystemTime,
-    ) -> Result<Takers, ApiError> {
+    ) -> Result<Takers, OperatorError> {
         let asked = Asked::default();
         let counted = self.counted(&asked, &[], now).await?;
         let graphs = upstream_graphs(feeds, &counted.pairs()).await?;
@@ -76,7 +76,7 @@ impl Fleet {
         takers: &Takers,
         (below, offset): (f64, u64),
         limit: u32,
-    ) -> Result<Vec<Candidate>, ApiError> {
+    ) -> Result<Vec<Candidate>, OperatorError> {
         let store = self.store().await?;
         store
             .candidates(target, takers.pool(below), offset, limit)
@@ -92,7 +92,7 @@ impl Fleet {
         members: &[ClusterId],
         takers: &Takers,
         offset: u64,
-    ) -> Result<Vec<Candidate>, ApiError> {
+    ) -> Result<Vec<Candidate>, OperatorError> {
         let store = self.store().await?;
         let names: Vec<String> = members.iter().map(|id| self.keys.key(id)).collect();
         let pool: BTreeSet<(&str, &str, &str)> = takers
@@ -120,7 +120,7 @@ impl Fleet {
 
     /// Every taker placed below `below`: those a rollout under way had
     /// offered its target to when its rate is first counted.
-    pub async fn offered_before(&self, takers: &Takers, below: f64) -> Result<Vec<Candidate>, ApiError> {
+    pub async fn offered_before(&self, takers: &Takers, below: f64) -> Result<Vec<Candidate>, OperatorError> {
         let store = self.store().await?;
         store
             .offered_before(takers.pool(below))
@@ -129,7 +129,7 @@ impl Fleet {
     }
 
     /// The stored records of `clusters` (as stored).
-    pub async fn records(&self, clusters: &[String]) -> Result<Vec<ClusterRecord>, ApiError> {
+    pub async fn records(&self, clusters: &[String]) -> Result<Vec<ClusterRecord>, OperatorError> {
         let store = self.store().await?;
         store.records(clusters).await.map_err(|error| self.failed(error))
     }
@@ -141,7 +141,7 @@ impl Fleet {
         &self,
         rollout: &Rollout,
         now: SystemTime,
-    ) -> Result<SilentFigures, ApiError> {
+    ) -> Result<SilentFigures, OperatorError> {
         let store = self.store().await?;
         let target = rollout.declaration.target.to_string();
         let arrivals = store
@@ -187,7 +187,7 @@ impl Fleet {
         rollout: &Rollout,
         takers: &Takers,
         cutoff: Timestamp,
-    ) -> Result<StuckFigures, ApiError> {
+    ) -> Result<StuckFigures, OperatorError> {
         let store = self.store().await?;
         let threshold = rollout.position(cutoff).threshold;
         let offered = store

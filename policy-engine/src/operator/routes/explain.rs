@@ -9,7 +9,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use http_answers::routes::get_or_head;
 use http_answers::{HttpError, PathPrefix};
 
-use crate::client::engine::Engine;
+use crate::client::Engine;
 use crate::client::query::ClientQuery;
 
 pub const PATH: &str = "/v1/explain-cluster";

@@ -19,8 +19,8 @@ use http_answers::query::QueryParameters;
 use http_answers::routes::get_or_head;
 use http_answers::{HttpError, PathPrefix};
 
+use crate::operator::Fleet;
 use crate::operator::Operator;
-use crate::operator::fleet::Fleet;
 use crate::operator::fleet::count::Asked;
 use crate::operator::fleet::graphs::upstream_graphs;
 
