@@ -235,6 +235,7 @@ where
         loads: accept::Loads::new(workers),
         max_per_worker: options.max_connections_per_worker,
         limit: options.limit.clone(),
+        turns: handle.turns.clone(),
         stopping: handle.graceful.clone(),
     };
     let (exit, turns) = (WorkerExit(report.clone()), handle.turns.clone());
