@@ -3,7 +3,9 @@
 //! where it keeps a histogram for it, and error counting; unknown paths and
 //! methods are answered with JSON 404 and 405. They are served over
 //! `http1-server`'s connections, with the bound on open connections where
-//! the service has one.
+//! the service has one. No public route takes a request body: one is
+//! answered 413 before a byte of it is read (the layer's default gate), so
+//! a client cannot make the server hold bodies nobody reads.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,7 +19,9 @@ use actix_web::{App, web};
 use prometheus::HistogramVec;
 
 use cincinnati_core::{ApiError, ErrorKind};
-use http1_server::{ConnectionLimit, LimitMetrics, Options, Server, Timeouts};
+use http1_server::{
+    BodyBudget, ConnectionLimit, DEFAULT_BODY_BUDGET_BYTES, LimitMetrics, Options, Server, Timeouts,
+};
 use prometheus::{IntCounter, IntGauge};
 
 use crate::metrics::MetricRegistry;
@@ -116,7 +120,10 @@ impl ApiServer {
                 .configure(move |config| routes(config))
                 .default_service(web::to(not_found))
         };
-        let mut options = Options::new("api");
+        let mut options = Options {
+            body_budget: body_budget(),
+            ..Options::new("api")
+        };
         if let Some(workers) = self.workers {
             options.workers = workers;
         }
@@ -161,6 +168,20 @@ pub(crate) fn connection_limit(
         APPLICATION_JSON,
         error.to_json().as_bytes(),
     ))
+}
+
+/// The layer's budget for the bodies a server holds at once, a body beyond
+/// it answered with the services' JSON error.
+pub(crate) fn body_budget() -> BodyBudget {
+    let error = ApiError::new(
+        ErrorKind::ServiceUnavailable,
+        "the server holds as many request bodies as it may at once; try again later",
+    );
+    BodyBudget::new(
+        DEFAULT_BODY_BUDGET_BYTES,
+        APPLICATION_JSON,
+        error.to_json().as_bytes(),
+    )
 }
 
 /// Observes the app's [`RequestDurations`], if it has one, except for

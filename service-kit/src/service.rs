@@ -206,7 +206,7 @@ impl<M: ServiceMetrics> Kit<M> {
     }
 
     /// Bytes a request body to the status server may take (413 beyond);
-    /// [`http1_server::DEFAULT_MAX_BODY_BYTES`] unless a service's operator
+    /// [`crate::status::DEFAULT_MAX_BODY_BYTES`] unless a service's operator
     /// routes take more.
     pub fn status_max_body_bytes(&mut self, bytes: usize) {
         self.status_max_body_bytes = Some(bytes);

@@ -8,12 +8,17 @@ use std::sync::Arc;
 
 use actix_web::http::header;
 use actix_web::{App, HttpResponse, web};
-use http1_server::{Options, Server};
+use http1_server::{Gate, Options, Server};
 
 use crate::metrics::{MetricRegistry, TEXT_FORMAT};
+use crate::server::body_budget;
 use crate::supervisor::{Liveness, TaskStatus};
 use http_answers::errors::not_found;
 use http_answers::routes::get_or_head;
+
+/// Bytes a request body to the status server may take unless the service
+/// says otherwise ([`StatusServer::max_body_bytes`]).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
 
 type Check = Arc<dyn Fn() -> bool + Send + Sync>;
 type Refresh = Arc<dyn Fn() + Send + Sync>;
@@ -48,7 +53,7 @@ impl StatusServer {
             status: Arc::new(|tasks| serde_json::json!({ "tasks": tasks })),
             tasks: Liveness::default(),
             routes: Arc::new(|_| {}),
-            max_body_bytes: http1_server::DEFAULT_MAX_BODY_BYTES,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
     }
 
@@ -141,7 +146,8 @@ impl StatusServer {
         };
         let options = Options {
             workers: 1,
-            max_body_bytes,
+            gate: Gate::taking(max_body_bytes),
+            body_budget: body_budget(),
             ..Options::new("status")
         };
         let (server, address) = http1_server::bind(address, factory, options)?;

@@ -241,7 +241,7 @@ async fn a_storm_of_silent_sockets_at_the_limit_costs_admitted_clients_nothing()
 /// before it is read.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_route_that_takes_a_body_gets_it_within_the_bound() {
-    let server = TestServer::start(|options| options.max_body_bytes = 10);
+    let server = TestServer::start(|options| options.gate = http1_server::Gate::taking(10));
     let mut stream = server.connect();
     stream
         .write_all(
