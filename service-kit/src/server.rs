@@ -141,11 +141,10 @@ impl ApiServer {
     }
 }
 
-/// The bound of `max` open connections of a server, its metrics
+/// The bound of `max` open connections of an API server, its metrics
 /// (`open_connections`, `connections_refused_total`) registered, a refused
-/// connection answered with the service's JSON error and counted among its
-/// error answers.
-pub(crate) fn connection_limit(
+/// connection counted among the service's error answers.
+pub(crate) fn api_connection_limit(
     max: usize,
     registry: &MetricRegistry,
     errors: &ResponseErrors,
@@ -158,16 +157,17 @@ pub(crate) fn connection_limit(
         open: registry.add(IntGauge::new("open_connections", "Client connections open now")?)?,
         refused: vec![refused, errors.counter(ErrorKind::ServiceUnavailable)],
     };
+    Ok(connection_limit(max, metrics))
+}
+
+/// A bound of `max` open connections counted in `metrics`, a connection
+/// beyond it answered with the services' JSON error.
+pub(crate) fn connection_limit(max: usize, metrics: LimitMetrics) -> ConnectionLimit {
     let error = ApiError::new(
         ErrorKind::ServiceUnavailable,
         format_args!("the limit of {max} open connections is reached; try again later"),
     );
-    Ok(ConnectionLimit::new(
-        max,
-        metrics,
-        APPLICATION_JSON,
-        error.to_json().as_bytes(),
-    ))
+    ConnectionLimit::new(max, metrics, APPLICATION_JSON, error.to_json().as_bytes())
 }
 
 /// The layer's budget for the bodies a server holds at once, a body beyond
