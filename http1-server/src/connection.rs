@@ -213,6 +213,10 @@ where
             }
         };
         if let End::Linger = end {
+            // What came after the head is never read now (a refused body
+            // sent with its head, up to a head's bound): freed before the
+            // linger, which holds every refused connection for seconds.
+            self.unread = BytesMut::new();
             Box::pin(linger(self.stream, LINGER)).await;
         }
     }
