@@ -28,12 +28,15 @@ pub enum ErrorKind {
     /// Not an upstream kind: an operator endpoint asked with a token it
     /// does not know (403).
     Forbidden,
+    /// Not an upstream kind: a request to the status port naming a host
+    /// the server does not answer for (421, RFC 9110 §15.5.20).
+    MisdirectedRequest,
 }
 
 /// What clients and dashboards know of each kind, in declaration order:
 /// the `kind` string on the wire, the HTTP status, and the prefix upstream
 /// puts before the detail in `value`.
-const FACTS: [(ErrorKind, &str, u16, &str); 15] = [
+const FACTS: [(ErrorKind, &str, u16, &str); 16] = [
     (
         ErrorKind::FailedJsonIn,
         "failed_json_in",
@@ -114,12 +117,18 @@ const FACTS: [(ErrorKind, &str, u16, &str); 15] = [
         "authentication required",
     ),
     (ErrorKind::Forbidden, "forbidden", 403, "not allowed"),
+    (
+        ErrorKind::MisdirectedRequest,
+        "misdirected_request",
+        421,
+        "misdirected request",
+    ),
 ];
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 15] = {
-        let mut all = [ErrorKind::FailedJsonIn; 15];
+    pub const ALL: [ErrorKind; 16] = {
+        let mut all = [ErrorKind::FailedJsonIn; 16];
         let mut position = 0;
         while position < FACTS.len() {
             all[position] = FACTS[position].0;

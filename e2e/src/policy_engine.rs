@@ -121,6 +121,31 @@ pub async fn start_with(
     upstream_graph_url: &str,
     flags: &[&str],
 ) -> anyhow::Result<ServiceProcess> {
+    ServiceProcess::start(command(workdir, id, upstream_graph_url, flags)?).await
+}
+
+/// [`start_with`], running `program` instead of the suite's binary (a
+/// build of another commit, to compare side by side).
+pub async fn start_program(
+    workdir: &Path,
+    id: &str,
+    upstream_graph_url: &str,
+    flags: &[&str],
+    program: &Path,
+) -> anyhow::Result<ServiceProcess> {
+    let command = ServiceCommand {
+        program: program.to_owned(),
+        ..command(workdir, id, upstream_graph_url, flags)?
+    };
+    ServiceProcess::start(command).await
+}
+
+fn command(
+    workdir: &Path,
+    id: &str,
+    upstream_graph_url: &str,
+    flags: &[&str],
+) -> anyhow::Result<ServiceCommand> {
     let name = format!("policy-engine {}", id.to_uppercase());
     let mut command = ServiceCommand::configured(
         workdir,
@@ -130,7 +155,7 @@ pub async fn start_with(
         &config_toml(upstream_graph_url),
     )?;
     command.arguments.extend(flags.iter().map(Into::into));
-    ServiceProcess::start(command).await
+    Ok(command)
 }
 
 fn config_toml(upstream_graph_url: &str) -> String {

@@ -5,7 +5,11 @@
 //! (none, `Content-Length` bytes, chunked), what the body is (our
 //! `http1_server::body::Decoder` against the bytes hyper's service read)
 //! and whether the connection goes on; then the same again for the request
-//! after it, wherever our decoder says the body ended. A difference
+//! after it, wherever our decoder says the body ended. A server that takes
+//! no body (the services' public ports) is held to the same bytes: it
+//! takes exactly the bodies hyper reads empty, where they end, and refuses
+//! every other with 413 before a byte of its content (from the
+//! Content-Length, or the first chunk-size line). A difference
 //! passes only when a table names it — [`DELIBERATE`] (we refuse what hyper
 //! accepts, on purpose) and [`HYPER_DEVIATIONS`] (hyper does not take what
 //! we accept, and the RFC is on our side or allows both), each entry naming
@@ -29,6 +33,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use http_body_util::{BodyExt as _, Empty};
+use http1_server::Reservation;
 use http1_server::body::{self, BadBody, Decoder, MAX_EXTENSION_BYTES, MAX_TRAILER_BYTES};
 use http1_server::request::{self, BadHead, Body, MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE_BYTES};
 use hyper::body::{Body as _, Bytes, Incoming};
@@ -296,7 +301,7 @@ fn check(input: &[u8]) {
                 }
                 // A body we refuse (too large: before reading it) ends our
                 // connection as hyper's error ends its.
-                if let Err(BadBody::TooLarge(_)) = Decoder::new(head.body, MAX_BODY_BYTES) {
+                if let Err(BadBody::TooLarge(_)) = Decoder::new(head.body, MAX_BODY_BYTES, Reservation::unbudgeted()) {
                     return;
                 }
                 hyper.fail(
@@ -374,8 +379,8 @@ enum OurBody {
     Refused(BadBody),
 }
 
-fn our_body(framing: Body, after: &[u8]) -> OurBody {
-    let mut decoder = match Decoder::new(framing, MAX_BODY_BYTES) {
+fn our_body(framing: Body, after: &[u8], max_bytes: usize) -> OurBody {
+    let mut decoder = match Decoder::new(framing, max_bytes, Reservation::unbudgeted()) {
         Ok(decoder) => decoder,
         Err(refused) => return OurBody::Refused(refused),
     };
@@ -446,17 +451,52 @@ fn same_request(head: &request::Head, seen: &Seen, after: &[u8]) -> Result<Optio
         }
         Body::Length(_) | Body::Chunked => {}
     }
-    match (our_body(head.body, after), read) {
-        (OurBody::Whole(ours, taken), Ok(read)) if ours == read => Ok(Some(taken)),
-        (OurBody::Incomplete | OurBody::Refused(_), Err(_)) => Ok(None),
+    let taken = match (our_body(head.body, after, MAX_BODY_BYTES), read) {
+        (OurBody::Whole(ours, taken), Ok(read)) if ours == read => Some(taken),
+        (OurBody::Incomplete | OurBody::Refused(_), Err(_)) => None,
         (OurBody::Refused(refused), Ok(_))
             if BODY_DELIBERATE
                 .iter()
                 .any(|entry| entry.refusal == refused && (entry.shows)(after)) =>
         {
-            Ok(None)
+            None
         }
-        (ours, read) => Err(format!("body ({:?}): ours {ours:?}, hyper read {read:?}", head.body)),
+        (ours, read) => return Err(format!("body ({:?}): ours {ours:?}, hyper read {read:?}", head.body)),
+    };
+    without_bodies(head.body, after, read)?;
+    Ok(taken)
+}
+
+/// What a server that takes no body does with the body at the start of
+/// `after`, against what hyper's service read of it: an empty one taken
+/// whole, where the other decoder ends it; any other refused with 413
+/// before a byte of its content, from its Content-Length or first line.
+fn without_bodies(framing: Body, after: &[u8], read: &Result<Bytes, String>) -> Result<(), String> {
+    let refused_unread = |verdict: &OurBody| matches!(verdict, OurBody::Refused(BadBody::TooLarge(0)));
+    match (our_body(framing, after, MAX_BODY_BYTES), read) {
+        (OurBody::Whole(body, taken), _) if body.is_empty() => match our_body(framing, after, 0) {
+            OurBody::Whole(none, taken_too) if none.is_empty() && taken_too == taken => Ok(()),
+            other => Err(format!("an empty body, taking none: {other:?}")),
+        },
+        (OurBody::Whole(..), Ok(read)) if !read.is_empty() => {
+            let first_line = match framing {
+                Body::Chunked => after
+                    .windows(2)
+                    .position(|pair| pair == b"\r\n")
+                    .map_or(after, |end| &after[..end + 2]),
+                _ => &[],
+            };
+            match our_body(framing, first_line, 0) {
+                verdict if refused_unread(&verdict) => Ok(()),
+                other => Err(format!("a body of {} bytes, taking none: {other:?}", read.len())),
+            }
+        }
+        // Never taking what the bounded decoder refuses or waits for.
+        (OurBody::Whole(..), _) => Ok(()),
+        (bounded, _) => match our_body(framing, after, 0) {
+            OurBody::Whole(..) => Err(format!("taking none, a body the bounded decoder finds {bounded:?}")),
+            _ => Ok(()),
+        },
     }
 }
 

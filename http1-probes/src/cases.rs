@@ -3,6 +3,12 @@
 //! rule answers. In the bytes, `{path}` is a path the server answers 200 to
 //! a GET, `{host}` its authority. Bodies that look like a request carry
 //! `/smuggled`: a server that answers one has taken a body for a request.
+//!
+//! What a server answers depends, for some cases, on two choices the RFCs
+//! leave to it ([`Server`]): whether `{path}` takes a request body (a
+//! server that takes none refuses one with 413 before reading it, RFC 9110
+//! §15.5.14), and whether it answers only for the hosts it knows (421 to
+//! another, RFC 9110 §15.5.20).
 
 use std::time::Duration;
 
@@ -13,16 +19,49 @@ pub struct Case {
     /// The rule, as `RFC 9112 §6.3 ¶4: …`.
     pub rule: &'static str,
     pub steps: Vec<Step>,
+    /// What a server following the rule answers when `{path}` takes a body
+    /// and any host is answered.
     pub expect: Expect,
+    /// What it answers instead when `{path}` takes no body, if that
+    /// differs: the body is announced (Content-Length, or a chunk's size),
+    /// so 413 before it is read, and the connection closes.
+    pub without_bodies: Option<Expect>,
+    /// What it answers instead when it checks the host, if that differs.
+    pub checking_host: Option<Expect>,
     /// A request any front end (a proxy before the server, say) must answer
     /// as the server does: well-formed, unambiguous.
     pub well_formed: bool,
+}
+
+/// What the server under test chose where the RFCs leave it a choice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Server {
+    /// `{path}` takes a request body; otherwise a body is refused with 413
+    /// before it is read (RFC 9110 §15.5.14).
+    pub takes_bodies: bool,
+    /// Only hosts the server knows are answered (`{host}` is one); another
+    /// is answered 421 Misdirected Request (RFC 9110 §15.5.20).
+    pub checks_host: bool,
 }
 
 impl Case {
     /// Whether the first request is a HEAD, whose answer has no body.
     pub fn starts_with_head(&self) -> bool {
         matches!(self.steps.first(), Some(Step::Send(text)) if text.starts_with("HEAD "))
+    }
+
+    /// What `server` answers if it follows the rule.
+    pub fn expected(&self, server: Server) -> &Expect {
+        let differs = [
+            (!server.takes_bodies).then_some(self.without_bodies.as_ref()),
+            server.checks_host.then_some(self.checking_host.as_ref()),
+        ];
+        differs
+            .into_iter()
+            .flatten()
+            .flatten()
+            .next()
+            .unwrap_or(&self.expect)
     }
 }
 
@@ -75,7 +114,31 @@ fn case(name: &'static str, rule: &'static str, steps: Vec<Step>, expect: Expect
         rule,
         steps,
         expect,
+        without_bodies: None,
+        checking_host: None,
         well_formed: false,
+    }
+}
+
+impl Case {
+    /// A server that takes no body on `{path}` refuses this one with 413
+    /// before reading it, and closes the connection.
+    fn body_refused(self) -> Self {
+        self.without_bodies(Expect::Refused(413))
+    }
+
+    fn without_bodies(self, expect: Expect) -> Self {
+        Self {
+            without_bodies: Some(expect),
+            ..self
+        }
+    }
+
+    fn checking_host(self, expect: Expect) -> Self {
+        Self {
+            checking_host: Some(expect),
+            ..self
+        }
     }
 }
 
@@ -174,13 +237,15 @@ pub fn all() -> Vec<Case> {
             "RFC 9110 §5.6.3: optional whitespace around a field value (HTAB too); the chunked body is read, never taken as a request",
             send(post("Transfer-Encoding:\tchunked\r\n", &chunked_carrier)),
             Expect::Answered(vec![NOT_ALLOWED], After::Open),
-        ),
+        )
+        .body_refused(),
         case(
             "chunked-body-carrying-a-request",
             "RFC 9112 §6.3 ¶4 and §7.1: a chunked body's bytes belong to the body, up to the last chunk and the trailer section; the request inside is never answered",
             send(post("Transfer-Encoding: chunked\r\n", &chunked_carrier)),
             Expect::Answered(vec![NOT_ALLOWED], After::Open),
-        ),
+        )
+        .body_refused(),
         well_formed(
             "chunked-body-then-a-request",
             "RFC 9112 §7.1 and §9.3.2: the request after a chunked body's last chunk and trailer section is the next request",
@@ -193,7 +258,8 @@ pub fn all() -> Vec<Case> {
                 get("")
             )),
             Expect::Answered(vec![NOT_ALLOWED, 200], After::Open),
-        ),
+        )
+        .body_refused(),
         case(
             "chunked-body-with-a-bare-lf",
             "RFC 9112 §7.1: a chunk-size line ends with CRLF; a body whose end two parsers could place apart is refused: 400",
@@ -211,7 +277,8 @@ pub fn all() -> Vec<Case> {
                 &format!("3\r\nabcd\r\n0\r\n\r\n{SMUGGLED}"),
             )),
             Expect::Refused(400),
-        ),
+        )
+        .body_refused(),
         case(
             "chunked-body-too-large",
             "RFC 9110 §15.5.14: a body larger than the server is willing to process: 413",
@@ -232,7 +299,8 @@ pub fn all() -> Vec<Case> {
             "RFC 9110 §15.5.9: a body that does not arrive within the server's time is answered 408 and the connection closed",
             send(post("Content-Length: 100\r\n", "abc")),
             Expect::Refused(408),
-        ),
+        )
+        .body_refused(),
         case(
             "chunked-body-with-a-bad-chunk-size",
             "RFC 9112 §7.1: chunk-size is 1*HEXDIG: 400 otherwise",
@@ -256,7 +324,8 @@ pub fn all() -> Vec<Case> {
             "RFC 9112 §6.2: Content-Length bytes are the body; a request inside is never answered",
             send(post(&format!("Content-Length: {}\r\n", SMUGGLED.len()), SMUGGLED)),
             Expect::Answered(vec![NOT_ALLOWED], After::Open),
-        ),
+        )
+        .body_refused(),
         case(
             "content-length-conflicting",
             "RFC 9112 §6.3 ¶5 and RFC 9110 §8.6: Content-Length lines that differ are invalid: 400",
@@ -274,7 +343,8 @@ pub fn all() -> Vec<Case> {
                 SMUGGLED,
             )),
             Expect::Answered(vec![NOT_ALLOWED], After::Open),
-        ),
+        )
+        .body_refused(),
         case(
             "content-length-list",
             "RFC 9110 §8.6: a list of lengths MAY be rejected; this server rejects any value that is not 1*DIGIT",
@@ -320,6 +390,56 @@ pub fn all() -> Vec<Case> {
             send(get("Content-Length: 0\r\n")),
             ok_then(After::Open),
         ),
+        // Bodies where a route takes none (RFC 9110 §15.5.14, §9.3.1).
+        well_formed(
+            "body-on-a-get",
+            "RFC 9110 §9.3.1 and §15.5.14: content on a GET has no meaning; a server that takes none refuses it with 413 before reading it",
+            send(format!("{}hello", get("Content-Length: 5\r\n"))),
+            ok_then(After::Open),
+        )
+        .body_refused(),
+        case(
+            "body-on-an-unknown-path",
+            "RFC 9110 §15.5.14: content no resource takes is refused with 413 before it is read, whatever the path",
+            send("GET /nowhere HTTP/1.1\r\nHost: {host}\r\nContent-Length: 5\r\n\r\nhello"),
+            Expect::Answered(vec![404], After::Open),
+        )
+        .body_refused(),
+        well_formed(
+            "chunked-body-on-a-get",
+            "RFC 9110 §15.5.14 and RFC 9112 §7.1: a chunk's size announces content: a server that takes none refuses it with 413 before reading the chunk",
+            send(format!("{}5\r\nhello\r\n0\r\n\r\n", get("Transfer-Encoding: chunked\r\n"))),
+            ok_then(After::Open),
+        )
+        .body_refused(),
+        well_formed(
+            "empty-chunked-body",
+            "RFC 9112 §7.1: a chunked body whose first chunk is the last chunk is empty: no content, and the connection persists",
+            send(format!("{}0\r\n\r\n", get("Transfer-Encoding: chunked\r\n"))),
+            ok_then(After::Open),
+        ),
+        case(
+            "expect-100-continue-without-the-body",
+            "RFC 9110 §10.1.1: a server that will not take the content answers with its final status instead of 100 (Continue), and the client need not send it",
+            send(get("Expect: 100-continue\r\nContent-Length: 5\r\n")),
+            Expect::Answered(vec![100, 408], After::Closed),
+        )
+        .body_refused(),
+        // The host a server answers for (RFC 9110 §7.4, §15.5.20).
+        case(
+            "another-host",
+            "RFC 9110 §7.4 and §15.5.20: a server that answers only for its own hosts answers another with 421 Misdirected Request (a page rebinding a name it owns to the server names its own host)",
+            send(format!("GET {{path}} HTTP/1.1\r\nHost: rebound.example\r\n\r\n{}", get(""))),
+            Expect::Answered(vec![200, 200], After::Open),
+        )
+        .checking_host(Expect::Answered(vec![421, 200], After::Open)),
+        case(
+            "another-host-in-the-absolute-form",
+            "RFC 9112 §3.2.2 and RFC 9110 §15.5.20: the absolute-form's authority is the request's host, whatever Host says: another is answered 421",
+            send("GET http://rebound.example{path} HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+            ok_then(After::Open),
+        )
+        .checking_host(Expect::Answered(vec![421], After::Open)),
         // Lines and fields (RFC 9112 §2, §5).
         well_formed(
             "bare-lf-line-endings",
@@ -544,7 +664,8 @@ pub fn all() -> Vec<Case> {
                 SMUGGLED,
             )),
             Expect::Answered(vec![NOT_ALLOWED], After::Open),
-        ),
+        )
+        .body_refused(),
         well_formed(
             "reuse-after-an-error-answer",
             "RFC 9112 §9.3: a 4xx answer leaves the connection persistent",
@@ -584,5 +705,28 @@ mod tests {
         for case in &cases {
             assert!(case.rule.starts_with("RFC "), "{}", case.name);
         }
+    }
+
+    #[test]
+    fn each_server_gets_the_answer_of_its_choices() {
+        let cases = all();
+        let case = |name| cases.iter().find(|case| case.name == name).unwrap();
+        let taking = Server {
+            takes_bodies: true,
+            checks_host: false,
+        };
+        let body = case("body-on-a-get");
+        assert_eq!(body.expected(taking), &Expect::Answered(vec![200], After::Open));
+        assert_eq!(body.expected(Server::default()), &Expect::Refused(413));
+        let host = case("another-host");
+        assert_eq!(host.expected(Server::default()), &host.expect);
+        let checking = Server {
+            checks_host: true,
+            ..taking
+        };
+        assert_eq!(
+            host.expected(checking),
+            &Expect::Answered(vec![421, 200], After::Open)
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::io::{self, Write as _};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::Duration;
 
-use crate::cases::{After, Case, Expect, Step};
+use crate::cases::{After, Case, Expect, Server, Step};
 use crate::wire::{self, Response};
 
 /// How long a read waits before the case counts as unanswered: longer than
@@ -28,6 +28,10 @@ pub struct Target {
     /// What `{path}` becomes: a path (and query) the server answers 200 to
     /// a GET.
     pub path: String,
+    /// What the server chose where the RFCs leave it a choice: by default,
+    /// as the services' public ports, `{path}` takes no body and any host
+    /// is answered.
+    pub server: Server,
     /// How long to wait for the server to close after the answers.
     close_wait: Duration,
 }
@@ -38,8 +42,14 @@ impl Target {
             address,
             host: address.to_string(),
             path: path.to_owned(),
+            server: Server::default(),
             close_wait: READ_TIMEOUT,
         }
+    }
+
+    /// The same target, for a server that chose `server`.
+    pub fn serving(self, server: Server) -> Self {
+        Self { server, ..self }
     }
 
     /// A server behind a proxy at `address`: cases are judged by
@@ -78,6 +88,8 @@ impl Target {
 #[derive(Debug)]
 pub struct Outcome {
     pub case: Case,
+    /// What the target's server answers if it follows the case's rule.
+    pub expected: Expect,
     /// The responses read, in order.
     pub responses: Vec<Response>,
     /// Whether the connection was open after them (another request on it
@@ -107,7 +119,7 @@ impl Outcome {
         if self.smuggled() {
             return Err("a request smuggled in a body was answered".to_owned());
         }
-        let (statuses, after) = match &self.case.expect {
+        let (statuses, after) = match &self.expected {
             Expect::Refused(status) => (vec![*status], After::Closed),
             Expect::Answered(statuses, after) => (statuses.clone(), *after),
         };
@@ -131,10 +143,11 @@ impl Outcome {
             return Err("a request smuggled in a body was answered".to_owned());
         }
         if self.case.well_formed {
-            let Expect::Answered(statuses, _) = &self.case.expect else {
-                unreachable!("well-formed cases are answered");
+            let statuses = match &self.expected {
+                Expect::Answered(statuses, _) => statuses.clone(),
+                Expect::Refused(status) => vec![*status],
             };
-            if self.statuses() != *statuses {
+            if self.statuses() != statuses {
                 return Err(format!(
                     "a well-formed case answered {:?} ({}), expected {statuses:?}",
                     self.statuses(),
@@ -150,17 +163,19 @@ impl Outcome {
 pub fn run(case: &Case, target: &Target) -> Outcome {
     let mut outcome = Outcome {
         case: case.clone(),
+        expected: case.expected(target.server).clone(),
         responses: Vec::new(),
         after: Err("not reached".to_owned()),
         error: None,
     };
-    if let Err(error) = exchange(case, target, &mut outcome) {
+    if let Err(error) = exchange(target, &mut outcome) {
         outcome.error = Some(format!("{error}"));
     }
     outcome
 }
 
-fn exchange(case: &Case, target: &Target, outcome: &mut Outcome) -> io::Result<()> {
+fn exchange(target: &Target, outcome: &mut Outcome) -> io::Result<()> {
+    let case = outcome.case.clone();
     let mut stream = target.connect()?;
     for step in &case.steps {
         match step {
@@ -181,7 +196,7 @@ fn exchange(case: &Case, target: &Target, outcome: &mut Outcome) -> io::Result<(
             Step::CloseWrite => stream.shutdown(Shutdown::Write)?,
         }
     }
-    let expected = match &case.expect {
+    let expected = match &outcome.expected {
         Expect::Refused(_) => 1,
         Expect::Answered(statuses, _) => statuses.len(),
     };
@@ -196,7 +211,12 @@ fn exchange(case: &Case, target: &Target, outcome: &mut Outcome) -> io::Result<(
             break;
         }
     }
-    outcome.after = Ok(after_answers(&mut stream, &mut pending, target, case)?);
+    outcome.after = Ok(after_answers(
+        &mut stream,
+        &mut pending,
+        target,
+        &outcome.expected,
+    )?);
     Ok(())
 }
 
@@ -208,9 +228,9 @@ fn after_answers(
     stream: &mut TcpStream,
     pending: &mut Vec<u8>,
     target: &Target,
-    case: &Case,
+    expected: &Expect,
 ) -> io::Result<After> {
-    let expects_open = matches!(case.expect, Expect::Answered(_, After::Open));
+    let expects_open = matches!(expected, Expect::Answered(_, After::Open));
     if expects_open {
         let request = target.fill_in("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n");
         if stream.write_all(request.as_bytes()).is_err() {

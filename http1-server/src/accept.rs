@@ -19,6 +19,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::limit::{Admitted, ConnectionLimit};
 use crate::linger::linger;
+use crate::turns::{TURN_PERIOD, Turns};
+
+/// A worker whose loop has not turned for this long (four turns) gets no
+/// new connection while another worker turns: a handler that blocks its
+/// thread then holds up the connections it already had, not every one
+/// that arrives (probes on the status port, say).
+const STUCK_AFTER: Duration = TURN_PERIOD.saturating_mul(4);
 
 /// How long accepting pauses after it fails (out of file descriptors, say),
 /// rather than spinning.
@@ -73,18 +80,27 @@ impl Loads {
         }
     }
 
-    /// The worker with the fewest open connections, if it has fewer than
-    /// `max`; it is counted as taking one more.
-    fn take_least_loaded(&self, max: usize) -> Option<Seat> {
-        let (worker, open) = self
-            .open
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, open)| open.load(Ordering::Relaxed))?;
-        if open.load(Ordering::Relaxed) >= max {
-            return None;
-        }
-        open.fetch_add(1, Ordering::Relaxed);
+    /// Whether a worker has fewer than `max` connections.
+    fn has_room(&self, max: usize) -> bool {
+        self.open.iter().any(|open| open.load(Ordering::Relaxed) < max)
+    }
+
+    /// The worker with the fewest open connections among those with fewer
+    /// than `max`, one that is not `stuck` if there is one; it is counted
+    /// as taking one more.
+    fn take_least_loaded(&self, max: usize, stuck: impl Fn(usize) -> bool) -> Option<Seat> {
+        let with_room = || {
+            self.open
+                .iter()
+                .enumerate()
+                .map(|(worker, open)| (worker, open.load(Ordering::Relaxed)))
+                .filter(|(_, open)| *open < max)
+        };
+        let (worker, _) = with_room()
+            .filter(|(worker, _)| !stuck(*worker))
+            .min_by_key(|(_, open)| *open)
+            .or_else(|| with_room().min_by_key(|(_, open)| *open))?;
+        self.open[worker].fetch_add(1, Ordering::Relaxed);
         Some(Seat {
             loads: self.clone(),
             worker,
@@ -101,15 +117,18 @@ pub struct Acceptor {
     pub loads: Loads,
     pub max_per_worker: usize,
     pub limit: Option<ConnectionLimit>,
+    /// The workers' turns (thread `n` is worker `n`).
+    pub turns: Turns,
     pub stopping: CancellationToken,
 }
 
 impl Acceptor {
     /// Accepts until `stopping`, handing each connection to the least
-    /// loaded worker's inbox; a worker with `max_per_worker` connections gets
-    /// none until one closes, and while every worker is full, connections
-    /// wait in the kernel's backlog. Beyond the [`ConnectionLimit`], a
-    /// connection is answered 503 here and closed.
+    /// loaded worker's inbox, passing over a worker that is stuck; a worker
+    /// with `max_per_worker` connections gets none until one closes, and
+    /// while every worker is full, connections wait in the kernel's
+    /// backlog. Beyond the [`ConnectionLimit`], a connection is answered 503
+    /// here and closed.
     pub async fn run(self) {
         let listener = match tokio::net::TcpListener::from_std(self.listener) {
             Ok(listener) => listener,
@@ -120,17 +139,20 @@ impl Acceptor {
         };
         let lingering = Arc::new(AtomicUsize::new(0));
         loop {
-            let seat = loop {
+            // Connections wait in the kernel's backlog while every worker is
+            // full; the worker is chosen once one has arrived, so that it
+            // is one that turns at that moment.
+            loop {
                 // Registered before looking, so that a close in between wakes it.
                 let freed = self.loads.freed.notified();
-                if let Some(seat) = self.loads.take_least_loaded(self.max_per_worker) {
-                    break seat;
+                if self.loads.has_room(self.max_per_worker) {
+                    break;
                 }
                 tokio::select! {
                     () = freed => {}
                     () = self.stopping.cancelled() => return,
                 }
-            };
+            }
             let accepted = tokio::select! {
                 accepted = listener.accept() => accepted,
                 () = self.stopping.cancelled() => return,
@@ -152,6 +174,11 @@ impl Acceptor {
                     }
                 },
             };
+            let stuck = |worker| self.turns.thread_stalled_for(worker) >= STUCK_AFTER;
+            let seat = self
+                .loads
+                .take_least_loaded(self.max_per_worker, stuck)
+                .expect("a worker had room, and only this thread takes seats");
             let accepted_at = Instant::now();
             let stream = match stream.into_std() {
                 Ok(stream) => stream,
@@ -209,15 +236,36 @@ mod tests {
     #[test]
     fn connections_go_to_the_least_loaded_worker_up_to_the_bound() {
         let loads = Loads::new(3);
-        let seats: Vec<Seat> = (0..6).map(|_| loads.take_least_loaded(2).unwrap()).collect();
+        let seats: Vec<Seat> = (0..6)
+            .map(|_| loads.take_least_loaded(2, none_stuck()).unwrap())
+            .collect();
         let mut workers: Vec<usize> = seats.iter().map(|seat| seat.worker).collect();
         workers.sort_unstable();
         assert_eq!(workers, [0, 0, 1, 1, 2, 2], "spread evenly");
-        assert!(loads.take_least_loaded(2).is_none(), "every worker full");
+        assert!(
+            loads.take_least_loaded(2, none_stuck()).is_none(),
+            "every worker full"
+        );
 
         let mut seats = seats;
         let on_worker_1 = seats.iter().position(|seat| seat.worker == 1).unwrap();
         drop(seats.swap_remove(on_worker_1));
-        assert_eq!(loads.take_least_loaded(2).unwrap().worker, 1);
+        assert_eq!(loads.take_least_loaded(2, none_stuck()).unwrap().worker, 1);
+    }
+
+    #[test]
+    fn a_stuck_worker_gets_connections_only_when_no_other_has_room() {
+        let loads = Loads::new(2);
+        let worker_1_stuck = |worker| worker == 1;
+        let first = loads.take_least_loaded(2, none_stuck()).unwrap();
+        assert_eq!(first.worker, 0);
+        let second = loads.take_least_loaded(2, worker_1_stuck).unwrap();
+        assert_eq!(second.worker, 0, "the busier worker, which turns");
+        let third = loads.take_least_loaded(2, worker_1_stuck).unwrap();
+        assert_eq!(third.worker, 1, "the worker that turns is full");
+    }
+
+    fn none_stuck() -> impl Fn(usize) -> bool {
+        |_| false
     }
 }

@@ -1,7 +1,10 @@
 //! A request body, from the bytes that follow its head to the bytes the app
 //! reads: framed by Content-Length or by the chunked transfer coding (RFC
-//! 9112 §6.3, §7.1), read whole before the app is called, and bounded by
-//! the server's `max_body_bytes` (413 beyond it, RFC 9110 §15.5.14).
+//! 9112 §6.3, §7.1), read whole before the app is called, bounded by what
+//! the server's gate takes (413 beyond it, RFC 9110 §15.5.14), and held
+//! within the server's budget (see [`crate::BodyBudget`]: what a body will
+//! hold is reserved before it is read, 503 when the budget cannot cover
+//! it; the body handed to the app gives its reservation back when dropped).
 //!
 //! The decoder is incremental: it takes what it can of the bytes read so
 //! far and says how many it took, so a body that arrives in pieces is
@@ -26,15 +29,21 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::request::{Body, MAX_HEADERS};
+use crate::budget::Reservation;
+use crate::request::{Body, MAX_HEAD_BYTES, MAX_HEADERS};
 
 /// Bytes of chunk extensions a body may carry in all (hyper's bound too).
 pub const MAX_EXTENSION_BYTES: usize = 16 * 1024;
 /// Bytes a trailer section may take (hyper's bound too).
 pub const MAX_TRAILER_BYTES: usize = 16 * 1024;
 
-/// Bytes reserved for a Content-Length body before any arrives, at most.
-const FIRST_RESERVE: usize = 16 * 1024;
+/// What reading a body holds besides the body's own bytes, reserved with
+/// them: the connection's read buffer (up to a head's bound and a step)
+/// and a chunked body's trailer section.
+pub const READING_BYTES: usize = MAX_HEAD_BYTES + 2 * 1024 + MAX_TRAILER_BYTES;
+
+/// Bytes allocated for a Content-Length body before any arrives, at most.
+const FIRST_ALLOCATION: usize = 16 * 1024;
 
 /// Why a body is refused before the app sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +54,8 @@ pub enum BadBody {
     Malformed(&'static str),
     #[error("trailer section too large")]
     TrailersTooLarge,
+    #[error("request body beyond what the server holds for bodies at once")]
+    OverBudget,
 }
 
 impl BadBody {
@@ -53,6 +64,7 @@ impl BadBody {
             Self::TooLarge(_) => 413,
             Self::Malformed(_) => 400,
             Self::TrailersTooLarge => 431,
+            Self::OverBudget => 503,
         }
     }
 }
@@ -72,6 +84,8 @@ pub struct Decoder {
     state: State,
     body: BytesMut,
     max_bytes: usize,
+    /// What the body and its reading hold of the server's budget.
+    reservation: Reservation,
     extension_bytes: usize,
     /// The trailer section so far, checked as field lines at its end.
     trailers: Vec<u8>,
@@ -94,27 +108,32 @@ enum State {
 }
 
 impl Decoder {
-    /// A decoder for a body framed as `framing`, at most `max_bytes` long:
-    /// a Content-Length beyond it is refused at once.
-    pub fn new(framing: Body, max_bytes: usize) -> Result<Self, BadBody> {
+    /// A decoder for a body framed as `framing`, at most `max_bytes` long,
+    /// reserving what it holds in `reservation`: a Content-Length beyond
+    /// the bound is refused at once, and one the budget cannot cover with
+    /// [`READING_BYTES`] then; a chunked body reserves [`READING_BYTES`]
+    /// now and each chunk's size when its size line arrives.
+    pub fn new(framing: Body, max_bytes: usize, mut reservation: Reservation) -> Result<Self, BadBody> {
         let state = match framing {
             Body::None => State::Done,
             Body::Length(length) if length > max_bytes as u64 => return Err(BadBody::TooLarge(max_bytes)),
             Body::Length(length) => State::Length(length),
             Body::Chunked => State::Size,
         };
-        // What is announced is not yet sent: a client that announces the
-        // bound and sends nothing must not cost the bound.
-        let reserve = match state {
-            State::Length(length) => {
-                usize::try_from(length).map_or(FIRST_RESERVE, |length| length.min(FIRST_RESERVE))
-            }
+        let announced = match state {
+            State::Length(length) => usize::try_from(length).expect("at most max_bytes"),
             _ => 0,
         };
+        if framing.is_present() && !reservation.grow(READING_BYTES + announced) {
+            return Err(BadBody::OverBudget);
+        }
         Ok(Self {
             state,
-            body: BytesMut::with_capacity(reserve),
+            // What is announced is not yet sent: a client that announces
+            // the bound and sends nothing costs the budget, not memory.
+            body: BytesMut::with_capacity(announced.min(FIRST_ALLOCATION)),
             max_bytes,
+            reservation,
             extension_bytes: 0,
             trailers: Vec::new(),
             trailer_lines: 0,
@@ -135,8 +154,10 @@ impl Decoder {
             let step = match self.state {
                 State::Done => 0,
                 State::Length(remaining) | State::Data(remaining) => {
-                    let step = rest.len().min(usize::try_from(remaining).unwrap_or(usize::MAX));
-                    self.body.extend_from_slice(&rest[..step]);
+                    let remaining_bytes = usize::try_from(remaining).unwrap_or(usize::MAX);
+                    let step = rest.len().min(remaining_bytes);
+                    let ceiling = self.body.len().saturating_add(remaining_bytes);
+                    append(&mut self.body, &rest[..step], ceiling);
                     let remaining = remaining - step as u64;
                     self.state = match self.state {
                         State::Length(_) if remaining == 0 => State::Done,
@@ -182,9 +203,17 @@ impl Decoder {
         }
     }
 
-    /// The body, once whole.
-    pub fn into_body(self) -> Bytes {
-        self.body.freeze()
+    /// The body, once whole: bytes that hold its reservation (now its own
+    /// length, the reading done) until the last of them is dropped.
+    pub fn into_body(mut self) -> Bytes {
+        if self.body.is_empty() {
+            return Bytes::new();
+        }
+        self.reservation.shrink_to(self.body.len());
+        Bytes::from_owner(Held {
+            body: self.body,
+            _reservation: self.reservation,
+        })
     }
 
     /// Rules 1 and 2: `line` without its CRLF.
@@ -223,6 +252,12 @@ impl Decoder {
         if size > (self.max_bytes - self.body.len()) as u64 {
             return Err(BadBody::TooLarge(self.max_bytes));
         }
+        if !self
+            .reservation
+            .grow(usize::try_from(size).expect("at most max_bytes"))
+        {
+            return Err(BadBody::OverBudget);
+        }
         self.state = State::Data(size);
         Ok(())
     }
@@ -249,6 +284,32 @@ impl Decoder {
         self.state = State::Done;
         Ok(())
     }
+}
+
+/// A body handed to the app, with what it holds of the budget.
+struct Held {
+    body: BytesMut,
+    _reservation: Reservation,
+}
+
+impl AsRef<[u8]> for Held {
+    fn as_ref(&self) -> &[u8] {
+        &self.body
+    }
+}
+
+/// Appends `bytes` to `body`, growing it as a vector grows but never past
+/// `ceiling` (what the body has reserved so far), so that the memory a body
+/// holds stays within its reservation.
+fn append(body: &mut BytesMut, bytes: &[u8], ceiling: usize) {
+    let needed = body.len() + bytes.len();
+    if needed > body.capacity() {
+        let capacity = (body.capacity() * 2).clamp(needed, ceiling.max(needed));
+        let mut grown = BytesMut::with_capacity(capacity);
+        grown.extend_from_slice(body);
+        *body = grown;
+    }
+    body.extend_from_slice(bytes);
 }
 
 /// The line at the start of `bytes`, CRLF included, once it is whole;
@@ -285,7 +346,7 @@ mod tests {
     /// Decodes `input` given in pieces of `step` bytes (each call sees what
     /// is left over plus the next piece, as the connection does).
     fn decoded(framing: Body, input: &[u8], step: usize) -> Result<(Bytes, usize), BadBody> {
-        let mut decoder = Decoder::new(framing, MAX)?;
+        let mut decoder = Decoder::new(framing, MAX, Reservation::unbudgeted())?;
         let mut buffered = Vec::new();
         let mut taken_in_all = 0;
         for piece in input.chunks(step.max(1)) {
@@ -313,7 +374,7 @@ mod tests {
         let (body, taken) = in_every_split(Body::Length(5), b"hello GET /next").unwrap();
         assert_eq!((&body[..], taken), (&b"hello"[..], 5));
         assert_eq!(
-            Decoder::new(Body::Length(65), MAX).err(),
+            Decoder::new(Body::Length(65), MAX, Reservation::unbudgeted()).err(),
             Some(BadBody::TooLarge(MAX))
         );
     }
@@ -351,6 +412,47 @@ mod tests {
                 input.escape_ascii().to_string()
             );
         }
+    }
+
+    #[test]
+    fn a_body_reserves_what_it_will_hold_before_it_is_read_and_gives_it_back_when_dropped() {
+        use crate::BodyBudget;
+
+        let budget = BodyBudget::new(READING_BYTES + 10, "text/plain", b"busy");
+        let announced = Decoder::new(Body::Length(11), MAX, budget.reservation());
+        assert_eq!(announced.err(), Some(BadBody::OverBudget));
+        assert_eq!(budget.held(), 0);
+
+        let mut chunked = Decoder::new(Body::Chunked, MAX, budget.reservation()).unwrap();
+        assert_eq!(budget.held(), READING_BYTES, "the reading, before any chunk");
+        assert!(!chunked.decode(b"6\r\nabcdef\r\n").unwrap().done);
+        assert_eq!(
+            chunked.decode(b"5\r\n").err(),
+            Some(BadBody::OverBudget),
+            "refused at the size line, before the chunk's data"
+        );
+        drop(chunked);
+        assert_eq!(budget.held(), 0);
+
+        let mut whole = Decoder::new(Body::Length(10), MAX, budget.reservation()).unwrap();
+        assert!(whole.decode(b"0123456789").unwrap().done);
+        let body = whole.into_body();
+        assert_eq!(budget.held(), 10, "the body's own bytes, the reading done");
+        let shared = body.slice(2..4);
+        drop(body);
+        assert_eq!(budget.held(), 10, "while any of its bytes are held");
+        drop(shared);
+        assert_eq!(budget.held(), 0);
+    }
+
+    #[test]
+    fn a_growing_body_never_holds_more_than_it_reserved() {
+        let mut body = BytesMut::with_capacity(4);
+        for _ in 0..10 {
+            append(&mut body, b"abc", 30);
+            assert!(body.capacity() <= 30, "{}", body.capacity());
+        }
+        assert_eq!(body.len(), 30);
     }
 
     #[test]

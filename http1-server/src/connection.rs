@@ -24,7 +24,9 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::body::{BadBody, Decoder};
+use crate::admission::{Admission, Gate};
+use crate::body::{self, BadBody, Decoder};
+use crate::budget::BodyBudget;
 use crate::limit::Admitted;
 use crate::linger::linger;
 use crate::request::{self, BadHead, Head};
@@ -55,8 +57,10 @@ pub struct Connection<S> {
     peer: SocketAddr,
     app: Rc<S>,
     timeouts: Timeouts,
-    /// Bytes a request body may take; more is answered 413.
-    max_body_bytes: usize,
+    /// Decides from each head whether the request is taken, and its body.
+    gate: Gate,
+    /// What the server's bodies hold at once.
+    budget: BodyBudget,
     /// Cancelled when the server stops gracefully: idle connections close,
     /// busy ones after their answer.
     stopping: CancellationToken,
@@ -162,7 +166,8 @@ where
             peer,
             app,
             timeouts,
-            max_body_bytes: options.max_body_bytes,
+            gate: options.gate.clone(),
+            budget: options.body_budget.clone(),
             stopping,
             unread: BytesMut::new(),
             idle_until: accepted_at + timeouts.client_request,
@@ -208,6 +213,10 @@ where
             }
         };
         if let End::Linger = end {
+            // What came after the head is never read now (a refused body
+            // sent with its head, up to a head's bound): freed before the
+            // linger, which holds every refused connection for seconds.
+            self.unread = BytesMut::new();
             Box::pin(linger(self.stream, LINGER)).await;
         }
     }
@@ -287,12 +296,15 @@ where
         }
     }
 
-    /// Reads the body that follows `head`, whole, within the client timeout
-    /// of the head (as a head is due within it of its first byte): `None`
-    /// when the client closed the connection first.
-    async fn read_body(&mut self, head: &Head) -> Result<Option<Bytes>, Refusal> {
+    /// Reads the body that follows `head`, whole, of up to `max_bytes`,
+    /// within the client timeout of the head (as a head is due within it of
+    /// its first byte): `None` when the client closed the connection first.
+    async fn read_body(&mut self, head: &Head, max_bytes: usize) -> Result<Option<Bytes>, Refusal> {
         let deadline = Instant::now() + self.timeouts.client_request;
-        let mut decoder = Decoder::new(head.body, self.max_body_bytes).map_err(Refusal::Body)?;
+        // A body no whole budget could cover is too large, not a moment too early.
+        let max_bytes = max_bytes.min(self.budget.total().saturating_sub(body::READING_BYTES));
+        let mut decoder =
+            Decoder::new(head.body, max_bytes, self.budget.reservation()).map_err(Refusal::Body)?;
         if self.unread.is_empty() && expects_continue(head) {
             // RFC 9110 §10.1.1: a client that asked may wait for this before
             // it sends the body.
@@ -329,25 +341,30 @@ where
         }
     }
 
-    /// Reads the request's body, if any, hands the request to the app and
-    /// writes its answer; `Ok(None)` when the connection may take another
-    /// request.
+    /// Asks the gate about the request; then reads its body, if any, hands
+    /// the request to the app and writes its answer, or writes the gate's
+    /// refusal. `Ok(None)` when the connection may take another request.
     async fn answer(&mut self, head: Head) -> io::Result<Option<End>> {
-        let body = if head.body.is_present() {
-            match self.read_body(&head).await {
-                Ok(Some(body)) => Some(body),
+        let admission = self.gate.admit(head.request.head(), head.body);
+        let (body, refused) = match admission {
+            Admission::Refuse(response) => (None, Some(response)),
+            Admission::Take(_) if !head.body.is_present() => (None, None),
+            Admission::Take(max_bytes) => match self.read_body(&head, max_bytes).await {
+                Ok(Some(body)) => (Some(body), None),
                 Ok(None) => return Ok(Some(End::Close)),
                 Err(refusal) => {
                     self.refuse(refusal).await;
                     return Ok(Some(End::Linger));
                 }
-            }
-        } else {
-            None
+            },
         };
         let version = head.request.head().version;
         let head_only = head.request.head().method == Method::HEAD;
-        let response: HttpResponse<EitherBody<B>> = if head.asks_server {
+        // A body left unread ends the connection after the answer.
+        let unread_body = refused.is_some() && head.body.is_present();
+        let response: HttpResponse<EitherBody<B>> = if let Some(refused) = refused {
+            refused.map_into_right_body()
+        } else if head.asks_server {
             // RFC 9110 §9.3.7: what the server allows, as no resource says.
             HttpResponse::Ok()
                 .insert_header((header::ALLOW, "GET, HEAD"))
@@ -367,12 +384,12 @@ where
             version,
             head_only,
             // Decided after the answer: a stop meanwhile closes the connection.
-            keep_alive: head.keep_alive && !self.stopping.is_cancelled(),
+            keep_alive: head.keep_alive && !unread_body && !self.stopping.is_cancelled(),
             send_timeout: self.timeouts.send,
         };
         if response::send(&self.stream, response, exchange).await? {
             Ok(None)
-        } else if !self.unread.is_empty() {
+        } else if unread_body || !self.unread.is_empty() {
             Ok(Some(End::Linger))
         } else {
             Ok(Some(End::Close))
@@ -380,11 +397,14 @@ where
     }
 
     /// Answers a head the app never sees (malformed, too large, too slow)
-    /// with its bare status, as HTTP servers do.
+    /// with its bare status, as HTTP servers do; a body beyond the budget
+    /// with the budget's answer, which says when to try again.
     async fn refuse(&mut self, refusal: Refusal) {
         tracing::debug!(peer = %self.peer, "request refused: {refusal}");
-        let status = StatusCode::from_u16(refusal.status()).expect("a valid status");
-        let response = HttpResponse::new(status);
+        let response = match refusal {
+            Refusal::Body(BadBody::OverBudget) => self.budget.refusal(),
+            _ => HttpResponse::new(StatusCode::from_u16(refusal.status()).expect("a valid status")),
+        };
         let exchange = Exchange {
             version: actix_web::http::Version::HTTP_11,
             head_only: false,
@@ -457,7 +477,7 @@ mod tests {
     fn options() -> Options {
         Options {
             timeouts: TIMEOUTS,
-            max_body_bytes: 64,
+            gate: crate::Gate::taking(64),
             ..Options::new("test")
         }
     }
@@ -490,12 +510,28 @@ mod tests {
     /// next timer whenever nothing else can run, so that timeouts are
     /// exact) while `client` talks to it; returns what the client returns.
     async fn on_paused_clock<T>(client: impl AsyncFnOnce(TcpStream, Instant) -> T) -> T {
-        let app =
-            actix_web::test::init_service(App::new().route("/", web::get().to(HttpResponse::Ok)).route(
-                "/echo",
-                web::post().to(|body: web::Bytes| async move { HttpResponse::Ok().body(body) }),
-            ))
-            .await;
+        on_paused_clock_with(options(), client).await
+    }
+
+    /// [`on_paused_clock`] for a server run with `options`. Besides `/` and
+    /// `/echo`, the app answers `POST /held` with what the server's budget
+    /// held while the handler had the body and after it dropped it.
+    async fn on_paused_clock_with<T>(
+        options: Options,
+        client: impl AsyncFnOnce(TcpStream, Instant) -> T,
+    ) -> T {
+        let budget = web::Data::new(options.body_budget.clone());
+        let app = actix_web::test::init_service(
+            App::new()
+                .app_data(budget)
+                .route("/", web::get().to(HttpResponse::Ok))
+                .route(
+                    "/echo",
+                    web::post().to(|body: web::Bytes| async move { HttpResponse::Ok().body(body) }),
+                )
+                .route("/held", web::post().to(held)),
+        )
+        .await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let (client_stream, accepted) = tokio::join!(
             TcpStream::connect(listener.local_addr().unwrap()),
@@ -507,13 +543,23 @@ mod tests {
             stream,
             peer,
             Rc::new(app),
-            &options(),
+            &options,
             CancellationToken::new(),
             accepted_at,
             None,
         );
         let ((), answer) = tokio::join!(connection.serve(), client(client_stream.unwrap(), accepted_at));
         answer
+    }
+
+    /// Takes the body as the layer hands it over (not copied, as the
+    /// `Bytes` extractor would): `"<held with it> <held after>"`.
+    async fn held(mut payload: web::Payload, budget: web::Data<BodyBudget>) -> HttpResponse {
+        use futures::StreamExt as _;
+        let body = payload.next().await.unwrap().unwrap();
+        let with_body = budget.held();
+        drop(body);
+        HttpResponse::Ok().body(format!("{with_body} {}", budget.held()))
     }
 
     /// Reads one bodiless answer's status line, or `None` at the end of the stream.
@@ -672,5 +718,161 @@ mod tests {
         })
         .await;
         assert_eq!(status.as_deref(), Some("HTTP/1.1 413 Payload Too Large"));
+    }
+
+    /// Whether the server closed the connection, once what it sent is read.
+    async fn closed(stream: &mut TcpStream) -> bool {
+        let mut rest = Vec::new();
+        stream.read_to_end(&mut rest).await.is_ok() && rest.is_empty()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_the_gate_does_not_take_is_refused_before_it_is_read() {
+        let options = Options {
+            timeouts: TIMEOUTS,
+            ..Options::new("test")
+        };
+        let refused = |request: &'static str| {
+            let options = options.clone();
+            async move {
+                on_paused_clock_with(options, async |mut client, _| {
+                    // Only the head: a server that read the body would wait
+                    // for it, and answer 408 after the client timeout.
+                    client.write_all(request.as_bytes()).await.unwrap();
+                    let status = status(&mut client).await;
+                    (status, closed(&mut client).await)
+                })
+                .await
+            }
+        };
+        let too_large = Some("HTTP/1.1 413 Payload Too Large".to_owned());
+        assert_eq!(
+            refused("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n").await,
+            (too_large.clone(), true)
+        );
+        assert_eq!(
+            refused("GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n").await,
+            (too_large, true)
+        );
+        let answers = on_paused_clock_with(options, async |mut client, _| {
+            client
+                .write_all(
+                    b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n\
+                      GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: 1\r\n\r\n\
+                      GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+                )
+                .await
+                .unwrap();
+            let mut answers = Vec::new();
+            for _ in 0..3 {
+                answers.push(status(&mut client).await);
+            }
+            answers
+        })
+        .await;
+        assert_eq!(answers, vec![Some("HTTP/1.1 200 OK".to_owned()); 3]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_the_gate_refuses_gets_the_gate_s_answer_and_its_body_is_never_read() {
+        let options = Options {
+            gate: crate::Gate::new(|head, _| {
+                if head.uri.path() == "/echo" {
+                    Admission::Refuse(HttpResponse::Unauthorized().finish())
+                } else {
+                    Admission::Take(64)
+                }
+            }),
+            ..options()
+        };
+        let (with_body, closed_after) = on_paused_clock_with(options.clone(), async |mut client, _| {
+            client
+                .write_all(
+                    b"POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 50\r\n\r\n",
+                )
+                .await
+                .unwrap();
+            (status(&mut client).await, closed(&mut client).await)
+        })
+        .await;
+        assert_eq!(
+            with_body.as_deref(),
+            Some("HTTP/1.1 401 Unauthorized"),
+            "no 100 first"
+        );
+        assert!(closed_after, "the body unread, the connection cannot go on");
+        let without_body = on_paused_clock_with(options, async |mut client, _| {
+            client
+                .write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                .await
+                .unwrap();
+            (status(&mut client).await, status(&mut client).await)
+        })
+        .await;
+        assert_eq!(
+            without_body,
+            (
+                Some("HTTP/1.1 401 Unauthorized".to_owned()),
+                Some("HTTP/1.1 200 OK".to_owned())
+            )
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_beyond_the_budget_is_refused_unread_and_one_within_holds_it_until_dropped() {
+        let budget = BodyBudget::new(
+            body::READING_BYTES + 10,
+            "application/json",
+            br#"{"kind":"busy"}"#,
+        );
+        let options = Options {
+            body_budget: budget.clone(),
+            ..options()
+        };
+        let mut elsewhere = budget.reservation();
+        assert!(elsewhere.grow(body::READING_BYTES));
+        let (refusal, closed_after) = on_paused_clock_with(options.clone(), async |mut client, _| {
+            client
+                .write_all(b"POST /held HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n")
+                .await
+                .unwrap();
+            let refusal = answer_with_body(&mut client).await;
+            (refusal, closed(&mut client).await)
+        })
+        .await;
+        assert_eq!(
+            refusal,
+            (
+                "HTTP/1.1 503 Service Unavailable".to_owned(),
+                r#"{"kind":"busy"}"#.to_owned()
+            )
+        );
+        assert!(closed_after);
+        assert_eq!(budget.held(), body::READING_BYTES, "the refusal held nothing");
+
+        drop(elsewhere);
+        let held = on_paused_clock_with(options.clone(), async |mut client, _| {
+            client
+                .write_all(b"POST /held HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789")
+                .await
+                .unwrap();
+            answer_with_body(&mut client).await
+        })
+        .await;
+        assert_eq!(held, ("HTTP/1.1 200 OK".to_owned(), "10 0".to_owned()));
+        let too_large = on_paused_clock_with(options, async |mut client, _| {
+            client
+                .write_all(b"POST /held HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n")
+                .await
+                .unwrap();
+            status(&mut client).await
+        })
+        .await;
+        assert_eq!(
+            too_large.as_deref(),
+            Some("HTTP/1.1 413 Payload Too Large"),
+            "a body no whole budget covers"
+        );
+        assert_eq!(budget.held(), 0);
     }
 }

@@ -18,14 +18,19 @@
 //! to the worker with the fewest open (see [`accept`]). Every thread stamps
 //! the turns of its event loop (see [`ServerHandle::stalled_for`]).
 //!
-//! A request body (Content-Length or chunked) is read whole before the app
-//! is called, within the client timeout of its head and bounded by
-//! [`Options::max_body_bytes`] (see [`body`]). What the layer does not do:
-//! HTTP/2, upgrades. `request` holds the checks of RFC 9112 a request head
-//! must pass before the app sees it.
+//! `request` holds the checks of RFC 9112 a request head must pass before
+//! the app sees it. Then the server's [`Gate`] decides from the head alone
+//! whether the request is taken, with a body of up to how many bytes (none
+//! unless the server says so: 413 before a byte is read), or refused with
+//! an answer of its own (see [`admission`]). A body taken is read whole
+//! before the app is called, within the client timeout of its head, and
+//! within the server's [`BodyBudget`] (see [`body`]). What the layer does
+//! not do: HTTP/2, upgrades.
 
 mod accept;
+pub mod admission;
 pub mod body;
+mod budget;
 mod connection;
 mod limit;
 mod linger;
@@ -50,13 +55,11 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use admission::{Admission, Gate};
+pub use budget::{BodyBudget, DEFAULT_BODY_BUDGET_BYTES, Reservation};
 use connection::Connection;
 pub use limit::{ConnectionLimit, LimitMetrics};
 use turns::Turns;
-
-/// Bytes a request body may take unless a server says otherwise: the
-/// services' public routes take none, and a body read is held whole.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// How long a graceful stop waits for answers in progress.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -96,9 +99,12 @@ pub struct Options {
     pub max_connections_per_worker: usize,
     /// Bounds the connections admitted across workers (503 beyond).
     pub limit: Option<ConnectionLimit>,
-    /// Bytes a request body may take, read whole before the app is called
-    /// (413 beyond).
-    pub max_body_bytes: usize,
+    /// Takes or refuses each request from its head, before its body is
+    /// read; by default takes every request and no body.
+    pub gate: Gate,
+    /// The bytes the server's bodies hold at once, across workers (503
+    /// beyond); [`DEFAULT_BODY_BUDGET_BYTES`] by default.
+    pub body_budget: BodyBudget,
 }
 
 impl Options {
@@ -110,7 +116,8 @@ impl Options {
             backlog: 2048,
             max_connections_per_worker: 25_000,
             limit: None,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            gate: Gate::default(),
+            body_budget: BodyBudget::default(),
         }
     }
 }
@@ -235,6 +242,7 @@ where
         loads: accept::Loads::new(workers),
         max_per_worker: options.max_connections_per_worker,
         limit: options.limit.clone(),
+        turns: handle.turns.clone(),
         stopping: handle.graceful.clone(),
     };
     let (exit, turns) = (WorkerExit(report.clone()), handle.turns.clone());

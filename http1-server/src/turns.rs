@@ -42,6 +42,12 @@ impl Turns {
         }
     }
 
+    /// How long thread `thread` has not turned.
+    pub fn thread_stalled_for(&self, thread: usize) -> Duration {
+        let last = self.last[thread].load(Ordering::Relaxed);
+        Duration::from_millis(self.millis_since_start().saturating_sub(last))
+    }
+
     /// How long the thread that turned least recently has not turned.
     pub fn stalled_for(&self) -> Duration {
         let now = self.millis_since_start();

@@ -10,6 +10,7 @@
 //! - [`metrics`]: reading one sample from a Prometheus page.
 //! - [`demo`]: a graph-builder on the bundled demo data and engines behind it.
 //! - [`faulty_upstream`]: an HTTP server that misbehaves on command.
+//! - [`held_bodies`]: clients that announce a request body and hold it.
 //! - [`proxies`]: HAProxy and nginx as reverse proxies in front of a service.
 //! - [`raw_client`]: idle keep-alive clients and slowloris clients on raw TCP.
 //! - [`status`]: reading the services' `/status` documents.
@@ -17,6 +18,7 @@
 
 pub mod demo;
 pub mod faulty_upstream;
+pub mod held_bodies;
 pub mod load;
 pub mod memory;
 pub mod metrics;

@@ -26,5 +26,6 @@ run bad-upstreams scripts/reliability/bad-upstreams.sh --hold 2
 run storm scripts/reliability/storm.sh --idle 1000 --beyond 100 --slowloris 100 --channels 100 --ids 2000 --seconds 5 --settle 2
 run contract scripts/reliability/contract.sh 15
 run front-door scripts/reliability/front-door.sh --flood-seconds 5 --sockets 1000 --reopen-every 2 --storm-seconds 5
+run bodies scripts/reliability/bodies.sh --connections 1000 --status-connections 300 --seconds 5
 run soak env SOAK_OUT="$soak/soak" scripts/reliability/soak.sh --minutes 1 --change-every 15 --window 5
 echo "reliability-ci: every scenario passed in $((SECONDS - started)) s (${timings[*]})"

@@ -12,7 +12,10 @@
 //! - [`cli`]: flags derived from the settings.
 //! - [`secret`]: secrets in settings, never printed.
 //! - [`server`]: API servers with one middleware stack.
-//! - [`status`]: the status server (probes, `/metrics`, `/status`).
+//! - [`status`]: the status server (probes, `/metrics`, `/status`, a
+//!   service's operator routes), with its bound, its host check and the
+//!   service's say over which bodies it reads.
+//! - [`hosts`]: the hosts a status server answers for.
 //! - [`metrics`]: a prefixed Prometheus registry that records what it holds.
 //! - [`build_info`]: the commit a binary was built from.
 //! - [`config`]: layered configuration (defaults, TOML, environment, CLI).
@@ -33,6 +36,7 @@ pub mod cli;
 pub mod config;
 pub mod declaration;
 pub mod freshness;
+pub mod hosts;
 pub mod logging;
 pub mod metrics;
 pub mod periodic;

@@ -3,7 +3,9 @@
 //! where it keeps a histogram for it, and error counting; unknown paths and
 //! methods are answered with JSON 404 and 405. They are served over
 //! `http1-server`'s connections, with the bound on open connections where
-//! the service has one.
+//! the service has one. No public route takes a request body: one is
+//! answered 413 before a byte of it is read (the layer's default gate), so
+//! a client cannot make the server hold bodies nobody reads.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,7 +19,9 @@ use actix_web::{App, web};
 use prometheus::HistogramVec;
 
 use cincinnati_core::{ApiError, ErrorKind};
-use http1_server::{ConnectionLimit, LimitMetrics, Options, Server, Timeouts};
+use http1_server::{
+    BodyBudget, ConnectionLimit, DEFAULT_BODY_BUDGET_BYTES, LimitMetrics, Options, Server, Timeouts,
+};
 use prometheus::{IntCounter, IntGauge};
 
 use crate::metrics::MetricRegistry;
@@ -116,7 +120,10 @@ impl ApiServer {
                 .configure(move |config| routes(config))
                 .default_service(web::to(not_found))
         };
-        let mut options = Options::new("api");
+        let mut options = Options {
+            body_budget: body_budget(),
+            ..Options::new("api")
+        };
         if let Some(workers) = self.workers {
             options.workers = workers;
         }
@@ -134,11 +141,10 @@ impl ApiServer {
     }
 }
 
-/// The bound of `max` open connections of a server, its metrics
+/// The bound of `max` open connections of an API server, its metrics
 /// (`open_connections`, `connections_refused_total`) registered, a refused
-/// connection answered with the service's JSON error and counted among its
-/// error answers.
-pub(crate) fn connection_limit(
+/// connection counted among the service's error answers.
+pub(crate) fn api_connection_limit(
     max: usize,
     registry: &MetricRegistry,
     errors: &ResponseErrors,
@@ -151,16 +157,31 @@ pub(crate) fn connection_limit(
         open: registry.add(IntGauge::new("open_connections", "Client connections open now")?)?,
         refused: vec![refused, errors.counter(ErrorKind::ServiceUnavailable)],
     };
+    Ok(connection_limit(max, metrics))
+}
+
+/// A bound of `max` open connections counted in `metrics`, a connection
+/// beyond it answered with the services' JSON error.
+pub(crate) fn connection_limit(max: usize, metrics: LimitMetrics) -> ConnectionLimit {
     let error = ApiError::new(
         ErrorKind::ServiceUnavailable,
         format_args!("the limit of {max} open connections is reached; try again later"),
     );
-    Ok(ConnectionLimit::new(
-        max,
-        metrics,
+    ConnectionLimit::new(max, metrics, APPLICATION_JSON, error.to_json().as_bytes())
+}
+
+/// The layer's budget for the bodies a server holds at once, a body beyond
+/// it answered with the services' JSON error.
+pub(crate) fn body_budget() -> BodyBudget {
+    let error = ApiError::new(
+        ErrorKind::ServiceUnavailable,
+        "the server holds as many request bodies as it may at once; try again later",
+    );
+    BodyBudget::new(
+        DEFAULT_BODY_BUDGET_BYTES,
         APPLICATION_JSON,
         error.to_json().as_bytes(),
-    ))
+    )
 }
 
 /// Observes the app's [`RequestDurations`], if it has one, except for

@@ -20,6 +20,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use actix_web::dev::RequestHead;
 use actix_web::web;
 use anyhow::Context as _;
 use serde::Serialize;
@@ -31,10 +32,10 @@ use http1_server::{Server, ServerHandle};
 use crate::metrics::{MetricRegistry, ServiceMetrics};
 use crate::periodic::Every;
 use crate::schema::Schema;
-use crate::server::{ApiServer, connection_limit};
+use crate::server::{ApiServer, api_connection_limit};
 use crate::settings::{ConnectionSettings, SkeletonSettings, distinct_addresses};
 use crate::shutdown::StopHandle;
-use crate::status::StatusServer;
+use crate::status::{Admission, StatusHosts, StatusServer};
 use crate::supervisor::{Backoff, Supervisor, TaskStatus};
 use http_answers::errors::ResponseErrors;
 
@@ -75,6 +76,7 @@ pub trait Service: Sized + Send + Sync + 'static {
 type Check = Box<dyn Fn() -> bool + Send + Sync>;
 type Document = Box<dyn Fn(Vec<TaskStatus>) -> serde_json::Value + Send + Sync>;
 type StatusRoutes = Box<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
+type AdmitBody = Box<dyn Fn(&RequestHead) -> Admission + Send + Sync>;
 
 /// What a starting service builds on.
 pub struct Kit<M> {
@@ -87,7 +89,7 @@ pub struct Kit<M> {
     before_scrape: Option<Box<dyn Fn() + Send + Sync>>,
     status: Option<Document>,
     status_routes: Option<StatusRoutes>,
-    status_max_body_bytes: Option<usize>,
+    status_bodies: Option<AdmitBody>,
     stop: StopHandle,
 }
 
@@ -115,7 +117,7 @@ impl<M: ServiceMetrics> Kit<M> {
             before_scrape: None,
             status: None,
             status_routes: None,
-            status_max_body_bytes: None,
+            status_bodies: None,
             stop: StopHandle::default(),
         })
     }
@@ -155,7 +157,7 @@ impl<M: ServiceMetrics> Kit<M> {
         connections: &ConnectionSettings,
         configure: impl FnOnce(ApiServer) -> ApiServer,
     ) -> anyhow::Result<SocketAddr> {
-        let limit = connection_limit(connections.max_open_connections, &self.registry, &self.errors)
+        let limit = api_connection_limit(connections.max_open_connections, &self.registry, &self.errors)
             .context("registering metrics")?;
         let server = configure(ApiServer::new(address, self.errors.clone())).connections(connections, limit);
         self.bind(name, address, server)
@@ -205,11 +207,66 @@ impl<M: ServiceMetrics> Kit<M> {
         self.status_routes = Some(Box::new(configure));
     }
 
-    /// Bytes a request body to the status server may take (413 beyond);
-    /// [`http1_server::DEFAULT_MAX_BODY_BYTES`] unless a service's operator
-    /// routes take more.
+    /// Decides, from a request's head alone, whether the status server
+    /// reads the request's body: so that a route can check what it must
+    /// (a bearer token, that the path is its own) before the server holds
+    /// what the client sends. The contract:
+    ///
+    /// - `admit` is asked about every request to the status server that
+    ///   announces a body (Content-Length above 0, or chunked), once its
+    ///   head has passed RFC 9112's checks and the host check (421 before),
+    ///   and before a byte of its body is read. A request without a body is
+    ///   never asked about: it goes to the routes as always.
+    /// - It sees the head as the routes would (`method`, `uri` with the
+    ///   service's path prefix and the query, `version`, `headers`,
+    ///   `peer_addr`). It is called on the server's worker thread: it must
+    ///   answer at once (no I/O, no lock held for long, nothing that
+    ///   blocks), and must not panic.
+    /// - [`Admission::Take`]`(n)`: the body is read, whole, before the
+    ///   routes are called: at most `n` bytes (413 beyond, before a byte is
+    ///   read when Content-Length says so, at the first chunk past `n` when
+    ///   chunked), within the client timeout of the head (408), and within
+    ///   the status server's budget for bodies at once
+    ///   ([`http1_server::DEFAULT_BODY_BUDGET_BYTES`], across workers: 503
+    ///   with `Retry-After: 1`, unread, beyond). Then the request goes to
+    ///   the routes as any other (an extractor's own limit, actix's
+    ///   `PayloadConfig`, still applies). `Take(0)` refuses every body with
+    ///   413 and lets an empty chunked one pass.
+    /// - [`Admission::Refuse`]`(response)`: `response` is written as it is
+    ///   (no route, middleware or metric sees the request), the body is
+    ///   never read, and the connection is closed after the answer (what
+    ///   the client still sends is read and discarded for a while, so that
+    ///   it reads the answer).
+    ///
+    /// Without it, every body of up to
+    /// [`crate::status::DEFAULT_MAX_BODY_BYTES`] is read.
+    /// [`Kit::status_max_body_bytes`] is this with `|_| Admission::Take(n)`;
+    /// the later call of the two wins. A route that takes a body with a
+    /// token, say:
+    ///
+    /// ```ignore
+    /// kit.status_body_admission(move |head| {
+    ///     if head.method != Method::POST || head.uri.path() != webhook {
+    ///         return Admission::Take(0);
+    ///     }
+    ///     match tokens.authorize(head.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok())) {
+    ///         Ok(_) => Admission::Take(max_alert_bytes),
+    ///         Err(error) => Admission::Refuse(HttpError(error).error_response()),
+    ///     }
+    /// });
+    /// ```
+    pub fn status_body_admission(
+        &mut self,
+        admit: impl Fn(&RequestHead) -> Admission + Send + Sync + 'static,
+    ) {
+        self.status_bodies = Some(Box::new(admit));
+    }
+
+    /// Reads every body sent to the status server of up to `bytes` (413
+    /// beyond): [`Kit::status_body_admission`] with
+    /// `|_| Admission::Take(bytes)`.
     pub fn status_max_body_bytes(&mut self, bytes: usize) {
-        self.status_max_body_bytes = Some(bytes);
+        self.status_body_admission(move |_| Admission::Take(bytes));
     }
 
     /// The `/status` document, given the supervised tasks' state.
@@ -219,10 +276,11 @@ impl<M: ServiceMetrics> Kit<M> {
         }));
     }
 
-    /// The status server: probes at the declared paths, `/metrics`, `/status`.
-    /// Neither probe stays green while an API server's thread is stuck: the
-    /// status server runs on threads of its own and would answer anyway.
-    fn status_server(&mut self, declaration: &Declaration) -> StatusServer {
+    /// The status server: probes at the declared paths, `/metrics`, `/status`,
+    /// answering for `hosts`. Neither probe stays green while an API
+    /// server's thread is stuck: the status server runs on threads of its
+    /// own and would answer anyway.
+    fn status_server(&mut self, declaration: &Declaration, hosts: StatusHosts) -> StatusServer {
         let readiness = self.readiness.take().unwrap_or_else(|| Box::new(|| true));
         let servers = ServersTurning(
             self.servers
@@ -236,6 +294,7 @@ impl<M: ServiceMetrics> Kit<M> {
             move || servers.all_turning() && tasks.is_live()
         };
         let mut status = StatusServer::new(self.registry.clone())
+            .hosts(hosts)
             .liveness(declaration.liveness_path, self.supervisor.liveness(), liveness)
             .probe(declaration.readiness_path, move || {
                 servers.all_turning() && readiness()
@@ -249,8 +308,8 @@ impl<M: ServiceMetrics> Kit<M> {
         if let Some(routes) = self.status_routes.take() {
             status = status.routes(routes);
         }
-        if let Some(bytes) = self.status_max_body_bytes {
-            status = status.max_body_bytes(bytes);
+        if let Some(admit) = self.status_bodies.take() {
+            status = status.body_admission(admit);
         }
         status
     }
@@ -297,13 +356,14 @@ impl<S: Service> Application<S> {
     /// the tasks. Must be called inside a tokio runtime.
     pub fn build(settings: &S::Settings) -> anyhow::Result<Self> {
         distinct_addresses(settings)?;
+        let hosts = status_hosts(settings)?;
         warn_about_ignored::<S>(settings);
         let plan = S::plan(settings)?;
         let declaration = S::DECLARATION;
         let mut kit = Kit::<S::Metrics>::new(declaration.metric_prefix)?;
         let service = S::start(plan, settings, &mut kit)?;
         let status = kit
-            .status_server(&declaration)
+            .status_server(&declaration, hosts)
             .bind(settings.status_address())
             .with_context(|| format!("binding {}", settings.status_address()))?;
         kit.servers.push(("status", status.address, status.server));
@@ -377,6 +437,19 @@ impl<S: Service> Application<S> {
     }
 }
 
+/// The hosts of `status.hosts`. Every service's `[status]` is
+/// [`crate::settings::StatusSettings`], which the skeleton reads off the
+/// serialised settings, as it reads the ignored keys, so that no service
+/// has to hand the setting over.
+fn status_hosts(settings: &impl SkeletonSettings) -> anyhow::Result<StatusHosts> {
+    let set = serde_json::to_value(settings).expect("settings serialise");
+    let configured: Vec<String> = match Schema::from_value(&set).default_at("status.hosts") {
+        Some(value) => serde_json::from_value(value.clone()).context("status.hosts")?,
+        None => Vec::new(),
+    };
+    Ok(StatusHosts::new(&configured)?)
+}
+
 fn warn_about_ignored<S: Service>(settings: &S::Settings) {
     let set = serde_json::to_value(settings).expect("settings serialise");
     let schema = Schema::from_value(&set);
@@ -408,6 +481,7 @@ pub fn settings<S: Service>(invocation: &Invocation) -> anyhow::Result<S::Settin
 /// scripts. Secrets are redacted by their types.
 pub fn check_config<S: Service>(settings: &S::Settings, output: Output) -> anyhow::Result<String> {
     distinct_addresses(settings)?;
+    status_hosts(settings)?;
     let plan = S::plan(settings)?;
     let described = S::describe(&plan);
     Ok(match output {
@@ -493,5 +567,108 @@ mod tests {
             async move { turning }
         })
         .await;
+    }
+
+    #[derive(Clone)]
+    struct NoMetrics;
+
+    impl ServiceMetrics for NoMetrics {
+        fn register(_: &MetricRegistry) -> prometheus::Result<Self> {
+            Ok(Self)
+        }
+    }
+
+    const DECLARATION: Declaration = Declaration {
+        name: "test",
+        crate_name: "service_kit",
+        version: "0",
+        about: "a test",
+        env_prefix: "TEST_",
+        metric_prefix: "test",
+        liveness_path: "/livez",
+        readiness_path: "/readyz",
+        flags: crate::Flags::NONE,
+        ignored: &[],
+    };
+
+    /// Sends `request` to a fresh connection and reads the answer's status.
+    fn status_of(address: SocketAddr, request: &str) -> u16 {
+        use std::io::Write as _;
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        http1_probes::wire::read_response(&mut stream, &mut Vec::new(), false)
+            .unwrap()
+            .status
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_service_s_body_admission_and_the_settings_hosts_reach_the_status_server() {
+        let mut kit = Kit::<NoMetrics>::new("test").unwrap();
+        kit.status_max_body_bytes(1 << 20);
+        kit.status_body_admission(|head| {
+            if head.headers.contains_key("authorization") {
+                Admission::Take(10)
+            } else {
+                Admission::Refuse(HttpResponse::Unauthorized().finish())
+            }
+        });
+        let hosts = StatusHosts::new(&["ops.example.com".to_owned()]).unwrap();
+        let bound = kit
+            .status_server(&DECLARATION, hosts)
+            .bind("127.0.0.1:0".parse().unwrap())
+            .unwrap();
+        let address = bound.address;
+        tokio::spawn(bound.server);
+        let statuses = tokio::task::spawn_blocking(move || {
+            [
+                "POST /livez HTTP/1.1\r\nHost: ops.example.com\r\nContent-Length: 5\r\n\r\n",
+                "POST /livez HTTP/1.1\r\nHost: ops.example.com\r\nAuthorization: x\r\nContent-Length: 11\r\n\r\n",
+                "GET /livez HTTP/1.1\r\nHost: ops.example.com\r\n\r\n",
+                "GET /livez HTTP/1.1\r\nHost: rebound.example\r\n\r\n",
+            ]
+            .map(|request| status_of(address, request))
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            statuses,
+            [401, 413, 200, 421],
+            "the later call wins; hosts from the settings"
+        );
+    }
+
+    #[test]
+    fn status_hosts_come_from_the_settings_and_a_bad_one_stops_the_start() {
+        #[derive(Debug, Default, Serialize, serde::Deserialize)]
+        #[serde(default)]
+        struct Settings {
+            #[serde(flatten)]
+            logging: crate::settings::Logging,
+            status: crate::settings::StatusSettings<Ports>,
+        }
+        #[derive(Debug, Clone)]
+        enum Ports {}
+        impl crate::settings::Defaults for Ports {
+            const API_PORT: u16 = 0;
+            const STATUS_PORT: u16 = 0;
+        }
+        impl SkeletonSettings for Settings {
+            fn logging(&self) -> &crate::settings::Logging {
+                &self.logging
+            }
+            fn status_address(&self) -> SocketAddr {
+                self.status.socket_address()
+            }
+            fn api_addresses(&self) -> Vec<SocketAddr> {
+                Vec::new()
+            }
+        }
+        let mut settings = Settings::default();
+        settings.status.hosts = vec!["ops.example.com".to_owned()];
+        assert!(status_hosts(&settings).is_ok());
+        settings.status.hosts = vec!["ops.example.com:9081".to_owned()];
+        let error = status_hosts(&settings).unwrap_err();
+        assert!(format!("{error:#}").contains("status.hosts"), "{error:#}");
     }
 }

@@ -98,12 +98,17 @@ impl<D: Defaults> ApiSettings<D> {
     }
 }
 
-/// `[status] address, port`: probes, `/metrics` and `/status`.
+/// `[status] address, port, hosts`: probes, `/metrics` and `/status`, and
+/// the names the status server answers for besides IP literals,
+/// `localhost`, its hostname and Kubernetes service names (see
+/// [`crate::hosts`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, bound = "")]
 pub struct StatusSettings<D: Defaults> {
     pub address: IpAddr,
     pub port: u16,
+    #[serde(deserialize_with = "string_list")]
+    pub hosts: Vec<String>,
     #[serde(skip)]
     defaults: PhantomData<D>,
 }
@@ -113,6 +118,7 @@ impl<D: Defaults> Default for StatusSettings<D> {
         Self {
             address: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: D::STATUS_PORT,
+            hosts: Vec::new(),
             defaults: PhantomData,
         }
     }

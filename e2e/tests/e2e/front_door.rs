@@ -1,7 +1,9 @@
 //! The services' front doors as real processes (issue 26): every
 //! conformance case of `http1-probes`, each naming the rule of RFC 9112 it
-//! checks, against each service's ports; and an engine under a pipelining
-//! flood, whose other clients are answered and whose probes stay true.
+//! checks, against each service's ports (public ones take no body and
+//! answer any host; status ones take bodies and answer only their own
+//! hosts); and an engine under a pipelining flood, whose other clients are
+//! answered and whose probes stay true.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -11,7 +13,7 @@ use e2e::graph_builder::PATH_PREFIX;
 use e2e::metadata_helper::{self, SignatureSource};
 use e2e::offline::OfflineStack;
 use e2e::process::ServiceProcess;
-use http1_probes::cases;
+use http1_probes::cases::{self, Server};
 use http1_probes::flood::Flood;
 use http1_probes::run::{self, Target};
 use registry_testkit::poll;
@@ -67,6 +69,28 @@ async fn every_service_answers_the_conformance_cases_as_their_rules_say() {
             target(&format!("{}/{SIGNATURE}", metadata_helper::store_url(&helper))),
         ),
     ];
+    let status = |service: &ServiceProcess, probe: &str| {
+        let server = Server {
+            takes_bodies: true,
+            checks_host: true,
+        };
+        target(&service.status_url(probe)).serving(server)
+    };
+    let targets = [
+        targets,
+        vec![
+            (
+                "graph-builder's status port",
+                status(&stack.graph_builder, "/liveness"),
+            ),
+            (
+                "policy-engine's status port",
+                status(&stack.engines.engine_b, "/livez"),
+            ),
+            ("metadata-helper's status port", status(&helper, "/livez")),
+        ],
+    ]
+    .concat();
     let failures = tokio::task::spawn_blocking(move || {
         let mut failures = Vec::new();
         for (service, target) in &targets {

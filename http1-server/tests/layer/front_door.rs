@@ -103,6 +103,62 @@ async fn a_thread_stuck_in_a_handler_shows_as_stalled_until_it_turns_again() {
     .await;
 }
 
+/// A handler that blocks its thread holds up that worker's connections,
+/// not the ones that arrive after it: the acceptor passes over a worker
+/// whose loop has stopped turning (probes on the status port, say).
+#[tokio::test(flavor = "multi_thread")]
+async fn new_connections_go_to_a_worker_that_turns_while_another_is_stuck() {
+    let server = TestServer::start(|options| {
+        options.workers = 2;
+        options.timeouts.keep_alive = Duration::from_secs(60);
+    });
+    let ask = |stream: &mut std::net::TcpStream, path: &str| {
+        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+    };
+    // By load alone, the next connection would go to the stuck worker:
+    // an idle connection on worker 0, the stuck one on worker 1, another
+    // idle one on worker 0.
+    let mut idle = vec![server.connect()];
+    ask(&mut idle[0], "/small");
+    server.wait_for_open(1).await;
+    let mut stuck = server.connect();
+    ask(&mut stuck, "/hold");
+    let hold = server.hold.clone();
+    poll::eventually("the handler holding its thread", Duration::from_secs(10), || {
+        let holding = hold.holding();
+        async move { holding }
+    })
+    .await;
+    idle.push(server.connect());
+    ask(&mut idle[1], "/small");
+    server.wait_for_open(3).await;
+    let handle = server.handle();
+    poll::eventually("the worker stuck", Duration::from_secs(10), || {
+        let stalled_for = handle.stalled_for();
+        async move { stalled_for >= Duration::from_secs(1) }
+    })
+    .await;
+
+    let address = server.address;
+    let fresh = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        stream.write_all(REQUEST.as_bytes()).unwrap();
+        wire::read_response(&mut stream, &mut Vec::new(), false).map(|response| response.status)
+    })
+    .await
+    .unwrap();
+    server.hold.release();
+    assert_eq!(fresh.unwrap(), 200, "answered while the other worker is stuck");
+    let held = tokio::task::spawn_blocking(move || {
+        wire::read_response(&mut stuck, &mut Vec::new(), false)
+            .unwrap()
+            .status
+    });
+    assert_eq!(held.await.unwrap(), 200);
+}
+
 /// Issue 26, defect 2: the limit counted silent sockets on every request,
 /// so a client admitted before them got 503 for its next request.
 #[tokio::test(flavor = "multi_thread")]
@@ -185,7 +241,7 @@ async fn a_storm_of_silent_sockets_at_the_limit_costs_admitted_clients_nothing()
 /// before it is read.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_route_that_takes_a_body_gets_it_within_the_bound() {
-    let server = TestServer::start(|options| options.max_body_bytes = 10);
+    let server = TestServer::start(|options| options.gate = http1_server::Gate::taking(10));
     let mut stream = server.connect();
     stream
         .write_all(

@@ -2,8 +2,8 @@
 //! raw-socket clients.
 
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use actix_web::body::{MessageBody, SizedStream};
@@ -46,9 +46,38 @@ async fn not_found(request: actix_web::HttpRequest) -> HttpResponse {
     HttpResponse::NotFound().body(format!("{PATH_PREFIX_OF_404}{}", request.path()))
 }
 
+/// Holds the handler of `/hold` on its thread until the test releases it.
+#[derive(Default)]
+pub struct Hold {
+    state: Mutex<(bool, bool)>,
+    changed: Condvar,
+}
+
+impl Hold {
+    /// Blocks the calling thread until [`Hold::release`], saying it holds.
+    fn hold(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.0 = true;
+        self.changed.notify_all();
+        while !state.1 {
+            state = self.changed.wait(state).unwrap();
+        }
+    }
+
+    pub fn holding(&self) -> bool {
+        self.state.lock().unwrap().0
+    }
+
+    pub fn release(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.changed.notify_all();
+    }
+}
+
 /// The app; `slow_started` counts the answers of `/slow` begun.
 pub fn app(
     slow_started: Arc<AtomicUsize>,
+    hold: Arc<Hold>,
 ) -> App<
     impl actix_web::dev::ServiceFactory<
         actix_web::dev::ServiceRequest,
@@ -76,6 +105,11 @@ pub fn app(
                 HttpResponse::Ok().body(SMALL)
             }
         }))
+        // Blocks its worker's thread until the test releases it.
+        .service(get_or_head("/hold", move || {
+            hold.hold();
+            async { HttpResponse::Ok().body(SMALL) }
+        }))
         // Blocks its worker's thread, as a handler must never do.
         .service(get_or_head("/block", || async {
             std::thread::sleep(Duration::from_secs(3));
@@ -97,6 +131,7 @@ pub struct TestServer {
     pub server: Option<Server>,
     pub limit: ConnectionLimit,
     pub refused: IntCounter,
+    pub hold: Arc<Hold>,
     slow_started: Arc<AtomicUsize>,
 }
 
@@ -124,9 +159,10 @@ impl TestServer {
         options.limit = Some(limit.clone());
         configure(&mut options);
         let slow_started = Arc::new(AtomicUsize::new(0));
+        let hold = Arc::new(Hold::default());
         let factory = {
-            let slow_started = slow_started.clone();
-            move || app(slow_started.clone())
+            let (slow_started, hold) = (slow_started.clone(), hold.clone());
+            move || app(slow_started.clone(), hold.clone())
         };
         let (server, address) = http1_server::bind("127.0.0.1:0".parse().unwrap(), factory, options).unwrap();
         Self {
@@ -134,6 +170,7 @@ impl TestServer {
             server: Some(server),
             limit,
             refused,
+            hold,
             slow_started,
         }
     }
