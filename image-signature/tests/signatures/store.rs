@@ -3,15 +3,11 @@
 //! size limit and the extra CAs.
 
 use http_fetch::ExtraRoots;
+use image_signature::MAX_SIGNATURE_BYTES;
 use image_signature::store::{FetchError, SignatureStore, path};
-use image_signature::{Digest, MAX_SIGNATURE_BYTES};
 use registry_testkit::{Body, CertificateShape, FileServer};
 
-const DIGEST: &str = "sha256:4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
-
-fn digest() -> Digest {
-    Digest::parse(DIGEST).unwrap()
-}
+use crate::support::digest;
 
 fn served_path(index: u32) -> String {
     format!("/signatures/{}", path(&digest(), index))

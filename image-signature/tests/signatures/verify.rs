@@ -8,13 +8,10 @@ use image_signature::{
 };
 use release_images::signature::{SIGNED_AT, SigningKey};
 
-const DIGEST: &str = "sha256:4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
+use crate::support::{DIGEST, digest};
+
 const OTHER_DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
 const REFERENCE: &str = "quay.io/openshift-release-dev/ocp-release:4.18.1-x86_64";
-
-fn digest() -> Digest {
-    Digest::parse(DIGEST).unwrap()
-}
 
 fn trusted(key: &SigningKey) -> TrustedKeys {
     TrustedKeys::from_armored(&key.public_key_armored()).unwrap()
