@@ -1,7 +1,5 @@
 //! Small graphs in the graph-builder's format, written in a few lines.
 
-#![allow(dead_code)] // each test binary uses part of it
-
 use cincinnati_client::{Document, UpdateGraph};
 use cincinnati_core::release::keys;
 use cincinnati_core::{Version, wire};

@@ -1,14 +1,13 @@
 //! Why an update is offered or not, from the graph and from graph-data.
 
-mod common;
-
 use cincinnati_client::cluster_policy::ClusterPolicy;
 use cincinnati_client::cvo::DropReason;
 use cincinnati_client::explain::{DeclarationKind, ExplainGraphData, ExplainQuery, Verdict, explain};
 use cincinnati_client::reasons::{Layer, Reason};
-use common::{Fixture, v};
 use openshift_graph_data::{GraphData, GraphDataFiles, Strictness};
 use serde_json::json;
+
+use crate::support::{Fixture, v};
 
 const REMOVE_REGEX: &str = "io.openshift.upgrades.graph.previous.remove_regex";
 

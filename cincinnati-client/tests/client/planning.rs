@@ -1,13 +1,12 @@
 //! Update paths on a small graph shaped like OpenShift's: stable channels
 //! per minor holding the previous minor too, EUS channels on even minors.
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use cincinnati_client::Tier;
 use cincinnati_client::plan::{Break, Offers, PathAnswer, PathQuery, Plan, other_tiers, plan};
-use common::{Fixture, v};
+
+use crate::support::{Fixture, v};
 
 const S14: &[&str] = &[
     "stable-4.14",

@@ -1,10 +1,9 @@
 //! What changes between two graphs, channel by channel.
 
-mod common;
-
 use cincinnati_client::UpdateGraph;
 use cincinnati_client::diff::{UpdateChange, diff};
-use common::{Fixture, served_document, v};
+
+use crate::support::{Fixture, served_document, v};
 
 fn base() -> Fixture {
     Fixture::new()

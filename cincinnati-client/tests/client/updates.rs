@@ -1,11 +1,10 @@
 //! What a cluster on a channel is offered, by the CVO's rules, from full
 //! graphs and from answers for single channels.
 
-mod common;
-
 use cincinnati_client::{Cluster, Coverage, UpdateGraph, VersionNotFound};
-use common::{Fixture, served_document, v};
 use serde_json::json;
+
+use crate::support::{Fixture, served_document, v};
 
 fn cluster(version: &str) -> Cluster {
     Cluster {
