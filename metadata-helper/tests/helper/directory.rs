@@ -9,19 +9,9 @@ use image_signature::layout::SignatureName;
 use metadata_helper::LookupError;
 use metadata_helper::directory::DirectorySource;
 
-const A: &str = "4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
-const B: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+use crate::support::{A, B, directory_source, name, write};
+
 const C: &str = "2222222222222222222222222222222222222222222222222222222222222222";
-
-fn name(hex: &str, index: u32) -> SignatureName {
-    SignatureName::parse("sha256", hex, &format!("signature-{index}")).unwrap()
-}
-
-fn write(root: &Path, hex: &str, index: u32, content: &[u8]) {
-    let dir = root.join("sha256").join(hex);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(format!("signature-{index}")), content).unwrap();
-}
 
 /// Two signatures of A, one of B, and a stray file.
 fn tree() -> tempfile::TempDir {
@@ -33,12 +23,6 @@ fn tree() -> tempfile::TempDir {
     root
 }
 
-fn source(root: &Path) -> DirectorySource {
-    let source = DirectorySource::new(root.to_path_buf());
-    source.refresh().unwrap();
-    source
-}
-
 fn lookup(source: &DirectorySource, name: &SignatureName) -> Result<Option<Vec<u8>>, LookupError> {
     let set = source.signatures().set().expect("a set in service");
     set.lookup(name)
@@ -48,7 +32,7 @@ fn lookup(source: &DirectorySource, name: &SignatureName) -> Result<Option<Vec<u
 #[test]
 fn files_are_served_on_demand_and_counted_by_a_scan() {
     let root = tree();
-    let source = source(root.path());
+    let source = directory_source(root.path());
     let status = source.signatures().status();
     assert_eq!((status.digests, status.signatures, status.misplaced), (2, 3, 1));
     assert!(source.signatures().is_ready() && !status.freshness.is_stale());
@@ -78,7 +62,7 @@ fn files_are_served_on_demand_and_counted_by_a_scan() {
 #[test]
 fn a_signature_asked_for_is_served_from_memory_until_the_next_scan() {
     let root = tree();
-    let source = source(root.path());
+    let source = directory_source(root.path());
     assert_eq!(lookup(&source, &name(A, 1)).unwrap().unwrap(), b"a1");
     std::fs::remove_file(root.path().join("sha256").join(A).join("signature-1")).unwrap();
     assert_eq!(
@@ -112,7 +96,7 @@ fn links_that_lead_out_of_the_tree_are_refused_and_links_inside_followed() {
         root.path().join("sha256").join(B).join("signature-2"),
     )
     .unwrap();
-    let source = source(root.path());
+    let source = directory_source(root.path());
     for escaping in [name(C, 1), name(B, 2)] {
         let error = lookup(&source, &escaping).unwrap_err();
         assert!(matches!(error, LookupError::OutsideTree { .. }), "{error}");
@@ -130,7 +114,7 @@ fn a_root_that_is_a_link_is_followed_where_it_points_now() {
     let links = tempfile::tempdir().unwrap();
     let root = links.path().join("signatures");
     symlink(first.path(), &root).unwrap();
-    let source = source(&root);
+    let source = directory_source(&root);
     assert_eq!(lookup(&source, &name(A, 1)).unwrap().unwrap(), b"a1");
 
     // Replaced in place, as a volume updated by swapping a link is.
@@ -149,7 +133,7 @@ fn what_is_not_a_small_file_is_not_served() {
     let root = tree();
     std::fs::create_dir_all(root.path().join("sha256").join(B).join("signature-2")).unwrap();
     write(root.path(), B, 3, &vec![b'x'; MAX_SIGNATURE_BYTES + 1]);
-    let source = source(root.path());
+    let source = directory_source(root.path());
     assert_eq!(lookup(&source, &name(B, 2)).unwrap(), None, "a directory");
     assert!(matches!(
         lookup(&source, &name(B, 3)).unwrap_err(),

@@ -6,18 +6,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use http_fetch::{ExtraRoots, Url};
-use image_signature::layout::SignatureName;
 use metadata_helper::tarball::{Refresh, TarballError, TarballSettings, TarballSource};
 use openshift_graph_data::{GraphDataFiles, write_tar_gz};
 use registry_testkit::{Body, FileServer};
 
-const A: &str = "4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
-const B: &str = "1111111111111111111111111111111111111111111111111111111111111111";
-const PATH: &str = "/api/upgrades_info/graph-data";
+use crate::support::{A, B, name};
 
-fn name(hex: &str, index: u32) -> SignatureName {
-    SignatureName::parse("sha256", hex, &format!("signature-{index}")).unwrap()
-}
+const PATH: &str = "/api/upgrades_info/graph-data";
 
 /// A graph-data tarball with `signatures`, as the graph-builder publishes it.
 fn tarball(signatures: &[(&str, u32, &[u8])]) -> Vec<u8> {

@@ -4,7 +4,6 @@
 
 use std::net::SocketAddr;
 use std::os::unix::fs::symlink;
-use std::path::Path;
 
 use actix_web::{App, HttpServer, web};
 use http_answers::PathPrefix;
@@ -17,15 +16,9 @@ use service_kit::metrics::MetricRegistry;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-const A: &str = "4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
-const B: &str = "1111111111111111111111111111111111111111111111111111111111111111";
-const PREFIX: &str = "/api/upgrades_info";
+use crate::support::{A, B, directory_source, write};
 
-fn write(root: &Path, hex: &str, index: u32, content: &[u8]) {
-    let dir = root.join("sha256").join(hex);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(format!("signature-{index}")), content).unwrap();
-}
+const PREFIX: &str = "/api/upgrades_info";
 
 /// A running helper route over `signatures`.
 struct Helper {
@@ -83,18 +76,12 @@ async fn error_kind(response: reqwest::Response) -> (u16, String) {
     (status, body["kind"].as_str().unwrap().to_owned())
 }
 
-fn directory(root: &Path) -> Signatures {
-    let source = DirectorySource::new(root.to_path_buf());
-    source.refresh().unwrap();
-    source.signatures().clone()
-}
-
 #[actix_web::test]
 async fn a_signature_is_served_as_the_cvo_fetches_it() {
     let root = tempfile::tempdir().unwrap();
     write(root.path(), A, 1, b"first signature");
     write(root.path(), A, 2, b"second signature");
-    let helper = Helper::start(directory(root.path()));
+    let helper = Helper::start(directory_source(root.path()).signatures().clone());
     let client = reqwest::Client::new();
 
     let response = client
@@ -165,7 +152,7 @@ async fn a_signature_is_served_as_the_cvo_fetches_it() {
 async fn malformed_algorithms_and_digests_are_invalid_params() {
     let root = tempfile::tempdir().unwrap();
     write(root.path(), A, 1, b"a1");
-    let helper = Helper::start(directory(root.path()));
+    let helper = Helper::start(directory_source(root.path()).signatures().clone());
     let upper = A.to_uppercase();
     for path in [
         format!("sha512={A}/signature-1"),
@@ -208,7 +195,7 @@ async fn no_request_reads_outside_the_tree() {
     .unwrap();
     symlink(outside.path(), root.join("sha256").join(B)).unwrap();
     std::fs::write(outside.path().join("signature-1"), "SECRET").unwrap();
-    let helper = Helper::start(directory(&root));
+    let helper = Helper::start(directory_source(&root).signatures().clone());
     let signatures = format!("{PREFIX}/signatures");
 
     for path in [

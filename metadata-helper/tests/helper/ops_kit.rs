@@ -5,12 +5,11 @@
 //! deploy/check/kit_metrics.rs; the other services' twins are their
 //! tests/ops_kit.rs.
 
-mod every_metric;
-#[path = "../../deploy/check/kit_metrics.rs"]
+#[path = "../../../deploy/check/kit_metrics.rs"]
 mod kit_metrics;
 
 #[tokio::test]
 async fn the_operations_kit_names_only_metrics_the_metadata_helper_registers() {
-    let (helper, _signatures) = every_metric::helper_with_every_metric();
+    let (helper, _signatures) = crate::support::every_metric::helper_with_every_metric();
     kit_metrics::assert_registered("cincinnati_mh_", &helper.metrics().described());
 }

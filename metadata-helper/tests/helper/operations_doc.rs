@@ -5,11 +5,9 @@
 //! running helper). The other services' twins are in their tests/. Also the
 //! freshness fields every service's `/status` shares.
 
-mod every_metric;
-
 use metadata_helper::{MetadataHelper, Settings};
 
-const DOC: &str = include_str!("../../docs/operations.md");
+const DOC: &str = include_str!("../../../docs/operations.md");
 const SERVICE: &str = "metadata-helper";
 /// Flags that are not settings, documented in prose.
 const NOT_SETTINGS: [&str; 5] = ["config", "check_config", "output", "help", "version"];
@@ -22,7 +20,7 @@ fn every_setting_is_documented_with_its_flags_and_default() {
 
 #[tokio::test]
 async fn every_metric_is_documented_with_its_type_and_labels() {
-    let (helper, _signatures) = every_metric::helper_with_every_metric();
+    let (helper, _signatures) = crate::support::every_metric::helper_with_every_metric();
     doc_tables::check_metric_table(DOC, SERVICE, &helper.metrics().described());
 }
 
