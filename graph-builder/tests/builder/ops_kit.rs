@@ -5,13 +5,12 @@
 //! deploy/check/kit_metrics.rs; the other services' twins are their
 //! tests/ops_kit.rs.
 
-mod every_metric;
-#[path = "../../deploy/check/kit_metrics.rs"]
+#[path = "../../../deploy/check/kit_metrics.rs"]
 mod kit_metrics;
 
 #[tokio::test]
 async fn the_operations_kit_names_only_metrics_the_graph_builder_registers() {
-    let application = every_metric::graph_builder_with_every_metric();
+    let application = crate::support::every_metric::graph_builder_with_every_metric();
     let used = kit_metrics::assert_registered("cincinnati_gb_", &application.metrics().described());
     // Upstream's SLI dashboard queries it: the dashboard keeps it.
     assert!(

@@ -2,30 +2,24 @@
 //! download is bounded, trusts the CAs of `root_certificate_dir`, and a URL
 //! that goes bad keeps the last good graph-data in service.
 
-mod common;
-
 use std::path::Path;
 
-use common::{Running, StatusExt as _};
 use openshift_graph_data::GraphDataFiles;
 use openshift_graph_data::MAX_TARBALL_BYTES;
 use registry_testkit::{Body, CertificateShape, FileServer};
 
-const FIXTURE: &str = "../testdata/fixtures/secondary-metadata/20211124.083150";
+use crate::support::fixture;
+use crate::support::{Running, StatusExt as _};
 
 /// The fixture graph-data as the `{prefix}/graph-data` tarball.
 fn tarball() -> Vec<u8> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(FIXTURE)
-        .join("cincinnati-graph-data");
+    let dir = fixture("cincinnati-graph-data");
     openshift_graph_data::tarball::write_tar_gz(&GraphDataFiles::from_dir(&dir).unwrap()).bytes
 }
 
 /// A graph-builder reading the fixture releases, and graph-data from `url`.
 async fn spawn(url: &str, root_certificate_dir: &Path) -> Running {
-    let releases = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(FIXTURE)
-        .join("graph-gb-raw.json");
+    let releases = fixture("graph-gb-raw.json");
     let text = format!(
         "[service]\nport = 0\npublic_port = 0\npause_secs = 1\n[status]\nport = 0\n\
          [[plugin_settings]]\nname = \"release-graph-file\"\npath = {releases:?}\n\
@@ -35,7 +29,7 @@ async fn spawn(url: &str, root_certificate_dir: &Path) -> Running {
         releases = releases.display().to_string(),
         dir = root_certificate_dir.display().to_string(),
     );
-    common::spawn(&toml::from_str(&text).unwrap(), "").await
+    crate::support::spawn(&toml::from_str(&text).unwrap(), "").await
 }
 
 #[tokio::test]

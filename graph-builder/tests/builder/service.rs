@@ -2,22 +2,16 @@
 //! graph-data tarball, status and metrics, and staying calm when a source
 //! goes bad.
 
-mod common;
-
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use common::{Running, StatusExt as _};
 use graph_builder::settings::Settings;
 use registry_testkit::poll;
 use serde_json::Value;
 
-const FIXTURE: &str = "../testdata/fixtures/secondary-metadata/20211124.083150";
-
-fn fixture(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE).join(path)
-}
+use crate::support::fixture;
+use crate::support::{Running, StatusExt as _};
 
 /// Settings for a graph-builder on free ports, refreshing every second.
 fn settings(extra_toml: &str) -> Settings {
@@ -40,7 +34,7 @@ fn graph_file_plan(graph: &Path, graph_data: &Path) -> String {
 
 /// A graph-builder under the production path prefix.
 async fn spawn(settings: Settings) -> Running {
-    common::spawn(&settings, "/api/upgrades_info").await
+    crate::support::spawn(&settings, "/api/upgrades_info").await
 }
 
 #[tokio::test]

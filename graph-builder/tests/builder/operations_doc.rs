@@ -8,8 +8,6 @@
 //! graph-builder. The policy-engine's twin is
 //! policy-engine/tests/operations_doc.rs.
 
-mod every_metric;
-
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 
@@ -22,7 +20,7 @@ use graph_builder::sources::releases::{PathSettings, RegistryScrapeSettings};
 use openshift_graph_data::{EdgeAddRemoveSettings, NodeRemoveSettings, SecondaryMetadataParseSettings};
 use serde::de::DeserializeOwned;
 
-const DOC: &str = include_str!("../../docs/operations.md");
+const DOC: &str = include_str!("../../../docs/operations.md");
 const SERVICE: &str = "graph-builder";
 /// Flags that are not settings, documented in prose.
 const NOT_SETTINGS: [&str; 6] = ["config", "once", "check_config", "output", "help", "version"];
@@ -62,7 +60,7 @@ fn every_plugin_and_plugin_key_is_documented() {
 
 #[tokio::test]
 async fn every_metric_is_documented_with_its_type_and_labels() {
-    let application = every_metric::graph_builder_with_every_metric();
+    let application = crate::support::every_metric::graph_builder_with_every_metric();
     doc_tables::check_metric_table(DOC, SERVICE, &application.metrics().described());
 }
 

@@ -1,6 +1,10 @@
-//! A graph-builder running in the test process on free ports, and polling
-//! its `/status` with a deadline. Shared by the service test binaries.
+//! What the graph-builder's tests share: a graph-builder running in the
+//! test process on free ports, polling its `/status` with a deadline, the
+//! fixture it serves, and one with every metric registered.
 
+pub mod every_metric;
+
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::anyhow;
@@ -9,6 +13,14 @@ use graph_builder::settings::Settings;
 use graph_builder::state::{GraphStatus, Status};
 use graph_builder::{Application, StopHandle};
 use registry_testkit::poll;
+
+/// A file of the 2021-11 fixture: its releases (`graph-gb-raw.json`) and
+/// graph-data (`cincinnati-graph-data`).
+pub fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures/secondary-metadata/20211124.083150")
+        .join(path)
+}
 
 /// A running graph-builder; stopped when dropped.
 pub struct Running {

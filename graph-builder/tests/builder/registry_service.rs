@@ -2,11 +2,8 @@
 //! in an image in the same registry: the deployment shape of a disconnected
 //! site. The registry going away must not blank the graph.
 
-mod common;
-
 use std::path::Path;
 
-use common::{Running, StatusExt as _};
 use graph_builder::Application;
 use graph_builder::plan::Plan;
 use graph_builder::settings::Settings;
@@ -15,6 +12,8 @@ use image_signature::{Digest, MAX_SIGNATURE_BYTES};
 use registry_testkit::{Body, FileServer, LocalRegistry};
 use release_images::signature::SigningKey;
 use release_images::{Image, PushOptions, Pushable, Pusher, ReleaseMetadata};
+
+use crate::support::{Running, StatusExt as _};
 
 const RELEASES: &str = "ocp/release";
 const GRAPH_DATA: &str = "ocp/graph-data";
@@ -79,7 +78,7 @@ fn settings_scheduled(registry: &LocalRegistry, schedule: &str, graph_data_keys:
 }
 
 async fn spawn(settings: &Settings) -> Running {
-    common::spawn(settings, "").await
+    crate::support::spawn(settings, "").await
 }
 
 /// The graph `app` serves.
