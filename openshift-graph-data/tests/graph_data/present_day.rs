@@ -1,15 +1,14 @@
 //! Today's graph-data (testdata/graph-data) on a present-day-sized release
 //! set generated from its own channels.
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use cincinnati_core::Release;
-use common::{Context, edge_names, expected, load_dir, parse_then_edges};
 use openshift_graph_data::apply::{apply_with_defaults, apply_with_defaults_to};
 use openshift_graph_data::{DiagnosticKind, Location};
 use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
+
+use crate::support::{Context, edge_names, expected, load_dir, parse_then_edges};
 
 #[test]
 fn todays_graph_data_loads_without_a_problem() {
@@ -67,7 +66,7 @@ fn every_unconditional_block_removes_its_updates() {
         .unwrap();
     let updates: Vec<(String, cincinnati_core::Version)> = edge_names(&graph)
         .into_iter()
-        .map(|(from, to)| (from, common::v(&to)))
+        .map(|(from, to)| (from, crate::support::v(&to)))
         .collect();
     for block in graph_data.blocks() {
         for (from, to) in &updates {
@@ -116,7 +115,7 @@ fn an_update_across_architectures_has_the_whole_graph_applied_to() {
     let mut releases = present_day_graph(&Settings::default()).unwrap();
     let find = |graph: &cincinnati_core::Graph, version: &str| {
         graph
-            .find(&common::v(version))
+            .find(&crate::support::v(version))
             .unwrap_or_else(|| panic!("{version} is generated"))
     };
     let (from, to) = (find(&releases, "4.16.3+amd64"), find(&releases, "4.16.4+arm64"));
@@ -134,7 +133,7 @@ fn an_update_across_architectures_has_the_whole_graph_applied_to() {
 fn an_edge_instruction_on_a_left_out_release_has_the_whole_graph_applied_to() {
     let (graph_data, _) = load_dir(&testdata_graph_data());
     let mut releases = present_day_graph(&Settings::default()).unwrap();
-    let arm64 = releases.find(&common::v("4.16.4+arm64")).unwrap();
+    let arm64 = releases.find(&crate::support::v("4.16.4+arm64")).unwrap();
     releases.metadata_mut(arm64).unwrap().insert(
         "io.openshift.upgrades.graph.previous.remove".to_owned(),
         "not-a-version".to_owned(),

@@ -4,25 +4,20 @@
 //! graph-data is applied; and graph-data without one is published exactly
 //! as before the tree was read.
 
-mod common;
-
 use std::path::Path;
 
-use common::{Context, fixture, parse_then_edges, read_graph};
 use image_signature::MAX_SIGNATURE_BYTES;
 use openshift_graph_data::{DiagnosticKind, GraphData, GraphDataFiles, Location, Strictness, write_tar_gz};
+
+use crate::support::{Context, fixture, fixture_graph_data, parse_then_edges, read_graph};
 
 const HEX_A: &str = "4ab6f4a3e18df3e7c0b2be6cda44b6e1f6e8a0dba1b8a35b1b3a2bb0f5b6c7d8";
 const HEX_B: &str = "1111111111111111111111111111111111111111111111111111111111111111";
 
-fn fixture_dir() -> std::path::PathBuf {
-    fixture("20211124.083150").join("cincinnati-graph-data")
-}
-
 /// A copy of the fixture graph-data, plus `files` (path → content).
 fn graph_data_with(files: &[(String, Vec<u8>)]) -> tempfile::TempDir {
     let copy = tempfile::tempdir().unwrap();
-    let original = GraphDataFiles::from_dir(&fixture_dir()).unwrap();
+    let original = GraphDataFiles::from_dir(&fixture_graph_data()).unwrap();
     let published = original
         .published()
         .map(|(path, content)| (path.to_owned(), content.to_vec()));
@@ -219,7 +214,7 @@ fn applying_graph_data_ignores_its_signatures() {
         (cincinnati_core::wire::serialize(&graph, None), loaded.warnings)
     };
     let (with_signatures, warnings_with) = applied(graph_data_with(&signatures()).path());
-    let (without, warnings_without) = applied(&fixture_dir());
+    let (without, warnings_without) = applied(&fixture_graph_data());
     assert!(with_signatures == without, "the same graph");
     assert_eq!(warnings_with, warnings_without);
 }
@@ -229,7 +224,7 @@ fn applying_graph_data_ignores_its_signatures() {
 /// downstream ETags and `graph_data_revision` labels do not change.
 #[test]
 fn graph_data_without_signatures_is_published_as_before() {
-    let files = GraphDataFiles::from_dir(&fixture_dir()).unwrap();
+    let files = GraphDataFiles::from_dir(&fixture_graph_data()).unwrap();
     assert_eq!(
         files.revision().as_str(),
         "sha256:2a262f0647cb8f4c562a55c4eb91342a193112fadc60396813890ecdc28d2047"
@@ -238,7 +233,8 @@ fn graph_data_without_signatures_is_published_as_before() {
         write_tar_gz(&files).digest,
         "sha256:ff4a59d3804fef80a49f938c1a13465ef584db2e12a519b6d8435752e70261b7"
     );
-    let present_day = GraphDataFiles::from_dir(&common::repository().join("testdata/graph-data")).unwrap();
+    let present_day =
+        GraphDataFiles::from_dir(&crate::support::repository().join("testdata/graph-data")).unwrap();
     assert_eq!(
         write_tar_gz(&present_day).digest,
         "sha256:8b25559e9866746ea9ea44d970cd717ab8cb12cd1a1d2c85fd2e5280a12cd4bc"

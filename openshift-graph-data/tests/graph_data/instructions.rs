@@ -1,14 +1,13 @@
 //! Each edge instruction and each graph-data rule on small graphs.
 
-mod common;
-
 use cincinnati_core::release::keys;
 use cincinnati_core::{Graph, Metadata, Release, wire};
-use common::{edge_names, files, v};
 use openshift_graph_data::apply::{
     EdgeRules, InstructionKeys, apply_edge_instructions, apply_graph_data, remove_flagged_releases,
 };
 use openshift_graph_data::{DiagnosticKind, GraphData, Strictness};
+
+use crate::support::{edge_names, files, v};
 
 /// A graph of concrete releases (`4.1.0+amd64`, ...) with the given updates;
 /// each release's arch metadata follows its build.

@@ -2,13 +2,12 @@
 //! the file and the line, and the rules that lose information refuse the
 //! graph-data.
 
-mod common;
-
-use common::{Context, files, parse_then_edges, v};
 use openshift_graph_data::{
     Diagnostic, DiagnosticKind, GraphData, GraphDataFiles, Location, Refused, Severity, Strictness,
     UpstreamErrorClass,
 };
+
+use crate::support::{Context, files, parse_then_edges, v};
 
 const CHANNEL: (&str, &str) = ("channels/fast-4.1.yaml", "name: fast-4.1\nversions:\n- 4.1.0\n");
 

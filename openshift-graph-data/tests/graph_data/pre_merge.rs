@@ -6,16 +6,15 @@
 //! copy of the bundled graph-data (`testdata/graph-data`) broken in one
 //! place, naming the kind, the file and the line.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::write_published;
 use openshift_graph_data::apply::unmatched;
 use openshift_graph_data::{
     Diagnostic, DiagnosticKind, GraphData, GraphDataFiles, Location, Severity, Strictness,
 };
 use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
+
+use crate::support::write_published;
 
 /// A copy of the bundled graph-data (every file the loader reads), to break.
 struct Copy {

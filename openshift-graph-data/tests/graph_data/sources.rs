@@ -1,16 +1,11 @@
 //! Graph-data read from a directory and from gzip tarballs, and the
 //! tarball served from it.
 
-mod common;
-
 use std::io::Write;
 
-use common::{fixture, write_published};
 use openshift_graph_data::{GraphData, GraphDataFiles, Strictness, write_tar_gz};
 
-fn fixture_dir() -> std::path::PathBuf {
-    fixture("20211124.083150").join("cincinnati-graph-data")
-}
+use crate::support::{fixture_graph_data, write_published};
 
 /// A tarball of `files` under `prefix`, as a repository snapshot is laid out.
 fn tarball_under(prefix: &str, files: &GraphDataFiles) -> Vec<u8> {
@@ -36,7 +31,7 @@ fn tarball_under(prefix: &str, files: &GraphDataFiles) -> Vec<u8> {
 
 #[test]
 fn a_repository_snapshot_under_a_prefix_reads_like_the_directory() {
-    let from_dir = GraphDataFiles::from_dir(&fixture_dir()).unwrap();
+    let from_dir = GraphDataFiles::from_dir(&fixture_graph_data()).unwrap();
     let tarball = tarball_under("openshift-cincinnati-graph-data-0123abc/", &from_dir);
     let from_tar = GraphDataFiles::from_tar_gz(tarball.as_slice()).unwrap();
     assert_eq!(from_tar.revision(), from_dir.revision());
@@ -45,12 +40,12 @@ fn a_repository_snapshot_under_a_prefix_reads_like_the_directory() {
 
 #[test]
 fn the_served_tarball_feeds_another_service() {
-    let files = GraphDataFiles::from_dir(&fixture_dir()).unwrap();
+    let files = GraphDataFiles::from_dir(&fixture_graph_data()).unwrap();
     let loaded = GraphData::load(&files, &Strictness::default()).unwrap();
     let served = write_tar_gz(&files);
     assert_eq!(
         served,
-        write_tar_gz(&GraphDataFiles::from_dir(&fixture_dir()).unwrap()),
+        write_tar_gz(&GraphDataFiles::from_dir(&fixture_graph_data()).unwrap()),
         "the same bytes every time"
     );
     let downstream = GraphData::load(
@@ -82,12 +77,19 @@ fn a_tarball_without_version_is_not_graph_data() {
 
 #[test]
 fn an_unchanged_directory_keeps_its_revision() {
-    let first = GraphDataFiles::from_dir(&fixture_dir()).unwrap().revision();
-    let second = GraphDataFiles::from_dir(&fixture_dir()).unwrap().revision();
+    let first = GraphDataFiles::from_dir(&fixture_graph_data())
+        .unwrap()
+        .revision();
+    let second = GraphDataFiles::from_dir(&fixture_graph_data())
+        .unwrap()
+        .revision();
     assert_eq!(first, second);
 
     let copy = tempfile::tempdir().unwrap();
-    write_published(&GraphDataFiles::from_dir(&fixture_dir()).unwrap(), copy.path());
+    write_published(
+        &GraphDataFiles::from_dir(&fixture_graph_data()).unwrap(),
+        copy.path(),
+    );
     assert_eq!(GraphDataFiles::from_dir(copy.path()).unwrap().revision(), first);
     std::fs::write(
         copy.path().join("channels/fast-4.6.yaml"),

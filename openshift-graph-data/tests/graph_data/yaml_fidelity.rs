@@ -2,12 +2,11 @@
 //! upstream's graph-builder does. Checked against literal expectations and
 //! against `serde_norway`, an independent libyaml-based reader.
 
-mod common;
-
-use common::{files, load_dir};
 use openshift_graph_data::{GraphData, Strictness};
 use release_set_generator::testdata_graph_data;
 use serde::Deserialize;
+
+use crate::support::{files, load_dir};
 
 /// A risk file whose last key, `message`, is written as `form`.
 fn risk_file_ending_with(form: &str) -> String {

@@ -3,13 +3,14 @@
 //! their exact metadata, edges as version pairs), and the conditional edges
 //! the risk files describe.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use cincinnati_core::release::keys;
 use cincinnati_core::{Graph, Metadata};
-use common::{Context, edge_names, edges_only, expected, fixture, load_dir, parse_then_edges, read_graph};
+
+use crate::support::{
+    Context, edge_names, edges_only, expected, fixture, load_dir, parse_then_edges, read_graph,
+};
 
 /// Instruction keys, which upstream's fixtures record in whatever form its
 /// own parser wrote them; they are compared through their effect on edges.
@@ -100,7 +101,7 @@ fn channels_read_in_upstream_order() {
         .run(&mut graph, &Context::with(graph_data))
         .unwrap();
     let release = graph
-        .release(graph.find(&common::v("4.6.16+amd64")).unwrap())
+        .release(graph.find(&crate::support::v("4.6.16+amd64")).unwrap())
         .unwrap();
     let channels: Vec<&str> = release.metadata_list(keys::CHANNELS).collect();
     let versions: Vec<&str> = channels

@@ -1,6 +1,6 @@
-//! Helpers shared by the integration tests.
-
-#![allow(dead_code)] // each test binary uses its own subset
+//! What the graph-data tests share: a stage pipeline with its context, the
+//! fixtures and today's graph-data, small graph-data written in a few lines,
+//! and the expected conditional edges worked out independently.
 
 pub mod expected;
 
@@ -87,6 +87,11 @@ pub fn fixture(name: &str) -> PathBuf {
     repository()
         .join("testdata/fixtures/secondary-metadata")
         .join(name)
+}
+
+/// The graph-data directory of the 2021-11 fixture.
+pub fn fixture_graph_data() -> PathBuf {
+    fixture("20211124.083150").join("cincinnati-graph-data")
 }
 
 pub fn read_graph(path: &Path) -> Graph {
