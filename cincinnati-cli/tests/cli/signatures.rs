@@ -1,16 +1,15 @@
 //! `cincinnati signatures verify` against a real metadata-helper serving the
 //! demo's signatures, as a disconnected cluster's signature store.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{EVERY_DOCUMENT, Run, cincinnati, documented_fields, keys};
 use e2e::metadata_helper::{self, SignatureSource};
 use e2e::process::ServiceProcess;
 use release_set_generator::signatures::demo_key;
+
+use crate::support::{EVERY_DOCUMENT, Run, cincinnati, documented_fields, keys};
 
 fn demo_signatures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/demo/signatures")

@@ -3,10 +3,9 @@
 //! beside `{prefix}/graph`; a service without that list needs `--version`.
 //! (Against a real engine: `real_servers.rs`.)
 
-mod common;
-
-use common::{cincinnati, demo_graph_file};
 use registry_testkit::{Body, FileServer};
+
+use crate::support::{cincinnati, demo_graph_file};
 
 /// A server answering its `/graph` with 400 (a channel is wanted), as a
 /// policy-engine with a mandatory channel does.

@@ -4,12 +4,11 @@
 //! graph-builder, or an engine asked one channel at a time — it gives the
 //! same answers.
 
-mod common;
-
-use common::{cincinnati, demo_graph_file};
 use e2e::offline::OfflineStack;
 use e2e::static_server::StaticServer;
 use release_set_generator::{demo_graph, demo_releases, testdata_graph_data};
+
+use crate::support::{cincinnati, demo_graph_file};
 
 async fn demo_stack() -> OfflineStack {
     OfflineStack::start(&demo_releases(), &testdata_graph_data())

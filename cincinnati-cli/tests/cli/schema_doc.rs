@@ -3,11 +3,10 @@
 //! exactly the fields the table lists for their kind, so the documented
 //! schema cannot drift from the code.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::{EVERY_DOCUMENT, documented_fields, keys};
+use crate::support::golden::golden_json;
+use crate::support::{EVERY_DOCUMENT, documented_fields, keys};
 
 /// Each kind with a golden JSON document of it (`Preview` has none: it is
 /// a `Diff` with `warnings`). The fleet's and the rollouts' are the engine's
@@ -31,7 +30,7 @@ const GOLDEN: [(&str, &str); 12] = [
 #[test]
 fn every_documented_kind_lists_exactly_the_fields_printed() {
     for (kind, file) in GOLDEN {
-        let printed = golden(file);
+        let printed = golden_json(file);
         assert_eq!(printed["kind"], kind, "{file}");
         let mut documented = documented_fields(&format!("`{kind}`"));
         documented.extend(EVERY_DOCUMENT.map(str::to_owned));
@@ -45,9 +44,9 @@ fn every_documented_kind_lists_exactly_the_fields_printed() {
 
 #[test]
 fn a_hop_a_break_and_a_plan_with_risks_have_the_documented_fields() {
-    let found = golden("path-fast-all.json");
+    let found = golden_json("path-fast-all.json");
     assert_eq!(keys(&found["plan"]["hops"][0]), documented_fields("— hop"));
-    let none = golden("path-eus-no-path.json");
+    let none = golden_json("path-eus-no-path.json");
     assert_eq!(keys(&none["break"]), documented_fields("— `break`"));
     assert_eq!(
         keys(&none["planWithRisks"]),
@@ -58,18 +57,18 @@ fn a_hop_a_break_and_a_plan_with_risks_have_the_documented_fields() {
 
 #[test]
 fn a_fleet_rollout_and_a_version_not_moving_have_the_documented_fields() {
-    let rollouts = golden("fleet-rollouts.json");
+    let rollouts = golden_json("fleet-rollouts.json");
     assert_eq!(
         keys(&rollouts["rollouts"][0]),
         documented_fields("— fleet rollout")
     );
-    let stuck = golden("fleet-stuck.json");
+    let stuck = golden_json("fleet-stuck.json");
     assert_eq!(keys(&stuck["notMoving"][0]), documented_fields("— not moving"));
 }
 
 #[test]
 fn a_controlled_rollout_its_control_and_a_change_have_the_documented_fields() {
-    let rollouts = golden("rollouts.json");
+    let rollouts = golden_json("rollouts.json");
     let controlled = &rollouts["rollouts"][0];
     assert_eq!(keys(controlled), documented_fields("— controlled rollout"));
     assert_eq!(
@@ -80,10 +79,4 @@ fn a_controlled_rollout_its_control_and_a_change_have_the_documented_fields() {
         keys(&rollouts["history"][0]),
         documented_fields("— rollout change")
     );
-}
-
-fn golden(file: &str) -> serde_json::Value {
-    let path = format!("{}/tests/golden/{file}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
-    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}"))
 }

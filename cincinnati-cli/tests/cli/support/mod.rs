@@ -1,6 +1,7 @@
-//! Running the `cincinnati` binary as users do, on the demo graph.
+//! Running the `cincinnati` binary as users do, on the demo graph; what
+//! it prints held to docs/cli.md and to golden files.
 
-#![allow(dead_code)] // each test binary uses part of it
+pub mod golden;
 
 use std::collections::BTreeSet;
 use std::collections::hash_map::DefaultHasher;
@@ -159,7 +160,7 @@ pub fn offered(document: &serde_json::Value) -> ClientUpdates {
 pub const EVERY_DOCUMENT: [&str; 2] = ["kind", "schemaVersion"];
 
 /// docs/cli.md, whose schema table the printed documents are held to.
-const DOC: &str = include_str!("../../../docs/cli.md");
+const DOC: &str = include_str!("../../../../docs/cli.md");
 
 /// The schema table's row whose first cell starts with `label`: the
 /// backquoted names of its second cell outside parentheses (inside them are
@@ -194,46 +195,6 @@ pub fn keys(value: &serde_json::Value) -> BTreeSet<String> {
         .keys()
         .cloned()
         .collect()
-}
-
-/// Rewrites the golden files instead of comparing with them.
-pub const BLESS: &str = "CINCINNATI_BLESS";
-
-pub fn golden_path(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(file)
-}
-
-pub fn golden(file: &str) -> String {
-    let path = golden_path(file);
-    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
-}
-
-/// Tables compared with golden files (rewritten instead with
-/// `CINCINNATI_BLESS` set), every difference told at the end.
-#[derive(Default)]
-pub struct GoldenTables {
-    differing: Vec<String>,
-}
-
-impl GoldenTables {
-    pub fn check(&mut self, file: &str, table: &str) {
-        let path = golden_path(file);
-        if std::env::var_os(BLESS).is_some() {
-            std::fs::write(&path, table).unwrap();
-        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(table) {
-            self.differing.push(format!("{file}:\n{table}"));
-        }
-    }
-
-    pub fn assert_same(self) {
-        assert!(
-            self.differing.is_empty(),
-            "tables differ from tests/golden ({BLESS}=1 rewrites them):\n{}",
-            self.differing.join("\n")
-        );
-    }
 }
 
 /// The engines' path prefix (the e2e harness's).

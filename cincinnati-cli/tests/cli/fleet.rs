@@ -5,15 +5,15 @@
 //! each question's table and JSON for fixed documents, against files in
 //! `tests/golden/` (`CINCINNATI_BLESS=1` rewrites the tables).
 
-mod common;
-
 use std::path::Path;
 
 use cincinnati_client::fleet::{FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions};
-use common::{GoldenTables, PREFIX, Run, cincinnati, golden, small_graph};
 use e2e::process::ServiceProcess;
 use e2e::static_server::StaticServer;
 use serde::de::DeserializeOwned;
+
+use crate::support::golden::{GoldenFiles, golden};
+use crate::support::{PREFIX, Run, cincinnati, small_graph};
 
 /// The `n`th simulated cluster's id.
 fn cluster(n: u32) -> String {
@@ -22,7 +22,7 @@ fn cluster(n: u32) -> String {
 
 /// An engine on `upstream` with `flags`, its files in `dir`.
 async fn engine(dir: &Path, upstream: &StaticServer, flags: &[&str]) -> ServiceProcess {
-    common::engine(dir, "fleet", upstream, flags).await
+    crate::support::engine(dir, "fleet", upstream, flags).await
 }
 
 /// The engine's fleet answers, as `--fleet-url` names them.
@@ -411,7 +411,7 @@ fn every_fleet_question_prints_what_the_golden_files_hold() {
             "fleet-cluster",
         ),
     ];
-    let mut tables = GoldenTables::default();
+    let mut golden_files = GoldenFiles::default();
     for (question, name) in cases {
         let document = golden(&format!("{name}.json"));
         let server = StaticServer::start(document.clone().into_bytes(), "application/json").unwrap();
@@ -426,7 +426,7 @@ fn every_fleet_question_prints_what_the_golden_files_hold() {
             document,
             "{question:?}: the document as received"
         );
-        tables.check(&format!("{name}.txt"), &ask(&[]));
+        golden_files.check(&format!("{name}.txt"), &ask(&[]));
     }
-    tables.assert_same();
+    golden_files.assert_same();
 }

@@ -6,8 +6,6 @@
 //! skip; a break names only releases its answer shows; reasons come in the
 //! order that decides, regexes as written.
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use cincinnati_client::explain::{ExplainQuery, Verdict, explain};
@@ -15,7 +13,8 @@ use cincinnati_client::plan::{Break, PathAnswer, PathQuery, Plan, plan};
 use cincinnati_client::runbook::{Action, Workers, runbook};
 use cincinnati_client::{Document, Tier, UpdateGraph};
 use cincinnati_core::Version;
-use common::demo_graph_file;
+
+use crate::support::demo_graph_file;
 
 fn demo() -> UpdateGraph {
     let bytes = std::fs::read(demo_graph_file()).unwrap();

@@ -3,15 +3,12 @@
 //! change, `CINCINNATI_BLESS=1 cargo nextest run -p cincinnati-cli golden`
 //! rewrites them; review the difference before committing it.
 
-mod common;
+use std::path::Path;
 
-use std::path::{Path, PathBuf};
-
-use common::{cincinnati, copy_graph_data, demo_graph_file, repository};
 use release_set_generator::{apply_graph_data, demo_releases, testdata_graph_data};
 
-/// Rewrites the golden files instead of comparing with them.
-const BLESS: &str = "CINCINNATI_BLESS";
+use crate::support::golden::GoldenFiles;
+use crate::support::{cincinnati, copy_graph_data, demo_graph_file, repository};
 
 /// A command, the file its output must equal, and its exit code.
 struct Case {
@@ -201,12 +198,11 @@ fn every_command_prints_what_the_golden_files_hold() {
         ),
         (repository("").display().to_string(), "$REPO"),
     ];
-    let bless = std::env::var_os(BLESS).is_some();
-    let mut failures = Vec::new();
+    let mut golden_files = GoldenFiles::default();
     for case in &cases {
         let run = cincinnati(&case.args);
         if run.code != case.code {
-            failures.push(format!(
+            golden_files.fail(format!(
                 "{}: exit code {} instead of {}; stderr: {}",
                 case.golden, run.code, case.code, run.stderr
             ));
@@ -215,45 +211,13 @@ fn every_command_prints_what_the_golden_files_hold() {
         let shown = replacements
             .iter()
             .fold(run.stdout, |text, (from, to)| text.replace(from.as_str(), to));
-        let path = golden(case.golden);
-        if bless {
-            std::fs::write(&path, &shown).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&path).unwrap_or_default();
-        if let Some(difference) = first_difference(&expected, &shown) {
-            failures.push(format!(
-                "{} differs ({BLESS}=1 rewrites it): {difference}",
-                case.golden
-            ));
-        }
+        golden_files.check(case.golden, &shown);
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-fn golden(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name)
+    golden_files.assert_same();
 }
 
 fn text(path: &Path) -> String {
     path.display().to_string()
-}
-
-/// The first line that differs, both ways.
-fn first_difference(expected: &str, shown: &str) -> Option<String> {
-    if expected == shown {
-        return None;
-    }
-    let (mut expected_lines, mut shown_lines) = (expected.lines(), shown.lines());
-    for number in 1.. {
-        match (expected_lines.next(), shown_lines.next()) {
-            (Some(a), Some(b)) if a == b => {}
-            (a, b) => return Some(format!("line {number}: expected {a:?}, printed {b:?}")),
-        }
-    }
-    unreachable!()
 }
 
 /// testdata/graph-data, changed as a graph-data pull request might: a new

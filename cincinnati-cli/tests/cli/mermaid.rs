@@ -1,9 +1,7 @@
 //! `render --format mermaid` says when Mermaid will refuse to draw: over
 //! its default of 500 edges, which only the page rendering it can raise.
 
-mod common;
-
-use common::{Run, cincinnati, demo_graph_file};
+use crate::support::{Run, cincinnati, demo_graph_file};
 
 fn render(args: &[&str]) -> Run {
     let demo = demo_graph_file();

@@ -7,15 +7,12 @@
 //! that names only releases the answer shows, a downgrade refused before
 //! any service is asked.
 
-mod common;
-
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
-use common::{EVERY_DOCUMENT, Run, cincinnati, demo_graph_file, documented_fields, keys, repository};
 use release_set_generator::testdata_graph_data;
 
-const BLESS: &str = "CINCINNATI_BLESS";
+use crate::support::golden::GoldenFiles;
+use crate::support::{EVERY_DOCUMENT, Run, cincinnati, demo_graph_file, documented_fields, keys, repository};
 
 /// `cincinnati --graph <demo> <args>`.
 fn on_demo(args: &[&str]) -> Run {
@@ -112,13 +109,12 @@ fn explain_and_path_print_what_the_golden_files_hold() {
         ),
         (repository("").display().to_string(), "$REPO".to_owned()),
     ];
-    let bless = std::env::var_os(BLESS).is_some();
-    let mut failures = Vec::new();
+    let mut golden_files = GoldenFiles::default();
     for (golden, code, args) in &cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let run = on_demo(&args);
         if run.code != *code {
-            failures.push(format!(
+            golden_files.fail(format!(
                 "{golden}: exit {} instead of {code}; stderr: {}",
                 run.code, run.stderr
             ));
@@ -127,37 +123,13 @@ fn explain_and_path_print_what_the_golden_files_hold() {
         let shown = replacements
             .iter()
             .fold(run.stdout, |text, (from, to)| text.replace(from.as_str(), to));
-        let path = golden_path(golden);
-        if bless {
-            std::fs::write(&path, &shown).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&path).unwrap_or_default();
-        if expected != shown {
-            let line = expected
-                .lines()
-                .zip(shown.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or_else(|| expected.lines().count().min(shown.lines().count()));
-            failures.push(format!(
-                "{golden} differs ({BLESS}=1 rewrites it) at line {}: expected {:?}, printed {:?}",
-                line + 1,
-                expected.lines().nth(line),
-                shown.lines().nth(line)
-            ));
-        }
+        golden_files.check(golden, &shown);
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    golden_files.assert_same();
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|arg| (*arg).to_owned()).collect()
-}
-
-fn golden_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name)
 }
 
 /// The four reasons of blocked-edges/4.3.5.yaml: its comment paragraphs.

@@ -3,13 +3,8 @@
 //! `CINCINNATI_BLESS=1` rewrites it), and every entry of every command's
 //! help has a description.
 
-mod common;
-
-use std::path::Path;
-
-use common::{Run, cincinnati_with};
-
-const BLESS: &str = "CINCINNATI_BLESS";
+use crate::support::golden::GoldenFiles;
+use crate::support::{Run, cincinnati_with};
 
 /// `cincinnati` with the help as wide as it is without a terminal,
 /// whatever `COLUMNS` the tests run with.
@@ -126,15 +121,7 @@ fn tiers_are_listed_with_what_their_channels_hold() {
 fn the_command_list_is_what_the_golden_file_holds() {
     let run = cincinnati(&["--help"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/help.txt");
-    if std::env::var_os(BLESS).is_some() {
-        std::fs::write(&path, &run.stdout).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        expected == run.stdout,
-        "`cincinnati --help` differs from tests/golden/help.txt ({BLESS}=1 rewrites it):\n{}",
-        run.stdout
-    );
+    let mut golden_files = GoldenFiles::default();
+    golden_files.check("help.txt", &run.stdout);
+    golden_files.assert_same();
 }

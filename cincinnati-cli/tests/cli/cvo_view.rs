@@ -4,12 +4,11 @@
 //! every architecture, the updates and risks the suite works out from what
 //! it pushed (sharing no code with the client).
 
-mod common;
-
-use common::{offered, updates};
 use e2e::graph_builder::GraphBuilderOptions;
 use e2e::scenario::{ARCHITECTURES, CANDIDATE};
 use e2e::stack::Stack;
+
+use crate::support::{offered, updates};
 
 const CLUSTER_ID: &str = "5b6f1e2a-9c3d-4e8f-a1b2-c3d4e5f60718";
 

@@ -6,14 +6,14 @@
 //! without control; and each table for a fixed document, against files in
 //! `tests/golden/` (`CINCINNATI_BLESS=1` rewrites the tables).
 
-mod common;
-
 use std::path::Path;
 
 use cincinnati_client::rollout_control::{ControlledRollout, Rollouts};
-use common::{GoldenTables, PREFIX, Run, cincinnati_with, golden, small_graph};
 use e2e::process::ServiceProcess;
 use e2e::static_server::StaticServer;
+
+use crate::support::golden::{GoldenFiles, golden};
+use crate::support::{PREFIX, Run, cincinnati_with, small_graph};
 
 const TOKEN: &str = "s3cret-ops-token";
 
@@ -29,7 +29,7 @@ async fn controlling_engine(dir: &Path, upstream: &StaticServer) -> ServiceProce
     .unwrap();
     std::fs::write(dir.join("tokens"), format!("# operators\nops {TOKEN}\n")).unwrap();
     let store = format!("sqlite://{}", dir.join("fleet.db").display());
-    common::engine(
+    crate::support::engine(
         dir,
         "rollout",
         upstream,
@@ -365,7 +365,7 @@ async fn refusals_say_what_is_missing_and_a_token_file_is_read_as_the_engine_rea
 async fn an_engine_without_rollout_control_is_told_apart_and_named() {
     let upstream = StaticServer::start(small_graph(), "application/json").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let engine = common::engine(dir.path(), "rollout", &upstream, &[]).await;
+    let engine = crate::support::engine(dir.path(), "rollout", &upstream, &[]).await;
     for question in [&["list"][..], &["pause", "4.18.4", "--reason", "x"]] {
         rollout(&engine, TOKEN, question).assert_failed_saying(
             3,
@@ -409,9 +409,9 @@ fn every_rollout_table_prints_what_the_golden_files_hold() {
             "rollout-pause.txt",
         ),
     ];
-    let mut tables = GoldenTables::default();
+    let mut golden_files = GoldenFiles::default();
     for (question, name) in cases {
-        tables.check(name, &ask(question));
+        golden_files.check(name, &ask(question));
     }
-    tables.assert_same();
+    golden_files.assert_same();
 }

@@ -1,9 +1,8 @@
 //! The command line itself: help, completions, exit codes, colour.
 
-mod common;
-
-use common::{cincinnati, cincinnati_with, demo_graph_file, repository};
 use registry_testkit::{Body, CertificateShape, FileServer};
+
+use crate::support::{cincinnati, cincinnati_with, demo_graph_file, repository};
 
 const SUBCOMMANDS: [&str; 8] = [
     "updates",

@@ -1,12 +1,10 @@
 //! Graphviz accepts what `render` draws (Debian's `graphviz`, installed by
 //! scripts/install-test-deps.sh).
 
-mod common;
-
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use common::{cincinnati, demo_graph_file};
+use crate::support::{cincinnati, demo_graph_file};
 
 #[test]
 fn dot_turns_a_whole_channel_into_svg() {

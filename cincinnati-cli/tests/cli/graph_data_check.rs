@@ -3,10 +3,9 @@
 //! a risk in a file not named for its target (which graph-data's CI
 //! refuses, and the graph-builder serves).
 
-mod common;
-
-use common::{cincinnati, copy_graph_data, demo_graph_file};
 use release_set_generator::demo_releases;
+
+use crate::support::{cincinnati, copy_graph_data, demo_graph_file};
 
 const RISK: &str = "blocked-edges/4.11.2-PodmanTermStorageCorruption.yaml";
 const MISPLACED: &str = "blocked-edges/4.11.3-PodmanTermStorageCorruption.yaml";

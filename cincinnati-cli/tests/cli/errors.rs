@@ -1,8 +1,6 @@
 //! What a failure says: one line, the error and each of its causes once.
 
-mod common;
-
-use common::{Run, cincinnati, repository};
+use crate::support::{Run, cincinnati, repository};
 
 /// The reason a failed run gave, without the `cincinnati: ` label.
 fn reason(run: &Run) -> &str {

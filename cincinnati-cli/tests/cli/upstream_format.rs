@@ -2,14 +2,13 @@
 //! (unsorted, abstract nodes, `+arch` versions) and policy-engine answers
 //! with nodes in any order and without `+arch`.
 
-mod common;
-
-use common::{cincinnati, offered, repository, updates};
 use e2e::client_graph::ClientGraph;
 use e2e::policy_engine::EngineChain;
 use e2e::static_server::StaticServer;
 use release_set_generator::{demo_releases, testdata_graph_data};
 use serde_json::{Value, json};
+
+use crate::support::{cincinnati, offered, repository, updates};
 
 /// A graph served by the upstream graph-builder in November 2021.
 const UPSTREAM_GRAPH: &str =
