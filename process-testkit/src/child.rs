@@ -3,6 +3,7 @@
 use std::ffi::OsStr;
 use std::io;
 use std::os::unix::process::CommandExt as _;
+use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus};
 use std::sync::mpsc;
 use std::thread;
@@ -37,6 +38,16 @@ pub fn command_with_descendants(program: impl AsRef<OsStr>) -> Command {
         .arg(program);
     command.process_group(0);
     command
+}
+
+/// Where `program` is on `PATH`: the programs are started through
+/// `setpriv` (and a shell), which start even when the program is missing
+/// and only then fail to run it, so a test checks first to say so.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
 }
 
 /// A running child of the test, leader of its own process group; the

@@ -33,7 +33,7 @@ mod child;
 pub mod leftovers;
 pub mod processes;
 
-pub use child::{TestChild, command, command_with_descendants};
+pub use child::{TestChild, command, command_with_descendants, find_program};
 
 /// The environment variable `scripts/test.sh` gives the suite a value of
 /// its own in, which every process the suite starts inherits unless it

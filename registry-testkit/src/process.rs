@@ -80,8 +80,7 @@ impl RegistryProcess {
             binary: REGISTRY_BINARY.to_owned(),
             source,
         };
-        // setpriv would start, then fail to exec a missing registry.
-        if !on_path(REGISTRY_BINARY) {
+        if process_testkit::find_program(REGISTRY_BINARY).is_none() {
             return Err(spawn_error(std::io::ErrorKind::NotFound.into()));
         }
         let mut command = process_testkit::command(REGISTRY_BINARY);
@@ -114,11 +113,6 @@ impl RegistryProcess {
     pub(crate) fn terminate(mut self) -> std::io::Result<()> {
         self.child.kill()
     }
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 /// Reads `source` line by line on a thread that ends when the process closes it.
