@@ -457,15 +457,16 @@ async fn sigterm_stops_the_service_cleanly() {
         format!("[service]\nport = 0\npublic_port = 0\n[status]\nport = 0\n{plan}"),
     )
     .unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_graph-builder"))
+    // Killed if the test fails before the graph-builder exits.
+    let mut command = process_testkit::command(env!("CARGO_BIN_EXE_graph-builder"));
+    command
         .args(["-v", "-c"])
         .arg(&config)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::piped());
+    let mut child = process_testkit::TestChild::spawn(command).unwrap();
     // The listening line says the servers are bound and signals are handled;
     // the rest of the log is drained so the child never blocks on a full pipe.
-    let stderr = child.stderr.take().unwrap();
+    let stderr = child.take_stderr().unwrap();
     let (listening, heard) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {

@@ -161,6 +161,8 @@ fn a_gnupg_signature_verifies() {
         return;
     }
     let home = tempfile::tempdir().unwrap();
+    // gpg starts a gpg-agent for the home directory, which outlives gpg.
+    let _agent = StopsAgent(home.path());
     let gpg = |arguments: &[&str]| {
         let output = Command::new("gpg")
             .env("GNUPGHOME", home.path())
@@ -198,4 +200,18 @@ fn a_gnupg_signature_verifies() {
     let verified = verify_release(&signature, &digest(), &keys).unwrap();
     assert_eq!(verified.signer, keys.fingerprints()[0]);
     assert!(verify_release(&signature, &Digest::parse(OTHER_DIGEST).unwrap(), &keys).is_err());
+}
+
+/// Stops the gpg-agent of a GnuPG home directory when dropped, also when
+/// the test fails: a test leaves no process running.
+struct StopsAgent<'a>(&'a std::path::Path);
+
+impl Drop for StopsAgent<'_> {
+    fn drop(&mut self) {
+        // Nothing to stop if gpgconf cannot run or no agent started.
+        let _ = std::process::Command::new("gpgconf")
+            .env("GNUPGHOME", self.0)
+            .args(["--kill", "all"])
+            .output();
+    }
 }
