@@ -62,8 +62,11 @@ pub struct TestChild {
 }
 
 impl TestChild {
-    /// Spawns `command` (made by [`command`] or [`command_with_descendants`])
-    /// from a thread that lives until this value is dropped.
+    /// Spawns `command` from a thread that lives until this value is
+    /// dropped. Made by [`command`] or [`command_with_descendants`], it is
+    /// the leader of a process group and dies with the test process; a
+    /// testkit that needs another `setpriv` (another user, another death
+    /// signal) makes its own and sets `process_group(0)`.
     pub fn spawn(mut command: Command) -> io::Result<Self> {
         let (spawned_sender, spawned) = mpsc::sync_channel(1);
         let (keeper, released) = mpsc::channel::<()>();
@@ -125,6 +128,10 @@ impl TestChild {
         // is not reused until every member is gone: this reaches only what
         // the child started. (ESRCH: nothing left.)
         let _ = kill_process_group(pid(&self.child), Signal::KILL);
+        // The child itself, should a command have left it in the test's group.
+        if self.child.try_wait()?.is_none() {
+            self.child.kill()?;
+        }
         self.child.wait().map(drop)
     }
 }
