@@ -3,7 +3,7 @@
 //! names only metrics the metadata-helper registers: a renamed metric fails
 //! here until the kit follows. The rule for what is a name is in
 //! deploy/check/kit_metrics.rs; the other services' twins are their
-//! tests/ops_kit.rs.
+//! `ops_kit.rs` tests.
 
 #[path = "../../../deploy/check/kit_metrics.rs"]
 mod kit_metrics;
