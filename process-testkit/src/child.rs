@@ -7,8 +7,16 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus};
 use std::sync::mpsc;
 use std::thread;
+use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+
+use crate::processes;
+
+/// How long the rest of a killed group may take to exit; `SIGKILL` cannot
+/// be caught, so this bounds only a machine too busy to schedule the exits.
+const GROUP_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+const GROUP_EXIT_POLL_INTERVAL: Duration = Duration::from_millis(5);
 
 /// `program` under `setpriv --pdeathsig=KILL`, in a process group of its
 /// own: add arguments, environment and standard streams, then
@@ -122,7 +130,8 @@ impl TestChild {
     }
 
     /// Kills the child and everything in its process group with `SIGKILL`,
-    /// as a crash or the OOM killer would, and reaps the child.
+    /// as a crash or the OOM killer would, reaps the child, and returns once
+    /// nothing of the group runs (or after [`GROUP_EXIT_TIMEOUT`]).
     pub fn kill(&mut self) -> io::Result<()> {
         // The group outlives its leader while any member runs, and its id
         // is not reused until every member is gone: this reaches only what
@@ -132,7 +141,12 @@ impl TestChild {
         if self.child.try_wait()?.is_none() {
             self.child.kill()?;
         }
-        self.child.wait().map(drop)
+        self.child.wait()?;
+        let deadline = Instant::now() + GROUP_EXIT_TIMEOUT;
+        while Instant::now() < deadline && !processes::running_in_group(self.id()).is_empty() {
+            thread::sleep(GROUP_EXIT_POLL_INTERVAL);
+        }
+        Ok(())
     }
 }
 

@@ -92,7 +92,7 @@ fn the_check_names_and_kills_what_was_left_and_nothing_that_ran_before() {
     let snapshot = work.path().join("before");
     let leftover_processes = env!("CARGO_BIN_EXE_leftover-processes");
     // Ran before: not left over, though orphaned and in this session.
-    let earlier = orphan(&[], false);
+    let earlier = Orphan::start(&[], false);
     let status = Command::new(leftover_processes)
         .arg("snapshot")
         .arg(&snapshot)
@@ -102,8 +102,8 @@ fn the_check_names_and_kills_what_was_left_and_nothing_that_ran_before() {
     let marker = format!("check-test-{}", std::process::id());
     // One marked (in a session of its own, as a daemon would be) and one
     // that cleared its environment, orphaned in this session.
-    let marked = orphan(&[(RUN_MARKER, marker.as_str())], true);
-    let unmarked = orphan(&[], false);
+    let marked = Orphan::start(&[(RUN_MARKER, marker.as_str())], true);
+    let unmarked = Orphan::start(&[], false);
 
     let output = Command::new(leftover_processes)
         .arg("check")
@@ -113,21 +113,43 @@ fn the_check_names_and_kills_what_was_left_and_nothing_that_ran_before() {
         .unwrap();
     let said = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{said}");
-    for left in [&marked, &unmarked] {
+    for left in [&*marked, &*unmarked] {
         assert!(said.contains(&format!("pid {} (sleep)", left.pid)), "{said}");
         assert!(!left.runs(), "{left:?} was not killed");
     }
     assert!(!said.contains(&format!("pid {} ", earlier.pid)), "{said}");
     assert!(earlier.runs());
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(earlier.pid as i32).unwrap(),
-        Signal::KILL,
-    )
-    .unwrap();
 }
 
-/// A `sleep` whose parent shell has exited, with `environment` only, in
-/// this session or in one of its own.
+/// A `sleep` whose parent shell has exited; killed when dropped, so a
+/// failing test leaves none.
+struct Orphan(Process);
+
+impl std::ops::Deref for Orphan {
+    type Target = Process;
+
+    fn deref(&self) -> &Process {
+        &self.0
+    }
+}
+
+impl Drop for Orphan {
+    fn drop(&mut self) {
+        if self.0.runs()
+            && let Some(pid) = rustix::process::Pid::from_raw(self.0.pid as i32)
+        {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+        }
+    }
+}
+
+impl Orphan {
+    /// With `environment` only, in this session or in one of its own.
+    fn start(environment: &[(&str, &str)], own_session: bool) -> Self {
+        Self(orphan(environment, own_session))
+    }
+}
+
 fn orphan(environment: &[(&str, &str)], own_session: bool) -> Process {
     let mut shell = if own_session {
         let mut setsid = Command::new("setsid");

@@ -21,7 +21,7 @@ use process_testkit::RUN_MARKER;
 use process_testkit::leftovers::{Seen, Suite};
 use process_testkit::processes::{self, Process};
 
-/// How long what is left may take to exit.
+/// How long what is left may take to exit, and what is killed to be gone.
 const GRACE: Duration = Duration::from_secs(10);
 const POLL_INTERVAL: Duration = Duration::from_millis(200);
 
@@ -116,5 +116,9 @@ fn report_and_kill(left: &[&Seen]) {
         {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
+    }
+    let killed = Instant::now();
+    while killed.elapsed() < GRACE && left.iter().any(|seen| seen.process.runs()) {
+        std::thread::sleep(POLL_INTERVAL);
     }
 }
