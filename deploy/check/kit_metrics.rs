@@ -1,5 +1,5 @@
-//! The metric names the operations kit uses, for each service's
-//! `tests/ops_kit.rs` (included there with `#[path]`): the expressions of the
+//! The metric names the operations kit uses, for each service's `ops_kit.rs`
+//! test (included there with `#[path]`): the expressions of the
 //! PrometheusRule (`deploy/kubernetes/base/monitoring/prometheusrule.yaml`),
 //! the series and expressions of its unit tests (`alerts.test.yaml`, beside
 //! this file) and the expressions of the Grafana dashboard

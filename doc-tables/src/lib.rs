@@ -1,6 +1,5 @@
 //! Reading docs/operations.md's tables, and what the code accepts, for the
-//! tests that keep the page true (graph-builder and policy-engine
-//! `tests/operations_doc.rs`).
+//! tests that keep the page true (each service's `operations_doc.rs` test).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;

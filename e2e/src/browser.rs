@@ -1,16 +1,19 @@
 //! A headless Chromium driven over WebDriver: Debian's `chromium` and its
 //! `chromedriver` (scripts/install-test-deps.sh installs both), for the
-//! explorer page's tests. The driver process is killed when the browser is
-//! dropped, also when a test panics.
+//! explorer page's tests. The driver and the Chromium it started are killed
+//! when the browser is dropped, also when a test panics, and when the test
+//! process dies (`process_testkit::command_with_descendants`: killing
+//! chromedriver alone would leave Chromium running).
 //!
 //! The few W3C WebDriver commands the tests use, over the workspace's
 //! reqwest: fantoccini brings an MPL-2.0 protocol crate and a second cookie
 //! and ICU stack, which `cargo deny` refuses.
 
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 
 use anyhow::{Context as _, anyhow, bail};
+use process_testkit::TestChild;
 use serde_json::{Value, json};
 
 use crate::poll;
@@ -60,18 +63,9 @@ pub mod keys {
 
 pub struct Browser {
     session: Session,
-    /// Last: the session is gone before its driver.
-    _driver: Driver,
-}
-
-/// `chromedriver`, killed on drop.
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        self.0.kill().ok();
-        self.0.wait().ok();
-    }
+    /// Last: the session is gone before its driver. Its process group:
+    /// chromedriver and the Chromium processes it started.
+    driver: TestChild,
 }
 
 /// One browser session: where its commands go.
@@ -130,15 +124,18 @@ impl Browser {
     /// session in it, its pages `viewport`'s size, that keeps the page's
     /// console messages.
     pub async fn start(viewport: Viewport) -> anyhow::Result<Self> {
+        const INSTALL: &str = "scripts/install-test-deps.sh installs it";
+        if process_testkit::find_program("chromedriver").is_none() {
+            bail!("no chromedriver on PATH ({INSTALL})");
+        }
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let driver = Driver(
-            Command::new("chromedriver")
-                .arg(format!("--port={port}"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .context("starting chromedriver (scripts/install-test-deps.sh installs it)")?,
-        );
+        let mut command = process_testkit::command_with_descendants("chromedriver");
+        command
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let driver =
+            TestChild::spawn(command).with_context(|| format!("starting chromedriver ({INSTALL})"))?;
         let driver_url = format!("http://127.0.0.1:{port}");
         let http = reqwest::Client::new();
         poll::until("chromedriver to answer", poll::STARTUP_TIMEOUT, async || {
@@ -176,7 +173,7 @@ impl Browser {
                 url: format!("{}/session/{id}", driver_session.url),
                 http: driver_session.http,
             },
-            _driver: driver,
+            driver,
         };
         // The page's size exactly, whatever the window's frame takes (the
         // DevTools protocol, through chromedriver: WebDriver sizes windows).
@@ -194,6 +191,12 @@ impl Browser {
             .await
             .with_context(|| format!("sizing the page as a {}", viewport.name))?;
         Ok(browser)
+    }
+
+    /// The process group of chromedriver and the Chromium it started,
+    /// gone once this is dropped.
+    pub fn process_group(&self) -> u32 {
+        self.driver.id()
     }
 
     pub async fn open(&self, url: &str) -> anyhow::Result<()> {

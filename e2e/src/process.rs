@@ -1,6 +1,7 @@
 //! One service binary as a child process: listening on ports it picks itself
 //! (port 0) the first time and on the same ports after a restart, logging
-//! JSON lines to a file, and killed when dropped — also when a test panics.
+//! JSON lines to a file, and killed when dropped — also when a test panics —
+//! and by the kernel when the test process dies (`process_testkit::TestChild`).
 //!
 //! Port 0 avoids the race of picking a free port and handing it over: the
 //! service binds, then logs where (`"... listening"` with `api`, `status`
@@ -12,9 +13,10 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead as _, BufReader, Seek as _, SeekFrom};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 
 use anyhow::{Context as _, anyhow, bail, ensure};
+use process_testkit::TestChild;
 use serde_json::Value;
 
 use crate::poll;
@@ -110,7 +112,7 @@ impl ServiceCommand {
 #[derive(Debug)]
 pub struct ServiceProcess {
     command: ServiceCommand,
-    child: Option<Child>,
+    child: Option<TestChild>,
     listening: Listening,
     http: reqwest::Client,
 }
@@ -135,7 +137,7 @@ impl ServiceProcess {
 
     /// The process id, while it runs (to read its memory, say).
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.child.as_ref().map(TestChild::id)
     }
 
     /// `http://<api address><path>`.
@@ -161,7 +163,6 @@ impl ServiceProcess {
         if let Some(mut child) = self.child.take() {
             child
                 .kill()
-                .and_then(|()| child.wait())
                 .with_context(|| format!("killing {}", self.command.name))?;
         }
         Ok(())
@@ -233,27 +234,30 @@ impl Drop for ServiceProcess {
 /// Spawns the service (on `ports`, or on free ports) and waits for its
 /// "listening" log line. A service that exits first fails the start with
 /// the end of its log.
-async fn launch(command: &ServiceCommand, ports: Option<Listening>) -> anyhow::Result<(Child, Listening)> {
+async fn launch(
+    command: &ServiceCommand,
+    ports: Option<Listening>,
+) -> anyhow::Result<(TestChild, Listening)> {
     let log = OpenOptions::new()
         .create(true)
         .append(true)
         .open(&command.log)
         .with_context(|| format!("opening {}", command.log.display()))?;
     let start_of_this_run = log.metadata()?.len();
-    let mut process = Command::new(&command.program);
+    let mut process = process_testkit::command(&command.program);
     process.args(&command.arguments);
     for (flag, listener) in &command.port_flags {
         let port = ports.map_or(0, |ports| ports.port(*listener));
         process.arg(flag).arg(port.to_string());
     }
-    let mut child = process
+    process
         // The harness chooses the log level; an inherited RUST_LOG could hide
         // the line that says where the service listens.
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
+        .stderr(log);
+    let mut child = TestChild::spawn(process)
         .with_context(|| format!("starting {} ({})", command.name, command.program.display()))?;
     let waited = poll::until(
         &format!("{} to log where it listens", command.name),
@@ -274,7 +278,7 @@ async fn launch(command: &ServiceCommand, ports: Option<Listening>) -> anyhow::R
         Ok((StartUp::Exited(status), _)) => anyhow!("exited during start-up ({status})"),
         Err(timed_out) => {
             // Already failing: a kill error would hide the reason.
-            let _ = child.kill().and_then(|()| child.wait());
+            let _ = child.kill();
             timed_out
         }
     };

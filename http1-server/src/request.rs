@@ -1,6 +1,6 @@
 //! A request head, from bytes to the request an actix-web app takes, with
 //! the checks RFC 9112 asks of a server before a request may reach the app.
-//! Each refusal names the rule it applies; `tests/conformance.rs` sends each
+//! Each refusal names the rule it applies; `tests/layer/conformance.rs` sends each
 //! case over a socket.
 
 use std::net::SocketAddr;

@@ -1,6 +1,7 @@
 //! Where the PostgreSQL programs are, and which user runs the server.
 
 use std::ffi::OsStr;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -121,6 +122,8 @@ impl ServerUser {
             ]);
         }
         command.arg("--").arg(program);
+        // A group of its own, as every `process_testkit` child: killed whole.
+        command.process_group(0);
         command
     }
 }

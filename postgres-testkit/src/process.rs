@@ -3,13 +3,14 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, kill_process};
+use process_testkit::TestChild;
+use rustix::process::Signal;
 
 use crate::error::Error;
 
@@ -51,23 +52,18 @@ impl ServerLog {
     }
 }
 
-/// A running postmaster, our child.
-///
-/// It is spawned by a thread of its own, which then only waits until this
-/// value is dropped: the kernel's parent-death signal (see
-/// [`crate::binaries::ServerUser::command`]) fires when the *thread* that
-/// spawned a process ends, not the process. Spawned by a test's thread (or a
-/// runtime's), the server would die with that thread: at the end of the test
-/// that started a server shared by several tests, or when a blocking-pool
-/// thread retires. The keeper thread ends only after the server is reaped,
-/// or with the test process.
+/// A running postmaster, our child: a `process_testkit::TestChild`, spawned
+/// by a thread that lives as long as it, since the kernel's parent-death
+/// signal (see [`crate::binaries::ServerUser::command`]) fires when the
+/// *thread* that spawned a process ends, not the process. Spawned by a
+/// test's thread (or a runtime's), the server would die with that thread:
+/// at the end of the test that started a server shared by several tests,
+/// or when a blocking-pool thread retires.
 #[derive(Debug)]
 pub(crate) struct Postmaster {
-    child: Child,
+    child: TestChild,
     /// Disconnects when the log reader has read everything.
     log_read: mpsc::Receiver<()>,
-    /// Never sent on: dropping it (after `child`) lets the keeper thread end.
-    _keeper: mpsc::Sender<()>,
 }
 
 impl Postmaster {
@@ -77,48 +73,18 @@ impl Postmaster {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let (spawned_sender, spawned) = mpsc::sync_channel(1);
-        let (keeper, released) = mpsc::channel::<()>();
-        thread::Builder::new()
-            .name("postgres-testkit-keeper".to_owned())
-            .spawn(move || {
-                let child = command.spawn();
-                let started = child.is_ok();
-                if let Err(mpsc::SendError(Ok(mut child))) = spawned_sender.send(child) {
-                    // Nobody waits for it: do not leave it running.
-                    let _ = child.kill();
-                    let _ = child.wait();
-                } else if started {
-                    // Returns once `keeper` is dropped.
-                    let _ = released.recv();
-                }
-            })
-            .map_err(|source| Error::Spawn {
-                command: format!("a thread to spawn `{description}`"),
-                source,
-            })?;
-        let mut child = spawned
-            .recv()
-            .map_err(|_| Error::Spawn {
-                command: description.clone(),
-                source: std::io::Error::other("the thread spawning it ended first"),
-            })?
-            .map_err(|source| Error::Spawn {
-                command: description,
-                source,
-            })?;
-        let log_read = match child.stderr.take() {
+        let mut child = TestChild::spawn(command).map_err(|source| Error::Spawn {
+            command: description,
+            source,
+        })?;
+        let log_read = match child.take_stderr() {
             Some(stderr) => {
                 let log = Arc::clone(log);
                 read_lines(stderr, move |line| log.record(line))
             }
             None => mpsc::channel().1,
         };
-        Ok(Self {
-            child,
-            log_read,
-            _keeper: keeper,
-        })
+        Ok(Self { child, log_read })
     }
 
     /// `Some(description)` once the process has exited, and then its last
@@ -138,11 +104,7 @@ impl Postmaster {
     /// after its own children; kills it outright if it takes longer than
     /// [`EXIT_TIMEOUT`].
     pub(crate) fn shut_down(&mut self, signal: Signal) -> std::io::Result<()> {
-        if self.child.try_wait()?.is_some() {
-            return Ok(());
-        }
-        // Not reaped yet (we are its only waiter), so the pid is still ours.
-        kill_process(Pid::from_child(&self.child), signal)?;
+        self.child.signal(signal)?;
         let deadline = Instant::now() + EXIT_TIMEOUT;
         while Instant::now() < deadline {
             if self.child.try_wait()?.is_some() {
@@ -150,15 +112,15 @@ impl Postmaster {
             }
             thread::sleep(EXIT_POLL_INTERVAL);
         }
-        self.child.kill()?;
-        self.child.wait().map(drop)
+        self.child.kill()
     }
 }
 
 impl Drop for Postmaster {
     fn drop(&mut self) {
         // A destructor cannot report errors; the data is thrown away, so the
-        // quickest shutdown will do.
+        // quickest shutdown will do. (The child, dropped next, kills what
+        // is left of its process group.)
         let _ = self.shut_down(Signal::QUIT);
     }
 }

@@ -14,9 +14,9 @@
 //!
 //! `scripts/install-test-deps.sh` installs both. Each listens on a free
 //! `127.0.0.1` port only, keeps its state in a temporary directory, and
-//! stops when dropped; started under util-linux's `setpriv
-//! --pdeathsig=KILL`, it also stops when the test process dies without
-//! dropping it.
+//! stops when dropped; started as a `process_testkit::TestChild` (under
+//! util-linux's `setpriv --pdeathsig=KILL`), it also stops when the test
+//! process dies without dropping it.
 
 mod alertmanager;
 mod daemon;

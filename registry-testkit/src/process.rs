@@ -3,9 +3,11 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
+
+use process_testkit::TestChild;
 
 use crate::access_log::LoggedRequest;
 use crate::error::Error;
@@ -65,30 +67,35 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A running `docker-registry serve CONFIG`; killed when dropped.
+/// A running `docker-registry serve CONFIG`; killed when dropped, and by
+/// the kernel when the test process dies (`process_testkit::TestChild`).
 #[derive(Debug)]
 pub(crate) struct RegistryProcess {
-    child: Child,
+    child: TestChild,
 }
 
 impl RegistryProcess {
     pub(crate) fn spawn(config: &Path, output: &Arc<ProcessOutput>) -> Result<Self, Error> {
-        let mut child = Command::new(REGISTRY_BINARY)
+        let spawn_error = |source| Error::Spawn {
+            binary: REGISTRY_BINARY.to_owned(),
+            source,
+        };
+        if process_testkit::find_program(REGISTRY_BINARY).is_none() {
+            return Err(spawn_error(std::io::ErrorKind::NotFound.into()));
+        }
+        let mut command = process_testkit::command(REGISTRY_BINARY);
+        command
             .arg("serve")
             .arg(config)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| Error::Spawn {
-                binary: REGISTRY_BINARY.to_owned(),
-                source,
-            })?;
-        if let Some(stdout) = child.stdout.take() {
+            .stderr(Stdio::piped());
+        let mut child = TestChild::spawn(command).map_err(spawn_error)?;
+        if let Some(stdout) = child.take_stdout() {
             let output = Arc::clone(output);
             read_lines(stdout, move |line| output.record_access_line(&line));
         }
-        if let Some(stderr) = child.stderr.take() {
+        if let Some(stderr) = child.take_stderr() {
             let output = Arc::clone(output);
             read_lines(stderr, move |line| output.record_diagnostic_line(line));
         }
@@ -103,19 +110,8 @@ impl RegistryProcess {
         }
     }
 
-    pub(crate) fn terminate(&mut self) -> std::io::Result<()> {
-        if self.child.try_wait()?.is_none() {
-            self.child.kill()?;
-        }
-        self.child.wait().map(drop)
-    }
-}
-
-impl Drop for RegistryProcess {
-    fn drop(&mut self) {
-        // A destructor cannot report errors, and kill only fails for a process
-        // that is already gone.
-        let _ = self.terminate();
+    pub(crate) fn terminate(mut self) -> std::io::Result<()> {
+        self.child.kill()
     }
 }
 

@@ -136,7 +136,7 @@ impl LocalRegistry {
     /// Kills the registry process; the port and the storage are kept for `restart`.
     pub fn stop(&mut self) -> Result<(), Error> {
         match self.process.take() {
-            Some(mut process) => process.terminate().map_err(Error::Stop),
+            Some(process) => process.terminate().map_err(Error::Stop),
             None => Ok(()),
         }
     }

@@ -32,6 +32,7 @@ use e2e::graph_builder::{GraphBuilderOptions, PATH_PREFIX};
 use e2e::http;
 use e2e::offline::OfflineStack;
 use e2e::policy_engine::EngineChain;
+use e2e::poll;
 use e2e::scenario::CANDIDATE;
 use e2e::stack::Stack;
 use e2e::static_server::StaticServer;
@@ -1085,4 +1086,32 @@ async fn an_engine_chained_to_an_engine_answers_as_its_upstream_engine() {
             "{question}"
         );
     }
+}
+
+/// A browser dropped without closing its session, as a failing test drops
+/// it, takes chromedriver and every Chromium process with it (killing
+/// chromedriver alone left Chromium running after the suite).
+#[tokio::test]
+async fn a_browser_dropped_mid_session_leaves_no_chromium_running() {
+    let browser = Browser::start(DESKTOP).await.unwrap();
+    browser.open("data:text/html,<p>open</p>").await.unwrap();
+    let group = browser.process_group();
+    let running = process_testkit::processes::running_in_group(group);
+    assert!(
+        running.iter().any(|process| process.name.starts_with("chrom")),
+        "no Chromium in the driver's group: {running:?}"
+    );
+
+    drop(browser);
+    poll::until(
+        "the driver's process group to be gone",
+        poll::CHANGE_TIMEOUT,
+        async || {
+            let running = process_testkit::processes::running_in_group(group);
+            anyhow::ensure!(running.is_empty(), "still running: {running:?}");
+            Ok(())
+        },
+    )
+    .await
+    .unwrap();
 }

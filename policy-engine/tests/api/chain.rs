@@ -154,7 +154,14 @@ async fn the_front_engine_is_ready_only_once_the_middle_one_can_answer() {
     )
     .await;
     // Several refresh rounds: B keeps asking, A keeps having nothing.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    let errors = "cincinnati_pe_http_upstream_errors_total";
+    let failed_before = b.metric(errors).await;
+    eventually(
+        "three more of B's fetches from A to fail",
+        Duration::from_secs(10),
+        || async { b.metric(errors).await >= failed_before + 3.0 },
+    )
+    .await;
     assert_eq!(b.status_get("/readyz").await.status, 503);
     assert!(!b.status_document().await.client.ready);
     b.get("/graph?channel=stable-4.6")

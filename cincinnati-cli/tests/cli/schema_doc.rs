@@ -1,0 +1,82 @@
+//! docs/cli.md's JSON schema table, held to what the command prints: the
+//! golden JSON documents (which golden.rs checks against the binary) have
+//! exactly the fields the table lists for their kind, so the documented
+//! schema cannot drift from the code.
+
+use std::collections::BTreeSet;
+
+use crate::support::golden::golden_json;
+use crate::support::{EVERY_DOCUMENT, documented_fields, keys};
+
+/// Each kind with a golden JSON document of it (`Preview` has none: it is
+/// a `Diff` with `warnings`). The fleet's and the rollouts' are the engine's
+/// documents, which `fleet -o json` and `rollout -o json` print as received
+/// (fleet.rs and rollout.rs check that).
+const GOLDEN: [(&str, &str); 12] = [
+    ("Updates", "updates-not-recommended.json"),
+    ("Path", "path-fast-all.json"),
+    ("Explanation", "explain-blocked.json"),
+    ("Channels", "channels-version.json"),
+    ("Diff", "diff.json"),
+    ("GraphDataCheck", "check-broken.json"),
+    ("FleetVersions", "fleet-versions.json"),
+    ("FleetAdoption", "fleet-adoption.json"),
+    ("FleetRollouts", "fleet-rollouts.json"),
+    ("FleetStuck", "fleet-stuck.json"),
+    ("FleetCluster", "fleet-cluster.json"),
+    ("Rollouts", "rollouts.json"),
+];
+
+#[test]
+fn every_documented_kind_lists_exactly_the_fields_printed() {
+    for (kind, file) in GOLDEN {
+        let printed = golden_json(file);
+        assert_eq!(printed["kind"], kind, "{file}");
+        let mut documented = documented_fields(&format!("`{kind}`"));
+        documented.extend(EVERY_DOCUMENT.map(str::to_owned));
+        assert_eq!(
+            keys(&printed),
+            documented,
+            "docs/cli.md's fields of {kind} vs {file}"
+        );
+    }
+}
+
+#[test]
+fn a_hop_a_break_and_a_plan_with_risks_have_the_documented_fields() {
+    let found = golden_json("path-fast-all.json");
+    assert_eq!(keys(&found["plan"]["hops"][0]), documented_fields("— hop"));
+    let none = golden_json("path-eus-no-path.json");
+    assert_eq!(keys(&none["break"]), documented_fields("— `break`"));
+    assert_eq!(
+        keys(&none["planWithRisks"]),
+        BTreeSet::from(["risks".to_owned(), "hops".to_owned()]),
+        "docs/cli.md: `planWithRisks` (`{{risks, hops}}`)"
+    );
+}
+
+#[test]
+fn a_fleet_rollout_and_a_version_not_moving_have_the_documented_fields() {
+    let rollouts = golden_json("fleet-rollouts.json");
+    assert_eq!(
+        keys(&rollouts["rollouts"][0]),
+        documented_fields("— fleet rollout")
+    );
+    let stuck = golden_json("fleet-stuck.json");
+    assert_eq!(keys(&stuck["notMoving"][0]), documented_fields("— not moving"));
+}
+
+#[test]
+fn a_controlled_rollout_its_control_and_a_change_have_the_documented_fields() {
+    let rollouts = golden_json("rollouts.json");
+    let controlled = &rollouts["rollouts"][0];
+    assert_eq!(keys(controlled), documented_fields("— controlled rollout"));
+    assert_eq!(
+        keys(&controlled["control"]),
+        documented_fields("— rollout control")
+    );
+    assert_eq!(
+        keys(&rollouts["history"][0]),
+        documented_fields("— rollout change")
+    );
+}
