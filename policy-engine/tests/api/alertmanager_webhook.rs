@@ -11,46 +11,15 @@ use std::path::Path;
 use policy_engine::Settings;
 use postgres_testkit::PostgresServer;
 use prometheus_testkit::{Alertmanager, Webhook};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::app::{Answer, TestApp, spawn_ready};
+use crate::support::app::{TestApp, spawn_ready};
 use crate::support::rollouts::{
-    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, TOKEN, cluster_at, control_settings, first, offered, once_paused,
-    rollout_with, rollouts,
+    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, TOKEN, WEBHOOK, alert, cluster_at, control_settings, first, notification,
+    notify, offered, once_paused, post_notification, rollout_with, rollouts,
 };
 use crate::support::small_graph;
 use crate::support::upstream::{Behaviour, FakeUpstream};
-
-const WEBHOOK: &str = "/api/upgrades_info/v1/alerts/alertmanager";
-
-/// An alert as Alertmanager sends it, its fingerprint `fingerprint`.
-fn alert(status: &str, labels: Value, summary: &str, fingerprint: &str) -> Value {
-    json!({
-        "status": status,
-        "labels": labels,
-        "annotations": {"summary": summary},
-        "startsAt": "2026-11-26T10:00:00Z",
-        "endsAt": "0001-01-01T00:00:00Z",
-        "generatorURL": "http://prometheus.example/graph",
-        "fingerprint": fingerprint,
-    })
-}
-
-/// A version 4 notification of `alerts`.
-fn notification(alerts: &[Value]) -> Value {
-    json!({
-        "version": "4",
-        "groupKey": "{}:{alertname=\"UpdatesFailing\"}",
-        "truncatedAlerts": 0,
-        "status": "firing",
-        "receiver": "cincinnati",
-        "groupLabels": {},
-        "commonLabels": {},
-        "commonAnnotations": {},
-        "externalURL": "http://alertmanager.example",
-        "alerts": alerts,
-    })
-}
 
 /// An engine with rollout control (a rollout of 4.18.4 half way through,
 /// unless `dir` holds a policy file), its store and token file in `dir`.
@@ -62,30 +31,6 @@ async fn engine(dir: &Path, configure: impl FnOnce(&mut Settings)) -> (FakeUpstr
     (upstream, spawn_ready(settings).await)
 }
 
-async fn post(app: &TestApp, token: Option<&str>, body: impl Into<reqwest::Body>) -> Answer {
-    let mut request = app
-        .client
-        .post(format!("http://{}{WEBHOOK}", app.status_address))
-        .header("content-type", "application/json")
-        .body(body);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    app.send(request, &[]).await
-}
-
-/// Posts `alerts` with Alertmanager's token; each alert's outcome.
-async fn notify(app: &TestApp, alerts: &[Value]) -> Vec<String> {
-    let answer = post(app, Some(ALERTMANAGER_TOKEN), notification(alerts).to_string()).await;
-    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
-    answer.json()["alerts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|taken| taken["outcome"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[tokio::test]
 async fn a_firing_alert_pauses_the_rollout_it_names_once_and_only_an_operator_resumes_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -94,20 +39,20 @@ async fn a_firing_alert_pauses_the_rollout_it_names_once_and_only_an_operator_re
 
     // Refused: no token, a read token, not a notification, another
     // version, too large.
-    post(&app, None, "{}").await.assert_error(401, "unauthorized");
-    post(&app, Some(READ_TOKEN), "{}")
+    post_notification(&app, None, "{}").await.assert_error(401, "unauthorized");
+    post_notification(&app, Some(READ_TOKEN), "{}")
         .await
         .assert_error(403, "forbidden");
-    post(&app, Some(ALERTMANAGER_TOKEN), "not json")
+    post_notification(&app, Some(ALERTMANAGER_TOKEN), "not json")
         .await
         .assert_error(400, "invalid_params");
     let version_3 = json!({"version": "3", "alerts": []}).to_string();
-    post(&app, Some(ALERTMANAGER_TOKEN), version_3)
+    post_notification(&app, Some(ALERTMANAGER_TOKEN), version_3)
         .await
         .assert_error(400, "invalid_params");
     let large = notification(&[alert("firing", json!({"alertname": "X"}), &"x".repeat(5000), "a")]);
     assert_eq!(
-        post(&app, Some(ALERTMANAGER_TOKEN), large.to_string())
+        post_notification(&app, Some(ALERTMANAGER_TOKEN), large.to_string())
             .await
             .status,
         413

@@ -22,6 +22,7 @@ mod prometheus_halts;
 mod resilience;
 mod rollout_control;
 mod rollout_gates;
+mod rollout_promises;
 mod status;
 mod tls;
 mod version_prune;

@@ -14,6 +14,7 @@ pub struct TestApp {
     pub status_address: SocketAddr,
     pub client: reqwest::Client,
     stop: StopHandle,
+    run: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 /// A response read whole.
@@ -78,15 +79,14 @@ pub async fn spawn_ready(settings: Settings) -> TestApp {
 /// Starts an engine with `settings`, not waiting for its upstream.
 pub async fn spawn(settings: Settings) -> TestApp {
     let application = Application::build(&settings).expect("the test engine starts");
-    let app = TestApp {
+    TestApp {
         address: application.address("api"),
         status_address: application.address("status"),
         // Raw bytes: tests check compressed bodies themselves.
         client: reqwest::Client::builder().no_gzip().build().unwrap(),
         stop: application.stop_handle(),
-    };
-    tokio::spawn(application.run_until_stopped());
-    app
+        run: tokio::spawn(application.run_until_stopped()),
+    }
 }
 
 impl Drop for TestApp {
@@ -99,6 +99,16 @@ impl TestApp {
     /// Asks the engine to shut down, as SIGTERM does.
     pub fn stop(&self) {
         self.stop.stop();
+    }
+
+    /// Shuts the engine down and waits until it has: its servers closed,
+    /// its tasks ended (nothing it kept in memory can reach a store after).
+    pub async fn shut_down(mut self) {
+        self.stop();
+        (&mut self.run)
+            .await
+            .expect("the engine does not panic")
+            .expect("the engine stops cleanly");
     }
 
     /// The client tests send requests with (no gzip).

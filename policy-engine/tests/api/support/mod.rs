@@ -1,4 +1,5 @@
 pub mod app;
+pub mod oracle;
 pub mod rollouts;
 pub mod upstream;
 

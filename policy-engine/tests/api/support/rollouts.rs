@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use cincinnati_client::rollout::{RolloutView, Rollouts};
 use policy_engine::Settings;
+use serde_json::{Value, json};
 
-use super::app::TestApp;
+use super::app::{Answer, TestApp};
 use super::upstream::FakeUpstream;
 use super::{hours_ago, place_percent, recommended_from, rollout};
 
@@ -21,6 +22,8 @@ pub const TOKEN: &str = "s3cret-ops-token";
 pub const ALERTMANAGER_TOKEN: &str = "s3cret-am-token";
 /// A dashboard's (scope `read`).
 pub const READ_TOKEN: &str = "s3cret-read-token";
+/// Alertmanager's webhook, on the status port.
+pub const WEBHOOK: &str = "/api/upgrades_info/v1/alerts/alertmanager";
 
 /// A cluster id whose place in rollouts is within `range` (percent).
 pub fn cluster_at(range: std::ops::Range<f64>) -> String {
@@ -71,11 +74,17 @@ pub fn rollout_with(started_hours_ago: f64, duration: f64, more: &str) -> String
 /// Whether the cluster `id` on 4.18.1 is offered 4.18.4 (asked as an
 /// operator's tool asks: not recorded).
 pub async fn offered(app: &TestApp, id: &str) -> bool {
-    let graph = ask(app, id, "4.18.1", &[("cincinnati-question", "1")]).await;
-    recommended_from(&graph, "4.18.1")
+    offered_from(app, id, "4.18.1").await.contains("4.18.4")
+}
+
+/// The versions the cluster `id` on `version` is offered (asked as an
+/// operator's tool asks: not recorded).
+pub async fn offered_from(app: &TestApp, id: &str, version: &str) -> BTreeSet<String> {
+    let graph = ask(app, id, version, &[("cincinnati-question", "1")]).await;
+    recommended_from(&graph, version)
         .into_iter()
-        .collect::<BTreeSet<_>>()
-        .contains("4.18.4")
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The answer to the update check of cluster `id` on `version`, with
@@ -117,6 +126,65 @@ pub async fn change(
     query: &[(&str, &str)],
 ) -> (u16, String) {
     change_with(app, TOKEN, (method, route), query).await
+}
+
+/// An alert as Alertmanager sends it, its fingerprint `fingerprint`.
+pub fn alert(status: &str, labels: Value, summary: &str, fingerprint: &str) -> Value {
+    json!({
+        "status": status,
+        "labels": labels,
+        "annotations": {"summary": summary},
+        "startsAt": "2026-11-26T10:00:00Z",
+        "endsAt": "0001-01-01T00:00:00Z",
+        "generatorURL": "http://prometheus.example/graph",
+        "fingerprint": fingerprint,
+    })
+}
+
+/// A version 4 notification of `alerts`.
+pub fn notification(alerts: &[Value]) -> Value {
+    json!({
+        "version": "4",
+        "groupKey": "{}:{alertname=\"UpdatesFailing\"}",
+        "truncatedAlerts": 0,
+        "status": "firing",
+        "receiver": "cincinnati",
+        "groupLabels": {},
+        "commonLabels": {},
+        "commonAnnotations": {},
+        "externalURL": "http://alertmanager.example",
+        "alerts": alerts,
+    })
+}
+
+/// Posts `body` to the [`WEBHOOK`], with `token` if any.
+pub async fn post_notification(app: &TestApp, token: Option<&str>, body: impl Into<reqwest::Body>) -> Answer {
+    let mut request = app
+        .client
+        .post(format!("http://{}{WEBHOOK}", app.status_address))
+        .header("content-type", "application/json")
+        .body(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    app.send(request, &[]).await
+}
+
+/// Each alert's outcome, as the webhook answered.
+pub fn outcomes(answer: &Answer) -> Vec<String> {
+    answer.json()["alerts"]
+        .as_array()
+        .expect("the alerts taken")
+        .iter()
+        .map(|taken| taken["outcome"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Posts `alerts` with Alertmanager's token; each alert's outcome.
+pub async fn notify(app: &TestApp, alerts: &[Value]) -> Vec<String> {
+    let answer = post_notification(app, Some(ALERTMANAGER_TOKEN), notification(alerts).to_string()).await;
+    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    outcomes(&answer)
 }
 
 /// `GET {ROLLOUTS}` with the dashboard's token.
