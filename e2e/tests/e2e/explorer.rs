@@ -9,7 +9,8 @@
 //! versions out of string order), the page draws what the CVO makes of it;
 //! on the registry stack, a release published while the page is open shows
 //! after a reload, and engine B, chained to engine A, answers the page's
-//! questions as A does.
+//! questions as A does. An EUS-to-EUS plan shows its runbook, the steps the
+//! library gives, readable on a desktop and a phone.
 //!
 //! [`fleet`]: the Fleet view, on the status port of an engine with a
 //! fleet store.
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use cincinnati_client::document::{Document, Shape};
 use cincinnati_client::explain::{ExplainQuery, explain};
-use cincinnati_client::json::{ChannelGraphJson, ExplanationJson};
+use cincinnati_client::json::{ChannelGraphJson, ExplanationJson, PathJson};
 use cincinnati_client::plan::{PathAnswer, PathQuery, Plan, plan};
 use cincinnati_client::{Tier, UpdateGraph};
 use cincinnati_core::Version;
@@ -1114,4 +1115,170 @@ async fn a_browser_dropped_mid_session_leaves_no_chromium_running() {
     )
     .await
     .unwrap();
+}
+
+/// The releases of [`eus_graph`] and their channels, shaped like
+/// OpenShift's: a minor's releases in its stable channel and the next, EUS
+/// channels on even minors holding the odd minor before them.
+const EUS_RELEASES: [(&str, &[&str]); 4] = [
+    ("4.16.10", &["stable-4.16", "stable-4.17", "eus-4.16", "eus-4.18"]),
+    ("4.16.20", &["stable-4.16", "stable-4.17", "eus-4.16", "eus-4.18"]),
+    ("4.17.5", &["stable-4.17", "stable-4.18", "eus-4.18"]),
+    ("4.18.3", &["stable-4.18", "eus-4.18"]),
+];
+
+/// A full graph of [`EUS_RELEASES`], each updating to the next, their
+/// images by digest.
+fn eus_graph() -> Value {
+    let nodes: Vec<Value> = EUS_RELEASES
+        .iter()
+        .enumerate()
+        .map(|(index, (version, channels))| {
+            json!({
+                "version": format!("{version}+{ARCH}"),
+                "payload": format!("example.com/ocp-release@sha256:{index:064x}"),
+                "metadata": {
+                    "io.openshift.upgrades.graph.release.arch": ARCH,
+                    "io.openshift.upgrades.graph.release.channels": channels.join(","),
+                },
+            })
+        })
+        .collect();
+    json!({
+        "nodes": nodes,
+        "edges": (1..EUS_RELEASES.len()).map(|to| [to - 1, to]).collect::<Vec<_>>(),
+        "conditionalEdges": [],
+    })
+}
+
+/// What the page shows of a plan's runbook: its steps (action, sentence,
+/// commands), what the workers do at each hop, and whether the plan's
+/// panel and the page fit the screen.
+const MEASURE_RUNBOOK: &str = r##"
+const plan = document.getElementById("plan");
+const runbook = document.getElementById("runbook");
+return {
+  heading: runbook ? document.getElementById("runbook-heading").textContent : null,
+  labelled: runbook ? runbook.closest("[aria-labelledby]").getAttribute("aria-labelledby") : null,
+  steps: runbook ? [...runbook.children].map((step) => [step.dataset.action, step.querySelector(".step").textContent,
+    step.querySelector("pre") ? step.querySelector("pre").textContent : ""]) : [],
+  workers: [...document.querySelectorAll("#path-list > li")].map((hop) => hop.dataset.workers || null),
+  pageWidth: document.documentElement.scrollWidth,
+  overflowing: [plan, ...plan.querySelectorAll("*")].filter((element) => element.clientWidth > 0 &&
+    element.scrollWidth > element.clientWidth + 1).map((element) => element.tagName),
+};
+"##;
+
+/// The runbook's sentence as the page writes it: the commands in
+/// backquotes as code (the backquotes gone), a full stop at the end.
+fn written(text: &str) -> String {
+    let text = text.replace('`', "");
+    if text.ends_with('.') {
+        text
+    } else {
+        format!("{text}.")
+    }
+}
+
+#[tokio::test]
+async fn an_eus_to_eus_plan_shows_its_runbook_and_another_plan_none() {
+    let upstream = serde_json::to_vec(&eus_graph()).unwrap();
+    let library = full_graph_of_arch(&upstream).unwrap();
+    let server = StaticServer::start(upstream, "application/json").unwrap();
+    let workdir = Workdir::new().unwrap();
+    let engine = e2e::policy_engine::start(
+        workdir.path(),
+        "eus",
+        &format!("{}{PATH_PREFIX}/graph", server.url()),
+    )
+    .await
+    .unwrap();
+    let (from, to) = ("4.16.10", "4.18.3");
+
+    // What the library answers (as `cincinnati path -o json`): a plan on
+    // the EUS tier with its runbook.
+    let query = PathQuery {
+        tier: Tier::Eus,
+        ..stable_query(from, to)
+    };
+    let answer = plan(&library, &query);
+    let expected = serde_json::to_value(PathJson::new(ARCH, &query, &answer)).unwrap();
+    let steps: Vec<Value> = expected["runbook"]["steps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no runbook: {expected}"))
+        .iter()
+        .map(|step| {
+            let commands: Vec<&str> = step["commands"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|command| command.as_str().unwrap())
+                .collect();
+            json!([
+                step["action"],
+                written(step["text"].as_str().unwrap()),
+                commands.join("\n")
+            ])
+        })
+        .collect();
+    let workers: Vec<Value> = expected["plan"]["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hop| match hop["workers"].as_str() {
+            Some("update") | None => Value::Null,
+            Some(other) => json!(other),
+        })
+        .collect();
+    assert!(workers.contains(&json!("catchUp")), "{expected}");
+
+    for viewport in VIEWPORTS {
+        let at = viewport.name;
+        let browser = Browser::start(viewport).await.unwrap();
+        let page = |tier: &str| {
+            engine.api_url(&format!(
+                "{PATH_PREFIX}/?channel=eus-4.18&arch={ARCH}&from={from}&to={to}&tier={tier}"
+            ))
+        };
+        browser.open(&page("eus")).await.unwrap();
+        browser.wait_ready().await.unwrap();
+        browser.wait_for("#runbook > li").await.unwrap();
+        let shown = browser.run(MEASURE_RUNBOOK).await.unwrap();
+        assert_eq!(shown["steps"], json!(steps), "{at}");
+        assert_eq!(shown["workers"], json!(workers), "{at}");
+        assert_eq!(shown["labelled"], "runbook-heading", "{at}: {shown}");
+        assert!(
+            shown["heading"].as_str().unwrap().contains("Control Plane Only"),
+            "{at}: {shown}"
+        );
+        assert!(
+            shown["pageWidth"].as_f64().unwrap() <= f64::from(viewport.width),
+            "{at}: wider than the screen: {shown}"
+        );
+        assert_eq!(shown["overflowing"], json!([]), "{at}: out of its box: {shown}");
+        if !viewport.mobile {
+            screenshot_in(&browser, workdir.path(), "explorer-runbook.png")
+                .await
+                .unwrap();
+        }
+
+        // The same releases on the stable tier: a plan, no runbook.
+        browser.open(&page("stable")).await.unwrap();
+        browser.wait_ready().await.unwrap();
+        browser.wait_for("#path-list > li").await.unwrap();
+        assert!(
+            browser
+                .all("#runbook, #runbook-section")
+                .await
+                .unwrap()
+                .is_empty(),
+            "{at}"
+        );
+        assert_eq!(
+            browser.console_errors().await.unwrap(),
+            Vec::<String>::new(),
+            "{at}"
+        );
+        browser.close().await.unwrap();
+    }
 }

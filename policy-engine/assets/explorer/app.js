@@ -529,10 +529,51 @@ function hopList(hops, id) {
     });
     if (!hop.recommended) item.classList.add("with-risks");
     item.append(html("span", hop.recommended ? "recommended" : "conditional", { class: hop.recommended ? "badge" : "badge conditional" }));
+    if (WORKERS[hop.workers]) {
+      item.dataset.workers = hop.workers;
+      item.append(" ", html("span", WORKERS[hop.workers], { class: "workers" }));
+    }
     for (const risk of hop.risks) item.append(riskBlock(risk));
     list.append(item);
   }
   return list;
+}
+
+// What the worker pools do at a hop of an EUS-to-EUS plan (its runbook's).
+const WORKERS = {
+  skip: "(workers paused: they skip this release)",
+  catchUp: "(workers unpaused after it: they update at once)",
+};
+
+// Text with `commands` in backquotes, the commands as code.
+function withCode(text) {
+  return text.split("`").map((part, index) => (index % 2 ? html("code", part) : part));
+}
+
+// An EUS-to-EUS plan's runbook, as /v1/path gives it (Red Hat's Control
+// Plane Only update, the same as `cincinnati path`): the steps in order,
+// each a sentence and its commands.
+function runbookBlock(runbook) {
+  const block = html("section", undefined, { id: "runbook-section", "aria-labelledby": "runbook-heading", class: "runbook" });
+  block.append(html("h3", "Runbook: a Control Plane Only update", { id: "runbook-heading" }));
+  if (runbook.workersSkip.length) {
+    block.append(html("p", `The worker nodes never run ${runbook.workersSkip.join(", ")}: one reboot per EUS pair.`, { class: "hint" }));
+  }
+  const steps = html("ol", undefined, { id: "runbook" });
+  for (const step of runbook.steps) {
+    const item = html("li", undefined, { "data-action": step.action });
+    const sentence = html("p", undefined, { class: "step" });
+    sentence.append(...withCode(step.text.endsWith(".") ? step.text : `${step.text}.`));
+    item.append(sentence);
+    if (step.commands.length) {
+      const commands = html("pre");
+      commands.append(html("code", step.commands.join("\n")));
+      item.append(commands);
+    }
+    steps.append(item);
+  }
+  block.append(steps);
+  return block;
 }
 
 // Draws the plan on the graph: a safe plan's hops as the planned path; a
@@ -596,6 +637,7 @@ async function plan() {
       const count = answer.plan.hops.length;
       body.append(html("p", count ? `${count} update${count > 1 ? "s" : ""} on the ${answer.tier} tier:` : "Already there."));
       body.append(hopList(answer.plan.hops, "path-list"));
+      if (answer.runbook) body.append(runbookBlock(answer.runbook));
       body.dataset.plan = "safe";
     } else {
       body.append(html("p", `No path on the ${answer.tier} tier: ${answer.break.reason}`, { class: risky ? "warning" : "why", id: "no-path" }));

@@ -1,18 +1,24 @@
 //! The explorer's Fleet view in a real browser: an engine with a SQLite
-//! fleet store (a file in the test's directory) and a rollout in its
-//! cluster policy, on a graph of the test's own, asked by simulated
+//! fleet store (a file in the test's directory), a rollout in its cluster
+//! policy and rollout control (a token file: the fleet answers need a
+//! bearer token), on a graph of the test's own, asked by simulated
 //! clusters (real graph requests with ids, channels and versions), some of
 //! which then take an update the engine offers them. The page on the
-//! engine's status port shows, in its Fleet view, what the test counted
-//! itself; the page on its public port has no Fleet view and asks nothing
-//! about the fleet.
+//! engine's status port asks for a token, refuses a wrong one, and with
+//! the right one shows, in its Fleet view, what the test counted itself:
+//! the rollout first, in the engine's words, a pause and a conflict as
+//! warnings; a release nobody arrived at in one line; no cluster on its
+//! channel's newest release as stuck. The page on its public port has no
+//! Fleet view and asks nothing about the fleet. An engine without rollout
+//! control, whose fleet runs thousands of versions on many channels, is
+//! drawn bounded.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use e2e::browser::{Browser, Viewport};
 use e2e::client_graph::ClientGraph;
-use e2e::fleet::place_percent;
+use e2e::fleet::{FleetAnswers, Recording, place_percent, start_engine};
 use e2e::graph_builder::PATH_PREFIX;
 use e2e::http;
 use e2e::policy_engine;
@@ -30,9 +36,15 @@ const FLEET: &str = "/v1/fleet/";
 const TARGET: &str = "4.18.5";
 /// The token of the engine's rollout control.
 const OPS_TOKEN: &str = "ops-fleet-view-token";
+/// A token the engine's file does not hold.
+const WRONG_TOKEN: &str = "not-the-fleet-view-token";
+/// fast-4.18's newest release, which no cluster reaches.
+const UNREACHED: &str = "4.18.6";
+/// The token form, shown.
+const TOKEN_FORM: &str = "#fleet-token-form:not([hidden])";
 
 /// The releases and the channels each is in.
-const RELEASES: [(&str, &[&str]); 8] = [
+const RELEASES: [(&str, &[&str]); 9] = [
     ("4.17.10", &["stable-4.17"]),
     ("4.17.11", &["stable-4.17"]),
     ("4.17.12", &["stable-4.17", "stable-4.18"]),
@@ -41,10 +53,12 @@ const RELEASES: [(&str, &[&str]); 8] = [
     ("4.18.3", &["stable-4.18", "fast-4.18"]),
     ("4.18.4", &["stable-4.18", "fast-4.18"]),
     ("4.18.5", &["stable-4.18", "fast-4.18"]),
+    (UNREACHED, &["fast-4.18"]),
 ];
 
-/// The updates (all recommended). 4.18.3 has none.
-const UPDATES: [(&str, &str); 8] = [
+/// The updates (all recommended). 4.18.3 has none; the target has one in
+/// fast-4.18 only.
+const UPDATES: [(&str, &str); 9] = [
     ("4.17.10", "4.17.11"),
     ("4.17.10", "4.17.12"),
     ("4.17.11", "4.17.12"),
@@ -53,6 +67,7 @@ const UPDATES: [(&str, &str); 8] = [
     ("4.18.1", "4.18.4"),
     ("4.18.2", "4.18.4"),
     ("4.18.4", TARGET),
+    (TARGET, UNREACHED),
 ];
 
 /// A graph-builder's full graph of [`RELEASES`] and [`UPDATES`].
@@ -78,8 +93,9 @@ fn full_graph() -> Value {
 }
 
 /// A rollout of [`TARGET`] to half the fleet from an hour ago, then the
-/// rest over decades: its progress stays between 50% and 60% for years.
-fn policy_file() -> String {
+/// rest over decades (`duration_hours`): its progress stays between 50%
+/// and 60% for years.
+fn policy_file(duration_hours: u32) -> String {
     // The start as RFC 3339, from coreutils' `date` (the harness has no
     // calendar of its own).
     let date = std::process::Command::new("date")
@@ -89,7 +105,7 @@ fn policy_file() -> String {
     let start = String::from_utf8(date.stdout).unwrap();
     format!(
         "rollouts:\n  - target: {TARGET}\n    start: {}\n    \
-         duration_hours: 800000\n    starting_percentage: 50\n",
+         duration_hours: {duration_hours}\n    starting_percentage: 50\n",
         start.trim()
     )
 }
@@ -151,13 +167,14 @@ struct FleetEngine {
     engine: ServiceProcess,
     _upstream: StaticServer,
     http: reqwest::Client,
+    policy: std::path::PathBuf,
 }
 
 impl FleetEngine {
     async fn start(workdir: &Path) -> anyhow::Result<Self> {
         let upstream = StaticServer::start(serde_json::to_vec(&full_graph())?, "application/json")?;
         let policy = workdir.join("policy.yaml");
-        std::fs::write(&policy, policy_file())?;
+        std::fs::write(&policy, policy_file(800_000))?;
         let store = format!("sqlite://{}", workdir.join("fleet.db").display());
         let tokens = workdir.join("tokens");
         std::fs::write(&tokens, format!("ops {OPS_TOKEN}\n"))?;
@@ -174,6 +191,8 @@ impl FleetEngine {
                 "0",
                 "--cluster_policy.file",
                 policy.to_str().unwrap(),
+                "--cluster_policy.reload_secs",
+                "1",
                 "--rollouts.token_file",
                 tokens.to_str().unwrap(),
             ],
@@ -183,7 +202,28 @@ impl FleetEngine {
             engine,
             _upstream: upstream,
             http: reqwest::Client::new(),
+            policy,
         })
+    }
+
+    /// The engine's `{prefix}/v1/fleet/{route}`, asked with the token.
+    async fn fleet_answer(&self, route: &str) -> Value {
+        let url = self.engine.status_url(&format!("{PATH_PREFIX}{FLEET}{route}"));
+        let answer = self.http.get(&url).bearer_auth(OPS_TOKEN).send().await.unwrap();
+        assert_eq!(answer.status(), 200, "{url}");
+        answer.json().await.unwrap()
+    }
+
+    /// The rollout of [`TARGET`] as the engine's fleet answer has it.
+    async fn rollout(&self) -> Value {
+        let answer = self.fleet_answer("rollouts").await;
+        answer["rollouts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|rollout| rollout["target"] == TARGET)
+            .cloned()
+            .unwrap_or_else(|| panic!("no rollout of {TARGET} in {answer}"))
     }
 
     /// Asks for updates as `cluster` does; what the engine offers it.
@@ -226,8 +266,11 @@ struct Expected {
     adoption: BTreeMap<String, u64>,
     /// The rollout of [`TARGET`]: in scope, offered, arrived.
     rollout: [u64; 3],
-    /// (channel, version, clusters, reason): no update to a newer release.
+    /// (channel, version, clusters, reason): no update to a newer release,
+    /// not on the channel's newest release.
     no_update: BTreeSet<(String, String, u64, String)>,
+    /// Clusters on their channel's newest release (not stuck).
+    on_newest: u64,
 }
 
 /// Starts the fleet, moves some of it, and counts.
@@ -281,10 +324,17 @@ async fn simulate(engine: &FleetEngine) -> Expected {
     }
     engine.await_written(checks).await.unwrap();
 
+    // A version that is no release of the engine's graph (4.16.9) is
+    // recorded as `other`.
     let mut versions: BTreeMap<(String, String), u64> = BTreeMap::new();
     for cluster in &clusters {
+        let version = if cluster.version == "4.16.9" {
+            "other"
+        } else {
+            cluster.version
+        };
         *versions
-            .entry((cluster.channel.to_owned(), cluster.version.to_owned()))
+            .entry((cluster.channel.to_owned(), version.to_owned()))
             .or_default() += 1;
     }
     // The rollout's scope: clusters with an update to the target in their
@@ -295,14 +345,26 @@ async fn simulate(engine: &FleetEngine) -> Expected {
         .collect();
     let arrived = arrivals[TARGET];
     let offered = waiting.iter().filter(|cluster| cluster.inside).count() as u64 + arrived;
-    // Nowhere newer to go: 4.18.3 and the channels' newest releases
-    // (4.17.12 has no update within stable-4.17); 4.16.9 is in no channel.
+    // Nowhere newer to go: 4.18.3; `other` is no release. The channels'
+    // newest releases (4.17.12 in stable-4.17, the target in stable-4.18)
+    // have nothing newer either, and are not stuck: not listed. (In
+    // fast-4.18 the target has an update.)
+    let newest = |channel: &str| match channel {
+        "stable-4.17" => "4.17.12",
+        "stable-4.18" => TARGET,
+        _ => UNREACHED,
+    };
+    let on_newest = versions
+        .iter()
+        .filter(|((channel, version), _)| version == newest(channel))
+        .map(|(_, count)| count)
+        .sum();
     let no_update = versions
         .iter()
         .filter_map(|((channel, version), count)| {
             let reason = match version.as_str() {
-                "4.16.9" => "version not in its channel",
-                "4.18.3" | "4.17.12" | TARGET => "no recommended update",
+                "other" => "not a release version",
+                "4.18.3" => "no recommended update",
                 _ => return None,
             };
             Some((channel.clone(), version.clone(), *count, reason.to_owned()))
@@ -310,15 +372,17 @@ async fn simulate(engine: &FleetEngine) -> Expected {
         .collect();
     Expected {
         versions,
-        // The rollout's target, then the newest release of the busiest
-        // channel not already drawn (stable-4.18's and fast-4.18's is the
-        // target): stable-4.17's.
+        // The rollout's target, then the newest release of each channel
+        // not already drawn, the busiest first (stable-4.18's is the
+        // target): stable-4.17's, and fast-4.18's, which nobody reached.
         adoption: BTreeMap::from([
             (TARGET.to_owned(), arrived),
             ("4.17.12".to_owned(), arrivals["4.17.12"]),
+            (UNREACHED.to_owned(), 0),
         ]),
         rollout: [waiting.len() as u64 + arrived, offered, arrived],
         no_update,
+        on_newest,
     }
 }
 
@@ -379,15 +443,237 @@ async fn the_fleet_view_on_the_status_port_shows_what_the_clusters_said_and_the_
     let engine = FleetEngine::start(workdir.path()).await.unwrap();
     let expected = simulate(&engine).await;
     for viewport in VIEWPORTS {
+        asks_for_a_token_and_keeps_it_for_the_tab(&engine, viewport).await;
         shows_the_fleet(&engine, &expected, viewport, workdir.path()).await;
         public_page_has_no_fleet(&engine, viewport).await;
     }
-    shows_a_rollout_paused_at_run_time(&engine).await;
+    shows_a_rollout_paused_at_run_time_and_a_conflict(&engine).await;
+}
+
+/// Types `token` into the Fleet view's token form, once it shows, and
+/// sends it; waits until the page has answered.
+async fn enter_token(browser: &Browser, token: &str) {
+    let input = browser
+        .wait_for(&format!("{TOKEN_FORM} #fleet-token-input"))
+        .await
+        .unwrap();
+    input.send_keys(token).await.unwrap();
+    browser.click_on("#fleet-token-use").await.unwrap();
+    browser.wait_ready().await.unwrap();
+}
+
+/// What the page shows of the token: the form (why it is asked, if it is),
+/// its field's type and label, the refusal, the line saying a token is
+/// used, whether the panels show, and where the token is kept.
+const MEASURE_TOKEN: &str = r##"
+const shown = (element) => Boolean(element) && element.getClientRects().length > 0;
+const form = document.getElementById("fleet-token-form");
+const input = document.getElementById("fleet-token-input");
+const problem = document.getElementById("fleet-token-problem");
+return {
+  form: shown(form) ? form.dataset.asked : null,
+  type: input.type,
+  name: input.getAttribute("name"),
+  label: [...input.labels].map((label) => label.textContent).join(" "),
+  focused: document.activeElement === input,
+  problem: shown(problem) ? problem.textContent : null,
+  kept: shown(document.getElementById("fleet-token-kept")),
+  panels: shown(document.getElementById("fleet-panels")),
+  status: document.getElementById("fleet-status").textContent,
+  session: sessionStorage.getItem("cincinnati-fleet-token"),
+  local: JSON.stringify(localStorage),
+  cookie: document.cookie,
+  url: location.href,
+};
+"##;
+
+/// The console's errors, but for the fleet's requests refused (401, 403),
+/// which the browser logs as errors, none of which may hold a token.
+async fn console_errors_but_refusals(browser: &Browser) -> Vec<String> {
+    let errors = browser.console_errors().await.unwrap();
+    for error in &errors {
+        assert!(
+            !error.contains(OPS_TOKEN) && !error.contains(WRONG_TOKEN),
+            "a token in the console: {error}"
+        );
+    }
+    errors
+        .into_iter()
+        .filter(|error| {
+            let refused = error.contains("status of 401") || error.contains("status of 403");
+            !(refused && error.contains(FLEET))
+        })
+        .collect()
+}
+
+/// With rollout control, the Fleet view asks for a token (a form in the
+/// view, no prompt), says when one is refused, shows the fleet with the
+/// right one, keeps it for the tab (a reload asks nothing; never in the
+/// URL, a cookie or localStorage), and lets it be replaced or forgotten.
+async fn asks_for_a_token_and_keeps_it_for_the_tab(engine: &FleetEngine, viewport: Viewport) {
+    let at = viewport.name;
+    let browser = Browser::start(viewport).await.unwrap();
+    browser.open(&engine.page(true, "view=fleet")).await.unwrap();
+    browser.wait_ready().await.unwrap();
+
+    // Asked for: a labelled password field, nothing of the fleet shown.
+    browser.wait_for(TOKEN_FORM).await.unwrap();
+    let token = browser.run(MEASURE_TOKEN).await.unwrap();
+    assert_eq!(token["form"], "needed", "{at}: {token}");
+    assert_eq!(token["type"], "password", "{at}: {token}");
+    assert_eq!(
+        token["name"],
+        Value::Null,
+        "{at}: a named field goes into a URL: {token}"
+    );
+    assert_eq!(token["label"], "Token", "{at}: {token}");
+    assert_eq!(token["focused"], true, "{at}: {token}");
+    assert_eq!(token["panels"], false, "{at}: {token}");
+    assert!(
+        token["status"].as_str().unwrap().contains("asks for a token"),
+        "{at}: {token}"
+    );
+    assert_fleet_laid_out_without_panels(&browser, viewport).await;
+
+    // A wrong token: refused, in the engine's words; still asked.
+    enter_token(&browser, WRONG_TOKEN).await;
+    browser
+        .wait_for("#fleet-token-form[data-asked=\"refused\"]:not([hidden])")
+        .await
+        .unwrap();
+    let token = browser.run(MEASURE_TOKEN).await.unwrap();
+    let problem = token["problem"].as_str().unwrap_or_default();
+    assert!(
+        problem.starts_with("The token was refused: ")
+            && problem.contains("not one of rollouts.token_file's"),
+        "{at}: {token}"
+    );
+    assert_eq!(token["panels"], false, "{at}: {token}");
+    assert_fleet_laid_out_without_panels(&browser, viewport).await;
+
+    // The right one: the fleet, the token kept for this tab only.
+    enter_token(&browser, OPS_TOKEN).await;
+    browser.wait_for("#fleet-status[data-clusters]").await.unwrap();
+    let token = browser.run(MEASURE_TOKEN).await.unwrap();
+    assert_eq!(
+        (
+            &token["form"],
+            &token["kept"],
+            &token["panels"],
+            &token["problem"]
+        ),
+        (&Value::Null, &json!(true), &json!(true), &Value::Null),
+        "{at}: {token}"
+    );
+    assert_eq!(token["session"], OPS_TOKEN, "{at}: {token}");
+    for place in ["local", "cookie", "url"] {
+        assert!(
+            !token[place].as_str().unwrap().contains(OPS_TOKEN),
+            "{at}: the token in {place}: {token}"
+        );
+    }
+
+    // A reload keeps it: nothing asked.
+    browser.reload().await.unwrap();
+    browser.wait_ready().await.unwrap();
+    browser.wait_for("#fleet-status[data-clusters]").await.unwrap();
+    let token = browser.run(MEASURE_TOKEN).await.unwrap();
+    assert_eq!(
+        (&token["form"], &token["panels"]),
+        (&Value::Null, &json!(true)),
+        "{at}: {token}"
+    );
+
+    // Replaced by a wrong one: refused, the fleet hidden; then forgotten:
+    // asked for again, nothing kept.
+    browser.click_on("#fleet-token-replace").await.unwrap();
+    browser
+        .wait_for("#fleet-token-form[data-asked=\"replace\"]:not([hidden])")
+        .await
+        .unwrap();
+    enter_token(&browser, WRONG_TOKEN).await;
+    browser
+        .wait_for("#fleet-token-form[data-asked=\"refused\"]:not([hidden])")
+        .await
+        .unwrap();
+    assert_eq!(browser.run(MEASURE_TOKEN).await.unwrap()["panels"], false, "{at}");
+    browser.click_on("#fleet-token-forget-stored").await.unwrap();
+    browser.wait_ready().await.unwrap();
+    browser
+        .wait_for("#fleet-token-form[data-asked=\"needed\"]:not([hidden])")
+        .await
+        .unwrap();
+    let token = browser.run(MEASURE_TOKEN).await.unwrap();
+    assert_eq!(
+        (&token["session"], &token["panels"]),
+        (&Value::Null, &json!(false)),
+        "{at}: {token}"
+    );
+
+    // Never in a URL the page asked, never in the console.
+    for url in browser.requested_urls().await.unwrap() {
+        assert!(
+            !url.contains(OPS_TOKEN) && !url.contains(WRONG_TOKEN),
+            "{at}: the page asked {url}"
+        );
+    }
+    assert_eq!(
+        console_errors_but_refusals(&browser).await,
+        Vec::<String>::new(),
+        "{at}"
+    );
+    browser.close().await.unwrap();
+}
+
+/// The Fleet view asking for a token: laid out for the screen (the
+/// panels hidden, so measured apart).
+async fn assert_fleet_laid_out_without_panels(browser: &Browser, viewport: Viewport) {
+    let at = viewport.name;
+    let measured = browser.run(MEASURE_FLEET).await.unwrap();
+    assert!(
+        measured["pageWidth"].as_f64().unwrap() <= f64::from(viewport.width),
+        "{at}: wider than the screen: {measured}"
+    );
+    assert_eq!(measured["outOfScreen"], json!([]), "{at}: out of the screen");
+    assert_eq!(measured["overflowing"], json!([]), "{at}: out of its box");
+}
+
+/// Whether the elements `css` selects look like a warning (a background
+/// and a left border) and are shown: their text, if so.
+async fn warning_text(browser: &Browser, css: &str) -> Vec<String> {
+    browser.wait_for(css).await.unwrap();
+    let found = browser
+        .run(&format!(
+            "return [...document.querySelectorAll('{css}')].map((element) => {{
+               const style = getComputedStyle(element);
+               const warning = style.backgroundColor !== 'rgba(0, 0, 0, 0)' && parseFloat(style.borderLeftWidth) >= 2;
+               return element.getClientRects().length > 0 && warning ? element.textContent : null;
+             }});"
+        ))
+        .await
+        .unwrap();
+    serde_json::from_value::<Vec<Option<String>>>(found)
+        .unwrap()
+        .into_iter()
+        .map(|text| text.unwrap_or_else(|| panic!("{css} is not shown as a warning")))
+        .collect()
+}
+
+/// A time as the engine sends it, as the page shows it: to the second.
+fn shown_time(time: &Value) -> String {
+    let time = time.as_str().unwrap();
+    assert!(
+        time.ends_with('Z') && time.len() == 20,
+        "not to the second in UTC: {time}"
+    );
+    format!("{} UTC", time.trim_end_matches('Z').replace('T', " "))
 }
 
 /// Paused through the status port's rollout control: the Fleet view says
-/// by whom, when and why, and that the file's schedule waits.
-async fn shows_a_rollout_paused_at_run_time(engine: &FleetEngine) {
+/// by whom, since when (to the second) and why, as a warning; the
+/// rollout's sentence says it is paused. The policy file edited
+/// meanwhile: the conflict shows as a warning above the figures.
+async fn shows_a_rollout_paused_at_run_time_and_a_conflict(engine: &FleetEngine) {
     let pause = engine.engine.status_url(&format!(
         "{PATH_PREFIX}/v1/rollouts/{TARGET}/pause?reason=storage+alarms"
     ));
@@ -399,13 +685,76 @@ async fn shows_a_rollout_paused_at_run_time(engine: &FleetEngine) {
         .await
         .unwrap();
     assert_eq!(answer.status(), 200);
+    let rollout = engine.rollout().await;
+    assert_eq!(rollout["state"], "paused", "{rollout}");
+    let since = shown_time(&rollout["control"]["paused"]["since"]);
     let browser = Browser::start(VIEWPORTS[0]).await.unwrap();
     browser.open(&engine.page(true, "view=fleet")).await.unwrap();
-    let shown = text(&browser, ".rollout .rollout-control[data-state=\"paused\"]").await;
+    enter_token(&browser, OPS_TOKEN).await;
+    let shown = warning_text(
+        &browser,
+        &format!(".rollout[data-target=\"{TARGET}\"][data-state=\"paused\"] .rollout-control[data-state=\"paused\"]"),
+    )
+    .await;
+    assert_eq!(shown.len(), 1, "{shown:?}");
     assert!(
-        shown.starts_with("Paused at run time by ops at ") && shown.contains(": storage alarms. "),
-        "{shown}"
+        shown[0].starts_with(&format!("Paused by ops since {since}, keeping "))
+            && shown[0].contains("%: storage alarms. "),
+        "{shown:?}, paused since {since}"
     );
+    let said = text(&browser, ".rollout .rollout-said").await;
+    assert_eq!(said, sentence(&rollout["said"]), "{rollout}");
+
+    // The file's schedule edited while paused: a conflict, shown.
+    std::fs::write(&engine.policy, policy_file(700_000)).unwrap();
+    let (conflict, _) = e2e::poll::until(
+        "the engine to see the conflict",
+        e2e::poll::CHANGE_TIMEOUT,
+        async || {
+            let rollout = engine.rollout().await;
+            rollout["conflict"]
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| anyhow::anyhow!("no conflict yet: {rollout}"))
+        },
+    )
+    .await
+    .unwrap();
+    browser.reload().await.unwrap();
+    browser.wait_ready().await.unwrap();
+    let shown = warning_text(&browser, ".rollout .rollout-conflict").await;
+    assert_eq!(
+        shown,
+        [format!(
+            "The policy file and the run-time state disagree: {conflict}"
+        )]
+    );
+    let above = browser
+        .run(
+            "const top = (css) => document.querySelector(`.rollout ${css}`).getBoundingClientRect().top;
+             return top('.rollout-conflict') < top('.rollout-figures');",
+        )
+        .await
+        .unwrap();
+    assert_eq!(above, true, "the conflict is not above the figures");
+    assert_eq!(console_errors_but_refusals(&browser).await, Vec::<String>::new());
+    browser.close().await.unwrap();
+}
+
+/// The engine's `said`, as the page writes it: a sentence.
+fn sentence(said: &Value) -> String {
+    let said = said.as_str().unwrap();
+    let mut letters = said.chars();
+    let first = letters
+        .next()
+        .map(|letter| letter.to_uppercase().to_string())
+        .unwrap_or_default();
+    let written = format!("{first}{}", letters.as_str());
+    if written.ends_with('.') {
+        written
+    } else {
+        format!("{written}.")
+    }
 }
 
 async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Viewport, workdir: &Path) {
@@ -413,6 +762,7 @@ async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Vi
     let browser = Browser::start(viewport).await.unwrap();
     browser.open(&engine.page(true, "view=fleet")).await.unwrap();
     browser.wait_ready().await.unwrap();
+    enter_token(&browser, OPS_TOKEN).await;
 
     // The switcher, on the Fleet view; the update graph's parts hidden.
     assert_eq!(
@@ -511,7 +861,8 @@ async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Vi
     }
 
     // Arrivals at the rollout's target and at the newest release of the
-    // other channel, as many as moved there.
+    // other channels, as many as moved there; a release nobody arrived at
+    // in one line, not an empty chart.
     let drawn = counted(&browser, ".adoption", &["data-version"], "data-clusters").await;
     let want: BTreeMap<Vec<String>, u64> = expected
         .adoption
@@ -520,6 +871,23 @@ async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Vi
         .collect();
     assert_eq!(drawn, want, "{at}");
     for (version, count) in &expected.adoption {
+        let css = format!(".adoption[data-version=\"{version}\"]");
+        if *count == 0 {
+            assert_eq!(
+                text(&browser, &css).await,
+                format!("No cluster arrived at {version} in the last 7 days."),
+                "{at}"
+            );
+            assert!(
+                browser
+                    .all(&format!("{css} svg, {css} h3"))
+                    .await
+                    .unwrap()
+                    .is_empty(),
+                "{at}: an empty chart of {version}"
+            );
+            continue;
+        }
         let heading = text(&browser, &format!(".adoption[data-version=\"{version}\"] h3")).await;
         assert!(
             heading.contains(&format!("{count} clusters arrived")),
@@ -534,6 +902,45 @@ async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Vi
             1,
             "{at}"
         );
+    }
+
+    // The rollouts panel first (the top, across the width).
+    let panels = browser
+        .run(
+            "return [...document.querySelectorAll('#fleet-panels > section')].map((panel) =>
+               [panel.id, panel.getBoundingClientRect().top]);",
+        )
+        .await
+        .unwrap();
+    let panels: Vec<(String, f64)> = serde_json::from_value(panels).unwrap();
+    assert_eq!(panels[0].0, "fleet-rollouts", "{at}: {panels:?}");
+    assert!(
+        panels.iter().all(|(_, top)| *top >= panels[0].1),
+        "{at}: a panel above the rollouts: {panels:?}"
+    );
+
+    // The rollout, in the engine's words (its sentence; no key names).
+    let engines = engine.rollout().await;
+    assert_eq!(
+        text(
+            &browser,
+            &format!(".rollout[data-target=\"{TARGET}\"] .rollout-said")
+        )
+        .await,
+        sentence(&engines["said"]),
+        "{at}: {engines}"
+    );
+    let words = text(&browser, "#fleet-rollouts").await;
+    let state = engines["state"].as_str().unwrap();
+    for key in [
+        state,
+        "inScope",
+        "declaredProgress",
+        "offered:",
+        "null",
+        "undefined",
+    ] {
+        assert!(!words.contains(key), "{at}: {key} in {words}");
     }
 
     // The rollout: in scope, offered, arrived; its progress between the
@@ -566,7 +973,7 @@ async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Vi
     let [in_scope, offered, arrived] = expected.rollout;
     assert_eq!(
         text(&browser, ".rollout .rollout-figures").await,
-        format!("{arrived} arrived · {offered} offered · {in_scope} clusters in scope"),
+        format!("{offered} offered and {arrived} arrived of {in_scope} clusters in scope"),
         "{at}"
     );
     let bars = browser
@@ -591,8 +998,9 @@ async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Vi
         );
     }
 
-    // Stuck: the versions with nowhere newer to go, as counted; nobody
-    // has waited the stuck window (days) yet.
+    // Stuck: the versions with nowhere newer to go, as counted, but those
+    // on their channel's newest release (said apart); nobody has waited
+    // the stuck window (days) yet.
     let mut nowhere = BTreeSet::new();
     for item in browser.all("#stuck-nowhere > li").await.unwrap() {
         let attribute = async |name| item.attr(name).await.unwrap().unwrap_or_default();
@@ -605,10 +1013,21 @@ async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Vi
     }
     assert_eq!(nowhere, expected.no_update, "{at}");
     assert!(browser.all("#stuck-not-moving").await.unwrap().is_empty(), "{at}");
+    for version in ["4.17.12", TARGET] {
+        assert!(
+            browser
+                .all(&format!("#fleet-stuck li[data-version=\"{version}\"]"))
+                .await
+                .unwrap()
+                .is_empty(),
+            "{at}: {version}, a channel's newest, listed as stuck"
+        );
+    }
+    let on_newest = browser.wait_for("#stuck-on-newest").await.unwrap();
     assert_eq!(
-        browser.all("#stuck-nowhere > li .badge").await.unwrap().len(),
-        3,
-        "{at}: the channels' newest releases marked (4.17.12, and {TARGET} twice)"
+        on_newest.attr("data-clusters").await.unwrap(),
+        Some(expected.on_newest.to_string()),
+        "{at}"
     );
 
     // Laid out for the screen: nothing wider than it, nothing out of its
@@ -658,7 +1077,7 @@ async fn shows_the_fleet(engine: &FleetEngine, expected: &Expected, viewport: Vi
         );
     }
     assert_eq!(
-        browser.console_errors().await.unwrap(),
+        console_errors_but_refusals(&browser).await,
         Vec::<String>::new(),
         "{at}"
     );
@@ -722,4 +1141,287 @@ async fn public_page_has_no_fleet(engine: &FleetEngine, viewport: Viewport) {
         "{at}"
     );
     browser.close().await.unwrap();
+}
+
+/// Channels of the large fleet: the first runs thousands of versions, the
+/// others a few each.
+const MANY_CHANNELS: usize = 16;
+/// Releases in no channel (4.17.0 to 4.17.1999, before the channels'
+/// in any order), each run by one cluster of the first channel (releases
+/// of the graph, so the engine records each as it is).
+const MANY_VERSIONS: usize = 2_000;
+/// The releases every channel of the large fleet holds, 4.18.0 → … → 4.18.4.
+const CHANNEL_RELEASES: usize = 5;
+/// What the page draws at most, as docs/policy-engine.md says: channels,
+/// versions a channel (the most common, and its newest), versions listed a
+/// stuck list.
+const TOP_CHANNELS: usize = 12;
+const TOP_VERSIONS: usize = 8;
+const STUCK_LISTED: usize = 20;
+/// Elements the Fleet view may have, whatever the fleet's size.
+const MOST_ELEMENTS: u64 = 1_500;
+
+fn many_channel(number: usize) -> String {
+    format!("fleet-{number:02}")
+}
+
+/// A graph of [`CHANNEL_RELEASES`] releases in every channel and
+/// [`MANY_VERSIONS`] in none.
+fn large_graph() -> Value {
+    let channels: Vec<String> = (0..MANY_CHANNELS).map(many_channel).collect();
+    let node = |version: String, channels: Option<String>| {
+        let mut metadata = json!({"io.openshift.upgrades.graph.release.arch": ARCH});
+        if let Some(channels) = channels {
+            metadata["io.openshift.upgrades.graph.release.channels"] = json!(channels);
+        }
+        json!({
+            "version": format!("{version}+{ARCH}"),
+            "payload": format!("example.com/ocp-release:{version}"),
+            "metadata": metadata,
+        })
+    };
+    let mut nodes: Vec<Value> = (0..CHANNEL_RELEASES)
+        .map(|patch| node(format!("4.18.{patch}"), Some(channels.join(","))))
+        .collect();
+    nodes.extend((0..MANY_VERSIONS).map(|patch| node(format!("4.17.{patch}"), None)));
+    json!({
+        "nodes": nodes,
+        "edges": (1..CHANNEL_RELEASES).map(|to| [to - 1, to]).collect::<Vec<_>>(),
+        "conditionalEdges": [],
+    })
+}
+
+/// The large fleet: (channel, version) of each cluster. The first channel:
+/// 30, 20 and 10 clusters on 4.18.0–2, one on its newest release (4.18.4),
+/// one on each release of no channel; channel n of the others: 16 − n
+/// clusters on 4.18.0 and one on 4.18.3.
+fn large_fleet() -> Vec<(String, String)> {
+    let mut fleet = Vec::new();
+    let first = many_channel(0);
+    for (version, count) in [("4.18.0", 30), ("4.18.1", 20), ("4.18.2", 10), ("4.18.4", 1)] {
+        fleet.extend((0..count).map(|_| (first.clone(), version.to_owned())));
+    }
+    fleet.extend((0..MANY_VERSIONS).map(|patch| (first.clone(), format!("4.17.{patch}"))));
+    for number in 1..MANY_CHANNELS {
+        let channel = many_channel(number);
+        fleet.extend((0..MANY_CHANNELS - number).map(|_| (channel.clone(), "4.18.0".to_owned())));
+        fleet.push((channel, "4.18.3".to_owned()));
+    }
+    fleet
+}
+
+/// What the page measures of the versions panel and the DOM: each
+/// channel's bar (its clusters and versions, the segments' versions and
+/// clusters, the others'), the line of channels not drawn, the stuck
+/// lists, the elements of the Fleet view.
+const MEASURE_BOUNDS: &str = r##"
+const numbers = (element, name) => Number(element.getAttribute(name));
+const groups = [...document.querySelectorAll(".fleet-group")].map((group) => ({
+  channel: group.dataset.channel,
+  clusters: numbers(group, "data-clusters"),
+  versions: numbers(group, "data-versions"),
+  segments: [...group.querySelectorAll("rect.segment[data-version]")].map((rect) => [rect.dataset.version, numbers(rect, "data-clusters")]),
+  others: [...group.querySelectorAll("rect.segment.others")].map((rect) => [numbers(rect, "data-others"), numbers(rect, "data-clusters")]),
+  listed: group.querySelectorAll("li.fleet-version").length,
+  newest: [...group.querySelectorAll("li.fleet-version .badge")].map((badge) => badge.closest("li").dataset.version),
+}));
+const more = document.querySelector(".fleet-more");
+const stuckMore = document.getElementById("stuck-nowhere-more");
+return {
+  groups,
+  more: more ? [numbers(more, "data-channels"), numbers(more, "data-clusters")] : null,
+  stuckListed: document.querySelectorAll("#stuck-nowhere > li").length,
+  stuckMore: stuckMore ? [numbers(stuckMore, "data-versions"), numbers(stuckMore, "data-clusters")] : null,
+  elements: document.querySelectorAll("#fleet *").length,
+  tokenAsked: document.getElementById("fleet-token-form").getClientRects().length > 0,
+};
+"##;
+
+/// Thousands of versions (and more channels than are drawn) on an engine
+/// without rollout control (its fleet answers open, no token asked): the
+/// Fleet view draws the busiest channels, each with its most common
+/// versions and its newest, the rest summed (nothing lost), lists so many
+/// stuck versions and sums the rest; its DOM stays the same size whatever
+/// the fleet's.
+#[tokio::test]
+async fn a_fleet_of_thousands_of_versions_is_drawn_bounded() {
+    let workdir = Workdir::new().unwrap();
+    let upstream =
+        StaticServer::start(serde_json::to_vec(&large_graph()).unwrap(), "application/json").unwrap();
+    let store = format!("sqlite://{}", workdir.path().join("fleet.db").display());
+    let engine = start_engine(
+        workdir.path(),
+        "many",
+        &format!("{}{PATH_PREFIX}/graph", upstream.url()),
+        &Recording::to(store),
+        &[],
+    )
+    .await
+    .unwrap();
+
+    // Every cluster asks once, sixteen at a time.
+    let fleet = large_fleet();
+    let http = reqwest::Client::new();
+    let graph = e2e::policy_engine::graph_url(&engine);
+    for (batch, clusters) in fleet.chunks(16).enumerate() {
+        let mut asking = tokio::task::JoinSet::new();
+        for (index, (channel, version)) in clusters.iter().enumerate() {
+            let url = format!(
+                "{graph}?channel={channel}&arch={ARCH}&version={version}&id={:08x}-b16f-4eee-8a11-000000000000",
+                batch * 16 + index
+            );
+            let http = http.clone();
+            asking.spawn(async move {
+                http::get(&http, &url, Some("application/json"))
+                    .await
+                    .map(|answer| (url, answer.status))
+            });
+        }
+        while let Some(asked) = asking.join_next().await {
+            let (url, status) = asked.unwrap().unwrap();
+            assert_eq!(status, 200, "{url}");
+        }
+    }
+    let answers = FleetAnswers::of(&engine, &http);
+    answers.await_written(fleet.len() as u64).await.unwrap();
+    let versions = answers.versions().await.unwrap();
+    assert_eq!(versions.clusters, fleet.len() as u64);
+    assert!(
+        versions.versions.len() > MANY_VERSIONS,
+        "{}",
+        versions.versions.len()
+    );
+
+    // The test's count: clusters per channel, the busiest first; the
+    // stuck versions (the releases of no channel: one cluster each).
+    let mut per_channel: BTreeMap<&str, (u64, BTreeSet<&str>)> = BTreeMap::new();
+    for (channel, version) in &fleet {
+        let entry = per_channel.entry(channel.as_str()).or_default();
+        entry.0 += 1;
+        entry.1.insert(version.as_str());
+    }
+    let mut busiest: Vec<(&str, u64, usize)> = per_channel
+        .iter()
+        .map(|(channel, (clusters, versions))| (*channel, *clusters, versions.len()))
+        .collect();
+    busiest.sort_by_key(|(_, clusters, _)| std::cmp::Reverse(*clusters));
+    let not_drawn = &busiest[TOP_CHANNELS..];
+
+    for viewport in VIEWPORTS {
+        let at = viewport.name;
+        let browser = Browser::start(viewport).await.unwrap();
+        browser
+            .open(&engine.status_url(&format!("{PATH_PREFIX}/?view=fleet")))
+            .await
+            .unwrap();
+        browser.wait_ready().await.unwrap();
+        let status = browser.wait_for("#fleet-status[data-clusters]").await.unwrap();
+        assert_eq!(
+            status.attr("data-clusters").await.unwrap(),
+            Some(fleet.len().to_string()),
+            "{at}"
+        );
+        let measured = browser.run(MEASURE_BOUNDS).await.unwrap();
+        println!(
+            "{at}: {} versions of {} clusters on {MANY_CHANNELS} channels drawn with {} elements",
+            versions.versions.len(),
+            fleet.len(),
+            measured["elements"]
+        );
+        assert_eq!(
+            measured["tokenAsked"], false,
+            "{at}: no rollout control, no token"
+        );
+
+        // The busiest channels, each with its most common versions and its
+        // newest; the rest of its versions summed; nothing lost.
+        let groups = measured["groups"].as_array().unwrap();
+        let drawn: Vec<(&str, u64, usize)> = groups
+            .iter()
+            .map(|group| {
+                (
+                    group["channel"].as_str().unwrap(),
+                    group["clusters"].as_u64().unwrap(),
+                    group["versions"].as_u64().unwrap() as usize,
+                )
+            })
+            .collect();
+        assert_eq!(drawn, busiest[..TOP_CHANNELS].to_vec(), "{at}");
+        for group in groups {
+            let channel = &group["channel"];
+            let segments: Vec<(String, u64)> = serde_json::from_value(group["segments"].clone()).unwrap();
+            let others: Vec<(usize, u64)> = serde_json::from_value(group["others"].clone()).unwrap();
+            assert!(
+                segments.len() <= TOP_VERSIONS + 1,
+                "{at}: {channel}: {segments:?}"
+            );
+            assert_eq!(
+                group["listed"].as_u64().unwrap() as usize,
+                segments.len(),
+                "{at}: {channel}"
+            );
+            let (other_versions, other_clusters) = others.first().copied().unwrap_or_default();
+            assert!(others.len() <= 1, "{at}: {channel}: {others:?}");
+            assert_eq!(
+                segments.len() + other_versions,
+                group["versions"].as_u64().unwrap() as usize,
+                "{at}: {channel}: versions lost"
+            );
+            assert_eq!(
+                segments.iter().map(|(_, clusters)| clusters).sum::<u64>() + other_clusters,
+                group["clusters"].as_u64().unwrap(),
+                "{at}: {channel}: clusters lost"
+            );
+        }
+        // The first channel's newest release is drawn, though as rare as
+        // thousands of others (which come before it in the answer).
+        let first = &groups[0];
+        assert_eq!(first["newest"], json!(["4.18.4"]), "{at}: {first}");
+        assert_eq!(
+            first["segments"].as_array().unwrap().len(),
+            TOP_VERSIONS + 1,
+            "{at}: {first}"
+        );
+        assert_eq!(
+            first["segments"][0],
+            json!(["4.18.0", 30]),
+            "{at}: the most common first"
+        );
+        assert_eq!(
+            first["others"][0][0].as_u64().unwrap() as usize,
+            CHANNEL_RELEASES - 1 + MANY_VERSIONS - (TOP_VERSIONS + 1),
+            "{at}: {first}"
+        );
+        assert_eq!(
+            measured["more"],
+            json!([
+                not_drawn.len(),
+                not_drawn.iter().map(|(_, clusters, _)| clusters).sum::<u64>()
+            ]),
+            "{at}"
+        );
+
+        // Stuck: the releases of no channel, so many listed, the rest summed.
+        assert_eq!(measured["stuckListed"], STUCK_LISTED, "{at}");
+        assert_eq!(
+            measured["stuckMore"],
+            json!([MANY_VERSIONS - STUCK_LISTED, MANY_VERSIONS - STUCK_LISTED]),
+            "{at}"
+        );
+
+        // Bounded: far fewer elements than versions.
+        let elements = measured["elements"].as_u64().unwrap();
+        assert!(
+            elements <= MOST_ELEMENTS,
+            "{at}: {elements} elements for {} versions",
+            versions.versions.len()
+        );
+        assert_fleet_laid_out(&browser.run(MEASURE_FLEET).await.unwrap(), viewport);
+        assert_eq!(
+            browser.console_errors().await.unwrap(),
+            Vec::<String>::new(),
+            "{at}"
+        );
+        browser.close().await.unwrap();
+    }
 }
