@@ -69,8 +69,10 @@ const CONTROL_COLUMNS: &str = "target, paused_at_ms, paused_progress, paused_by,
 
 impl FleetStore {
     /// Every rollout's control and gates. The rows of `declared` targets
-    /// are made first if missing, so that a change of one locks a row that
-    /// every engine reads. On PostgreSQL the control rows are read with a
+    /// are made if missing, so that a change of one locks a row that every
+    /// engine reads; a row that cannot be made (a store that takes no
+    /// write: a full disk, a write lock held) reads as no change, since
+    /// none was stored, and the state is read all the same. On PostgreSQL the control rows are read with a
     /// share lock: a change being made is waited for, not missed. `known`
     /// is what the caller read last: only the admissions made since are
     /// read.
@@ -80,9 +82,6 @@ impl FleetStore {
         known: &BTreeMap<String, GateState>,
     ) -> Result<RunTime, StoreError> {
         let what = "reading the rollouts' run-time state";
-        for target in declared {
-            create_control_row(&self.pool, target).await?;
-        }
         let share = match self.kind() {
             StoreKind::Postgres => " FOR SHARE",
             StoreKind::Sqlite => "",
@@ -97,6 +96,12 @@ impl FleetStore {
         for row in &rows {
             let (target, control) = control_row(row).map_err(failed(what))?;
             controls.insert(target, control);
+        }
+        for target in declared {
+            if !controls.contains_key(target) {
+                create_control_row(&self.pool, target).await.ok();
+                controls.insert(target.clone(), Control::default());
+            }
         }
         let alerts =
             sqlx::query("SELECT target, alert, alertname FROM rollout_alerts ORDER BY target, alert")

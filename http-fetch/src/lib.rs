@@ -1,6 +1,7 @@
 //! Every outgoing HTTP request of the services that is not to a registry —
 //! the policy-engine's upstream, the graph-builder's graph-data tarball URL,
-//! signature stores — goes through [`HttpClient::get`], so each one is
+//! signature stores — goes through [`HttpClient::send`] (a [`Request`], built
+//! with `Request::get`, another method with `with_method`), so each one is
 //!
 //! - bounded: a body over the caller's limit is refused from its
 //!   `Content-Length` or while it is read, never buffered whole, with an

@@ -144,9 +144,7 @@ impl Service for PolicyEngine {
             operator.clone(),
             service.requests.caching(),
         );
-        if operator.control().is_some() {
-            kit.status_max_body_bytes(settings.rollouts.max_alert_bytes);
-        }
+        kit.status_body_admission(operator.body_admission(settings.rollouts.max_alert_bytes));
         // The page on the status port too, where its Fleet view finds the
         // fleet answers.
         let status_explorer = service

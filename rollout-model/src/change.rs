@@ -8,7 +8,9 @@
 //!   keeping the progress it had then (to the millisecond: a pause never
 //!   withdraws an offer); a resume starts the clock where it stopped (the
 //!   schedule runs later by the time it stood still: a resume never adds
-//!   at once). Pausing a paused rollout keeps the first pause.
+//!   at once). Pausing a paused rollout keeps the first pause: the one
+//!   asked first, even when written later (a brake an engine kept while
+//!   the store could not take it).
 //! - A hold fixes the progress whatever the schedule (gates still apply);
 //!   a release returns it to the schedule.
 //! - A halt (a criterion met: the fleet's signals, a late canary, a
@@ -50,6 +52,12 @@ pub enum Request {
 }
 
 impl Request {
+    /// Whether it is a brake: one that only ever offers less (an engine
+    /// keeps a brake in force while the store cannot take it).
+    pub fn is_brake(&self) -> bool {
+        matches!(self, Self::Pause | Self::Halt | Self::AlertFiring { .. })
+    }
+
     /// A hold at `percent`, if it is one (a finite number from 0 to 100).
     pub fn hold(percent: f64) -> Option<Self> {
         (percent.is_finite() && (0.0..=100.0).contains(&percent)).then_some(Self::Hold(percent))
@@ -199,6 +207,17 @@ pub fn decide(
             }
         }
     };
+    // A brake asked before the pause in force (kept by an engine while the
+    // store could not take it, and written after another engine's later
+    // one) moves the pause back to when it was asked: the engine that held
+    // it in force offered no more since, so neither may the store.
+    if request.is_brake() && control.pause.as_ref().is_some_and(|kept| at < kept.at) {
+        let unpaused = Control {
+            pause: None,
+            ..control.clone()
+        };
+        after.pause = Some(pause(declaration, &unpaused, gates, by, at));
+    }
     if let Some(audited) = &audited {
         after.last = Some(audited.clone());
     }

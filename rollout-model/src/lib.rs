@@ -18,7 +18,8 @@
 //! figures halt one, [`describe`] what a position says to people.
 //!
 //! No I/O, no async, no clock of its own: every function is given `now`.
-//! The policy-engine, the fleet store and the command-line client use it.
+//! The policy-engine and the fleet store use it; the command-line client
+//! prints what the engine's model said (`cincinnati_client::rollout`).
 
 pub mod change;
 pub mod control;

@@ -251,7 +251,7 @@ impl<M: ServiceMetrics> Kit<M> {
     ///     }
     ///     match tokens.authorize(head.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok())) {
     ///         Ok(_) => Admission::Take(max_alert_bytes),
-    ///         Err(error) => Admission::Refuse(HttpError(error).error_response()),
+    ///         Err(error) => Admission::Refuse(HttpError::from(error).error_response()),
     ///     }
     /// });
     /// ```

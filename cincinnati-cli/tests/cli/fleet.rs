@@ -220,8 +220,8 @@ async fn fleet_prints_what_a_real_engine_recorded_of_the_clusters_asking_it() {
     let rollout = &rollouts.rollouts[0];
     assert_eq!(
         (
-            rollout.target.as_str(),
-            rollout.progress,
+            rollout.rollout.target.as_str(),
+            rollout.rollout.progress,
             rollout.in_scope,
             rollout.offered,
             rollout.arrived,
@@ -230,11 +230,23 @@ async fn fleet_prints_what_a_real_engine_recorded_of_the_clusters_asking_it() {
         ("4.18.4", 100.0, 50, 50, 10, 0)
     );
     let table = fleet(&engine, &["rollouts"]);
-    let row = table.stdout.lines().find(|line| line.starts_with("  4.18.4"));
-    let cells: Vec<&str> = row.unwrap_or_default().split_whitespace().collect();
+    let rows = |after: &str| {
+        let row = table
+            .stdout
+            .lines()
+            .skip_while(|line| !line.starts_with(after))
+            .find(|line| line.starts_with("  4.18.4"));
+        row.unwrap_or_default().split_whitespace().collect::<Vec<_>>()
+    };
     assert_eq!(
-        cells.get(..7),
-        Some(&["4.18.4", "2", "100.0%", "50", "50", "10", "(20.0%)"][..]),
+        rows("Rollouts of the policy file").get(..4),
+        Some(&["4.18.4", "2", "100.0%", "100.0%"][..]),
+        "{}",
+        table.stdout
+    );
+    assert_eq!(
+        rows("Their clusters").get(..5),
+        Some(&["4.18.4", "50", "50", "10", "(20.0%)"][..]),
         "{}",
         table.stdout
     );

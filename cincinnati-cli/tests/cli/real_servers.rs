@@ -310,8 +310,9 @@ async fn explain_with_an_id_says_which_policy_rule_removed_the_update() {
     let summary = document["summary"].as_str().unwrap();
     assert!(
         summary.contains(
-            "the phased rollout of 4.18.52 has not reached it (its place is 71.29%, the rollout is at"
-        ) && summary.contains("at this schedule it is inside from 2030-"),
+            "the phased rollout of 4.18.52 does not offer it to this cluster yet (its place is 71.29%; \
+             at its schedule it is inside from 2030-"
+        ) && summary.contains("): on schedule at "),
         "{summary}"
     );
     // Without an id, the engine answers as for no cluster (last in every

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use cincinnati_client::rollout_control::{ControlledRollout, Rollouts};
+use cincinnati_client::rollout::{RolloutView, Rollouts};
 use e2e::process::ServiceProcess;
 use e2e::static_server::StaticServer;
 
@@ -16,10 +16,16 @@ use crate::support::golden::{GoldenFiles, golden};
 use crate::support::{PREFIX, Run, cincinnati_with, small_graph};
 
 const TOKEN: &str = "s3cret-ops-token";
+/// What the CLI says of a token the engine refuses (403).
+const NOT_ALLOWED: &str = "the token from CINCINNATI_TOKEN is not one of the engine's \
+                           rollouts.token_file, or its scope does not allow this (read: the \
+                           rollouts and the fleet; pause: also pause; operate: everything)";
+/// A token that may read the rollouts, not change them.
+const READ_TOKEN: &str = "s3cret-dashboard-token";
 
 /// An engine with rollout control: a rollout of 4.18.4 that starts in
 /// 2999 (at 0% whenever the test runs, unless held), a fleet store and a
-/// token file naming the token `ops`.
+/// token file naming the token `ops` (scope operate) and a read token.
 async fn controlling_engine(dir: &Path, upstream: &StaticServer) -> ServiceProcess {
     let policy = dir.join("policy.yaml");
     std::fs::write(
@@ -27,7 +33,11 @@ async fn controlling_engine(dir: &Path, upstream: &StaticServer) -> ServiceProce
         "rollouts:\n  - {target: 4.18.4, start: \"2999-01-01T00:00:00Z\", duration_hours: 24}\n",
     )
     .unwrap();
-    std::fs::write(dir.join("tokens"), format!("# operators\nops {TOKEN}\n")).unwrap();
+    std::fs::write(
+        dir.join("tokens"),
+        format!("# operators\nops {TOKEN}\ndashboard {READ_TOKEN} read\n"),
+    )
+    .unwrap();
     let store = format!("sqlite://{}", dir.join("fleet.db").display());
     crate::support::engine(
         dir,
@@ -78,22 +88,25 @@ fn rollouts(engine: &ServiceProcess, question: &[&str]) -> Rollouts {
 }
 
 /// The one rollout of the document, that of 4.18.4.
-fn only(document: &Rollouts) -> &ControlledRollout {
+fn only(document: &Rollouts) -> &RolloutView {
     assert_eq!(document.rollouts.len(), 1, "{document:?}");
     &document.rollouts[0]
 }
 
-/// `(state, by, reason)` of the rollout's control.
-fn control(rollout: &ControlledRollout) -> (&str, &str, &str) {
+/// `(action, by, reason)` of the last change of the rollout, and who
+/// paused it, if it is paused.
+fn last_change(rollout: &RolloutView) -> (&str, &str, &str, Option<&str>) {
     let control = rollout.control.as_ref().expect("the rollout is under control");
+    let last = control.last.as_ref().expect("a change was made");
     (
-        control.state.as_str(),
-        control.by.as_str(),
-        control.reason.as_str(),
+        last.action.as_str(),
+        last.by.as_str(),
+        last.reason.as_str(),
+        control.paused.as_ref().map(|pause| pause.by.as_str()),
     )
 }
 
-/// The table row of 4.18.4.
+/// The table row of 4.18.4: target, line, offered, declared, where it is.
 fn row(table: &str) -> Vec<&str> {
     let line = table
         .lines()
@@ -119,12 +132,19 @@ async fn a_token_holder_pauses_resumes_holds_and_releases_a_rollout_and_reads_th
     let dir = tempfile::tempdir().unwrap();
     let engine = controlling_engine(dir.path(), &upstream).await;
 
+    let document = rollouts(&engine, &["list"]);
+    assert_eq!(document.header.kind, "Rollouts");
+    let untouched = only(&document);
+    assert!(untouched.control.is_none() && document.history.is_empty());
+    assert_eq!(
+        (untouched.state.as_str(), untouched.progress),
+        ("not-started", 0.0)
+    );
     let listed = rollout(&engine, TOKEN, &["list"]);
     assert_eq!(listed.code, 0, "{listed:?}");
-    let cells = row(&listed.stdout);
     assert_eq!(
-        (cells[0], cells[1], cells[4], cells[5]),
-        ("4.18.4", "2", "on schedule", "-"),
+        row(&listed.stdout),
+        ["4.18.4", "2", "0.0%", "0.0%", untouched.said.as_str()],
         "{}",
         listed.stdout
     );
@@ -133,72 +153,55 @@ async fn a_token_holder_pauses_resumes_holds_and_releases_a_rollout_and_reads_th
         "{}",
         listed.stdout
     );
-    let document = rollouts(&engine, &["list"]);
-    assert_eq!(
-        (document.header.kind.as_str(), document.header.schema_version),
-        ("Rollouts", 1)
-    );
-    let untouched = only(&document);
-    assert!(untouched.control.is_none() && untouched.on_schedule && document.history.is_empty());
 
     // Paused with a reason: by the token's name.
     let paused = rollout(&engine, TOKEN, &["pause", "4.18.4", "--reason", "storage alarms"]);
     assert_eq!(paused.code, 0, "{paused:?}");
-    let first = paused.stdout.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with("4.18.4: paused, by ops at ") && first.ends_with(": storage alarms"),
-        "{}",
-        paused.stdout
+    let document = rollouts(&engine, &["list"]);
+    let rollout_paused = only(&document);
+    assert_eq!(rollout_paused.state, "paused");
+    assert_eq!(
+        last_change(rollout_paused),
+        ("pause", "ops", "storage alarms", Some("ops"))
+    );
+    assert_eq!(
+        paused.stdout.lines().next().unwrap_or_default(),
+        format!("4.18.4: {}", rollout_paused.said),
+        "the change's answer starts with where the rollout is"
     );
     let listed = rollout(&engine, TOKEN, &["list"]);
-    let cells = row(&listed.stdout);
-    assert_eq!(
-        (cells[4], cells[5], cells[7]),
-        ("paused", "ops", "storage alarms"),
-        "{}",
-        listed.stdout
-    );
-    let document = rollouts(&engine, &["list"]);
-    assert_eq!(control(only(&document)), ("paused", "ops", "storage alarms"));
-    assert!(!only(&document).on_schedule);
+    assert_eq!(row(&listed.stdout)[4], rollout_paused.said, "{}", listed.stdout);
 
     let resumed = rollouts(&engine, &["resume", "4.18.4", "--reason", "firmware fixed"]);
-    assert_eq!(control(only(&resumed)), ("running", "ops", "firmware fixed"));
-    assert!(only(&resumed).on_schedule);
+    assert_eq!(
+        last_change(only(&resumed)),
+        ("resume", "ops", "firmware fixed", None)
+    );
+    assert_eq!(only(&resumed).state, "not-started");
 
     // Held at 90%: the progress is the hold, whatever the schedule.
     let held = rollouts(
         &engine,
         &["hold", "4.18.4", "--percent", "90", "--reason", "weekend push"],
     );
-    assert_eq!(control(only(&held)), ("held", "ops", "weekend push"));
-    assert_eq!(only(&held).progress, 90.0);
+    assert_eq!(last_change(only(&held)), ("hold", "ops", "weekend push", None));
+    assert_eq!((only(&held).state.as_str(), only(&held).progress), ("held", 90.0));
     let listed = rollout(&engine, TOKEN, &["list"]);
     let cells = row(&listed.stdout);
-    assert_eq!(
-        (cells[2], cells[4]),
-        ("90.0%", "held at 90.0%"),
-        "{}",
-        listed.stdout
-    );
+    assert_eq!((cells[2], cells[3]), ("90.0%", "0.0%"), "{}", listed.stdout);
 
-    let released = rollout(
+    let released = rollouts(
         &engine,
-        TOKEN,
         &["release", "4.18.4", "--reason", "let the clock decide"],
     );
-    assert_eq!(released.code, 0, "{released:?}");
-    assert!(
-        released.stdout.starts_with("4.18.4: on schedule"),
-        "{}",
-        released.stdout
-    );
-    let document = rollouts(&engine, &["list"]);
     assert_eq!(
-        control(only(&document)),
-        ("running", "ops", "let the clock decide")
+        last_change(only(&released)),
+        ("release", "ops", "let the clock decide", None)
     );
-    assert!(only(&document).on_schedule && only(&document).progress == 0.0);
+    assert_eq!(
+        (only(&released).state.as_str(), only(&released).progress),
+        ("not-started", 0.0)
+    );
 
     // The audit, oldest first, in the document and the table.
     let expected = [
@@ -252,12 +255,11 @@ async fn a_token_holder_pauses_resumes_holds_and_releases_a_rollout_and_reads_th
         )
     );
     let stranger = rollout(&engine, TOKEN, &["pause", "4.19.9", "--reason", "x"]);
-    assert_eq!(
-        (stranger.code, stranger.stderr.as_str()),
-        (
-            1,
-            "cincinnati: cannot pause 4.19.9: does not exist: the policy file declares no rollout of 4.19.9\n"
-        )
+    assert_eq!(stranger.code, 1, "{stranger:?}");
+    assert!(
+        stranger.stderr.starts_with("cincinnati: cannot pause 4.19.9: "),
+        "{}",
+        stranger.stderr
     );
     assert_eq!(
         rollouts(&engine, &["history"]).history.len(),
@@ -299,8 +301,16 @@ async fn refusals_say_what_is_missing_and_a_token_file_is_read_as_the_engine_rea
         &rollout(&engine, "not-the-token", &["pause", "4.18.4", "--reason", "x"]),
         "403",
         &format!("{control}/4.18.4/pause?reason=x"),
-        "the token from CINCINNATI_TOKEN is not one of the engine's rollouts.token_file (which it \
-         reads again when the file changes)",
+        NOT_ALLOWED,
+    );
+
+    // A read token reads, and changes nothing.
+    assert_eq!(rollout(&engine, READ_TOKEN, &["list"]).code, 0);
+    refused(
+        &rollout(&engine, READ_TOKEN, &["pause", "4.18.4", "--reason", "x"]),
+        "403",
+        &format!("{control}/4.18.4/pause?reason=x"),
+        NOT_ALLOWED,
     );
 
     // A reason is needed, and something in it; a percentage is one.
@@ -352,7 +362,7 @@ async fn refusals_say_what_is_missing_and_a_token_file_is_read_as_the_engine_rea
         (
             2,
             format!(
-                "cincinnati: --token-file {} holds no token (a line `name token`, or the token alone)\n",
+                "cincinnati: --token-file {} holds no token (a line `name token [scope]`, or the token alone)\n",
                 token_file.display()
             )
         )

@@ -55,28 +55,43 @@ fn a_hop_a_break_and_a_plan_with_risks_have_the_documented_fields() {
     );
 }
 
+/// The keys of every object of `array` (each rollout has the fields that
+/// apply to it; the golden documents hold one of each between them).
+fn every_key(array: &serde_json::Value) -> BTreeSet<String> {
+    let objects = array.as_array().expect("an array");
+    objects.iter().flat_map(keys).collect()
+}
+
 #[test]
 fn a_fleet_rollout_and_a_version_not_moving_have_the_documented_fields() {
     let rollouts = golden_json("fleet-rollouts.json");
-    assert_eq!(
-        keys(&rollouts["rollouts"][0]),
-        documented_fields("— fleet rollout")
-    );
+    let mut documented = documented_fields("— a rollout");
+    documented.extend(documented_fields("— fleet rollout"));
+    assert_eq!(every_key(&rollouts["rollouts"]), documented);
     let stuck = golden_json("fleet-stuck.json");
     assert_eq!(keys(&stuck["notMoving"][0]), documented_fields("— not moving"));
 }
 
 #[test]
-fn a_controlled_rollout_its_control_and_a_change_have_the_documented_fields() {
-    let rollouts = golden_json("rollouts.json");
-    let controlled = &rollouts["rollouts"][0];
-    assert_eq!(keys(controlled), documented_fields("— controlled rollout"));
+fn a_rollout_its_gates_its_control_and_a_change_have_the_documented_fields() {
+    let document = golden_json("rollouts.json");
+    let rollouts = &document["rollouts"];
+    assert_eq!(every_key(rollouts), documented_fields("— a rollout"));
+    assert_eq!(keys(&document["state"]), documented_fields("— what is known"));
+    let part = |name: &str| {
+        let parts: Vec<serde_json::Value> = rollouts
+            .as_array()
+            .expect("an array")
+            .iter()
+            .filter_map(|rollout| rollout.get(name).cloned())
+            .collect();
+        every_key(&serde_json::Value::Array(parts))
+    };
+    assert_eq!(part("canaries"), documented_fields("— canaries"));
+    assert_eq!(part("rate"), documented_fields("— rate"));
+    assert_eq!(part("control"), documented_fields("— rollout control"));
     assert_eq!(
-        keys(&controlled["control"]),
-        documented_fields("— rollout control")
-    );
-    assert_eq!(
-        keys(&rollouts["history"][0]),
+        every_key(&document["history"]),
         documented_fields("— rollout change")
     );
 }

@@ -11,8 +11,9 @@
 //! request without an id, or with one that is not a UUID, gets the default
 //! rules and is last in every rollout: never an error.
 //!
-//! The engine uses it through one façade, [`ClusterPolicy`]: classify,
-//! explain, reload, status, gauges.
+//! The engine classifies, explains, reloads and counts through
+//! [`ClusterPolicy`]; the filters, settings and the operator plane also
+//! take the few types this module re-exports (its submodules are private).
 //!
 //! - [`file`]: the policy file, validated with file:line errors.
 //! - [`policy`]: the validated policy and the classes of requests.

@@ -22,12 +22,15 @@ pub(crate) use routes::{FLEET_PATH, configure_status};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use actix_web::HttpRequest;
-use actix_web::http::header;
+use actix_web::dev::RequestHead;
+use actix_web::http::{Method, header};
+use actix_web::{HttpRequest, ResponseError as _};
 use cincinnati_client::rollout::RolloutView;
 use cincinnati_client::tokens::Scope;
 use cincinnati_core::ApiError;
+use http_answers::HttpError;
 use rollout_model::time::from_system;
+use service_kit::status::Admission;
 
 use self::control::tokens::Bearer;
 use crate::client::Engine;
@@ -74,6 +77,35 @@ impl Operator {
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok());
         control.authorize(authorization, needed).map(Some)
+    }
+
+    /// What the status port reads of a request's body, decided from its
+    /// head before a byte of it is read: only a change's (any method but
+    /// GET and HEAD), of up to `max_bytes`, and with rollout control only
+    /// from a token that may at least pause (the route then asks for the
+    /// scope its change needs). Whoever reaches the port without a token
+    /// makes it hold no body: the rest are refused unread (401, 403, 413).
+    pub fn body_admission(
+        &self,
+        max_bytes: usize,
+    ) -> impl Fn(&RequestHead) -> Admission + Send + Sync + 'static {
+        let control = self.control.clone();
+        move |head| {
+            if head.method == Method::GET || head.method == Method::HEAD {
+                return Admission::Take(0);
+            }
+            let authorization = head
+                .headers
+                .get(header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok());
+            match control
+                .as_ref()
+                .map(|control| control.authorize(authorization, Scope::Pause))
+            {
+                Some(Err(error)) => Admission::Refuse(HttpError::from(error).error_response()),
+                _ => Admission::Take(max_bytes),
+            }
+        }
     }
 
     /// Whether the engine may take traffic as far as this plane goes: once

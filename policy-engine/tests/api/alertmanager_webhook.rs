@@ -15,8 +15,8 @@ use serde_json::json;
 
 use crate::support::app::{TestApp, spawn_ready};
 use crate::support::rollouts::{
-    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, TOKEN, WEBHOOK, alert, cluster_at, control_settings, first, notification,
-    notify, offered, once_paused, post_notification, rollout_with, rollouts,
+    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, TOKEN, WEBHOOK, alert, cluster_at, control_settings, first,
+    notification, notify, offered, once_paused, post_notification, rollout_with, rollouts,
 };
 use crate::support::small_graph;
 use crate::support::upstream::{Behaviour, FakeUpstream};
@@ -31,6 +31,33 @@ async fn engine(dir: &Path, configure: impl FnOnce(&mut Settings)) -> (FakeUpstr
     (upstream, spawn_ready(settings).await)
 }
 
+/// The status line the status port answers to a notification's head, 1 MiB
+/// of body announced and 16 bytes of it sent before the client stops
+/// sending: a port that read the body before judging the head would answer
+/// its truncation, not the token (401, 403) or the bound (413).
+async fn answer_to_a_head(app: &TestApp, token: Option<&str>) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(app.status_address).await.unwrap();
+    let authorization = token
+        .map(|token| format!("Authorization: Bearer {token}\r\n"))
+        .unwrap_or_default();
+    let head = format!(
+        "POST {WEBHOOK} HTTP/1.1\r\nHost: {}\r\n{authorization}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        app.status_address,
+        1 << 20
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&[b' '; 16]).await.unwrap();
+    stream.shutdown().await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 #[tokio::test]
 async fn a_firing_alert_pauses_the_rollout_it_names_once_and_only_an_operator_resumes_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,7 +66,9 @@ async fn a_firing_alert_pauses_the_rollout_it_names_once_and_only_an_operator_re
 
     // Refused: no token, a read token, not a notification, another
     // version, too large.
-    post_notification(&app, None, "{}").await.assert_error(401, "unauthorized");
+    post_notification(&app, None, "{}")
+        .await
+        .assert_error(401, "unauthorized");
     post_notification(&app, Some(READ_TOKEN), "{}")
         .await
         .assert_error(403, "forbidden");
@@ -56,6 +85,16 @@ async fn a_firing_alert_pauses_the_rollout_it_names_once_and_only_an_operator_re
             .await
             .status,
         413
+    );
+    // Judged from the head, before a byte of the body is held.
+    assert_eq!(answer_to_a_head(&app, None).await, "HTTP/1.1 401 Unauthorized");
+    assert_eq!(
+        answer_to_a_head(&app, Some(READ_TOKEN)).await,
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        answer_to_a_head(&app, Some(ALERTMANAGER_TOKEN)).await,
+        "HTTP/1.1 413 Payload Too Large"
     );
     assert!(offered(&app, &inside).await, "nothing changed");
 

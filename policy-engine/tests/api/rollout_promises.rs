@@ -111,7 +111,10 @@ const ALERTS: [(usize, Alert); 4] = [
 async fn rollout_promises_hold_for_two_engines_sharing_a_sqlite_file() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("fleet.db").display());
-    Run::start(Store::Sqlite { url, writer: None }, dir).await.go().await;
+    Run::start(Store::Sqlite { url, writer: None }, dir)
+        .await
+        .go()
+        .await;
 }
 
 #[tokio::test]
@@ -184,7 +187,11 @@ impl Store {
 #[derive(Debug, Clone)]
 enum Step {
     /// An operator's pause, resume, hold or release, asked of an engine.
-    Operator { engine: usize, rollout: usize, ask: Ask },
+    Operator {
+        engine: usize,
+        rollout: usize,
+        ask: Ask,
+    },
     /// Alertmanager's notification of one alert (of [`ALERTS`]), to one
     /// engine or to both at once.
     Alert {
@@ -192,7 +199,9 @@ enum Step {
         alert: usize,
         firing: bool,
     },
-    Restart { engine: usize },
+    Restart {
+        engine: usize,
+    },
     StoreAway,
     StoreBack,
     /// Time passes: the fast rollout's schedule passes another cluster.
@@ -477,9 +486,7 @@ impl Run {
         for step in std::mem::take(&mut self.steps) {
             self.figures.steps += 1;
             self.log.push(format!("{}: {step:?}", self.figures.steps));
-            let began = std::time::Instant::now();
             self.take(step).await;
-            eprintln!("DEBUG step {} took {:?}", self.figures.steps, began.elapsed());
             if !self.violations.is_empty() {
                 break;
             }
@@ -511,16 +518,13 @@ impl Run {
     }
 
     fn violation(&mut self, what: String) {
-        self.violations.push(format!("step {}: {what}", self.figures.steps));
+        self.violations
+            .push(format!("step {}: {what}", self.figures.steps));
     }
 
     async fn take(&mut self, step: Step) {
         match step {
-            Step::Operator {
-                engine,
-                rollout,
-                ask,
-            } => self.operator(engine, rollout, ask).await,
+            Step::Operator { engine, rollout, ask } => self.operator(engine, rollout, ask).await,
             Step::Alert {
                 engines,
                 alert,
@@ -536,11 +540,9 @@ impl Run {
             Step::Wait => self.wait().await,
         }
         let settled = jiff::Timestamp::now();
-        eprintln!("DEBUG action done");
         for engine in 0..2 {
             self.settle(engine, settled).await;
         }
-        eprintln!("DEBUG settled {:?}", jiff::Timestamp::now().duration_since(settled));
         let mut documents = Vec::new();
         for engine in 0..2 {
             documents.push(self.check(engine).await);
@@ -624,11 +626,7 @@ impl Run {
         }
         let sent = jiff::Timestamp::now();
         let answers = futures::future::join_all(engines.iter().map(|&engine| {
-            post_notification(
-                self.engines[engine].app(),
-                Some(ALERTMANAGER_TOKEN),
-                body.clone(),
-            )
+            post_notification(self.engines[engine].app(), Some(ALERTMANAGER_TOKEN), body.clone())
         }))
         .await;
         let at = Span::between(sent, jiff::Timestamp::now());
@@ -870,7 +868,6 @@ impl Run {
             .collect()
             .await;
         let answered = jiff::Timestamp::now();
-        eprintln!("DEBUG check {name}: {:?}", answered.duration_since(sent));
         let mut problems = if document.state.known == "unknown" {
             self.unknown_observables(engine).await
         } else {
@@ -922,7 +919,10 @@ impl Run {
                     !bounds.allow(*place, offered.contains(timeline.target), window.is_some())
                 })
                 .map(|((id, place), offered)| {
-                    format!("{id} at {place:.4}% offered: {}", offered.contains(timeline.target))
+                    format!(
+                        "{id} at {place:.4}% offered: {}",
+                        offered.contains(timeline.target)
+                    )
                 })
                 .collect();
             if !wrong.is_empty() {
@@ -949,8 +949,7 @@ impl Run {
                 ));
             }
         }
-        if document.state.pending.len() != state.pending.len()
-            || pending_metric != state.pending.len() as f64
+        if document.state.pending.len() != state.pending.len() || pending_metric != state.pending.len() as f64
         {
             problems.push(format!(
                 "{} brakes pending, /v1/rollouts lists {:?}, cincinnati_pe_rollout_control_pending is {pending_metric}",
@@ -994,7 +993,11 @@ impl Run {
     async fn unknown_observables(&self, engine: usize) -> Vec<String> {
         let app = self.engines[engine].app();
         let mut problems = Vec::new();
-        let control = app.status_document().await.rollout_control.expect("rollout control");
+        let control = app
+            .status_document()
+            .await
+            .rollout_control
+            .expect("rollout control");
         if control.known {
             problems.push("/status says the state is known, /v1/rollouts unknown".to_owned());
         }

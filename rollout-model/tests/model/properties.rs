@@ -109,6 +109,34 @@ proptest! {
     }
 
     #[test]
+    fn brakes_written_in_any_order_pause_where_the_first_asked_did(
+        declared in declarations(), first in offset(), gap in 1_i64..3_600_000 * 24, alert_first in any::<bool>(),
+        place in places(),
+    ) {
+        // An operator's pause and an alert's, kept by two engines while the
+        // store could not take them, reach it in either order.
+        let declared = Arc::new(declared);
+        let (first_at, second_at) = (when(first), when(first) + SignedDuration::from_millis(gap));
+        let firing = Request::AlertFiring { alert: AlertId::stored("0f1a".to_owned()), name: "Firing".to_owned() };
+        let (first_asked, second_asked) = if alert_first {
+            ((firing.clone(), Actor::alert("am", "Firing")), (Request::Pause, Actor::operator("ops")))
+        } else {
+            ((Request::Pause, Actor::operator("ops")), (firing, Actor::alert("am", "Firing")))
+        };
+        let apply = |control: &Control, (request, by): &(Request, Actor), at| {
+            decide(&declared, (control, None), request, (by, "test"), at).control
+        };
+        let in_order = apply(&apply(&Control::default(), &first_asked, first_at), &second_asked, second_at);
+        let reversed = apply(&apply(&Control::default(), &second_asked, second_at), &first_asked, first_at);
+        let paused = |control: &Control| control.pause.clone().expect("paused");
+        prop_assert_eq!(paused(&reversed).at, first_at);
+        prop_assert_eq!(paused(&reversed).progress, paused(&in_order).progress);
+        let later = second_at + SignedDuration::from_millis(gap);
+        let offers = |control: &Control| controlled(&declared, control, later).position(later).offers(who(place));
+        prop_assert_eq!(offers(&reversed), offers(&in_order));
+    }
+
+    #[test]
     fn a_resume_adds_nobody_at_once(
         declared in declarations(), paused in offset(), stood in 0_i64..3_600_000 * 48, place in places(),
     ) {

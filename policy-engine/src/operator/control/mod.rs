@@ -358,6 +358,9 @@ impl Control {
         if self.pending.count() == 0 {
             return;
         }
+        // In the order asked, stopping at the first the store refuses: a
+        // later brake written before an earlier one would pause later, at
+        // a progress this engine never offered.
         for brake in self.pending.all() {
             let Some(declaration) = self.declaration(&brake.target).ok() else {
                 self.pending.remove(&brake);
@@ -376,10 +379,11 @@ impl Control {
                         .await
                 })
                 .await;
-            if written.is_ok() {
-                tracing::info!(target = brake.target, by = %brake.by, "a pending brake was written to the store");
-                self.pending.remove(&brake);
+            if written.is_err() {
+                break;
             }
+            tracing::info!(target = brake.target, by = %brake.by, "a pending brake was written to the store");
+            self.pending.remove(&brake);
         }
         self.metrics.pending.set(self.pending.count() as i64);
     }
@@ -418,7 +422,7 @@ impl Control {
                 Ok(Changed::Made(outcome))
             }
             Err(error)
-                if pending::brakes(&request)
+                if request.is_brake()
                     && self.pending.add(Pending {
                         target: target.to_owned(),
                         request: request.clone(),

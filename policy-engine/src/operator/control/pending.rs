@@ -31,14 +31,6 @@ pub struct Pending {
     pub at: Timestamp,
 }
 
-/// Whether `request` is a brake: one that only ever offers less.
-pub fn brakes(request: &Request) -> bool {
-    matches!(
-        request,
-        Request::Pause | Request::Halt | Request::AlertFiring { .. }
-    )
-}
-
 #[derive(Debug, Default)]
 pub struct PendingBrakes(Mutex<Vec<Pending>>);
 

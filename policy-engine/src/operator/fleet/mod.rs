@@ -25,7 +25,8 @@
 //!   scan (kept every `fleet.count_interval_secs`), with how each rollout's
 //!   target arrived; [`answers`]: the fleet documents, from the count, the
 //!   store and the graph; [`graphs`]: that graph, as the upstream serves
-//!   it; [`takers`]: who can take a rollout's target (for its gates).
+//!   it; [`rollout_facts`]: what the fleet shows of each rollout (who can
+//!   take its target, who arrived, who went silent), for its gates and halts.
 //! - [`metrics`]: the fleet's metrics.
 
 pub mod answers;

@@ -21,8 +21,6 @@ use crate::openapi::{self, OpenApiDocument};
 /// Where the fleet answers are, under the prefix (the explorer's Fleet
 /// view asks them there).
 pub const FLEET_PATH: &str = fleet::PATH;
-/// Where Alertmanager's notifications are taken, under the prefix.
-pub const ALERTS_PATH: &str = alerts::PATH;
 
 /// The status port's routes under `prefix`, as its [`openapi`] document
 /// (served there too) describes them.
