@@ -8,28 +8,8 @@ use std::cmp::Ordering;
 use cincinnati_core::Version;
 use serde::{Deserialize, Serialize};
 
-use crate::json::SCHEMA_VERSION;
+use crate::header::Header;
 use crate::rollout::RolloutView;
-
-/// What every fleet document starts with.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Header {
-    pub kind: String,
-    pub schema_version: u32,
-    /// When the answer was made.
-    pub generated_at: String,
-}
-
-impl Header {
-    pub fn new(kind: &str, generated_at: String) -> Self {
-        Self {
-            kind: kind.to_owned(),
-            schema_version: SCHEMA_VERSION,
-            generated_at,
-        }
-    }
-}
 
 /// `GET {prefix}/v1/fleet/versions`: clusters per version, active within
 /// the window, by channel, architecture and release order.

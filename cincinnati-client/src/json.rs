@@ -21,8 +21,7 @@ use crate::runbook::{Runbook, Step, Workers, runbook};
 use crate::signatures::{Outcome, ReleaseSignatures};
 use crate::view::{ChannelView, ConditionalUpdate, Updates};
 
-/// The schema version every document carries.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use crate::header::SCHEMA_VERSION;
 
 /// A release as the documents show it.
 #[derive(Debug, Serialize)]

@@ -33,6 +33,7 @@ pub mod explain;
 pub mod fetch;
 pub mod fleet;
 pub mod graph;
+pub mod header;
 pub mod json;
 pub mod plan;
 pub mod policy_facts;

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::fleet::Header;
+use crate::header::Header;
 
 /// One rollout, as the engine knows it now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,16 +12,15 @@
 //! audited once.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rollout_model::control::{Action, Actor, AlertId, Audited, Pause};
 use rollout_model::gates::GateState;
-use rollout_model::rounds::GateChange;
 use rollout_model::time::{SignedDuration, Timestamp, from_millis, millis};
 use rollout_model::{Control, Lot};
 use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Row as _, Transaction};
 
+use crate::changes::{Changes, audit};
 use crate::gates::{apply_gate_change, gate_states, locked_gates};
 use crate::store::{FleetStore, StoreError, StoreKind, failed};
 
@@ -43,19 +42,6 @@ pub struct Locked<'a> {
     pub now: Timestamp,
 }
 
-/// What a decision writes.
-#[derive(Debug, Default)]
-pub struct Changes {
-    /// The rollout's control after the change.
-    pub control: Option<Control>,
-    /// Make its gates' row if missing (a gated rollout's first round).
-    pub open_gates: bool,
-    /// What a gate round changes.
-    pub gates: Option<GateChange>,
-    /// What the audit keeps (gate changes' entries are the round's own).
-    pub audit: Vec<Audited>,
-}
-
 /// One audited change, as read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditEntry {
@@ -72,10 +58,10 @@ impl FleetStore {
     /// are made if missing, so that a change of one locks a row that every
     /// engine reads; a row that cannot be made (a store that takes no
     /// write: a full disk, a write lock held) reads as no change, since
-    /// none was stored, and the state is read all the same. On PostgreSQL the control rows are read with a
-    /// share lock: a change being made is waited for, not missed. `known`
-    /// is what the caller read last: only the admissions made since are
-    /// read.
+    /// none was stored, and the state is read all the same. On PostgreSQL
+    /// the control rows are read with a share lock: a change being made is
+    /// waited for, not missed. `known` is what the caller read last: only
+    /// the admissions made since are read.
     pub async fn run_time(
         &self,
         declared: &[String],
@@ -336,41 +322,4 @@ async fn write_control(
             .map_err(failed(what))?;
     }
     Ok(())
-}
-
-/// Writes `audited` to the audit of `target`, within `transaction`.
-pub(crate) async fn audit(
-    transaction: &mut Transaction<'_, Any>,
-    target: &str,
-    audited: &Audited,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO rollout_audit (id, target, action, actor, reason, held_progress, at_ms) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    // held_progress is NULL but for holds: prepared each time (see above).
-    .persistent(false)
-    .bind(audit_id())
-    .bind(target)
-    .bind(audited.action.as_str())
-    .bind(audited.by.as_str())
-    .bind(&audited.reason)
-    .bind(audited.held)
-    .bind(millis(audited.at))
-    .execute(&mut **transaction)
-    .await
-    .map_err(failed("auditing a rollout's change"))?;
-    Ok(())
-}
-
-/// An audit entry's key: the time in nanoseconds, the process and a
-/// counter, so that engines sharing a store never make the same one.
-fn audit_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = Timestamp::now().as_nanosecond();
-    format!(
-        "{nanos:x}-{:x}-{:x}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
 }

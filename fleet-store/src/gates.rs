@@ -17,7 +17,7 @@ use rollout_model::time::{SignedDuration, Timestamp, from_millis, from_seconds, 
 use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Executor, Row as _, Transaction};
 
-use crate::control::{Changes, audit};
+use crate::changes::{Changes, audit};
 use crate::store::{FleetStore, StoreError, failed};
 
 /// The columns [`gate_row`] reads, in its order.

@@ -20,12 +20,14 @@
 //!   one's control and gates as the rollout model defines them, the one
 //!   path every change takes (the row locked, the model deciding on what
 //!   is stored, the audit written with it).
+//! - [`changes`]: what a change writes, and its audit entry.
 //! - [`gates`]: gated rollouts' canaries and admissions, and what a gate
 //!   round asks of the fleet.
 //!
 //! What a rollout's state means is the `rollout-model` crate's; this crate
 //! only keeps it.
 
+pub mod changes;
 pub mod control;
 pub mod gates;
 pub mod questions;

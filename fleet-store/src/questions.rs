@@ -1,6 +1,8 @@
 //! What the fleet answers are made of: counts grouped in the store, rows
 //! only where an answer lists clusters. Times are Unix seconds.
 
+use rollout_model::time::{Timestamp, from_millis};
+use rollout_model::{Lot, Place, Rollout, Who};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row as _};
 
@@ -69,6 +71,18 @@ pub struct Arrival {
     /// When the rollout of the version (a target) admitted it, if its
     /// rate did (Unix milliseconds).
     pub admitted_at_ms: Option<i64>,
+}
+
+impl Arrival {
+    /// When `rollout` offered its target to this cluster (`lot`, its secret
+    /// lot): the rollout model says, from its place and its admission.
+    pub fn offered_at(&self, rollout: &Rollout, lot: Lot) -> Option<Timestamp> {
+        let who = Who {
+            place: Some(Place::from_percent(self.place)),
+            lot: Some(lot),
+        };
+        rollout.offered_at(who, self.admitted_at_ms.map(from_millis))
+    }
 }
 
 /// Of a rollout's clusters offered its target by a time, how many (and how

@@ -351,6 +351,17 @@ impl Rollout {
         start.saturating_add(self.shift(control, gates)).unwrap_or(start)
     }
 
+    /// When `who` was offered the target: when its rate admitted it
+    /// (`admitted`), if it was; for a rollout with a rate, never otherwise;
+    /// else as [`Rollout::offered_from`] says.
+    pub fn offered_at(&self, who: Who, admitted: Option<Timestamp>) -> Option<Timestamp> {
+        match admitted {
+            Some(admitted) => Some(admitted),
+            None if self.declaration.gates.rate.is_some() => None,
+            None => self.offered_from(who),
+        }
+    }
+
     /// When `who` is first offered the target by time alone, from what is
     /// known now: a canary when it was chosen; on the schedule, the moment
     /// its progress passes the place (later by its shift, within office

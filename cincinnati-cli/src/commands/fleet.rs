@@ -4,9 +4,10 @@
 //! `-o json` and `-o yaml`).
 
 use cincinnati_client::fleet::{
-    FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header, NotMoving,
-    VersionClusters, release_order,
+    FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, NotMoving, VersionClusters,
+    release_order,
 };
+use cincinnati_client::header::Header;
 use http_fetch::Method;
 use serde::Serialize;
 

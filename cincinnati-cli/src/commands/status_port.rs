@@ -4,7 +4,7 @@
 //! there is read.
 //!
 //! The documents are `cincinnati_client`'s (each starts with
-//! `cincinnati_client::fleet::Header`); errors are the services' JSON
+//! `cincinnati_client::header::Header`); errors are the services' JSON
 //! errors (`{kind, value}`).
 
 use std::path::Path;
@@ -13,7 +13,7 @@ use anyhow::{Context as _, anyhow};
 use cincinnati_client::Source;
 use cincinnati_client::cluster_policy::explain_url_of;
 use cincinnati_client::fetch::one_line;
-use cincinnati_client::fleet::Header;
+use cincinnati_client::header::Header;
 use cincinnati_client::json::SCHEMA_VERSION;
 use cincinnati_client::tokens;
 use cincinnati_core::ErrorKind;

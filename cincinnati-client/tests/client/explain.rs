@@ -199,10 +199,12 @@ fn cluster_policy(json: serde_json::Value) -> ClusterPolicy {
 fn a_rollout_that_withholds_the_target_decides_before_graph_data_and_metadata() {
     let asked_as_cluster = Fixture::new().releases("4.16", 1, &["stable-4.16"]).graph();
     let policy = cluster_policy(json!({
-        "id": "c0ffee00-0001-4a11-8b22-0123456789ab", "place_percent": 71.3, "groups": [], "rules": {},
-        "rollouts": [{"target": "4.16.1", "progress_percent": 54.49, "offered": false, "line": 9,
-                      "start": "2026-01-01T00:00:00Z", "starting_percentage": 50.0,
-                      "complete": "2035-12-30T00:00:00Z", "inside_from": "2030-04-05T06:07:08Z"}],
+        "id": "c0ffee00-0001-4a11-8b22-0123456789ab", "placePercent": 71.3, "groups": [], "rules": {},
+        "rollouts": [{"target": "4.16.1", "line": 9, "start": "2026-01-01T00:00:00Z",
+                      "complete": "2035-12-30T00:00:00Z", "startingPercentage": 50.0,
+                      "state": "on-schedule", "said": "on schedule at 54.5%, complete at 2035-12-30 00:00:00 UTC",
+                      "progress": 54.49, "scheduledProgress": 54.49, "declaredProgress": 54.49,
+                      "offered": false, "insideFrom": "2030-04-05T06:07:08Z"}],
         "updates": {"from": "4.16.0", "offered": [],
                     "removed": [{"release": "4.16.1", "rule": "rollout", "rollout": 0}]}
     }));
@@ -217,8 +219,9 @@ fn a_rollout_that_withholds_the_target_decides_before_graph_data_and_metadata() 
     let explanation = explanation.with_cluster_policy(&policy);
     assert_eq!(
         explanation.summary(),
-        "4.16.0 → 4.16.1 is withheld from this cluster (policy file line 9): the phased rollout of 4.16.1 has not reached it \
-         (its place is 71.30%, the rollout is at 54.49%; at this schedule it is inside from 2030-04-05T06:07:08Z)"
+        "4.16.0 → 4.16.1 is withheld from this cluster (policy file line 9): the phased rollout of 4.16.1 does not offer \
+         it to this cluster yet (its place is 71.30%; at its schedule it is inside from 2030-04-05T06:07:08Z): on schedule \
+         at 54.5%, complete at 2035-12-30 00:00:00 UTC"
     );
     let reasons = explanation.reasons();
     let shown = layers_kinds_decides(&reasons);
@@ -239,7 +242,7 @@ fn a_risk_of_the_sites_policy_is_attributed_to_its_line() {
         .risky("4.16.0", "4.16.1", "OurStorage")
         .graph();
     let policy = cluster_policy(json!({
-        "id": "5ca1ab1e-0000-4000-8000-00000000d0e5", "place_percent": 28.97, "groups": ["production"],
+        "id": "5ca1ab1e-0000-4000-8000-00000000d0e5", "placePercent": 28.97, "groups": ["production"],
         "rules": {}, "rollouts": [],
         "edges": [{"from": "4.16.0", "to": "4.16.1", "line": 12, "risk": "OurStorage"}],
         "updates": {"from": "4.16.0", "offered": ["4.16.1"], "removed": []}

@@ -69,9 +69,11 @@ async fn every_service_answers_the_conformance_cases_as_their_rules_say() {
             target(&format!("{}/{SIGNATURE}", metadata_helper::store_url(&helper))),
         ),
     ];
-    let status = |service: &ServiceProcess, probe: &str| {
+    // The policy-engine's status port reads a body only for a change of its
+    // rollout control, which this engine has not.
+    let status = |service: &ServiceProcess, probe: &str, takes_bodies: bool| {
         let server = Server {
-            takes_bodies: true,
+            takes_bodies,
             checks_host: true,
         };
         target(&service.status_url(probe)).serving(server)
@@ -81,13 +83,13 @@ async fn every_service_answers_the_conformance_cases_as_their_rules_say() {
         vec![
             (
                 "graph-builder's status port",
-                status(&stack.graph_builder, "/liveness"),
+                status(&stack.graph_builder, "/liveness", true),
             ),
             (
                 "policy-engine's status port",
-                status(&stack.engines.engine_b, "/livez"),
+                status(&stack.engines.engine_b, "/livez", false),
             ),
-            ("metadata-helper's status port", status(&helper, "/livez")),
+            ("metadata-helper's status port", status(&helper, "/livez", true)),
         ],
     ]
     .concat();

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use fleet_store::FleetStore;
-use fleet_store::control::{Changes, Locked};
+use fleet_store::changes::Changes;
+use fleet_store::control::Locked;
 use rollout_model::Declaration;
 use rollout_model::change::{Outcome, Request, decide};
 use rollout_model::control::{Action, Actor, AlertId, HALT_FLEET};

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use fleet_store::control::Changes;
+use fleet_store::changes::Changes;
 use fleet_store::{Check, FleetStore};
 use rollout_model::control::{Actor, Pause};
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use fleet_store::FleetStore;
-use fleet_store::control::Changes;
+use fleet_store::changes::Changes;
 use fleet_store::gates::Pool;
 use rollout_model::gates::Canary;
 use rollout_model::rounds::{Admission, Candidate, GateChange};

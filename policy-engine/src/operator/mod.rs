@@ -80,17 +80,21 @@ impl Operator {
     }
 
     /// What the status port reads of a request's body, decided from its
-    /// head before a byte of it is read: only a change's (any method but
-    /// GET and HEAD), of up to `max_bytes`, and with rollout control only
-    /// from a token that may at least pause (the route then asks for the
-    /// scope its change needs). Whoever reaches the port without a token
-    /// makes it hold no body: the rest are refused unread (401, 403, 413).
+    /// head before a byte of it is read: only with rollout control (the
+    /// only routes that take one are its changes), only a change's (any
+    /// method but GET and HEAD), of up to `max_bytes`, and only from a
+    /// token that may at least pause (the route then asks for the scope
+    /// its change needs). Whoever reaches the port without a token makes
+    /// it hold no body: the rest are refused unread (401, 403, 413).
     pub fn body_admission(
         &self,
         max_bytes: usize,
     ) -> impl Fn(&RequestHead) -> Admission + Send + Sync + 'static {
         let control = self.control.clone();
         move |head| {
+            let Some(control) = control.as_ref() else {
+                return Admission::Take(0);
+            };
             if head.method == Method::GET || head.method == Method::HEAD {
                 return Admission::Take(0);
             }
@@ -98,12 +102,9 @@ impl Operator {
                 .headers
                 .get(header::AUTHORIZATION)
                 .and_then(|value| value.to_str().ok());
-            match control
-                .as_ref()
-                .map(|control| control.authorize(authorization, Scope::Pause))
-            {
-                Some(Err(error)) => Admission::Refuse(HttpError::from(error).error_response()),
-                _ => Admission::Take(max_bytes),
+            match control.authorize(authorization, Scope::Pause) {
+                Ok(_) => Admission::Take(max_bytes),
+                Err(error) => Admission::Refuse(HttpError::from(error).error_response()),
             }
         }
     }

@@ -32,7 +32,7 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use cincinnati_client::fleet::Header;
+use cincinnati_client::header::Header;
 use cincinnati_client::rollout::{AlertTaken, AlertsTaken};
 use cincinnati_core::{ApiError, ErrorKind};
 use rollout_model::change::Request;

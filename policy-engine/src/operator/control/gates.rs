@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use fleet_store::control::Changes;
+use fleet_store::changes::Changes;
 use rollout_model::change::{self, Request};
 use rollout_model::control::{Actor, HALT_CANARY};
 use rollout_model::rounds::{self, Facts, before_rate};

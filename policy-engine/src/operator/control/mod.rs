@@ -40,12 +40,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use cincinnati_client::fleet::Header;
+use cincinnati_client::header::Header;
 use cincinnati_client::rollout::{KnowledgeView, RolloutView, Rollouts};
 use cincinnati_client::tokens::Scope;
 use cincinnati_core::{ApiError, ErrorKind};
 use fleet_store::FleetStore;
-use fleet_store::control::{Changes, Locked, RunTime};
+use fleet_store::changes::Changes;
+use fleet_store::control::{Locked, RunTime};
 use parking_lot::Mutex;
 use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts};
 use rollout_model::change::{self, Outcome, Request};

@@ -4,14 +4,13 @@
 //! architecture is offered it (the CVO's rules, `cincinnati_client::view`),
 //! before any per-cluster policy.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cincinnati_client::fleet::{
-    ClusterSince, FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, Header,
-    HourArrivals, NoUpdate, NotMoving, RolloutFleet, VersionChange, VersionClusters,
+    ClusterSince, FleetAdoption, FleetCluster, FleetRollouts, FleetStuck, FleetVersions, HourArrivals,
+    NoUpdate, NotMoving, RolloutFleet, VersionChange, VersionClusters,
 };
-use cincinnati_client::graph::UpdateGraph;
+use cincinnati_client::header::Header;
 use cincinnati_client::rollout::RolloutView;
 use cincinnati_client::view::Cluster;
 use cincinnati_core::{ApiError, ErrorKind, Version};
@@ -19,22 +18,11 @@ use fleet_store::questions::{Scope, VersionCount};
 use service_kit::timestamp::rfc3339;
 
 use super::count::{Arrived, Asked, Counted};
+use super::graphs::{Graphs, updates_to};
 use super::{Fleet, unix_seconds};
 
 /// Clusters a stuck version lists as examples at most.
 const EXAMPLES: u32 = 100;
-
-/// The update graph of each architecture the fleet runs, as the upstream
-/// serves it.
-pub trait Graphs {
-    fn graph(&self, arch: &str) -> Option<&UpdateGraph>;
-}
-
-impl Graphs for BTreeMap<String, UpdateGraph> {
-    fn graph(&self, arch: &str) -> Option<&UpdateGraph> {
-        self.get(arch)
-    }
-}
 
 fn header(kind: &str, now: SystemTime) -> Header {
     Header::new(kind, rfc3339(now))
@@ -296,33 +284,6 @@ fn recommended(graphs: &dyn Graphs, count: &VersionCount) -> Offered {
             .max()
             .map_or(Offered::Nothing("no recommended update"), Offered::Newest),
     }
-}
-
-/// Whether clusters of a version count are offered an update to `target`
-/// (recommended or conditional) in their channel.
-pub(super) fn updates_to(graphs: &dyn Graphs, count: &VersionCount, target: &Version) -> bool {
-    let Ok(version) = Version::parse(&count.version) else {
-        return false;
-    };
-    let Some(view) = graphs
-        .graph(&count.arch)
-        .and_then(|graph| graph.channel(&count.channel))
-    else {
-        return false;
-    };
-    let cluster = Cluster {
-        version,
-        arch: count.arch.clone(),
-    };
-    view.updates_for(&cluster).is_ok_and(|updates| {
-        let same = |release: &cincinnati_core::Release| {
-            release.version.major == target.major
-                && release.version.minor == target.minor
-                && release.version.patch == target.patch
-                && release.version.pre == target.pre
-        };
-        updates.recommended.iter().any(same) || updates.conditional.iter().any(|update| same(&update.release))
-    })
 }
 
 /// The median of `values` (seconds, sorted), as a float.

@@ -21,7 +21,6 @@ use fleet_store::questions::{Arrival, Scope, VersionCount};
 use rollout_model::Rollout;
 use rollout_model::time::{from_system, seconds};
 
-use super::rollout_facts::offered_at;
 use super::{Fleet, unix_seconds};
 use crate::operator::OperatorError;
 
@@ -233,7 +232,7 @@ fn arrived(
     let mut waits = Vec::new();
     let mut silent = 0;
     for arrival in arrivals {
-        let Some(offered_at) = offered_at(rollout, arrival, lot(&arrival.cluster)).map(seconds) else {
+        let Some(offered_at) = arrival.offered_at(rollout, lot(&arrival.cluster)).map(seconds) else {
             continue;
         };
         if arrival.at < offered_at {

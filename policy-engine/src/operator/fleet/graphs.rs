@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use cincinnati_client::Document;
 use cincinnati_client::graph::UpdateGraph;
-use cincinnati_core::ApiError;
+use cincinnati_client::view::Cluster;
+use cincinnati_core::{ApiError, Version};
+use fleet_store::questions::VersionCount;
 
 use crate::client::Feeds;
 use crate::client::UpstreamParameters;
@@ -59,4 +61,43 @@ pub async fn upstream_graphs(
 
 fn upstream(error: ApiError) -> OperatorError {
     OperatorError::Upstream(error.value)
+}
+
+/// The update graph of each architecture the fleet runs, as the upstream
+/// serves it.
+pub trait Graphs {
+    fn graph(&self, arch: &str) -> Option<&UpdateGraph>;
+}
+
+impl Graphs for BTreeMap<String, UpdateGraph> {
+    fn graph(&self, arch: &str) -> Option<&UpdateGraph> {
+        self.get(arch)
+    }
+}
+
+/// Whether clusters of a version count are offered an update to `target`
+/// (recommended or conditional) in their channel.
+pub(super) fn updates_to(graphs: &dyn Graphs, count: &VersionCount, target: &Version) -> bool {
+    let Ok(version) = Version::parse(&count.version) else {
+        return false;
+    };
+    let Some(view) = graphs
+        .graph(&count.arch)
+        .and_then(|graph| graph.channel(&count.channel))
+    else {
+        return false;
+    };
+    let cluster = Cluster {
+        version,
+        arch: count.arch.clone(),
+    };
+    view.updates_for(&cluster).is_ok_and(|updates| {
+        let same = |release: &cincinnati_core::Release| {
+            release.version.major == target.major
+                && release.version.minor == target.minor
+                && release.version.patch == target.patch
+                && release.version.pre == target.pre
+        };
+        updates.recommended.iter().any(same) || updates.conditional.iter().any(|update| same(&update.release))
+    })
 }

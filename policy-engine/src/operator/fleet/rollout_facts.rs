@@ -9,17 +9,15 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use fleet_store::gates::Pool;
-use fleet_store::questions::Arrival;
 use rollout_model::evidence::ClusterRecord;
 use rollout_model::halts::{SilentFigures, StuckFigures, evidence_since};
 use rollout_model::rounds::Candidate;
 use rollout_model::time::{Timestamp, from_seconds, seconds};
-use rollout_model::{ClusterId, Lot, Place, Rollout, Who};
+use rollout_model::{ClusterId, Lot, Rollout};
 
 use super::Fleet;
-use super::answers::updates_to;
 use super::count::Asked;
-use super::graphs::upstream_graphs;
+use super::graphs::{updates_to, upstream_graphs};
 use crate::client::Feeds;
 use crate::operator::OperatorError;
 
@@ -153,7 +151,7 @@ impl Fleet {
         let evidence = store.evidence();
         let mut figures = SilentFigures::default();
         for arrival in &arrivals {
-            let Some(offered) = offered_at(rollout, arrival, store.lot(&arrival.cluster)) else {
+            let Some(offered) = arrival.offered_at(rollout, store.lot(&arrival.cluster)) else {
                 continue;
             };
             let arrived = from_seconds(arrival.at);
@@ -208,21 +206,5 @@ impl Fleet {
     /// The lot of the cluster of `id`, once the store is open.
     pub fn lot(&self, id: &ClusterId) -> Option<Lot> {
         Some(self.store.current()?.lot(&self.keys.key(id)))
-    }
-}
-
-/// When `rollout` offered its target to the cluster of `arrival` (lot
-/// `lot`): a canary when chosen, a cluster its rate admitted when
-/// admitted, else when its schedule let the place in; none when it did
-/// not.
-pub(super) fn offered_at(rollout: &Rollout, arrival: &Arrival, lot: Lot) -> Option<Timestamp> {
-    let who = Who {
-        place: Some(Place::from_percent(arrival.place)),
-        lot: Some(lot),
-    };
-    match arrival.admitted_at_ms {
-        Some(admitted) => Some(rollout_model::time::from_millis(admitted)),
-        None if rollout.declaration.gates.rate.is_some() => None,
-        None => rollout.offered_from(who),
     }
 }
