@@ -254,9 +254,7 @@ impl Timeline {
         let mut after = control.clone();
         let decided = |outcome, audited| Decided { outcome, audited };
         let decision = match ask {
-            Ask::Pause if control.pause.is_some() => {
-                decided("already-paused", Some(("pause", By::Operator)))
-            }
+            Ask::Pause if control.pause.is_some() => decided("already-paused", Some(("pause", By::Operator))),
             Ask::Pause => {
                 after.pause = Some(Pause {
                     at,
