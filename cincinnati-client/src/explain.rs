@@ -40,6 +40,10 @@ pub struct Explanation<'g, 'd> {
     /// engine was asked ([`Explanation::with_cluster_policy`]); `None`: asked
     /// without a cluster id, so a policy may change the answer.
     pub policy: Option<PolicyFacts>,
+    /// Whether the graph came from a service that may answer a cluster by
+    /// its id (a policy-engine's view); not when it is a full graph (a
+    /// graph-builder's) or a file ([`Explanation::from_a_full_graph`]).
+    pub policy_possible: bool,
 }
 
 /// What the graph says about one end of the update.
@@ -153,6 +157,7 @@ pub fn explain<'g, 'd>(
         declarations,
         graph_data_read: graph_data.is_some(),
         policy: None,
+        policy_possible: true,
     }
 }
 
@@ -163,6 +168,15 @@ impl Explanation<'_, '_> {
         let policy = PolicyFacts::of(policy, &self.from.version, &self.to.version);
         Self {
             policy: Some(policy),
+            ..self
+        }
+    }
+
+    /// The same, for a graph no per-cluster policy applies to (a full
+    /// graph, or a file): no hedge about one.
+    pub fn from_a_full_graph(self) -> Self {
+        Self {
+            policy_possible: false,
             ..self
         }
     }
@@ -409,10 +423,11 @@ impl Explanation<'_, '_> {
                 "there is no update from {from} to {to}; this cluster's policy does not remove one, \
                  and no release metadata does"
             ),
-            None => format!(
+            None if self.policy_possible => format!(
                 "there is no update from {from} to {to} in this answer, and no release metadata removes one: \
                  asked without a cluster id, a per-cluster policy (a phased rollout, a deferral, a pin) may withhold it"
             ),
+            None => format!("there is no update from {from} to {to}, and no release metadata removes one"),
         }
     }
 }

@@ -33,7 +33,7 @@ pub async fn run(input: &Input, args: &ExplainArgs, format: Format) -> Result<An
         id: args.id.as_deref(),
         ..input.query()
     };
-    let graph = read_graph(input, &asked, &query).await?;
+    let (graph, full) = read_graph(input, &asked, &query).await?;
     let graph_data = match graph_data {
         Some(reading) => Some(reading.await?),
         None => None,
@@ -45,6 +45,7 @@ pub async fn run(input: &Input, args: &ExplainArgs, format: Format) -> Result<An
     let explanation = explain(&graph, &query, graph_data.as_ref());
     let explanation = match &cluster_policy {
         Some(policy) => explanation.with_cluster_policy(policy),
+        None if full => explanation.from_a_full_graph(),
         None => explanation,
     };
     let document = ExplanationJson::new(&explanation).with_cluster_policy(cluster_policy.as_ref());
@@ -60,7 +61,13 @@ pub async fn run(input: &Input, args: &ExplainArgs, format: Format) -> Result<An
 /// candidate channels of both releases (every release of a minor is in its
 /// candidate channel, and names all its channels), and the same for other
 /// architectures when a release is not of this one.
-async fn read_graph(input: &Input, asked: &Query<'_>, query: &ExplainQuery) -> Result<UpdateGraph, Failure> {
+/// The graph the question is answered from, and whether it is a full graph
+/// (a graph-builder's, or a file), which no per-cluster policy shaped.
+async fn read_graph(
+    input: &Input,
+    asked: &Query<'_>,
+    query: &ExplainQuery,
+) -> Result<(UpdateGraph, bool), Failure> {
     let fetcher = &input.fetcher;
     let per_channel_service = matches!(fetcher.source(), Source::Url(_));
     let mut channels = vec![query.channel.clone()];
@@ -68,19 +75,20 @@ async fn read_graph(input: &Input, asked: &Query<'_>, query: &ExplainQuery) -> R
         channels.extend(candidate_channels(&[&query.from, &query.to]));
     }
     let mut documents = fetcher.channels(asked, &unique(channels)).await?;
+    let full = !per_channel_service || documents.iter().any(|document| document.is_full());
     let graph = UpdateGraph::build(&input.arch, &documents);
     let missing: Vec<&Version> = [&query.from, &query.to]
         .into_iter()
         .filter(|version| graph.find(version).is_none())
         .collect();
-    if !per_channel_service || missing.is_empty() || documents.iter().any(|document| document.is_full()) {
-        return Ok(graph);
+    if full || missing.is_empty() {
+        return Ok((graph, full));
     }
     let candidates = candidate_channels(&missing);
     for arch in ARCHITECTURES.into_iter().filter(|arch| *arch != input.arch) {
         documents.extend(fetcher.channels(&Query::arch(arch), &candidates).await?);
     }
-    Ok(UpdateGraph::build(&input.arch, &documents))
+    Ok((UpdateGraph::build(&input.arch, &documents), full))
 }
 
 /// The engine's explanation of what the cluster sees from `--from`, from its
@@ -137,7 +145,7 @@ fn table(text: &mut Text, explanation: &Explanation) {
         explanation.arch
     ));
     text.line(format!("  {}", explanation.summary()));
-    if explanation.policy.is_none() {
+    if explanation.policy.is_none() && explanation.policy_possible {
         text.line(styled(
             DIM,
             "  Asked without a cluster id: an engine's per-cluster policy (phased rollouts, deferrals, pins, \
