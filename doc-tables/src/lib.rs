@@ -15,7 +15,7 @@ pub fn table(doc: &str, marker: &str) -> Vec<Vec<String>> {
     let comment = format!("<!-- {marker} -->");
     let start = doc
         .find(&comment)
-        .unwrap_or_else(|| panic!("docs/operations.md has no `{comment}`"));
+        .unwrap_or_else(|| panic!("the document has no `{comment}`"));
     let rows: Vec<Vec<String>> = doc[start + comment.len()..]
         .lines()
         .skip_while(|line| line.trim().is_empty())

@@ -27,5 +27,6 @@ run storm scripts/reliability/storm.sh --idle 1000 --beyond 100 --slowloris 100 
 run contract scripts/reliability/contract.sh 15
 run front-door scripts/reliability/front-door.sh --flood-seconds 5 --sockets 1000 --reopen-every 2 --storm-seconds 5
 run bodies scripts/reliability/bodies.sh --connections 1000 --status-connections 300 --seconds 5
+run rollouts scripts/reliability/rollouts.sh --real 30 --halt-real 300 --minted 3 --mint-tries 20000 --rate-fakes 20 --rate-cap 5 --stuck-fakes 50 --silent-fakes 20 --halt-seconds 1 --made-up 60 --stuck-answer-ms 5000 --flood-seconds 2 --flood-round 200 --new-per-hour 200
 run soak env SOAK_OUT="$soak/soak" scripts/reliability/soak.sh --minutes 1 --change-every 15 --window 5
 echo "reliability-ci: every scenario passed in $((SECONDS - started)) s (${timings[*]})"
