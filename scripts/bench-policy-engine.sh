@@ -27,13 +27,14 @@
 # groups (deferral rings and pins; release creation times are added to the
 # graph), 5 rollouts in flight on the channel's newest releases, and a
 # lookup service answering each id's group after LOOKUP_LATENCY_MS (5).
-# Reports requests/s, p99 and the server's CPU per request of both, and the
-# lookups the engine sent. Each engine is loaded for WARMUP (40s) first,
-# unmeasured: the first seconds compute the answers of every policy class
-# and meet every id for the first time (a lookup each), and 40 s meet every
-# one of 100,000 ids, as an engine serving a fleet has (a cluster asks every
-# few minutes; its groups are kept for the lookup TTL, an hour); WARMUP=0s
-# measures the cold start instead.
+# Reports requests/s, p99 and the server's CPU per request of both, the
+# lookups the engine sent, and both engines' RSS after the loads. Each
+# engine is loaded for WARMUP (40s) first, unmeasured: the first seconds
+# compute the answers of every policy class and meet every id for the
+# first time (a lookup each), and 40 s meet every one of 100,000 ids, as
+# an engine serving a fleet has (a cluster asks every few minutes; its
+# groups are kept for the lookup TTL, an hour); WARMUP=0s measures the
+# cold start instead.
 #
 # CONTROL=1 (with MODE=cluster-policy) puts the policy engine's rollouts
 # under run-time control: a fleet store (a SQLite file, recording every
@@ -267,12 +268,19 @@ LUA
     load "$policy_label, $IDS cluster ids, gzip" "$policy_url" "$policy_engine" "${ids[@]}"
     echo "lookups during the measured load: $(($(lookups) - before))"
     if [ "$CONTROL" = 1 ]; then
+        # What each rollout's gates say: `gates` (a sentence, engines before
+        # the rollout model) or, from the rollout model on, `said`.
         curl -sf -H 'Authorization: Bearer bench-token-0123456789' "$rollouts" | python3 -c '
 import json, sys
 for rollout in json.load(sys.stdin)["rollouts"]:
-    if rollout.get("gates"):
-        print("gates of " + rollout["target"] + ": " + rollout["gates"])'
+    said = rollout.get("gates") or rollout.get("said")
+    if said:
+        print(rollout["target"] + ": " + said)'
     fi
+    # Memory with every class answered and every id met (the lookups'
+    # groups cached), after the load: now and at its peak.
+    memory() { awk '/^VmRSS/ { rss = $2 } /^VmHWM/ { hwm = $2 } END { printf "%.1f MiB (peak %.1f MiB)", rss / 1024, hwm / 1024 }' "/proc/$1/status"; }
+    echo "RSS after the loads: no policy $(memory "$engine"); cluster policy $(memory "$policy_engine")"
     echo "== the policy engine's lookups and answers"
     curl -s "http://127.0.0.1:$POLICY_STATUS_PORT/metrics" \
         | grep -E '^cincinnati_pe_(cluster_lookups_total|cluster_lookup_errors_total|cluster_lookup_fallbacks_total|graph_cache_(hits|misses|evictions)_total) '
