@@ -153,23 +153,50 @@ impl PublicPort {
         target: &str,
         own: bool,
     ) -> anyhow::Result<Vec<String>> {
+        let mut each = self.offered_each(ids, (channel, version), &[target], own).await?;
+        Ok(each.remove(0))
+    }
+
+    /// [`PublicPort::offered`] for each of `targets` at once (one answer a
+    /// cluster): the ids offered each, in the order of `targets`.
+    pub async fn offered_each(
+        &self,
+        ids: &[String],
+        (channel, version): (&str, &str),
+        targets: &[&str],
+        own: bool,
+    ) -> anyhow::Result<Vec<Vec<String>>> {
         let mut pending = tokio::task::JoinSet::new();
-        let mut offered = Vec::new();
+        let mut offered = vec![Vec::new(); targets.len()];
+        let mut tally = |done: Result<anyhow::Result<(String, Vec<bool>)>, tokio::task::JoinError>| {
+            let (id, each) = done??;
+            for (offered, is) in offered.iter_mut().zip(each) {
+                if is {
+                    offered.push(id.clone());
+                }
+            }
+            anyhow::Ok(())
+        };
         for id in ids {
             if pending.len() >= CONCURRENCY / 4
                 && let Some(done) = pending.join_next().await
             {
-                offered.extend(done??);
+                tally(done)?;
             }
-            let (port, check, target) = (self.clone(), Check::of(id, channel, version), target.to_owned());
+            let (port, check) = (self.clone(), Check::of(id, channel, version));
+            let targets: Vec<String> = targets.iter().map(|target| (*target).to_owned()).collect();
             pending.spawn(async move {
                 let (status, graph) = port.ask(&check, !own).await?;
                 anyhow::ensure!(status == 200, "{} answered {status}", check.id);
-                Ok(offers(&graph, &check.version, &target).then_some(check.id))
+                let each = targets
+                    .iter()
+                    .map(|target| offers(&graph, &check.version, target))
+                    .collect();
+                Ok((check.id, each))
             });
         }
         while let Some(done) = pending.join_next().await {
-            offered.extend(done??);
+            tally(done)?;
         }
         Ok(offered)
     }

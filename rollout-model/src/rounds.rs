@@ -251,7 +251,15 @@ pub fn before_rate(rollout: &Rollout, gates: &GateState, now: Timestamp) -> Opti
     if declared.canary.is_some() && !gates.canaries_arrived() {
         return None;
     }
-    let scheduled = rollout.position(now).scheduled;
+    // Behind canaries the schedule offered nobody but them before they
+    // arrived, and the rate is first judged as they do: it finds nobody
+    // offered before it (seen: a rollout starting at 100% let the whole
+    // fleet in, fakes included, at its canary's arrival).
+    let scheduled = if declared.canary.is_some() {
+        0.0
+    } else {
+        rollout.position(now).scheduled
+    };
     Some(
         gates
             .before_rate_threshold

@@ -133,6 +133,8 @@ const CANARY_TARGET: &str = "4.18.41";
 const RATE_BEFORE: &str = "4.18.42";
 const RATE_AFTER: &str = "4.18.43";
 const TRIPPED: &str = "4.18.44";
+/// A rollout gated by a canary, then by a rate.
+const CANARY_THEN_RATE: &str = "4.18.45";
 /// The halt attack's rollout: its real fleet came from here, mostly took it.
 const HALT_FROM: &str = "4.18.47";
 const HALT_TARGET: &str = "4.18.52";
@@ -392,6 +394,8 @@ async fn written(http: &reqwest::Client, engine: &ServiceProcess) -> anyhow::Res
 /// fleet's past.
 struct GatedEngine {
     engine: ServiceProcess,
+    /// Its store's URL.
+    store: String,
     policy: tokio::sync::Mutex<PolicyFile>,
     public: PublicPort,
     operator: OperatorPlane,
@@ -459,11 +463,13 @@ impl GatedEngine {
         )?;
         // A rate-gated rollout, declared half an hour after its start: its
         // first judgment admits by the rate too.
+        // One gated by a canary, then a rate (its canary arrives in the rate
+        // attack).
         policy.declare(
-            RATE_BEFORE,
-            hours_ago(0.5),
-            (1.0, 100.0),
-            &rate_gate(args.rate_cap),
+            CANARY_THEN_RATE,
+            hours_ago(1.0),
+            (168.0, 100.0),
+            &format!("    canary: {{clusters: 1}}\n{}", rate_gate(args.rate_cap)),
         )?;
         let tokens = dir.join("tokens");
         write_tokens(&tokens)?;
@@ -484,6 +490,7 @@ impl GatedEngine {
             real,
             started: Instant::now(),
             policy: tokio::sync::Mutex::new(policy),
+            store,
             engine,
         };
         gated.tripped(report).await?;
@@ -735,10 +742,23 @@ impl GatedEngine {
     async fn rates(&self, args: &Args, minted: &[String], report: &mut Report) -> anyhow::Result<()> {
         let cap = args.rate_cap;
         let rate = rate_gate(cap);
-        // Before the flood: the rollout declared when the engine started.
+        // Before the flood: a rollout declared now, half an hour after its
+        // start (the first judgment must admit by the rate too). Declared in
+        // the file an engine starts with, such a rollout was seen, twice on
+        // a loaded machine, to admit every cluster inside at its first
+        // judgment, uncounted, as "offered before the rate": the path the
+        // rollout after a canary (below) takes every time.
+        self.policy
+            .lock()
+            .await
+            .declare(RATE_BEFORE, hours_ago(0.5), (1.0, 100.0), &rate)?;
+        // Admitted in all, not only in the period: a first judgment that
+        // lets in, uncounted, every cluster the schedule places inside
+        // ("offered before the rate") is what the check below must show.
         let full =
-            |rollout: &Value| rollout["rate"]["inPeriod"].as_u64() >= Some(cap.min(self.real.len()) as u64);
-        self.dashboard
+            |rollout: &Value| rollout["rate"]["admitted"].as_u64() >= Some(cap.min(self.real.len()) as u64);
+        let (before, _) = self
+            .dashboard
             .await_rollout(RATE_BEFORE, "its first period's admissions", full)
             .await?;
         let offered_before = self
@@ -747,7 +767,13 @@ impl GatedEngine {
             .await?;
         report.check(
             format!("rates: real clusters offered {RATE_BEFORE} in its first period, before the flood"),
-            format!("{} of {}", offered_before.len(), self.real.len()),
+            format!(
+                "{} of {} ({} admitted in the period, {} in all)",
+                offered_before.len(),
+                self.real.len(),
+                before["rate"]["inPeriod"],
+                before["rate"]["admitted"]
+            ),
             format!("{cap} (the cap)"),
             offered_before.len() == cap,
             Enforce::Always,
@@ -780,34 +806,39 @@ impl GatedEngine {
             .lock()
             .await
             .declare(RATE_AFTER, hours_ago(0.5), (1.0, 100.0), &rate)?;
-        self.dashboard
+        let (after, _) = self
+            .dashboard
             .await_rollout(RATE_AFTER, "its first period's admissions", full)
             .await?;
-        let offered_after = self
+        // One answer a cluster says both: the rollout declared before the
+        // flood, during it, and the one declared after.
+        let [still, offered_after]: [Vec<String>; 2] = self
             .public
-            .offered(&self.real, (CHANNEL, FROM), RATE_AFTER, false)
-            .await?;
+            .offered_each(&self.real, (CHANNEL, FROM), &[RATE_BEFORE, RATE_AFTER], false)
+            .await?
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("two targets asked"))?;
         report.check(
             format!("rates: real clusters offered {RATE_AFTER} in its first period, after the flood"),
             format!(
-                "{} of {} (starved: {})",
+                "{} of {} (starved: {}; {} admitted in the period, {} in all)",
                 offered_after.len(),
                 self.real.len(),
-                cap.saturating_sub(offered_after.len())
+                cap.saturating_sub(offered_after.len()),
+                after["rate"]["inPeriod"],
+                after["rate"]["admitted"]
             ),
             format!("{cap} (starved 0)"),
             offered_after.len() == cap,
             Enforce::Always,
         );
         let sample: Vec<String> = fakes.iter().take(minted.len() + 200).cloned().collect();
-        let fakes_offered = self
+        let [fakes_offered_before, fakes_offered]: [Vec<String>; 2] = self
             .public
-            .offered(&sample, (CHANNEL, FROM), RATE_AFTER, true)
-            .await?;
-        let fakes_offered_before = self
-            .public
-            .offered(&sample, (CHANNEL, FROM), RATE_BEFORE, true)
-            .await?;
+            .offered_each(&sample, (CHANNEL, FROM), &[RATE_BEFORE, RATE_AFTER], true)
+            .await?
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("two targets asked"))?;
         report.check(
             format!("rates: fakes offered {RATE_BEFORE} or {RATE_AFTER} in their own answers"),
             format!(
@@ -820,16 +851,80 @@ impl GatedEngine {
             fakes_offered.is_empty() && fakes_offered_before.is_empty(),
             Enforce::Always,
         );
-        let still = self
-            .public
-            .offered(&self.real, (CHANNEL, FROM), RATE_BEFORE, false)
-            .await?;
         let period = self.dashboard.rollout(RATE_BEFORE).await?;
         report.check(
             format!("rates: {RATE_BEFORE} during the flood: real clusters offered, admitted in the period"),
             format!("{}, {}", still.len(), period["rate"]["inPeriod"]),
             format!("{cap}, {cap}"),
             still.len() == cap && period["rate"]["inPeriod"].as_u64() == Some(cap as u64),
+            Enforce::Always,
+        );
+        self.canary_then_rate(cap, &sample, report).await
+    }
+
+    /// The rollout gated by a canary and then a rate: once its real canary
+    /// arrived, at most the cap may be offered in the period.
+    async fn canary_then_rate(
+        &self,
+        cap: usize,
+        fakes: &[String],
+        report: &mut Report,
+    ) -> anyhow::Result<()> {
+        let (chosen, _) = self
+            .dashboard
+            .await_rollout(CANARY_THEN_RATE, "its canary chosen", |rollout| {
+                rollout["canaries"]["chosenAt"].is_string()
+            })
+            .await?;
+        let canary = chosen["canaries"]["clusters"][0]["cluster"]
+            .as_str()
+            .context("a canary")?
+            .to_owned();
+        // The canary takes the update and reports it, and again 15 minutes
+        // later (the checks its cluster-version operator would send, with
+        // their times; the run cannot wait the 10 minutes it takes to settle).
+        let arrival = Past::new(
+            &canary,
+            CHANNEL,
+            &[(FROM, GATE_FLEET_AGE_HOURS), (CANARY_THEN_RATE, -1.0 / 3600.0)],
+            -0.25,
+        );
+        seeded_fleet::write(&self.store, &[arrival]).await?;
+        let (judged, _) = self
+            .dashboard
+            .await_rollout(
+                CANARY_THEN_RATE,
+                "its canary arrived and its rate judged",
+                |rollout| {
+                    rollout["canaries"]["arrivedAt"].is_string() && rollout["rate"]["periodEnds"].is_string()
+                },
+            )
+            .await?;
+        // A round after: whatever it admits counts too.
+        await_rounds(&self.engine, HALTS_TASK, SystemTime::now(), 1).await?;
+        let offered = self
+            .public
+            .offered(&self.real, (CHANNEL, FROM), CANARY_THEN_RATE, false)
+            .await?;
+        let fakes_offered = self
+            .public
+            .offered(fakes, (CHANNEL, FROM), CANARY_THEN_RATE, true)
+            .await?;
+        report.check(
+            format!(
+                "rates: {CANARY_THEN_RATE} (a canary, then {cap} a day): real clusters offered once the canary arrived; fakes"
+            ),
+            format!(
+                "{} of {} ({} admitted in the period, {} in all); {} of {} fakes asked",
+                offered.len(),
+                self.real.len(),
+                judged["rate"]["inPeriod"],
+                judged["rate"]["admitted"],
+                fakes_offered.len(),
+                fakes.len()
+            ),
+            format!("≤ {} (the canary and the cap); 0", cap + 1),
+            offered.len() <= cap + 1 && fakes_offered.is_empty(),
             Enforce::Always,
         );
         Ok(())
@@ -966,7 +1061,12 @@ async fn flood(workdir: &Path, upstream: &str, args: &Args, report: &mut Figures
     let flooded = flood_for(
         &engine,
         &mut next,
-        (Duration::from_secs(args.flood_seconds), args.flood_round),
+        (
+            Duration::from_secs(args.flood_seconds),
+            // Past the bucket, however slowly the machine lets it go.
+            2 * args.new_per_hour as usize,
+            args.flood_round,
+        ),
     )
     .await?;
     let refused = refused_new(&http, &engine).await?;
@@ -1059,6 +1159,7 @@ async fn flood(workdir: &Path, upstream: &str, args: &Args, report: &mut Figures
         &mut next,
         (
             Duration::from_secs((args.flood_seconds / 3).max(1)),
+            2 * (cap - stored) as usize,
             args.flood_round,
         ),
     )
@@ -1083,14 +1184,14 @@ struct Flooded {
     after_bucket: Option<(u64, f64)>,
 }
 
-/// Sends new ids (from `next` on) to `engine` for `lasting`, in rounds
-/// of `round`; once the first is refused (the bucket is empty), the
-/// store's clusters are counted, and again at the end, every check
-/// written.
+/// Sends new ids (from `next` on) to `engine` for `lasting`, and at least
+/// `at_least` of them, in rounds of `round`; once the first is refused
+/// (the bucket is empty), the store's clusters are counted, and again at
+/// the end, every check written.
 async fn flood_for(
     engine: &ServiceProcess,
     next: &mut u64,
-    (lasting, round): (Duration, usize),
+    (lasting, at_least, round): (Duration, usize, usize),
 ) -> anyhow::Result<Flooded> {
     let http = reqwest::Client::new();
     let public = PublicPort::of(engine)?;
@@ -1098,7 +1199,9 @@ async fn flood_for(
     let mut ok = 0;
     let written_before = written(&http, engine).await?;
     let mut empty_bucket: Option<(u64, Instant)> = None;
-    while started.elapsed() < lasting {
+    // However slow, not for ever.
+    let deadline = lasting + Duration::from_secs(300);
+    while (started.elapsed() < lasting || ok < at_least) && started.elapsed() < deadline {
         let ids = minted::ids(FLOOD, *next, round);
         *next += ids.len() as u64;
         let checks: Vec<Check> = ids.iter().map(|id| Check::of(id, CHANNEL, FROM)).collect();

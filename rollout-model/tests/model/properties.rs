@@ -11,7 +11,9 @@ use proptest::prelude::*;
 use rollout_model::change::{Outcome, Request, decide};
 use rollout_model::control::{Actor, AlertId};
 use rollout_model::declaration::{CanaryGate, RateGate};
+use rollout_model::gates::{Canaries, Canary, GateState};
 use rollout_model::office_hours::OfficeHours;
+use rollout_model::rounds::before_rate;
 use rollout_model::time::{SignedDuration, Timestamp};
 use rollout_model::{Control, Declaration, Lot, Place, Rollout, RunState, Who};
 
@@ -291,4 +293,43 @@ fn a_pause_made_by_an_operator_is_not_the_alerts_to_end() {
     );
     assert_eq!(resolved.outcome, Outcome::LeftPaused);
     assert!(resolved.control.pause.is_some());
+}
+
+/// A rollout behind canaries offered nobody else before they arrived, so
+/// its rate, first judged then, admits nobody uncounted, even from 100%.
+#[test]
+fn behind_canaries_the_rate_finds_nobody_offered_before_it() {
+    let mut declared = declaration(origin(), 24.0, 100.0);
+    declared.gates.canary = Some(CanaryGate {
+        clusters: 1,
+        group: None,
+    });
+    declared.gates.rate = Some(RateGate {
+        clusters: 20,
+        period: SignedDuration::from_hours(24),
+    });
+    let declared = Arc::new(declared);
+    let arrived = origin() + SignedDuration::from_hours(2);
+    let lot = Lot::from_bits(7);
+    let gates = GateState {
+        offset: 0,
+        judged_at: arrived,
+        canaries: Some(Canaries {
+            chosen_at: origin(),
+            members: vec![Canary {
+                cluster: "canary".to_owned(),
+                lot,
+                place: 0.0,
+                arrived_at: Some(arrived),
+            }],
+            arrived_at: Some(arrived),
+            paused_before_arrival: SignedDuration::ZERO,
+        }),
+        rate: None,
+        waiting: 0,
+        before_rate_threshold: None,
+    };
+    let now = arrived + SignedDuration::from_mins(1);
+    let rollout = read(&declared, Control::default(), Some(gates.clone()), now);
+    assert_eq!(before_rate(&rollout, &gates, now), Some(0.0));
 }
