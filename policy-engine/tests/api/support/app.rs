@@ -182,7 +182,10 @@ impl TestApp {
     }
 
     pub async fn wait_ready(&self) {
-        eventually("the engine is ready", Duration::from_secs(10), || async {
+        // Patience, not a measure: an engine whose store is down is ready
+        // once rollout control's first read failed, which may wait for the
+        // store's connect timeout behind another round's.
+        eventually("the engine is ready", Duration::from_secs(30), || async {
             self.status_get("/readyz").await.status == 200
         })
         .await;
