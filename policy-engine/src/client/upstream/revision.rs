@@ -2,7 +2,7 @@
 //! the answers computed from it (see [`crate::client::answers`]).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
@@ -39,7 +39,9 @@ pub struct Revision {
 pub struct Catalog {
     channels: HashSet<String>,
     arches: HashSet<String>,
-    releases: HashSet<(String, Option<String>)>,
+    /// Versions by architecture (`None`: versions without one), looked up
+    /// per update check without allocating.
+    releases: HashMap<Option<String>, HashSet<String>>,
 }
 
 /// Which parts of an update check a revision serves.
@@ -62,7 +64,9 @@ impl Catalog {
             catalog.arches.extend(arch.clone());
             catalog
                 .releases
-                .insert((without_build(&release.version).to_string(), arch));
+                .entry(arch)
+                .or_default()
+                .insert(without_build(&release.version).to_string());
         }
         catalog
     }
@@ -72,17 +76,16 @@ impl Catalog {
     pub fn serves(&self, channel: &str, arch: &str, version: &str) -> Served {
         let any_arch = self.arches.is_empty();
         let arch_served = any_arch || self.arches.contains(arch);
-        let release = |arch: Option<&str>| {
+        let versions = if any_arch {
+            self.releases.get(&None)
+        } else {
             self.releases
-                .contains(&(version.to_owned(), arch.map(str::to_owned)))
+                .iter()
+                .find_map(|(of, versions)| (of.as_deref() == Some(arch)).then_some(versions))
         };
         Served {
             channel: self.channels.contains(channel) && arch_served,
-            version: if any_arch {
-                release(None)
-            } else {
-                release(Some(arch))
-            },
+            version: versions.is_some_and(|versions| versions.contains(version)),
         }
     }
 }
