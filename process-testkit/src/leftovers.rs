@@ -10,7 +10,9 @@
 //!    unless it clears its environment; or
 //! 2. is in the session the suite ran in and was orphaned: going up its
 //!    parents while they are in that session and started during the suite,
-//!    the last one's parent is gone or outside the session. Chromium's
+//!    the last one's parent is gone, outside the session or init (pid 1,
+//!    which adopts orphans and, in a container whose first process runs
+//!    the suite, is in the suite's session itself). Chromium's
 //!    renderers clear their environment but keep the session; a process
 //!    started during the suite by anything still running from before it (a
 //!    shell, the checker itself) is not orphaned.
@@ -22,6 +24,9 @@ use crate::processes::Process;
 /// Longest chain of parents followed (pids do not form cycles, but a
 /// process read while another exits might).
 const MAX_DEPTH: usize = 4096;
+
+/// The process orphans are given to.
+const INIT: u32 = 1;
 
 /// What is known of the suite.
 #[derive(Debug)]
@@ -62,7 +67,7 @@ impl Suite {
         for _ in 0..MAX_DEPTH {
             match by_pid.get(&current.parent) {
                 None => return true,
-                Some(parent) if parent.session != self.session => return true,
+                Some(parent) if parent.session != self.session || parent.pid == INIT => return true,
                 Some(parent) if self.ran_before(parent) => return false,
                 Some(parent) => current = parent,
             }
@@ -138,6 +143,16 @@ mod tests {
         now.push(seen(301, 300, SESSION, 31, false, false));
         now.push(seen(302, 301, SESSION, 32, false, false));
         assert_eq!(left_over(&BEFORE, &now), [300, 301, 302]);
+    }
+
+    #[test]
+    fn an_orphan_is_left_over_when_init_shares_the_suites_session() {
+        // A container whose first process runs the suite: init is the
+        // session's leader and adopts every orphan.
+        let mut now = vec![seen(1, 0, SESSION, 1, false, false), seen(100, 1, SESSION, 10, false, false)];
+        now.push(seen(700, 1, SESSION, 70, false, false));
+        now.push(seen(701, 100, SESSION, 71, false, false));
+        assert_eq!(left_over(&[(1, 1), (100, 10)], &now), [700]);
     }
 
     #[test]
