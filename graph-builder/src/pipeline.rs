@@ -9,23 +9,26 @@ use std::time::SystemTime;
 use cincinnati_core::stage::{Pipeline, PipelineError};
 use cincinnati_core::wire;
 use http_answers::PreparedBody;
+use jiff::Timestamp;
 use openshift_graph_data::{Diagnostic, GraphData, GraphDataInput};
 
 use crate::sources::releases::ReleaseSnapshot;
 use crate::state::ServedGraph;
 
-/// What the stages see: the graph-data in use, and a place for the warnings
-/// they find while applying it.
+/// What the stages see: the graph-data in use, the moment the graph is
+/// built for, and a place for the warnings they find while applying it.
 #[derive(Default)]
 pub struct BuildContext {
     graph_data: Option<Arc<GraphData>>,
+    now: Timestamp,
     warnings: Mutex<Vec<Diagnostic>>,
 }
 
 impl BuildContext {
-    pub fn new(graph_data: Option<Arc<GraphData>>) -> Self {
+    pub fn new(graph_data: Option<Arc<GraphData>>, now: Timestamp) -> Self {
         Self {
             graph_data,
+            now,
             warnings: Mutex::default(),
         }
     }
@@ -38,6 +41,10 @@ impl BuildContext {
 impl GraphDataInput for BuildContext {
     fn graph_data(&self) -> Option<&GraphData> {
         self.graph_data.as_deref()
+    }
+
+    fn now(&self) -> Timestamp {
+        self.now
     }
 
     fn report(&self, stage: &'static str, warnings: Vec<Diagnostic>) {
@@ -67,7 +74,9 @@ pub fn build(
     pipeline: &Pipeline<BuildContext>,
 ) -> Result<Built, PipelineError> {
     let graph_data_revision = graph_data.as_ref().map(|data| data.revision().to_string());
-    let context = BuildContext::new(graph_data);
+    // Read once, here: graph-data phased rollouts put a release in its
+    // channels from its `start` on.
+    let context = BuildContext::new(graph_data, Timestamp::now());
     let mut graph = releases.graph.unpack();
     pipeline.run(&mut graph, &context)?;
     // The full graph is megabytes of JSON: kept compressed only.

@@ -9,6 +9,9 @@ use openshift_graph_data::apply::{apply_with_defaults, apply_with_defaults_to};
 use openshift_graph_data::{GraphData, GraphDataFiles, Strictness};
 use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
 
+/// testdata/graph-data has no phased rollout: any moment gives its graph.
+const ANY_TIME: jiff::Timestamp = jiff::Timestamp::UNIX_EPOCH;
+
 fn load(dir: &Path) -> GraphData {
     let files = GraphDataFiles::from_dir(dir).expect("testdata/graph-data is readable");
     GraphData::load(&files, &Strictness::default())
@@ -17,7 +20,7 @@ fn load(dir: &Path) -> GraphData {
 }
 
 fn apply(graph: &mut Graph, data: &GraphData) {
-    apply_with_defaults(graph, data).expect("instructions apply");
+    apply_with_defaults(graph, data, ANY_TIME).expect("instructions apply");
 }
 
 fn benches(c: &mut Criterion) {
@@ -39,7 +42,7 @@ fn benches(c: &mut Criterion) {
         b.iter_batched(
             || releases.clone(),
             |mut graph| {
-                apply_with_defaults_to(&mut graph, &data, |release| {
+                apply_with_defaults_to(&mut graph, &data, ANY_TIME, |release| {
                     release.version.build.as_str() == "amd64"
                 })
                 .expect("instructions apply")

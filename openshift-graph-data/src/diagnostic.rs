@@ -125,6 +125,21 @@ pub enum DiagnosticKind {
     /// A blocked edge whose `from` regex matches no release of the releases
     /// checked against: it blocks nothing.
     UnmatchedFrom,
+    /// A `phasedRollouts` rule whose `duration` is not a non-negative ISO
+    /// 8601 duration.
+    InvalidRolloutDuration,
+    /// A version entry whose `start` is not an RFC 3339 time.
+    InvalidRolloutStart,
+    /// Two `phasedRollouts` rules of one channel for the same updates (the
+    /// same `fromVersion`, or both without one).
+    DuplicateRolloutCriterion,
+    /// A `fromVersion` other than `patch` and `minor`: accepted, and matches
+    /// no update.
+    UnknownRolloutCriterion,
+    /// A change that moves the window of a rollout under way (or brings a
+    /// finished one back), without `locked: true` on the version entry:
+    /// found only against the previous graph-data.
+    MovedRollout,
 }
 
 impl DiagnosticKind {
@@ -158,6 +173,11 @@ impl DiagnosticKind {
             DiagnosticKind::DuplicateChannelVersion => "duplicate_channel_version",
             DiagnosticKind::UnmatchedTarget => "unmatched_target",
             DiagnosticKind::UnmatchedFrom => "unmatched_from",
+            DiagnosticKind::InvalidRolloutDuration => "invalid_rollout_duration",
+            DiagnosticKind::InvalidRolloutStart => "invalid_rollout_start",
+            DiagnosticKind::DuplicateRolloutCriterion => "duplicate_rollout_criterion",
+            DiagnosticKind::UnknownRolloutCriterion => "unknown_rollout_criterion",
+            DiagnosticKind::MovedRollout => "moved_rollout",
         }
     }
 
@@ -181,7 +201,11 @@ impl DiagnosticKind {
             DiagnosticKind::UnsupportedSchema
             | DiagnosticKind::MissingFile
             | DiagnosticKind::DuplicateChannel
-            | DiagnosticKind::DuplicateRisk => Severity::Error,
+            | DiagnosticKind::DuplicateRisk
+            | DiagnosticKind::InvalidRolloutDuration
+            | DiagnosticKind::InvalidRolloutStart
+            | DiagnosticKind::DuplicateRolloutCriterion
+            | DiagnosticKind::MovedRollout => Severity::Error,
             _ => Severity::Warning,
         }
     }
@@ -194,7 +218,8 @@ impl DiagnosticKind {
     /// version listed twice or a `from` that matches nothing, but each is a
     /// slip that changes (or was meant to change) what clusters see: a
     /// channel renamed, a version meant and not listed, an update not
-    /// blocked.
+    /// blocked. A `fromVersion` no reader knows is most likely a typo that
+    /// rolls updates out at once.
     fn refused_before_merge(self) -> bool {
         matches!(
             self,
@@ -210,6 +235,7 @@ impl DiagnosticKind {
                 | DiagnosticKind::UnmatchedChannelVersion
                 | DiagnosticKind::UnmatchedTarget
                 | DiagnosticKind::UnmatchedFrom
+                | DiagnosticKind::UnknownRolloutCriterion
         )
     }
 }

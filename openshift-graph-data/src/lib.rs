@@ -29,6 +29,7 @@ pub mod diagnostic;
 pub mod files;
 mod load;
 mod model;
+pub mod phased;
 pub mod signature;
 pub mod stages;
 pub mod tarball;
@@ -46,5 +47,6 @@ pub use model::{
     Block, Channel, ChannelVersion, Declaration, FromPattern, GraphData, Origin, RawMetadata, ReleaseName,
     RiskDeclaration,
 };
+pub use phased::{PhasedRollout, PhasedWindow, RolloutCriterion, RolloutDuration, UpdateKind};
 pub use stages::{EdgeAddRemoveSettings, GraphDataInput, NodeRemoveSettings, SecondaryMetadataParseSettings};
 pub use tarball::{MAX_TARBALL_BYTES, Tarball, write_tar_gz};

@@ -5,10 +5,12 @@ use std::fmt;
 
 use cincinnati_core::release::without_build;
 use cincinnati_core::{Risk, Version};
+use jiff::{Span, Timestamp};
 use regex::Regex;
 use regex_automata::meta;
 
 use crate::files::Revision;
+use crate::phased::{PhasedRollout, PhasedWindow, RolloutCriterion};
 
 /// A loaded, validated graph-data. The graph-builder keeps one per revision
 /// (regexes compiled, releases indexed) and applies it to every release set
@@ -113,12 +115,59 @@ pub struct Channel {
     pub name: String,
     pub versions: Vec<ChannelVersion>,
     pub origin: Origin,
+    /// `phasedRollouts` (schema 2.0.0), in file order, no criterion twice;
+    /// empty for a channel that does not phase.
+    pub phased_rollouts: Vec<PhasedRollout>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelVersion {
     pub name: ReleaseName,
     pub line: u64,
+    /// When the release enters the channel and its updates' rollouts start
+    /// (schema 2.0.0); `None`: in the channel from the start, not phased.
+    pub start: Option<Timestamp>,
+    /// `locked: true`: a change to this entry's rollout while it is under
+    /// way is deliberate (see [`crate::phased::moved_rollouts`]).
+    pub locked: bool,
+}
+
+impl ChannelVersion {
+    /// Whether the release is in the channel at `now`: from its `start` on.
+    pub fn is_member_at(&self, now: Timestamp) -> bool {
+        self.start.is_none_or(|start| start <= now)
+    }
+}
+
+impl Channel {
+    /// The rule phasing the update `from → to` in this channel: the one for
+    /// its kind of update (`fromVersion`), else the default, else none.
+    pub fn phased_rollout(&self, from: &Version, to: &Version) -> Option<&PhasedRollout> {
+        let for_update = || self.phased_rollouts.iter().filter(|rule| rule.is_for(from, to));
+        for_update()
+            .find(|rule| rule.criterion != RolloutCriterion::Default)
+            .or_else(|| for_update().next())
+    }
+
+    /// How long the rollout of the update `from → to` takes in this channel:
+    /// the duration of [`Channel::phased_rollout`], zero without one.
+    pub fn phased_duration(&self, from: &Version, to: &Version) -> Span {
+        self.phased_rollout(from, to)
+            .map_or_else(Span::new, |rule| rule.duration.span())
+    }
+
+    /// The entry listing the release `version` (arch-suffixed, as in the
+    /// graph), if this channel lists it.
+    pub fn entry_for(&self, version: &Version) -> Option<&ChannelVersion> {
+        self.versions.iter().find(|entry| entry.name.matches(version))
+    }
+
+    /// The window of the update `from → to` in this channel, when `to` is
+    /// listed with a `start`.
+    pub fn phased_window(&self, from: &Version, to: &Version) -> Option<PhasedWindow> {
+        let start = self.entry_for(to)?.start?;
+        Some(PhasedWindow::new(start, self.phased_duration(from, to)))
+    }
 }
 
 /// A blocked-edges file without risk: updates into `to` from releases

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use cincinnati_core::release::keys;
 use cincinnati_core::stage::{Stage, StageSettings};
 use cincinnati_core::{ApiError, ErrorKind, Graph};
+use jiff::Timestamp;
 use serde::Deserialize;
 
 use crate::apply::{
@@ -35,6 +36,11 @@ use crate::model::GraphData;
 pub trait GraphDataInput {
     /// The graph-data in use: the last one that loaded without errors.
     fn graph_data(&self) -> Option<&GraphData>;
+
+    /// The moment the graph is built for: a release whose `start` is later
+    /// is not in its channel yet. Read once per build by the caller, so that
+    /// every stage sees the same moment.
+    fn now(&self) -> Timestamp;
 
     /// Receives the warnings a stage found while applying graph-data to the
     /// current releases (such as channel versions that match no release).
@@ -109,7 +115,7 @@ impl<C: GraphDataInput + Send + Sync> Stage<C> for SecondaryMetadataParse {
                 "no graph-data has been loaded yet; releases are not published without channels",
             )
         })?;
-        let warnings = apply_graph_data(graph, data, &self.keys);
+        let warnings = apply_graph_data(graph, data, &self.keys, context.now());
         context.report(PARSE, warnings);
         Ok(())
     }

@@ -1,23 +1,30 @@
-//! Channel membership: `release.channels` on every release a channel lists.
+//! Channel membership: `release.channels` on every release a channel lists
+//! (from its `start` on, when it has one).
 
 use cincinnati_core::{Graph, ReleaseId};
+use jiff::Timestamp;
 
 use super::InstructionKeys;
 use super::index::ReleaseIndex;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Location};
-use crate::model::GraphData;
+use crate::model::{Channel, ChannelVersion, GraphData};
 
-/// Adds every channel to the releases it lists and puts each release's
-/// channel list in the order clients have always seen. Returns a warning for
-/// each listed version that matches no release.
+/// Adds every channel to the releases it lists at `now` and puts each
+/// release's channel list in the order clients have always seen. Returns a
+/// warning for each listed version that matches no release, started or not.
 pub(super) fn apply(
     graph: &mut Graph,
     index: &ReleaseIndex,
     data: &GraphData,
     keys: &InstructionKeys,
+    now: Timestamp,
 ) -> Vec<Diagnostic> {
     let mut added: Vec<Vec<&str>> = vec![Vec::new(); graph.release_bound()];
-    let warnings = for_each_member(graph, index, data, |id, channel| added[id.index()].push(channel));
+    let warnings = for_each_listed(graph, index, data, |id, channel, listed| {
+        if listed.is_member_at(now) {
+            added[id.index()].push(&channel.name);
+        }
+    });
     let listed: Vec<_> = graph
         .releases()
         .map(|(id, _)| id)
@@ -45,23 +52,23 @@ pub(super) fn apply(
 /// A warning for each version a channel lists that matches no release of
 /// `graph`.
 pub(super) fn unmatched(graph: &Graph, data: &GraphData) -> Vec<Diagnostic> {
-    for_each_member(graph, &ReleaseIndex::of_concrete(graph), data, |_, _| {})
+    for_each_listed(graph, &ReleaseIndex::of_concrete(graph), data, |_, _, _| {})
 }
 
-/// Calls `member` with every release a channel lists and the channel's
-/// name; returns a warning for each listed version that matches no release.
-fn for_each_member<'d>(
+/// Calls `listed` with every release a channel lists, the channel and its
+/// entry; returns a warning for each listed version that matches no release.
+fn for_each_listed<'d>(
     graph: &Graph,
     index: &ReleaseIndex,
     data: &'d GraphData,
-    mut member: impl FnMut(ReleaseId, &'d str),
+    mut on_listed: impl FnMut(ReleaseId, &'d Channel, &'d ChannelVersion),
 ) -> Vec<Diagnostic> {
     let mut warnings = Vec::new();
     for channel in data.channels() {
         for listed in &channel.versions {
             let mut found = false;
             for id in index.find(graph, &listed.name) {
-                member(id, &channel.name);
+                on_listed(id, channel, listed);
                 found = true;
             }
             if !found {

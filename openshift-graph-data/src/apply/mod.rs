@@ -38,12 +38,14 @@ pub use unmatched::unmatched;
 /// Applies graph-data as a graph-builder configured with the two usual
 /// stages does (`openshift-secondary-metadata-parse`, then
 /// `edge-add-remove`, default keys and settings): what tools that preview a
-/// graph-data change, and the demo, build.
+/// graph-data change, and the demo, build. `now` decides which releases
+/// have entered their channels (see [`apply_graph_data`]).
 pub fn apply_with_defaults(
     graph: &mut cincinnati_core::Graph,
     data: &crate::GraphData,
+    now: jiff::Timestamp,
 ) -> Result<Vec<crate::Diagnostic>, EdgeError> {
-    let mut warnings = apply_graph_data(graph, data, &InstructionKeys::default());
+    let mut warnings = apply_graph_data(graph, data, &InstructionKeys::default(), now);
     warnings.extend(apply_edge_instructions(graph, Some(data), &EdgeRules::default())?);
     Ok(warnings)
 }
@@ -62,16 +64,17 @@ pub fn apply_with_defaults(
 pub fn apply_with_defaults_to(
     graph: &mut cincinnati_core::Graph,
     data: &crate::GraphData,
+    now: jiff::Timestamp,
     keep: impl Fn(&cincinnati_core::Release) -> bool,
 ) -> Result<Vec<crate::Diagnostic>, EdgeError> {
     if !left_out_alone(graph, data, &keep) {
-        return apply_with_defaults(graph, data);
+        return apply_with_defaults(graph, data, now);
     }
     let mut warnings = channels::unmatched(graph, data);
     graph.retain_releases(&keep);
     // Its only warnings are unmatched channel versions, about the kept
     // releases alone: the whole graph's are above.
-    apply_graph_data(graph, data, &InstructionKeys::default());
+    apply_graph_data(graph, data, &InstructionKeys::default(), now);
     warnings.extend(apply_edge_instructions(graph, Some(data), &EdgeRules::default())?);
     Ok(warnings)
 }

@@ -2,6 +2,7 @@
 //! the releases as metadata.
 
 use cincinnati_core::Graph;
+use jiff::Timestamp;
 
 use super::index::ReleaseIndex;
 use super::{InstructionKeys, append_value, channels, remove_regex};
@@ -14,16 +15,22 @@ use crate::model::GraphData;
 /// 2. Blocked edges and risks: `previous.remove_regex` on each target, so
 ///    the edge step removes the matching updates (a risk turns them into
 ///    conditional updates there).
-/// 3. Channels: `release.channels`, sorted.
+/// 3. Channels: `release.channels`, sorted, on the releases each channel
+///    lists at `now` (a release whose `start` is later is not in it yet).
 ///
 /// Only concrete releases are touched: abstract ones have no metadata.
 /// Returns warnings (channel versions matching no release); every problem
 /// that could refuse the graph-data was found when it was loaded.
-pub fn apply_graph_data(graph: &mut Graph, data: &GraphData, keys: &InstructionKeys) -> Vec<Diagnostic> {
+pub fn apply_graph_data(
+    graph: &mut Graph,
+    data: &GraphData,
+    keys: &InstructionKeys,
+    now: Timestamp,
+) -> Vec<Diagnostic> {
     let index = ReleaseIndex::of_concrete(graph);
     apply_raw_metadata(graph, &index, data);
     apply_removals(graph, data, keys);
-    channels::apply(graph, &index, data, keys)
+    channels::apply(graph, &index, data, keys, now)
 }
 
 fn apply_raw_metadata(graph: &mut Graph, index: &ReleaseIndex, data: &GraphData) {

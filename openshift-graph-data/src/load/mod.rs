@@ -72,10 +72,12 @@ impl GraphData {
         let (revision, (schema_version, raw_metadata, channels, (blocks, risks))) = rayon::join(
             || files.revision(),
             || {
+                let schema_version = schema::read(files, &mut findings);
+                let channels = channels::read(files, schema_version.as_ref(), &mut findings);
                 (
-                    schema::read(files, &mut findings),
+                    schema_version,
                     raw_metadata::read(files, &mut findings),
-                    channels::read(files, &mut findings),
+                    channels,
                     blocked_edges::read(files, &mut findings),
                 )
             },

@@ -1,35 +1,12 @@
 //! Each edge instruction and each graph-data rule on small graphs.
 
-use cincinnati_core::release::keys;
-use cincinnati_core::{Graph, Metadata, Release, wire};
+use cincinnati_core::{Graph, Metadata, wire};
 use openshift_graph_data::apply::{
     EdgeRules, InstructionKeys, apply_edge_instructions, apply_graph_data, remove_flagged_releases,
 };
 use openshift_graph_data::{DiagnosticKind, GraphData, Strictness};
 
-use crate::support::{edge_names, files, v};
-
-/// A graph of concrete releases (`4.1.0+amd64`, ...) with the given updates;
-/// each release's arch metadata follows its build.
-fn graph(releases: &[&str], edges: &[(&str, &str)]) -> Graph {
-    let mut graph = Graph::new();
-    for version in releases {
-        let version = v(version);
-        let mut metadata = Metadata::new();
-        metadata.insert(keys::ARCH.to_owned(), version.build.to_string());
-        graph
-            .add_release(Release::concrete(
-                version.clone(),
-                format!("quay.io/r@{version}"),
-                metadata,
-            ))
-            .unwrap();
-    }
-    for (from, to) in edges {
-        graph.add_edge_by_version(&v(from), &v(to)).unwrap();
-    }
-    graph
-}
+use crate::support::{ANY_TIME, edge_names, files, graph, v};
 
 fn set(graph: &mut Graph, version: &str, key: &str, value: &str) {
     let id = graph.find(&v(version)).unwrap();
@@ -74,7 +51,7 @@ fn graph_data(blocked_edges: &[(&str, &str)]) -> GraphData {
 }
 
 fn apply_all(graph: &mut Graph, data: &GraphData) {
-    apply_graph_data(graph, data, &keys());
+    apply_graph_data(graph, data, &keys(), ANY_TIME);
     apply_edge_instructions(graph, Some(data), &EdgeRules::default()).unwrap();
 }
 
@@ -318,7 +295,7 @@ fn raw_metadata_is_set_or_appended_with_commas() {
     )
     .unwrap()
     .graph_data;
-    apply_graph_data(&mut graph, &data, &keys());
+    apply_graph_data(&mut graph, &data, &keys(), ANY_TIME);
     assert_eq!(metadata(&graph, "4.1.1+amd64")["note"], "first,second");
     assert_eq!(metadata(&graph, "4.1.1+s390x")["url"], "u");
     assert!(!metadata(&graph, "4.1.0+s390x").contains_key("url"));
@@ -346,7 +323,7 @@ fn channels_are_appended_in_client_order_even_without_a_dash() {
     )
     .unwrap()
     .graph_data;
-    let warnings = apply_graph_data(&mut graph, &data, &keys());
+    let warnings = apply_graph_data(&mut graph, &data, &keys(), ANY_TIME);
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(
         metadata(&graph, "4.1.1+amd64")[&keys().channels],
@@ -434,7 +411,7 @@ fn an_update_added_by_metadata_can_carry_a_risk_but_a_removed_one_cannot() {
 fn without_conditional_edges_risky_updates_are_only_removed() {
     let mut graph = graph(&AMD_AND_S390X, &[("4.1.0+amd64", "4.1.2+amd64")]);
     let data = graph_data(&[("blocked-edges/4.1.2-R.yaml", &risk("4.1.2", ".*", "R"))]);
-    apply_graph_data(&mut graph, &data, &keys());
+    apply_graph_data(&mut graph, &data, &keys(), ANY_TIME);
     let rules = EdgeRules {
         include_conditional_edges: false,
         ..EdgeRules::default()

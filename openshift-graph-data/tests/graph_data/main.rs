@@ -7,6 +7,7 @@
 mod conformance;
 mod instructions;
 mod malformed;
+mod phased;
 mod pre_merge;
 mod present_day;
 mod signature;

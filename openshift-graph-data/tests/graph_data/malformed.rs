@@ -192,8 +192,13 @@ fn a_promql_rule_without_a_query_refuses() {
 
 #[test]
 fn an_unknown_schema_major_refuses_and_a_newer_minor_warns() {
-    let refused = refused(graph_data_with(&[("version", "2.0.0\n")]));
-    assert_eq!(only(&refused.errors).kind, DiagnosticKind::UnsupportedSchema);
+    let refused = refused(graph_data_with(&[("version", "3.0.0\n")]));
+    let error = only(&refused.errors);
+    assert_eq!(error.kind, DiagnosticKind::UnsupportedSchema);
+    assert_eq!(
+        error.to_string(),
+        "version:1: error[unsupported_schema]: schema 3.0.0 is not supported: only 1.x and 2.x can be read"
+    );
 
     let warnings = warnings(graph_data_with(&[("version", "1.7.0\n")]));
     assert_eq!(only(&warnings).kind, DiagnosticKind::NewerSchema);

@@ -8,7 +8,7 @@ use openshift_graph_data::apply::{apply_with_defaults, apply_with_defaults_to};
 use openshift_graph_data::{DiagnosticKind, Location};
 use release_set_generator::{Settings, present_day_graph, testdata_graph_data};
 
-use crate::support::{Context, edge_names, expected, load_dir, parse_then_edges};
+use crate::support::{ANY_TIME, Context, edge_names, expected, load_dir, parse_then_edges};
 
 #[test]
 fn todays_graph_data_loads_without_a_problem() {
@@ -87,7 +87,7 @@ fn applying_to_one_architecture_leaves_its_releases_as_applying_to_all_does() {
     let (graph_data, _) = load_dir(&testdata_graph_data());
     let releases = present_day_graph(&Settings::default()).unwrap();
     let mut whole = releases.clone();
-    let whole_warnings = apply_with_defaults(&mut whole, &graph_data).unwrap();
+    let whole_warnings = apply_with_defaults(&mut whole, &graph_data, ANY_TIME).unwrap();
     assert!(
         !whole_warnings.is_empty(),
         "channels list 4.1 releases, which the generated set starts after"
@@ -95,7 +95,7 @@ fn applying_to_one_architecture_leaves_its_releases_as_applying_to_all_does() {
     for arch in ["amd64", "arm64", "multi", "ppc64le", "s390x"] {
         let of_arch = |release: &Release| release.version.build.as_str() == arch;
         let mut one = releases.clone();
-        let warnings = apply_with_defaults_to(&mut one, &graph_data, of_arch).unwrap();
+        let warnings = apply_with_defaults_to(&mut one, &graph_data, ANY_TIME, of_arch).unwrap();
         assert!(one.release_count() > 0 && one.release_count() < releases.release_count() / 3);
         assert!(!one.conditional_edges().is_empty(), "{arch}");
         assert!(
@@ -121,9 +121,9 @@ fn an_update_across_architectures_has_the_whole_graph_applied_to() {
     let (from, to) = (find(&releases, "4.16.3+amd64"), find(&releases, "4.16.4+arm64"));
     releases.add_edge(from, to).unwrap();
     let mut whole = releases.clone();
-    apply_with_defaults(&mut whole, &graph_data).unwrap();
+    apply_with_defaults(&mut whole, &graph_data, ANY_TIME).unwrap();
     let of_amd64 = |release: &Release| release.version.build.as_str() == "amd64";
-    apply_with_defaults_to(&mut releases, &graph_data, of_amd64).unwrap();
+    apply_with_defaults_to(&mut releases, &graph_data, ANY_TIME, of_amd64).unwrap();
     assert!(releases == whole);
 }
 
@@ -138,8 +138,8 @@ fn an_edge_instruction_on_a_left_out_release_has_the_whole_graph_applied_to() {
         "io.openshift.upgrades.graph.previous.remove".to_owned(),
         "not-a-version".to_owned(),
     );
-    let whole = apply_with_defaults(&mut releases.clone(), &graph_data).unwrap_err();
+    let whole = apply_with_defaults(&mut releases.clone(), &graph_data, ANY_TIME).unwrap_err();
     let of_amd64 = |release: &Release| release.version.build.as_str() == "amd64";
-    let one = apply_with_defaults_to(&mut releases, &graph_data, of_amd64).unwrap_err();
+    let one = apply_with_defaults_to(&mut releases, &graph_data, ANY_TIME, of_amd64).unwrap_err();
     assert_eq!(one.to_string(), whole.to_string());
 }

@@ -64,7 +64,7 @@ fn main() -> anyhow::Result<()> {
         assembled.dropped
     );
     if arguments.apply_graph_data {
-        apply_graph_data(&mut assembled.graph, &graph_data)?;
+        apply_graph_data(&mut assembled.graph, &graph_data, jiff::Timestamp::now())?;
     }
     let json = cincinnati_core::wire::serialize(&assembled.graph, None);
     match arguments.output {

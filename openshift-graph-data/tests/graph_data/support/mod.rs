@@ -7,23 +7,35 @@ pub mod expected;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use cincinnati_core::release::keys;
 use cincinnati_core::stage::{Catalog, Pipeline};
-use cincinnati_core::{Graph, Version};
+use cincinnati_core::{Graph, Metadata, Release, Version};
+use jiff::Timestamp;
 use openshift_graph_data::{
     Diagnostic, EdgeAddRemoveSettings, GraphData, GraphDataFiles, GraphDataInput, NodeRemoveSettings,
     SecondaryMetadataParseSettings, Strictness,
 };
+
+/// When graph-data without phased rollouts is applied: it gives the same
+/// graph at any moment.
+pub const ANY_TIME: Timestamp = Timestamp::UNIX_EPOCH;
 
 /// A pipeline context holding graph-data and collecting what stages report.
 #[derive(Default)]
 pub struct Context {
     pub graph_data: Option<GraphData>,
     pub reported: Mutex<Vec<Diagnostic>>,
+    /// The moment graphs are built for.
+    pub now: Timestamp,
 }
 
 impl GraphDataInput for Context {
     fn graph_data(&self) -> Option<&GraphData> {
         self.graph_data.as_ref()
+    }
+
+    fn now(&self) -> Timestamp {
+        self.now
     }
 
     fn report(&self, _stage: &'static str, warnings: Vec<Diagnostic>) {
@@ -36,6 +48,7 @@ impl Context {
         Self {
             graph_data: Some(graph_data),
             reported: Mutex::default(),
+            now: ANY_TIME,
         }
     }
 
@@ -127,6 +140,28 @@ pub fn write_published(files: &GraphDataFiles, dir: &Path) {
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::write(target, content).unwrap();
     }
+}
+
+/// A graph of concrete releases (`4.1.0+amd64`, ...) with the given updates;
+/// each release's arch metadata follows its build.
+pub fn graph(releases: &[&str], edges: &[(&str, &str)]) -> Graph {
+    let mut graph = Graph::new();
+    for version in releases {
+        let version = v(version);
+        let mut metadata = Metadata::new();
+        metadata.insert(keys::ARCH.to_owned(), version.build.to_string());
+        graph
+            .add_release(Release::concrete(
+                version.clone(),
+                format!("quay.io/r@{version}"),
+                metadata,
+            ))
+            .unwrap();
+    }
+    for (from, to) in edges {
+        graph.add_edge_by_version(&v(from), &v(to)).unwrap();
+    }
+    graph
 }
 
 pub fn v(text: &str) -> Version {

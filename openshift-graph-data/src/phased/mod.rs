@@ -1,0 +1,304 @@
+//! Phased rollouts (graph-data schema 2.0.0): when a release enters a
+//! channel, and how long updates into it take to reach every cluster.
+//!
+//! A channel declares rules (`phasedRollouts`), each a duration and
+//! optionally the kind of update it is for (`fromVersion`); a version entry
+//! declares its `start`. An update from A to B in the channel is offered to
+//! each cluster at some moment of its window, `[start of B, start of B +
+//! duration]`, and to every cluster from its end on.
+//!
+//! Durations are ISO 8601 (`P2D`, `P2W`, `P1M`, `PT12H`), added to `start`
+//! with calendar arithmetic in UTC: a day is always 24 hours (UTC has no
+//! daylight saving time), and a month ends on the same day of the next month,
+//! or on its last day when it is shorter (`P1M` from January 31 ends on
+//! February 28 or 29, at the same time of day).
+
+mod changes;
+
+use std::fmt;
+use std::str::FromStr;
+
+use cincinnati_core::Version;
+use jiff::fmt::temporal::SpanParser;
+use jiff::tz::TimeZone;
+use jiff::{Span, Timestamp};
+
+pub use changes::moved_rollouts;
+
+/// The updates a rule is for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RolloutCriterion {
+    /// No `fromVersion`: every update, at the lowest precedence.
+    Default,
+    /// `fromVersion: patch` or `fromVersion: minor`.
+    FromVersion(UpdateKind),
+    /// Any other `fromVersion`: accepted, so that graph-data may use values
+    /// a newer reader knows, and matching no update.
+    Unrecognised(String),
+}
+
+/// What changes between the source and the target of an update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UpdateKind {
+    /// The same major and minor, another patch (4.18.1 → 4.18.2).
+    Patch,
+    /// The same major, another minor (4.17.9 → 4.18.2).
+    Minor,
+}
+
+impl UpdateKind {
+    /// The kind of the update `from → to`; `None` for an update across
+    /// majors, or between releases that differ only in their pre-release.
+    pub fn of(from: &Version, to: &Version) -> Option<Self> {
+        if from.major != to.major {
+            None
+        } else if from.minor != to.minor {
+            Some(UpdateKind::Minor)
+        } else if from.patch != to.patch {
+            Some(UpdateKind::Patch)
+        } else {
+            None
+        }
+    }
+
+    /// The `fromVersion` value naming this kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateKind::Patch => "patch",
+            UpdateKind::Minor => "minor",
+        }
+    }
+}
+
+impl RolloutCriterion {
+    /// The criterion of a rule with this `fromVersion`, or without one.
+    pub fn from_version(value: Option<&str>) -> Self {
+        match value {
+            None => RolloutCriterion::Default,
+            Some("patch") => RolloutCriterion::FromVersion(UpdateKind::Patch),
+            Some("minor") => RolloutCriterion::FromVersion(UpdateKind::Minor),
+            Some(other) => RolloutCriterion::Unrecognised(other.to_owned()),
+        }
+    }
+}
+
+impl fmt::Display for RolloutCriterion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RolloutCriterion::Default => f.write_str("the default (no `fromVersion`)"),
+            RolloutCriterion::FromVersion(kind) => write!(f, "`fromVersion: {}`", kind.as_str()),
+            RolloutCriterion::Unrecognised(value) => write!(f, "`fromVersion: {value}`"),
+        }
+    }
+}
+
+/// A rollout's duration as declared: an ISO 8601 duration, not negative.
+#[derive(Debug, Clone)]
+pub struct RolloutDuration {
+    text: String,
+    span: Span,
+}
+
+/// Durations compare as written: `P1D` and `PT24H` are different
+/// declarations, whatever they add up to.
+impl PartialEq for RolloutDuration {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for RolloutDuration {}
+
+impl FromStr for RolloutDuration {
+    type Err = String;
+
+    /// Only ISO 8601 (`P2D`), not jiff's friendly format (`2 days`): the
+    /// schema says ISO 8601, and other readers of graph-data read only that.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let span = SpanParser::new().parse_span(text).map_err(|error| {
+            format!("{text:?} is not an ISO 8601 duration (such as P2D or PT12H): {error}")
+        })?;
+        if span.is_negative() {
+            return Err(format!(
+                "{text:?} is negative: a rollout cannot end before it starts"
+            ));
+        }
+        Ok(Self {
+            text: text.to_owned(),
+            span,
+        })
+    }
+}
+
+impl RolloutDuration {
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
+    /// The end of a rollout of this duration from `start`, in UTC (see the
+    /// module's documentation). A sum past the last time jiff represents
+    /// (year 9999) is that time: such a rollout never ends.
+    pub fn after(&self, start: Timestamp) -> Timestamp {
+        end_of_window(start, self.span)
+    }
+}
+
+impl fmt::Display for RolloutDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn end_of_window(start: Timestamp, duration: Span) -> Timestamp {
+    start.to_zoned(TimeZone::UTC).saturating_add(duration).timestamp()
+}
+
+/// One rule of a channel's `phasedRollouts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhasedRollout {
+    pub criterion: RolloutCriterion,
+    pub duration: RolloutDuration,
+    /// The line of the rule in its channel file.
+    pub line: u64,
+}
+
+impl PhasedRollout {
+    /// Whether this rule is for the update `from → to` (ignoring
+    /// precedence: the default is for every update).
+    pub fn is_for(&self, from: &Version, to: &Version) -> bool {
+        match &self.criterion {
+            RolloutCriterion::Default => true,
+            RolloutCriterion::FromVersion(kind) => UpdateKind::of(from, to) == Some(*kind),
+            RolloutCriterion::Unrecognised(_) => false,
+        }
+    }
+}
+
+/// When an update is offered: to each cluster at some moment from `start`
+/// to `end`, to every cluster from `end` on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhasedWindow {
+    pub start: Timestamp,
+    pub end: Timestamp,
+}
+
+impl PhasedWindow {
+    /// A window of `duration` from `start`.
+    pub fn new(start: Timestamp, duration: Span) -> Self {
+        Self {
+            start,
+            end: end_of_window(start, duration),
+        }
+    }
+
+    /// Whether the rollout is under way at `now`: its window, ends included,
+    /// contains it.
+    pub fn contains(&self, now: Timestamp) -> bool {
+        self.start <= now && now <= self.end
+    }
+
+    /// Whether the window has passed at `now`: every cluster has been
+    /// offered the update since its end.
+    pub fn has_passed(&self, now: Timestamp) -> bool {
+        self.end < now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn v(text: &str) -> Version {
+        Version::parse(text).unwrap()
+    }
+
+    #[test]
+    fn durations_are_iso_8601_and_not_negative() {
+        for accepted in ["P2D", "P14D", "P1M", "P2W", "PT12H", "P1Y2M3DT4H5M6S", "PT0S"] {
+            let duration: RolloutDuration = accepted.parse().unwrap_or_else(|error| panic!("{error}"));
+            assert_eq!(duration.as_str(), accepted);
+        }
+        for (refused, because) in [
+            ("2 days", "not an ISO 8601 duration"),
+            ("2d", "not an ISO 8601 duration"),
+            ("P", "not an ISO 8601 duration"),
+            ("", "not an ISO 8601 duration"),
+            ("-P2D", "is negative"),
+        ] {
+            let error = refused.parse::<RolloutDuration>().unwrap_err();
+            assert!(error.contains(because), "{refused:?}: {error}");
+        }
+    }
+
+    /// Windows from `start`: (duration, end), calendar arithmetic in UTC.
+    #[test]
+    fn windows_end_by_calendar_arithmetic_in_utc() {
+        for (start, duration, end) in [
+            ("2025-06-02T09:00:00Z", "P2D", "2025-06-04T09:00:00Z"),
+            ("2025-06-02T09:00:00Z", "PT12H", "2025-06-02T21:00:00Z"),
+            ("2025-06-02T09:00:00Z", "P2W", "2025-06-16T09:00:00Z"),
+            ("2025-06-02T09:00:00Z", "PT0S", "2025-06-02T09:00:00Z"),
+            // A month from the 31st ends on the last day of a shorter month.
+            ("2025-01-31T10:00:00Z", "P1M", "2025-02-28T10:00:00Z"),
+            ("2024-01-31T10:00:00Z", "P1M", "2024-02-29T10:00:00Z"),
+            ("2025-03-31T23:30:00Z", "P1M", "2025-04-30T23:30:00Z"),
+            ("2025-12-15T00:00:00Z", "P1M", "2026-01-15T00:00:00Z"),
+            // A start written with an offset is the same instant in UTC.
+            ("2025-03-29T12:00:00+01:00", "P1D", "2025-03-30T11:00:00Z"),
+        ] {
+            let duration: RolloutDuration = duration.parse().unwrap();
+            assert_eq!(duration.after(at(start)), at(end), "{start} + {duration}");
+            assert_eq!(PhasedWindow::new(at(start), duration.span()).end, at(end));
+        }
+        let past_year_9999: RolloutDuration = "P1Y".parse().unwrap();
+        assert_eq!(
+            past_year_9999.after(at("9999-12-01T00:00:00Z")),
+            Timestamp::MAX,
+            "never ends"
+        );
+    }
+
+    #[test]
+    fn a_window_contains_both_ends_and_has_passed_only_after_its_end() {
+        let window = PhasedWindow::new(
+            at("2025-06-02T09:00:00Z"),
+            "P2D".parse::<RolloutDuration>().unwrap().span(),
+        );
+        let second = jiff::SignedDuration::from_secs(1);
+        // (moment, contains, has passed)
+        for (now, contains, passed) in [
+            (window.start - second, false, false),
+            (window.start, true, false),
+            (at("2025-06-03T09:00:00Z"), true, false),
+            (window.end, true, false),
+            (window.end + second, false, true),
+        ] {
+            assert_eq!(window.contains(now), contains, "{now}");
+            assert_eq!(window.has_passed(now), passed, "{now}");
+        }
+        let instant = PhasedWindow::new(window.start, Span::new());
+        assert!(instant.contains(window.start) && instant.has_passed(window.start + second));
+    }
+
+    #[test]
+    fn an_update_s_kind_is_the_most_significant_part_that_changes() {
+        for (from, to, kind) in [
+            ("4.18.1", "4.18.2", Some(UpdateKind::Patch)),
+            ("4.17.9", "4.18.2", Some(UpdateKind::Minor)),
+            ("4.17.2", "4.18.2", Some(UpdateKind::Minor)),
+            ("3.11.0", "4.1.0", None),
+            ("4.18.0-rc.1", "4.18.0", None),
+            ("4.18.1+amd64", "4.18.2+amd64", Some(UpdateKind::Patch)),
+        ] {
+            assert_eq!(UpdateKind::of(&v(from), &v(to)), kind, "{from} → {to}");
+        }
+    }
+}
