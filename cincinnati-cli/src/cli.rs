@@ -309,7 +309,8 @@ pub enum GraphDataCommand {
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   cincinnati graph-data check .
-  cincinnati graph-data check testdata/graph-data -o json")]
+  cincinnati graph-data check testdata/graph-data -o json
+  cincinnati graph-data check . --against ../graph-data-main")]
 pub struct CheckArgs {
     /// A graph-data directory (a checkout of openshift/cincinnati-graph-data)
     pub dir: PathBuf,
@@ -318,6 +319,15 @@ pub struct CheckArgs {
     /// or a channel's version that names none of them is refused
     #[arg(long, value_name = "FILE|URL")]
     pub releases: Option<String>,
+    /// The graph-data this change replaces (a directory): a change that
+    /// moves a phased rollout under way, or brings back one that is over, is
+    /// refused unless its version entry says `locked: true`
+    #[arg(long, value_name = "DIR")]
+    pub against: Option<PathBuf>,
+    /// With --against: judge rollouts as of this time (RFC 3339, such as
+    /// 2025-06-02T09:00:00Z) instead of now
+    #[arg(long, value_name = "TIME", requires = "against")]
+    pub at: Option<jiff::Timestamp>,
 }
 
 /// What a graph-data change does to what clusters see, before it merges

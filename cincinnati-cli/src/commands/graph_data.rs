@@ -9,7 +9,9 @@ use cincinnati_client::diff::diff;
 use cincinnati_client::json::{DiffJson, SCHEMA_VERSION};
 use cincinnati_client::{Document, Query, UpdateGraph};
 use cincinnati_core::release::arch_of;
+use jiff::Timestamp;
 use openshift_graph_data::apply::{apply_with_defaults_to, unmatched};
+use openshift_graph_data::phased::moved_rollouts;
 use openshift_graph_data::{
     Diagnostic, GraphData, GraphDataFiles, Loaded, Location, Refused, Severity, Strictness,
 };
@@ -68,6 +70,10 @@ pub async fn check(input: Option<&Input>, args: &CheckArgs, format: Format) -> R
     let strictness = Strictness::pre_merge();
     let dir = args.dir.clone();
     let loading = tokio::task::spawn_blocking(move || load(&dir, &Strictness::pre_merge()));
+    // As the graph-builder loaded it: the graph-data served until the change.
+    let previous = args.against.clone().map(|dir| {
+        tokio::task::spawn_blocking(move || load(&dir, &Strictness::default()).map(|loaded| (dir, loaded)))
+    });
     let releases = match (input, &args.releases) {
         (Some(input), Some(releases)) => {
             let query = Query::arch(&input.arch);
@@ -76,10 +82,18 @@ pub async fn check(input: Option<&Input>, args: &CheckArgs, format: Format) -> R
         _ => None,
     };
     let loaded = joined(loading.await)?;
+    let previous = match previous {
+        Some(previous) => Some(graph_data_to_compare("previous", joined(previous.await))?),
+        None => None,
+    };
+    let now = args.at.unwrap_or_else(Timestamp::now);
     let (errors, warnings, revision) = match loaded {
         Ok(Loaded { graph_data, warnings }) => {
             let revision = Some(graph_data.revision().to_string());
-            let mut errors = Vec::new();
+            let mut errors: Vec<Diagnostic> = previous
+                .iter()
+                .flat_map(|previous| moved_rollouts(previous, &graph_data, now))
+                .collect();
             let mut warnings = warnings;
             // What names no release, checked only on graph-data that loads.
             for diagnostic in releases
@@ -225,6 +239,9 @@ fn split_by<'w>(
 }
 
 pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Result<Answer, Failure> {
+    // What the graph-builder would serve now: releases enter phased
+    // channels at their `start`.
+    let now = Timestamp::now();
     // Three reads side by side (the graph-data, the releases, what is
     // served), and the graph-data applied to the releases as soon as both
     // are in, while the served graph may still be read.
@@ -255,15 +272,15 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
         })?;
         let releases = joined(releases.await)?.graph;
         let base = match base {
-            Some(base) => Some(base_graph_data(joined(base.await))?),
+            Some(base) => Some(graph_data_to_compare("base", joined(base.await))?),
             None => None,
         };
         joined(
             tokio::task::spawn_blocking(move || {
-                let (built, warnings) = build(releases.clone(), &graph_data.graph_data, &arch)?;
+                let (built, warnings) = build(releases.clone(), &graph_data.graph_data, &arch, now)?;
                 // The base's warnings, from applying it to the same releases.
                 let before = base
-                    .map(|base| build(releases, &base, &arch).map(|(_, warnings)| warnings))
+                    .map(|base| build(releases, &base, &arch, now).map(|(_, warnings)| warnings))
                     .transpose()?;
                 Ok::<_, Failure>((built, warnings, before))
             })
@@ -315,14 +332,16 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
     Ok(verdict(&changes))
 }
 
-/// The base graph-data, as loaded for `--base`; refused is an input error.
-fn base_graph_data(
+/// Graph-data loaded to compare with (`--base`, `--against`), called
+/// `what`; refused is an input error.
+fn graph_data_to_compare(
+    what: &str,
     loaded: Result<(std::path::PathBuf, Result<Loaded, Refused>), Failure>,
 ) -> Result<GraphData, Failure> {
     let (dir, loaded) = loaded?;
     loaded.map(|loaded| loaded.graph_data).map_err(|refused| {
         Failure::input(anyhow!(
-            "the base graph-data in {} is refused with {} error(s)",
+            "the {what} graph-data in {} is refused with {} error(s)",
             dir.display(),
             refused.errors.len()
         ))
@@ -331,17 +350,18 @@ fn base_graph_data(
 
 /// The graph the graph-builder builds from `releases` and `graph_data`, for
 /// `arch` (its releases only: the others are never compared), with what
-/// applying reported.
+/// applying reported, at `now`.
 fn build(
     releases: cincinnati_core::Graph,
     graph_data: &GraphData,
     arch: &str,
+    now: Timestamp,
 ) -> Result<(UpdateGraph, Vec<Diagnostic>), Failure> {
     // Classified before the other architectures' releases go: releases
     // naming their architectures are a full graph even when none is `arch`'s.
     let mut document = Document::classify(releases, arch, None);
     let of_arch = |release: &cincinnati_core::Release| arch_of(release).is_none_or(|named| named == arch);
-    let warnings = apply_with_defaults_to(&mut document.graph, graph_data, of_arch)
+    let warnings = apply_with_defaults_to(&mut document.graph, graph_data, now, of_arch)
         .context("applying the graph-data's edge instructions")
         .map_err(Failure::input)?;
     Ok((UpdateGraph::build(arch, &[document]), warnings))

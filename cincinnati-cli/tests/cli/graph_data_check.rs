@@ -193,3 +193,90 @@ fn preview_leads_with_a_summary_and_keeps_the_base_s_warnings_apart() {
         );
     }
 }
+
+/// Schema 2.0.0 graph-data in `dir`: stable-4.18 rolls 4.18.2 out to patch
+/// updates over two days from 2025-06-02 09:00 UTC, with `entry` as
+/// 4.18.2's version entry.
+fn write_phased(dir: &std::path::Path, entry: &str) {
+    std::fs::create_dir_all(dir.join("channels")).unwrap();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::write(dir.join("raw/metadata.json"), "{}").unwrap();
+    std::fs::write(dir.join("version"), "2.0.0\n").unwrap();
+    std::fs::write(
+        dir.join("channels/stable-4.18.yaml"),
+        format!(
+            "name: stable-4.18\nversions:\n- 4.18.1\n{entry}phasedRollouts:\n- duration: P2D\n  fromVersion: patch\n"
+        ),
+    )
+    .unwrap();
+}
+
+const STARTED: &str = "- name: 4.18.2\n  start: 2025-06-02T09:00:00Z\n";
+const MOVED: &str = "- name: 4.18.2\n  start: 2025-06-03T09:00:00Z\n";
+const MOVED_LOCKED: &str = "- name: 4.18.2\n  start: 2025-06-03T09:00:00Z\n  locked: true\n";
+
+#[test]
+fn check_reads_schema_2_and_refuses_its_mistakes_at_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write_phased(dir.path(), STARTED);
+    let path = dir.path().to_str().unwrap();
+    let valid = cincinnati(&["graph-data", "check", path]);
+    assert_eq!(valid.code, 0, "{valid:?}");
+
+    write_phased(dir.path(), "- name: 4.18.2\n  start: tomorrow\n");
+    let run = cincinnati(&["graph-data", "check", path, "-o", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let error = &run.json()["errors"][0];
+    assert_eq!(error["file"], "channels/stable-4.18.yaml");
+    assert_eq!(error["line"], 5);
+    assert_eq!(error["kind"], "invalid_rollout_start");
+}
+
+/// `--against` the graph-data in use, with `--at` the moment to judge at:
+/// (4.18.2's new entry, at, refused).
+#[test]
+fn check_against_the_previous_graph_data_refuses_moving_a_rollout_under_way() {
+    let (previous, changed) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_phased(previous.path(), STARTED);
+    let [previous, changed_dir] = [previous.path(), changed.path()].map(|path| path.to_str().unwrap());
+    let under_way = "2025-06-03T00:00:00Z";
+    for (entry, at, refused) in [
+        (MOVED, under_way, true),
+        (MOVED_LOCKED, under_way, false),
+        (MOVED, "2025-06-01T00:00:00Z", false),
+        (STARTED, under_way, false),
+    ] {
+        write_phased(changed.path(), entry);
+        let run = cincinnati(&[
+            "graph-data",
+            "check",
+            changed_dir,
+            "--against",
+            previous,
+            "--at",
+            at,
+        ]);
+        assert_eq!(run.code, i32::from(refused), "{entry} at {at}: {run:?}");
+        if refused {
+            assert!(
+                run.stdout.starts_with(&format!(
+                    "{changed_dir}/channels/stable-4.18.yaml:4: error[moved_rollout]: the rollout of patch \
+                     updates into 4.18.2 in channel stable-4.18 is under way"
+                )),
+                "{}",
+                run.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn check_against_refused_graph_data_is_an_input_error() {
+    let (previous, changed) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_phased(previous.path(), STARTED);
+    std::fs::write(previous.path().join("version"), "3.0.0\n").unwrap();
+    write_phased(changed.path(), STARTED);
+    let [previous, changed] = [previous.path(), changed.path()].map(|path| path.to_str().unwrap());
+    let run = cincinnati(&["graph-data", "check", changed, "--against", previous]);
+    run.assert_failed_saying(2, &["the previous graph-data in", "is refused with 1 error(s)"]);
+}
