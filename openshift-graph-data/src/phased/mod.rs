@@ -138,23 +138,12 @@ impl RolloutDuration {
     pub fn span(&self) -> Span {
         self.span
     }
-
-    /// The end of a rollout of this duration from `start`, in UTC (see the
-    /// module's documentation). A sum past the last time jiff represents
-    /// (year 9999) is that time: such a rollout never ends.
-    pub fn after(&self, start: Timestamp) -> Timestamp {
-        end_of_window(start, self.span)
-    }
 }
 
 impl fmt::Display for RolloutDuration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
-}
-
-fn end_of_window(start: Timestamp, duration: Span) -> Timestamp {
-    start.to_zoned(TimeZone::UTC).saturating_add(duration).timestamp()
 }
 
 /// One rule of a channel's `phasedRollouts`.
@@ -187,11 +176,13 @@ pub struct PhasedWindow {
 }
 
 impl PhasedWindow {
-    /// A window of `duration` from `start`.
+    /// A window of `duration` from `start`, added in UTC (see the module's
+    /// documentation). An end past the last time jiff represents (year
+    /// 9999) is that time: such a rollout never ends.
     pub fn new(start: Timestamp, duration: Span) -> Self {
         Self {
             start,
-            end: end_of_window(start, duration),
+            end: start.to_zoned(TimeZone::UTC).saturating_add(duration).timestamp(),
         }
     }
 
@@ -255,12 +246,12 @@ mod tests {
             ("2025-03-29T12:00:00+01:00", "P1D", "2025-03-30T11:00:00Z"),
         ] {
             let duration: RolloutDuration = duration.parse().unwrap();
-            assert_eq!(duration.after(at(start)), at(end), "{start} + {duration}");
-            assert_eq!(PhasedWindow::new(at(start), duration.span()).end, at(end));
+            let window = PhasedWindow::new(at(start), duration.span());
+            assert_eq!(window.end, at(end), "{start} + {duration}");
         }
         let past_year_9999: RolloutDuration = "P1Y".parse().unwrap();
         assert_eq!(
-            past_year_9999.after(at("9999-12-01T00:00:00Z")),
+            PhasedWindow::new(at("9999-12-01T00:00:00Z"), past_year_9999.span()).end,
             Timestamp::MAX,
             "never ends"
         );
