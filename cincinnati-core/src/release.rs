@@ -22,6 +22,12 @@ pub mod keys {
     /// written by this project's graph-builder: the age deferral rings
     /// read. Upstream engines ignore it as they ignore every unknown key.
     pub const CREATED: &str = "io.openshift.upgrades.graph.release.created";
+    /// The phased rollouts (graph-data schema 2.0.0) of the channels a
+    /// release is entering but not yet listed in (JSON), written by this
+    /// project's graph-builder for the engines that phase per cluster; see
+    /// `openshift_graph_data::phased::published`. Upstream engines and the
+    /// CVO ignore it as they ignore every unknown key.
+    pub const PHASED_ROLLOUTS: &str = "io.openshift.upgrades.graph.release.phased_rollouts";
     /// The architecture a release image claims for itself (`multi` on multi releases).
     pub const RELEASE_ARCHITECTURE: &str = "release.openshift.io/architecture";
 }

@@ -10,7 +10,7 @@ use regex::Regex;
 use regex_automata::meta;
 
 use crate::files::Revision;
-use crate::phased::{PhasedRollout, PhasedWindow, RolloutCriterion};
+use crate::phased::{PhasedRollout, PhasedWindow, RolloutDurations};
 
 /// A loaded, validated graph-data. The graph-builder keeps one per revision
 /// (regexes compiled, releases indexed) and applies it to every release set
@@ -132,28 +132,12 @@ pub struct ChannelVersion {
     pub locked: bool,
 }
 
-impl ChannelVersion {
-    /// Whether the release is in the channel at `now`: from its `start` on.
-    pub fn is_member_at(&self, now: Timestamp) -> bool {
-        self.start.is_none_or(|start| start <= now)
-    }
-}
-
 impl Channel {
-    /// The rule phasing the update `from → to` in this channel: the one for
-    /// its kind of update (`fromVersion`), else the default, else none.
-    pub fn phased_rollout(&self, from: &Version, to: &Version) -> Option<&PhasedRollout> {
-        let for_update = || self.phased_rollouts.iter().filter(|rule| rule.is_for(from, to));
-        for_update()
-            .find(|rule| rule.criterion != RolloutCriterion::Default)
-            .or_else(|| for_update().next())
-    }
-
     /// How long the rollout of the update `from → to` takes in this channel:
-    /// the duration of [`Channel::phased_rollout`], zero without one.
+    /// the rule for its kind of update (`fromVersion`), else the default,
+    /// else zero.
     pub fn phased_duration(&self, from: &Version, to: &Version) -> Span {
-        self.phased_rollout(from, to)
-            .map_or_else(Span::new, |rule| rule.duration.span())
+        RolloutDurations::of(&self.phased_rollouts).for_update(from, to)
     }
 
     /// The entry listing the release `version` (arch-suffixed, as in the
@@ -165,8 +149,8 @@ impl Channel {
     /// The window of the update `from → to` in this channel, when `to` is
     /// listed with a `start`.
     pub fn phased_window(&self, from: &Version, to: &Version) -> Option<PhasedWindow> {
-        let start = self.entry_for(to)?.start?;
-        Some(PhasedWindow::new(start, self.phased_duration(from, to)))
+        let rollout = self.rollout_of(self.entry_for(to)?)?;
+        Some(rollout.window(from, to))
     }
 }
 

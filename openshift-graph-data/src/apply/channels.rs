@@ -1,5 +1,9 @@
 //! Channel membership: `release.channels` on every release a channel lists
-//! (from its `start` on, when it has one).
+//! (from its `start` on, when it has one), and the rollouts of the releases
+//! still phasing into a channel in `release.phased_rollouts` instead (see
+//! [`crate::phased::Standing`]).
+
+use std::collections::BTreeMap;
 
 use cincinnati_core::{Graph, ReleaseId};
 use jiff::Timestamp;
@@ -8,10 +12,14 @@ use super::InstructionKeys;
 use super::index::ReleaseIndex;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Location};
 use crate::model::{Channel, ChannelVersion, GraphData};
+use crate::phased::Standing;
+use crate::phased::published::PhasedChannels;
 
-/// Adds every channel to the releases it lists at `now` and puts each
-/// release's channel list in the order clients have always seen. Returns a
-/// warning for each listed version that matches no release, started or not.
+/// Adds every channel to the releases that are its members at `now`, and
+/// puts each release's channel list in the order clients have always seen;
+/// writes the rollouts of the releases phasing into a channel at `now`.
+/// Returns a warning for each listed version that matches no release,
+/// started or not.
 pub(super) fn apply(
     graph: &mut Graph,
     index: &ReleaseIndex,
@@ -20,9 +28,15 @@ pub(super) fn apply(
     now: Timestamp,
 ) -> Vec<Diagnostic> {
     let mut added: Vec<Vec<&str>> = vec![Vec::new(); graph.release_bound()];
+    let mut phasing: BTreeMap<ReleaseId, PhasedChannels> = BTreeMap::new();
     let warnings = for_each_listed(graph, index, data, |id, channel, listed| {
-        if listed.is_member_at(now) {
-            added[id.index()].push(&channel.name);
+        match channel.standing(listed, now) {
+            Standing::Waiting => {}
+            Standing::Phasing(rollout) => {
+                let channels = &mut phasing.entry(id).or_default().0;
+                channels.insert(channel.name.clone(), *rollout);
+            }
+            Standing::Member => added[id.index()].push(&channel.name),
         }
     });
     let listed: Vec<_> = graph
@@ -46,7 +60,31 @@ pub(super) fn apply(
         let value = in_client_order(all).join(",");
         metadata.insert(keys.channels.clone(), value);
     }
+    write_phasing(graph, keys, phasing);
     warnings
+}
+
+/// Writes each phasing release's rollouts, and takes the key off every
+/// other release: graph-data alone declares rollouts, and a value from a
+/// release image would put a release in a channel for the engines that
+/// phase.
+fn write_phasing(
+    graph: &mut Graph,
+    keys: &InstructionKeys,
+    mut phasing: BTreeMap<ReleaseId, PhasedChannels>,
+) {
+    let concrete: Vec<_> = graph
+        .releases()
+        .filter(|(_, release)| !release.is_abstract())
+        .map(|(id, _)| id)
+        .collect();
+    for id in concrete {
+        let metadata = graph.metadata_mut(id).expect("listed from this graph");
+        match phasing.remove(&id) {
+            Some(channels) => metadata.insert(keys.phased_rollouts.clone(), channels.to_value()),
+            None => metadata.remove(&keys.phased_rollouts),
+        };
+    }
 }
 
 /// A warning for each version a channel lists that matches no release of

@@ -115,6 +115,9 @@ pub struct InstructionKeys {
     pub channels: String,
     /// `release.arch`: the architecture, used to name releases in edge lists.
     pub arch: String,
+    /// `release.phased_rollouts`: the rollouts of the channels a release is
+    /// phasing into (see [`crate::phased::published`]).
+    pub phased_rollouts: String,
     /// `previous.add` (on the target): releases to add an update from.
     pub previous_add: String,
     /// `next.add` (on the source): releases to add an update to.
@@ -135,6 +138,7 @@ impl InstructionKeys {
         Self {
             channels: key("release.channels"),
             arch: key("release.arch"),
+            phased_rollouts: key("release.phased_rollouts"),
             previous_add: key("previous.add"),
             next_add: key("next.add"),
             previous_remove: key("previous.remove"),
@@ -182,6 +186,10 @@ mod tests {
         let keys = InstructionKeys::default();
         assert_eq!(keys.channels, cincinnati_core::release::keys::CHANNELS);
         assert_eq!(keys.arch, cincinnati_core::release::keys::ARCH);
+        assert_eq!(
+            keys.phased_rollouts,
+            cincinnati_core::release::keys::PHASED_ROLLOUTS
+        );
         assert_eq!(
             InstructionKeys::with_prefix("x").previous_remove_regex,
             "x.previous.remove_regex"

@@ -18,7 +18,7 @@
 //! release taken out of a channel is never refused here: pulling a release
 //! must always be possible.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use jiff::{Span, Timestamp};
 
@@ -70,8 +70,7 @@ impl Windows<'_> {
     /// Why the change moves one of the release's windows, if it does: its
     /// updates' rollouts first, then its entry into the channel.
     fn first_moved(&self, now: Timestamp) -> Option<String> {
-        let release = &self.entry.name.release;
-        let updates = self.update_sources().into_iter().map(|(kind, from)| {
+        let updates = self.update_kinds().into_iter().map(|kind| {
             let what = match kind {
                 Some(kind) => format!(
                     "the rollout of {} updates into {}",
@@ -81,8 +80,7 @@ impl Windows<'_> {
                 None => format!("the rollout of other updates into {}", self.entry.name),
             };
             let window = |channel: &Channel, entry: &ChannelVersion| {
-                let start = entry.start?;
-                Some(PhasedWindow::new(start, channel.phased_duration(from, release)))
+                Some(channel.rollout_of(entry)?.window_for_kind(kind))
             };
             (
                 what,
@@ -118,19 +116,14 @@ impl Windows<'_> {
             })
     }
 
-    /// For each kind of update into the release from an older release
-    /// listed in the channel (before or after the change), one such
-    /// release: durations depend only on the kind.
-    fn update_sources(&self) -> BTreeMap<Option<UpdateKind>, &semver::Version> {
+    /// The kinds of update into the release from an older release listed
+    /// in the channel, before or after the change: durations depend only on
+    /// the kind.
+    fn update_kinds(&self) -> BTreeSet<Option<UpdateKind>> {
         let to = &self.entry.name.release;
-        self.before
-            .versions
-            .iter()
-            .chain(&self.channel.versions)
-            .map(|from| &from.name.release)
-            .filter(|from| *from < to)
-            .map(|from| (UpdateKind::of(from, to), from))
-            .collect()
+        let mut kinds = self.before.update_kinds_into(to);
+        kinds.extend(self.channel.update_kinds_into(to));
+        kinds
     }
 }
 

@@ -14,6 +14,8 @@
 //! February 28 or 29, at the same time of day).
 
 mod changes;
+mod membership;
+pub mod published;
 
 use std::fmt;
 use std::str::FromStr;
@@ -24,6 +26,7 @@ use jiff::tz::TimeZone;
 use jiff::{Span, Timestamp};
 
 pub use changes::moved_rollouts;
+pub use membership::Standing;
 
 /// The updates a rule is for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -155,15 +158,74 @@ pub struct PhasedRollout {
     pub line: u64,
 }
 
-impl PhasedRollout {
-    /// Whether this rule is for the update `from → to` (ignoring
-    /// precedence: the default is for every update).
-    pub fn is_for(&self, from: &Version, to: &Version) -> bool {
-        match &self.criterion {
-            RolloutCriterion::Default => true,
-            RolloutCriterion::FromVersion(kind) => UpdateKind::of(from, to) == Some(*kind),
-            RolloutCriterion::Unrecognised(_) => false,
+/// A channel's rules by the updates they are for: what decides how long an
+/// update's rollout takes, for the graph-builder reading graph-data and for
+/// an engine reading [`published`] metadata alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RolloutDurations {
+    /// `fromVersion: patch`.
+    pub patch: Option<RolloutDuration>,
+    /// `fromVersion: minor`.
+    pub minor: Option<RolloutDuration>,
+    /// The rule without `fromVersion`.
+    pub default: Option<RolloutDuration>,
+}
+
+impl RolloutDurations {
+    /// The durations of a channel's rules; a rule with an unrecognised
+    /// `fromVersion` matches no update, so it has none. Loading refused
+    /// graph-data declaring one criterion twice.
+    pub fn of(rules: &[PhasedRollout]) -> Self {
+        let mut durations = Self::default();
+        for rule in rules {
+            let slot = match &rule.criterion {
+                RolloutCriterion::Default => &mut durations.default,
+                RolloutCriterion::FromVersion(UpdateKind::Patch) => &mut durations.patch,
+                RolloutCriterion::FromVersion(UpdateKind::Minor) => &mut durations.minor,
+                RolloutCriterion::Unrecognised(_) => continue,
+            };
+            *slot = Some(rule.duration.clone());
         }
+        durations
+    }
+
+    /// How long the rollout of an update of `kind` takes: the rule for its
+    /// kind, else the default, else zero (the precedence of the schema).
+    pub fn for_kind(&self, kind: Option<UpdateKind>) -> Span {
+        let for_its_kind = match kind {
+            Some(UpdateKind::Patch) => self.patch.as_ref(),
+            Some(UpdateKind::Minor) => self.minor.as_ref(),
+            None => None,
+        };
+        for_its_kind
+            .or(self.default.as_ref())
+            .map_or_else(Span::new, RolloutDuration::span)
+    }
+
+    /// How long the rollout of the update `from → to` takes.
+    pub fn for_update(&self, from: &Version, to: &Version) -> Span {
+        self.for_kind(UpdateKind::of(from, to))
+    }
+}
+
+/// A release's rollout in a channel: from its `start`, each update into it
+/// takes the duration its kind gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelRollout {
+    pub start: Timestamp,
+    pub durations: RolloutDurations,
+}
+
+impl ChannelRollout {
+    /// The window of an update of `kind` into the release.
+    pub fn window_for_kind(&self, kind: Option<UpdateKind>) -> PhasedWindow {
+        PhasedWindow::new(self.start, self.durations.for_kind(kind))
+    }
+
+    /// The window of the update `from → to` (`to` the release): when it is
+    /// offered to each cluster, and from when to every cluster.
+    pub fn window(&self, from: &Version, to: &Version) -> PhasedWindow {
+        self.window_for_kind(UpdateKind::of(from, to))
     }
 }
 

@@ -2,8 +2,11 @@
 //! version entries with `start`), read, validated, applied at a moment, and
 //! a change judged against the graph-data it replaces.
 
+use cincinnati_core::Graph;
+use cincinnati_core::release::keys;
 use jiff::Timestamp;
-use openshift_graph_data::phased::moved_rollouts;
+use openshift_graph_data::phased::published::PhasedChannels;
+use openshift_graph_data::phased::{Standing, moved_rollouts};
 use openshift_graph_data::{
     Channel, Diagnostic, DiagnosticKind, GraphData, GraphDataFiles, Location, Refused, Severity, Strictness,
 };
@@ -319,54 +322,233 @@ fn phasing_mistakes_refuse_at_their_file_and_line() {
     }
 }
 
-/// The channels each release is in, built at `now`.
-fn channels_at(data: &GraphData, now: Timestamp) -> Vec<(String, String)> {
-    let mut graph = graph(
-        &["4.18.1+amd64", "4.18.2+amd64"],
-        &[("4.18.1+amd64", "4.18.2+amd64")],
-    );
+/// What the full graph built at `now` says of each release:
+/// (version, `release.channels`, `release.phased_rollouts`).
+fn membership_at(data: &GraphData, graph: Graph, now: Timestamp) -> Vec<(String, String, Option<String>)> {
+    let mut graph = graph;
     let mut context = Context::with(data.clone());
     context.now = now;
     parse_then_edges().run(&mut graph, &context).unwrap();
     graph
         .releases()
         .map(|(_, release)| {
-            let channels = release
-                .metadata
-                .get(cincinnati_core::release::keys::CHANNELS)
-                .cloned()
-                .unwrap_or_default();
-            (release.version.to_string(), channels)
+            let value = |key: &str| release.metadata.get(key).cloned();
+            (
+                release.version.to_string(),
+                value(keys::CHANNELS).unwrap_or_default(),
+                value(keys::PHASED_ROLLOUTS),
+            )
         })
         .collect()
 }
 
-#[test]
-fn a_release_enters_its_phased_channel_at_its_start_and_not_before() {
-    let (data, _) = loaded(&files(&[
+/// 4.17.9, 4.18.1 and 4.18.2, with updates from both older ones into 4.18.2.
+fn three_releases() -> Graph {
+    graph(
+        &["4.17.9+amd64", "4.18.1+amd64", "4.18.2+amd64"],
+        &[("4.17.9+amd64", "4.18.2+amd64"), ("4.18.1+amd64", "4.18.2+amd64")],
+    )
+}
+
+/// stable-4.18 phases 4.18.2 from 2025-06-02 09:00 (patch P2D, the rest
+/// P14D); fast-4.18 lists the same releases unphased.
+fn stable_phased_fast_not() -> GraphData {
+    loaded(&files(&[
         ("version", "2.0.0\n"),
         ("raw/metadata.json", "{}"),
         (
             CHANNEL_PATH,
-            "name: stable-4.18\nversions:\n- 4.18.1\n- {name: 4.18.2, start: 2025-06-02T09:00:00Z}\nphasedRollouts:\n- duration: P2D\n",
+            "name: stable-4.18\nversions:\n- 4.17.9\n- 4.18.1\n- {name: 4.18.2, start: 2025-06-02T09:00:00Z}\n\
+             phasedRollouts:\n- duration: P14D\n- {duration: P2D, fromVersion: patch}\n",
         ),
         (
             "channels/fast-4.18.yaml",
-            "name: fast-4.18\nversions: [4.18.1, 4.18.2]\n",
+            "name: fast-4.18\nversions: [4.17.9, 4.18.1, 4.18.2]\n",
         ),
-    ]));
-    let in_channels = |stable_for_the_newer: &str| {
-        vec![
-            ("4.18.1+amd64".to_owned(), "fast-4.18,stable-4.18".to_owned()),
-            ("4.18.2+amd64".to_owned(), stable_for_the_newer.to_owned()),
-        ]
-    };
-    for (now, expected) in [
-        ("2025-06-02T08:59:59.999999999Z", in_channels("fast-4.18")),
-        ("2025-06-02T09:00:00Z", in_channels("fast-4.18,stable-4.18")),
-        ("2025-07-01T00:00:00Z", in_channels("fast-4.18,stable-4.18")),
+    ]))
+    .0
+}
+
+const STABLE_ROLLOUT: &str =
+    r#"{"stable-4.18":{"start":"2025-06-02T09:00:00Z","patch":"P2D","default":"P14D"}}"#;
+
+/// 4.18.2 is not in stable-4.18 before its start; from its start until its
+/// longest window (the minor update's, P14D) ends, `release.channels` does
+/// not list stable-4.18 (a client that does not know phasing never sees the
+/// update early) and the rollout is published for the engines that phase;
+/// from then on it is listed. fast-4.18 lists it throughout.
+#[test]
+fn a_phased_release_is_listed_in_its_channel_once_its_longest_window_ends() {
+    let data = stable_phased_fast_not();
+    let both = "fast-4.18,stable-4.18";
+    let phasing = ("fast-4.18", Some(STABLE_ROLLOUT));
+    let listed = (both, None);
+    // (now, 4.18.2's channels and rollouts)
+    for (now, (channels, rollouts)) in [
+        ("2025-06-02T08:59:59.999999999Z", ("fast-4.18", None)),
+        ("2025-06-02T09:00:00Z", phasing),
+        ("2025-06-03T09:00:00Z", phasing),
+        // The patch update's window has ended, the minor one's has not.
+        ("2025-06-04T09:00:00Z", phasing),
+        ("2025-06-16T08:59:59.999999999Z", phasing),
+        ("2025-06-16T09:00:00Z", listed),
+        ("2025-07-01T00:00:00Z", listed),
     ] {
-        assert_eq!(channels_at(&data, at(now)), expected, "at {now}");
+        let expected = vec![
+            ("4.17.9+amd64".to_owned(), both.to_owned(), None),
+            ("4.18.1+amd64".to_owned(), both.to_owned(), None),
+            (
+                "4.18.2+amd64".to_owned(),
+                channels.to_owned(),
+                rollouts.map(str::to_owned),
+            ),
+        ];
+        assert_eq!(
+            membership_at(&data, three_releases(), at(now)),
+            expected,
+            "at {now}"
+        );
+    }
+}
+
+/// When a phased release is listed in its channel depends on the kinds of
+/// update into it from the releases the channel lists before it, each with
+/// its rule's duration (the kind's, else the default, else zero):
+/// (older releases listed, rules, the moment it is listed).
+#[test]
+fn the_longest_window_of_the_updates_the_channel_has_decides_the_listing() {
+    let start = "2025-06-02T09:00:00Z";
+    for (older, rules, listed_from) in [
+        // Patch updates only: the patch rule, not the longer default.
+        (
+            "[4.18.1]",
+            "[{duration: P14D}, {duration: P2D, fromVersion: patch}]",
+            "2025-06-04T09:00:00Z",
+        ),
+        // A minor update too: the default, P14D.
+        (
+            "[4.17.9, 4.18.1]",
+            "[{duration: P14D}, {duration: P2D, fromVersion: patch}]",
+            "2025-06-16T09:00:00Z",
+        ),
+        // A minor rule longer than the default.
+        (
+            "[4.17.9, 4.18.1]",
+            "[{duration: P1D}, {duration: P1M, fromVersion: minor}]",
+            "2025-07-02T09:00:00Z",
+        ),
+        // No default: a minor update takes zero, the patch one P2D.
+        (
+            "[4.17.9, 4.18.1]",
+            "[{duration: P2D, fromVersion: patch}]",
+            "2025-06-04T09:00:00Z",
+        ),
+        // Only a rule for updates the channel does not have: listed at start.
+        ("[4.18.1]", "[{duration: P1M, fromVersion: minor}]", start),
+        // Nothing listed before it: no update into it in the channel.
+        ("[]", "[{duration: P14D}]", start),
+    ] {
+        let channel = format!("name: stable-4.18\nversions: {older}\nphasedRollouts: {rules}\n");
+        let mut data = phased_channel(&channel);
+        data.versions.push(openshift_graph_data::ChannelVersion {
+            name: openshift_graph_data::ReleaseName::parse("4.18.2").unwrap(),
+            line: 1,
+            start: Some(at(start)),
+            locked: false,
+        });
+        let entry = data.versions.last().unwrap();
+        let just_before = at(listed_from) - jiff::SignedDuration::from_nanos(1);
+        let is_member = |now| data.standing(entry, now) == Standing::Member;
+        assert!(
+            !is_member(just_before) && is_member(at(listed_from)),
+            "{older} with {rules}: listed from {listed_from}"
+        );
+    }
+}
+
+/// The moments a graph built at `now` goes out of date: the next `start`
+/// or the end of a release's longest window, across channels; never `now`
+/// itself, and none once everything is listed.
+#[test]
+fn the_next_phase_change_is_the_next_start_or_listing_after_now() {
+    let data = loaded(&files(&[
+        ("version", "2.0.0\n"),
+        ("raw/metadata.json", "{}"),
+        (
+            CHANNEL_PATH,
+            "name: stable-4.18\nversions:\n- 4.17.9\n- 4.18.1\n- {name: 4.18.2, start: 2025-06-02T09:00:00Z}\n\
+             phasedRollouts:\n- duration: P14D\n- {duration: P2D, fromVersion: patch}\n",
+        ),
+        (
+            "channels/fast-4.18.yaml",
+            "name: fast-4.18\nversions:\n- 4.18.1\n- {name: 4.18.2, start: 2025-06-10T00:00:00Z}\n",
+        ),
+    ]))
+    .0;
+    for (now, next) in [
+        ("2025-01-01T00:00:00Z", Some("2025-06-02T09:00:00Z")),
+        ("2025-06-02T08:59:59Z", Some("2025-06-02T09:00:00Z")),
+        // At a boundary, the next one: the patch window's end is none (the
+        // graph does not change then), fast-4.18's start is.
+        ("2025-06-02T09:00:00Z", Some("2025-06-10T00:00:00Z")),
+        ("2025-06-10T00:00:00Z", Some("2025-06-16T09:00:00Z")),
+        ("2025-06-16T09:00:00Z", None),
+        ("2030-01-01T00:00:00Z", None),
+    ] {
+        assert_eq!(data.next_phase_change(at(now)), next.map(at), "at {now}");
+    }
+    assert_eq!(
+        loaded(&graph_data("2.0.0\n", "name: stable-4.18\nversions: [4.18.1]\n"))
+            .0
+            .next_phase_change(at("2025-01-01T00:00:00Z")),
+        None,
+        "nothing phased"
+    );
+}
+
+/// The key is graph-data's alone: a value a release brings (from its
+/// image's metadata) is taken off, or it would put the release in a
+/// channel for the engines that phase.
+#[test]
+fn a_release_s_own_phased_rollouts_value_is_replaced_by_graph_data_s() {
+    let data = stable_phased_fast_not();
+    let mut releases = three_releases();
+    let forged = r#"{"stable-4.18":{"start":"2020-01-01T00:00:00Z"}}"#;
+    let ids: Vec<_> = releases.releases().map(|(id, _)| id).collect();
+    for id in ids {
+        let metadata = releases.metadata_mut(id).unwrap();
+        metadata.insert(keys::PHASED_ROLLOUTS.to_owned(), forged.to_owned());
+    }
+    let rollouts: Vec<_> = membership_at(&data, releases, at("2025-06-03T00:00:00Z"))
+        .into_iter()
+        .map(|(version, _, rollouts)| (version, rollouts))
+        .collect();
+    assert_eq!(
+        rollouts,
+        [
+            ("4.17.9+amd64".to_owned(), None),
+            ("4.18.1+amd64".to_owned(), None),
+            ("4.18.2+amd64".to_owned(), Some(STABLE_ROLLOUT.to_owned())),
+        ]
+    );
+}
+
+/// What an engine reads back from the graph is the rollout graph-data
+/// declares: the same window for every update into the release.
+#[test]
+fn the_published_rollout_gives_the_windows_graph_data_declares() {
+    let data = stable_phased_fast_not();
+    let stable = &data.channels()[1];
+    assert_eq!(stable.name, "stable-4.18");
+    let published = PhasedChannels::parse(STABLE_ROLLOUT).unwrap();
+    let rollout = published.get("stable-4.18").unwrap();
+    for from in ["4.17.9+amd64", "4.18.1+amd64", "3.11.0+amd64"] {
+        let (from, to) = (v(from), v("4.18.2+amd64"));
+        assert_eq!(
+            Some(rollout.window(&from, &to)),
+            stable.phased_window(&from, &to),
+            "{from}"
+        );
     }
 }
 
