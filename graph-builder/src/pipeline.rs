@@ -65,18 +65,19 @@ pub struct Built {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Applies the stages to a copy of the releases and serialises the result.
-/// The releases are kept untouched, so a graph-data change rebuilds from them
+/// Applies the stages to a copy of the releases and serialises the result:
+/// the graph at `now` (graph-data's phased rollouts decide which releases are
+/// in which channels at a moment). The releases are kept untouched, so a
+/// graph-data change, or a phased rollout's next moment, rebuilds from them
 /// without a re-scrape.
 pub fn build(
     releases: &ReleaseSnapshot,
     graph_data: Option<Arc<GraphData>>,
     pipeline: &Pipeline<BuildContext>,
+    now: Timestamp,
 ) -> Result<Built, PipelineError> {
     let graph_data_revision = graph_data.as_ref().map(|data| data.revision().to_string());
-    // Read once, here: graph-data phased rollouts put a release in its
-    // channels from its `start` on.
-    let context = BuildContext::new(graph_data, Timestamp::now());
+    let context = BuildContext::new(graph_data, now);
     let mut graph = releases.graph.unpack();
     pipeline.run(&mut graph, &context)?;
     // The full graph is megabytes of JSON: kept compressed only.

@@ -1,20 +1,22 @@
 //! The refresh tasks: releases and graph-data each on their own schedule, and
 //! a builder that rebuilds the served graph whenever either brings something
-//! new. Between refreshes, each source's change check (when configured)
-//! looks at it cheaply on a short interval and runs the source's round at
-//! once when it may have changed: the refresh interval bounds how long a
-//! change the check cannot see takes, the check interval how long the rest
-//! take. A failure anywhere leaves the last good graph served and shows in the
-//! logs, the metrics and the status document. The tasks run under a
-//! [`Supervisor`]: one that panics is started again (the builder rebuilds
-//! from what the sources last published), and a source's periodic task that
-//! stops completing rounds makes the process not live (the builder waits for
+//! new, and at the moments graph-data's phased rollouts change it. Between
+//! refreshes, each source's change check (when configured) looks at it
+//! cheaply on a short interval and runs the source's round at once when it
+//! may have changed: the refresh interval bounds how long a change the check
+//! cannot see takes, the check interval how long the rest take. A failure
+//! anywhere leaves the last good graph served and shows in the logs, the
+//! metrics and the status document. The tasks run under a [`Supervisor`]:
+//! one that panics is started again (the builder rebuilds from what the
+//! sources last published), and a source's periodic task that stops
+//! completing rounds makes the process not live (the builder waits for
 //! changes, so it has no schedule to miss).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::stage::Pipeline;
+use jiff::Timestamp;
 use openshift_graph_data::{
     Diagnostic, GraphData, Loaded, Refused, Revision, Strictness, Tarball, write_tar_gz,
 };
@@ -552,6 +554,10 @@ impl Shared {
     }
 }
 
+/// Builds the graph whenever a source publishes something new, and at the
+/// next moment graph-data's phased rollouts change it (a release's `start`,
+/// the end of its longest window): the graph changes then although no
+/// source does.
 async fn rebuild_on_change(
     pipeline: Arc<Pipeline<BuildContext>>,
     needs_graph_data: bool,
@@ -563,11 +569,14 @@ async fn rebuild_on_change(
     releases.mark_changed();
     // When what each source found was found, as last served.
     let mut served: [Option<SystemTime>; 2] = [None, None];
+    // The next moment the graph last built goes out of date by itself.
+    let mut phase_change: Option<Timestamp> = None;
     loop {
-        tokio::select! {
-            changed = releases.changed() => if changed.is_err() { return },
-            changed = graph_data.changed(), if needs_graph_data => if changed.is_err() { return },
-        }
+        let woken_for = tokio::select! {
+            changed = releases.changed() => if changed.is_err() { return } else { None },
+            changed = graph_data.changed(), if needs_graph_data => if changed.is_err() { return } else { None },
+            () = sleep_until(phase_change), if phase_change.is_some() => phase_change,
+        };
         let (Some(snapshot), data) = (
             releases.borrow_and_update().clone(),
             graph_data.borrow_and_update().clone(),
@@ -578,6 +587,13 @@ async fn rebuild_on_change(
         if needs_graph_data && data.is_none() {
             continue;
         }
+        // The clock is read once per build, here; woken for a phase change,
+        // it reads that moment or later (see `sleep_until`).
+        let now = Timestamp::now();
+        if let Some(moment) = woken_for {
+            tracing::info!(%moment, "a phased rollout changes the graph now; rebuilding it");
+        }
+        phase_change = data.as_ref().and_then(|data| data.value.next_phase_change(now));
         let pipeline = Arc::clone(&pipeline);
         let found = [
             (Source::Releases, Some(snapshot.found_at)),
@@ -585,7 +601,7 @@ async fn rebuild_on_change(
         ];
         let built = async {
             let built = tokio::task::spawn_blocking(move || {
-                build(&snapshot.value, data.map(|data| data.value), &pipeline)
+                build(&snapshot.value, data.map(|data| data.value), &pipeline, now)
             })
             .await
             .expect("building the graph does not panic");
@@ -603,6 +619,24 @@ async fn rebuild_on_change(
                 }
             }
         }
+    }
+}
+
+/// Waits until the wall clock reads `moment` (at once if it is past);
+/// never, without one. A timer measures time by the monotonic clock, which
+/// may run ahead of the wall clock (and tokio caps a wait at 30 years): woken
+/// early, it waits the rest, so the graph is rebuilt once per moment and
+/// never for a moment before it.
+async fn sleep_until(moment: Option<Timestamp>) {
+    let Some(moment) = moment else {
+        return std::future::pending().await;
+    };
+    // Negative once the moment is past.
+    while let Ok(wait) = Duration::try_from(moment.duration_since(Timestamp::now())) {
+        if wait.is_zero() {
+            return;
+        }
+        tokio::time::sleep(wait).await;
     }
 }
 

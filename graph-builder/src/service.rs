@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{Arg, ArgAction};
 use http_answers::PreparedBody;
+use jiff::Timestamp;
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::metrics::Metrics;
@@ -155,6 +156,7 @@ pub async fn build_once(settings: &Settings) -> anyhow::Result<PreparedBody> {
     for dropped in &releases.dropped {
         tracing::warn!(subject = %dropped.subject, reason = %dropped.reason, "left out of the graph");
     }
-    let built = build(&releases, graph_data, &plan.pipeline).context("building the graph")?;
+    let built =
+        build(&releases, graph_data, &plan.pipeline, Timestamp::now()).context("building the graph")?;
     Ok(built.served.body)
 }

@@ -4,11 +4,13 @@
 
 use std::path::Path;
 
+use cincinnati_core::release::keys;
 use graph_builder::Application;
 use graph_builder::plan::Plan;
 use graph_builder::settings::Settings;
 use image_signature::store::path as store_path;
 use image_signature::{Digest, MAX_SIGNATURE_BYTES};
+use jiff::{SignedDuration, Timestamp};
 use registry_testkit::{Body, FileServer, LocalRegistry};
 use release_images::signature::SigningKey;
 use release_images::{Image, PushOptions, Pushable, Pusher, ReleaseMetadata};
@@ -20,22 +22,27 @@ const GRAPH_DATA: &str = "ocp/graph-data";
 
 /// A small graph-data: one channel, one risk.
 fn write_graph_data(dir: &Path) {
-    std::fs::create_dir_all(dir.join("channels")).unwrap();
-    std::fs::create_dir_all(dir.join("blocked-edges")).unwrap();
-    std::fs::create_dir_all(dir.join("raw")).unwrap();
-    std::fs::write(dir.join("version"), "1.1.0\n").unwrap();
-    std::fs::write(dir.join("raw/metadata.json"), "{}").unwrap();
-    std::fs::write(
-        dir.join("channels/stable-4.1.yaml"),
+    write_channel(
+        dir,
+        "1.1.0",
         "name: stable-4.1\nversions:\n- 4.1.0\n- 4.1.1\n- 4.1.2\n",
-    )
-    .unwrap();
+    );
     std::fs::write(
         dir.join("blocked-edges/4.1.2-Example.yaml"),
         "to: 4.1.2\nfrom: 4[.]1[.]0\nurl: https://example.com/risk\nname: ExampleRisk\n\
          message: Example risk.\nmatchingRules:\n- type: Always\n",
     )
     .unwrap();
+}
+
+/// Graph-data of schema `version` with one channel, stable-4.1.
+fn write_channel(dir: &Path, version: &str, channel: &str) {
+    std::fs::create_dir_all(dir.join("channels")).unwrap();
+    std::fs::create_dir_all(dir.join("blocked-edges")).unwrap();
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::write(dir.join("version"), format!("{version}\n")).unwrap();
+    std::fs::write(dir.join("raw/metadata.json"), "{}").unwrap();
+    std::fs::write(dir.join("channels/stable-4.1.yaml"), channel).unwrap();
 }
 
 async fn push_releases(pusher: &Pusher, versions: &[&str]) {
@@ -424,4 +431,77 @@ async fn an_oversized_signature_is_refused_naming_the_limit_and_the_last_good_gr
         "the last good graph-data stays"
     );
     assert_eq!(status.graph().etag, ready.graph().etag);
+}
+
+/// A graph-builder whose graph-data phases 4.1.2 into stable-4.1 serves
+/// 4.1.2 outside the channel's `release.channels` (with its rollout in
+/// `release.phased_rollouts`) until the window ends, then lists it there:
+/// rebuilt at that moment with nothing refreshed (the scrape and graph-data
+/// pauses are an hour, their checks off).
+#[tokio::test]
+async fn a_phased_release_is_listed_when_its_window_ends_with_nothing_refreshed() {
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = Pusher::new(&registry.url(), PushOptions::default()).unwrap();
+    push_releases(&pusher, &["4.1.0", "4.1.1", "4.1.2"]).await;
+    let schedule = "pause_secs = 3600\nrelease_check_secs = 0\ngraph_data_check_secs = 0\n";
+    let release = |graph: &serde_json::Value, version: &str| {
+        let nodes = graph["nodes"].as_array().unwrap();
+        let node = nodes.iter().find(|node| node["version"] == version).unwrap();
+        let metadata = |key: &str| node["metadata"][key].as_str().map(str::to_owned);
+        (metadata(keys::CHANNELS), metadata(keys::PHASED_ROLLOUTS))
+    };
+    // The window ends `lead` after the test starts. A graph-builder first
+    // built after that shows nothing of the window: the test starts again
+    // with a longer lead (a slow machine costs time, not a failure).
+    let mut lead = SignedDuration::from_secs(5);
+    loop {
+        let start = Timestamp::now()
+            .round(jiff::Unit::Second)
+            .unwrap()
+            .checked_sub(SignedDuration::from_hours(1))
+            .unwrap();
+        let duration = format!("PT{}S", 3600 + lead.as_secs());
+        let window_end = start + SignedDuration::from_secs(3600 + lead.as_secs());
+        let graph_data = tempfile::tempdir().unwrap();
+        write_channel(
+            graph_data.path(),
+            "2.0.0",
+            &format!(
+                "name: stable-4.1\nversions:\n- 4.1.0\n- 4.1.1\n- {{name: 4.1.2, start: {start}}}\n\
+                 phasedRollouts:\n- {{duration: {duration}, fromVersion: patch}}\n"
+            ),
+        );
+        let image = Image::graph_data(graph_data.path()).unwrap();
+        pusher.push(GRAPH_DATA, "latest", image).await.unwrap();
+
+        let app = spawn(&settings_scheduled(&registry, schedule, "")).await;
+        let first = app.wait_until_ready().await;
+        if built_at(&first) >= window_end {
+            lead *= 4;
+            continue;
+        }
+        let graph = served_graph(&app).await;
+        assert_eq!(release(&graph, "4.1.1+amd64").0.as_deref(), Some("stable-4.1"));
+        let rollout = format!(r#"{{"stable-4.1":{{"start":"{start}","patch":"{duration}"}}}}"#);
+        assert_eq!(release(&graph, "4.1.2+amd64"), (None, Some(rollout)));
+
+        let listed = app
+            .wait_for("the graph rebuilt at the window's end", |status| {
+                status.graph().etag != first.graph().etag
+            })
+            .await;
+        assert!(built_at(&listed) >= window_end, "{listed:#?}");
+        assert_eq!(served_revision(&listed), served_revision(&first));
+        let graph = served_graph(&app).await;
+        assert_eq!(
+            release(&graph, "4.1.2+amd64"),
+            (Some("stable-4.1".to_owned()), None)
+        );
+        return;
+    }
+}
+
+/// When the graph `status` describes was built.
+fn built_at(status: &graph_builder::state::Status) -> Timestamp {
+    status.graph().built_at.parse().unwrap()
 }
