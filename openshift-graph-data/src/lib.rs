@@ -47,6 +47,9 @@ pub use model::{
     Block, Channel, ChannelVersion, Declaration, FromPattern, GraphData, Origin, RawMetadata, ReleaseName,
     RiskDeclaration,
 };
-pub use phased::{PhasedRollout, PhasedWindow, RolloutCriterion, RolloutDuration, UpdateKind};
+pub use phased::{
+    ChannelRollout, PhasedRollout, PhasedWindow, RolloutCriterion, RolloutDuration, RolloutDurations,
+    Standing, UpdateKind,
+};
 pub use stages::{EdgeAddRemoveSettings, GraphDataInput, NodeRemoveSettings, SecondaryMetadataParseSettings};
 pub use tarball::{MAX_TARBALL_BYTES, Tarball, write_tar_gz};
