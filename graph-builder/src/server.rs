@@ -67,9 +67,8 @@ async fn serve_graph(
         .with_label_values(&[request.path()])
         .inc();
     let content_type = MediaTypes::JSON_ONLY.negotiate_request(&request)?;
-    context
-        .required
-        .check(&QueryParameters::parse(request.query_string()))?;
+    let query = QueryParameters::parse(request.query_string());
+    context.required.check(&query)?;
     let current = || {
         let served = context.state.graph().ok_or_else(|| {
             HttpError::from(ApiError::new(
@@ -82,7 +81,7 @@ async fn serve_graph(
             (served, tag)
         }))
     };
-    let Some(named) = wait::requested(request.query_string()) else {
+    let Some(named) = wait::requested(&query) else {
         let (served, _) = current().await?;
         return Ok(served.body.respond(&request, content_type, &context.caching));
     };

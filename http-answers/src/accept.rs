@@ -95,6 +95,13 @@ impl MediaTypes {
         if accept_values.iter().all(|value| value.trim().is_empty()) {
             return Ok(self.when_absent);
         }
+        // What clients send (the cluster-version operator: one exact type),
+        // answered without parsing: the only range, exact, at q=1.
+        if let [value] = accept_values
+            && let Some(offer) = self.offered.iter().find(|offer| value.trim() == **offer)
+        {
+            return Ok(offer);
+        }
         let ranges = weighted_items(accept_values);
         self.offered
             .iter()

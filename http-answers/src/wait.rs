@@ -36,9 +36,9 @@ pub const HEADER: &str = "cincinnati-wait-for-change";
 /// follower asks once per this.
 pub const WAIT: Duration = Duration::from_secs(25);
 
-/// The entity tag a request asks to wait on, if it names one.
-pub fn requested(query_string: &str) -> Option<String> {
-    QueryParameters::parse(query_string)
+/// The entity tag a request of `query` asks to wait on, if it names one.
+pub fn requested(query: &QueryParameters<'_>) -> Option<String> {
+    query
         .get(PARAMETER)
         .filter(|tag| !tag.is_empty())
         .map(str::to_owned)
@@ -99,6 +99,7 @@ mod tests {
 
     #[test]
     fn the_named_tag_is_read_from_the_query_and_an_empty_one_is_none() {
+        let requested = |query| requested(&QueryParameters::parse(query));
         assert_eq!(
             requested("channel=a&wait_for_change=%22abc-gzip%22").as_deref(),
             Some("\"abc-gzip\"")

@@ -149,7 +149,10 @@ mod tests {
     fn an_orphan_is_left_over_when_init_shares_the_suites_session() {
         // A container whose first process runs the suite: init is the
         // session's leader and adopts every orphan.
-        let mut now = vec![seen(1, 0, SESSION, 1, false, false), seen(100, 1, SESSION, 10, false, false)];
+        let mut now = vec![
+            seen(1, 0, SESSION, 1, false, false),
+            seen(100, 1, SESSION, 10, false, false),
+        ];
         now.push(seen(700, 1, SESSION, 70, false, false));
         now.push(seen(701, 100, SESSION, 71, false, false));
         assert_eq!(left_over(&[(1, 1), (100, 10)], &now), [700]);

@@ -8,7 +8,7 @@ use crate::time::to_the_second;
 
 /// `rollout` at `position`, in words.
 pub fn said(rollout: &Rollout, position: &Position) -> String {
-    let declaration = &rollout.declaration;
+    let declaration = &rollout.declaration();
     let control = rollout.control();
     let seconds = to_the_second;
     match &position.stage {

@@ -73,7 +73,7 @@ pub fn silent_halt(rollout: &Rollout, halt: &SilentHalt, figures: SilentFigures)
     (figures.arrived >= halt.min_arrived && percent >= halt.percent).then(|| {
         format!(
             "halted: {percent:.1}% of the {} clusters that arrived at {} went silent (halt_when: {}% of at least {})",
-            figures.arrived, rollout.declaration.target, halt.percent, halt.min_arrived
+            figures.arrived, rollout.declaration().target, halt.percent, halt.min_arrived
         )
     })
 }
@@ -86,7 +86,7 @@ pub fn stuck_halt(rollout: &Rollout, halt: &StuckHalt, figures: StuckFigures) ->
             "halted: {percent:.1}% of the {} clusters offered {} more than {} ago have not taken it \
              (halt_when: stuck_percent {} of at least {})",
             figures.offered,
-            rollout.declaration.target,
+            rollout.declaration().target,
             hours_said(halt.after),
             halt.percent,
             halt.min_offered

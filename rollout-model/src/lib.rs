@@ -38,5 +38,5 @@ pub mod time;
 pub use control::Control;
 pub use declaration::Declaration;
 pub use gates::GateState;
-pub use place::{ClusterId, Lot, Place};
+pub use place::{ClusterId, Lot, Place, Placed};
 pub use position::{Knowledge, Known, Position, Rollout, RunState, Stage, Who};

@@ -54,6 +54,21 @@ impl ClusterId {
         let leading: [u8; 8] = digest[..8].try_into().expect("SHA-256 has 32 bytes");
         Place(u64::from_be_bytes(leading) as f64 / 2f64.powi(64))
     }
+
+    /// The id with its place, for a request that asks both more than once.
+    pub fn placed(self) -> Placed {
+        Placed {
+            id: self,
+            place: self.place(),
+        }
+    }
+}
+
+/// A cluster's id and its place, hashed once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placed {
+    pub id: ClusterId,
+    pub place: Place,
 }
 
 impl fmt::Debug for ClusterId {

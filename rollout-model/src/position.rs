@@ -25,6 +25,7 @@
 //!    threshold is 100: everyone, requests without an id too) or its lot
 //!    is named by the gates.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -37,8 +38,12 @@ use crate::time::{SignedDuration, Timestamp};
 /// A rollout: its declaration and what is known of its run-time state.
 #[derive(Debug, Clone)]
 pub struct Rollout {
-    pub declaration: Arc<Declaration>,
-    pub state: RunState,
+    declaration: Arc<Declaration>,
+    state: RunState,
+    /// With a state read, its position when it was read: by rule 2 its
+    /// position at every later time too, so the requests made with this
+    /// state (every answer asks each rollout) share one.
+    as_read: Option<Position>,
 }
 
 /// What an engine knows of a rollout's run-time state.
@@ -199,7 +204,25 @@ static NO_CONTROL: Control = Control {
 
 impl Rollout {
     pub fn new(declaration: Arc<Declaration>, state: RunState) -> Self {
-        Self { declaration, state }
+        let mut rollout = Self {
+            declaration,
+            state,
+            as_read: None,
+        };
+        if let RunState::Read(known) = &rollout.state {
+            rollout.as_read = Some(rollout.compute_position(known.as_of));
+        }
+        rollout
+    }
+
+    /// What it declares.
+    pub fn declaration(&self) -> &Arc<Declaration> {
+        &self.declaration
+    }
+
+    /// What is known of its run-time state.
+    pub fn state(&self) -> &RunState {
+        &self.state
     }
 
     /// Its run-time control, as known (none changed it, if none is known).
@@ -227,7 +250,14 @@ impl Rollout {
     }
 
     /// Where the rollout is at `now` (see the module's rules).
-    pub fn position(&self, now: Timestamp) -> Position {
+    pub fn position(&self, now: Timestamp) -> Cow<'_, Position> {
+        match (&self.as_read, &self.state) {
+            (Some(as_read), RunState::Read(known)) if now >= known.as_of => Cow::Borrowed(as_read),
+            _ => Cow::Owned(self.compute_position(now)),
+        }
+    }
+
+    fn compute_position(&self, now: Timestamp) -> Position {
         let gated = self.declaration.gates.any();
         let (control, gates, clock) = match &self.state {
             RunState::Unknown => return Position::nobody(Stage::Unknown, now, 0.0, Lots::default()),

@@ -67,7 +67,7 @@ pub fn round(
         (&facts.offered_before, &facts.rate_candidates),
         now,
     );
-    let waiting = if rollout.declaration.gates.rate.is_some() && rate != GateChange::default() {
+    let waiting = if rollout.declaration().gates.rate.is_some() && rate != GateChange::default() {
         rate.waiting
     } else {
         canaries.waiting
@@ -147,7 +147,7 @@ pub fn canary_round(
     evidence: &Evidence,
     now: Timestamp,
 ) -> GateChange {
-    let declaration = &rollout.declaration;
+    let declaration = &rollout.declaration();
     let Some(wanted) = declaration.gates.canary.as_ref() else {
         return GateChange::default();
     };
@@ -235,7 +235,7 @@ pub fn canary_deadline(rollout: &Rollout, gates: &GateState) -> Option<Timestamp
         .resumed_at
         .map_or(canaries.chosen_at, |resumed| resumed.max(canaries.chosen_at));
     offered
-        .checked_add(rollout.declaration.gates.arrival_timeout)
+        .checked_add(rollout.declaration().gates.arrival_timeout)
         .ok()
 }
 
@@ -244,7 +244,7 @@ pub fn canary_deadline(rollout: &Rollout, gates: &GateState) -> Option<Timestamp
 /// first time at `now` (none otherwise): where its schedule and control
 /// are then.
 pub fn before_rate(rollout: &Rollout, gates: &GateState, now: Timestamp) -> Option<f64> {
-    let declared = &rollout.declaration.gates;
+    let declared = &rollout.declaration().gates;
     if declared.rate.is_none() || gates.rate.is_some() {
         return None;
     }
@@ -276,7 +276,7 @@ pub fn rate_round(
     (offered_before, candidates): (&[Candidate], &[Candidate]),
     now: Timestamp,
 ) -> GateChange {
-    let declared = &rollout.declaration.gates;
+    let declared = &rollout.declaration().gates;
     let Some(rate) = declared.rate else {
         return GateChange::default();
     };

@@ -94,21 +94,30 @@ impl CacheOutcome {
     }
 }
 
+/// An empty cache of at most `capacity`, grown as answers are kept: an
+/// engine chained to an engine holds a revision per feed, most with an
+/// answer or two, and room for `max_answers` up front cost ~130 KiB each.
+/// Keys are hashed with foldhash (seeded per process, as SipHash is): every
+/// request hashes its key twice, and SipHash took a tenth of a cached
+/// answer's instructions.
+fn sparse<K: std::hash::Hash + Eq, V>(
+    capacity: NonZero<usize>,
+) -> LruCache<K, V, foldhash::fast::RandomState> {
+    let mut cache = LruCache::unbounded_with_hasher(foldhash::fast::RandomState::default());
+    cache.resize(capacity);
+    cache
+}
+
 /// The answers of one revision, least recently used first out.
 #[derive(Debug)]
 pub struct AnswerCache {
-    answers: Mutex<LruCache<AnswerKey, Arc<OnceCell<Answer>>>>,
+    answers: Mutex<LruCache<AnswerKey, Arc<OnceCell<Answer>>, foldhash::fast::RandomState>>,
 }
 
 impl AnswerCache {
     pub fn new(max_answers: usize) -> Self {
         Self {
-            // Sparse: grown as answers are kept. An engine chained to an
-            // engine holds a revision per feed, most with an answer or two;
-            // room for `max_answers` up front cost ~130 KiB each.
-            answers: Mutex::new(LruCache::sparse(
-                NonZero::new(max_answers).unwrap_or(NonZero::<usize>::MIN),
-            )),
+            answers: Mutex::new(sparse(NonZero::new(max_answers).unwrap_or(NonZero::<usize>::MIN))),
         }
     }
 
@@ -147,20 +156,25 @@ impl AnswerCache {
         if let Some(answer) = cell.get() {
             return (answer.clone(), CacheOutcome::Hit);
         }
-        // Only the request that computes is a miss; those that waited for it are hits.
-        let mut computed = false;
-        let answer = cell
-            .get_or_init(|| {
-                computed = true;
-                compute()
-            })
-            .await;
-        let outcome = if computed {
-            CacheOutcome::Miss { evicted }
-        } else {
-            CacheOutcome::Hit
-        };
-        (answer.clone(), outcome)
+        // Boxed: a computation's state would otherwise be moved with every
+        // request's future, most of which find their answer above.
+        Box::pin(async move {
+            // Only the request that computes is a miss; those that waited for it are hits.
+            let mut computed = false;
+            let answer = cell
+                .get_or_init(|| {
+                    computed = true;
+                    compute()
+                })
+                .await;
+            let outcome = if computed {
+                CacheOutcome::Miss { evicted }
+            } else {
+                CacheOutcome::Hit
+            };
+            (answer.clone(), outcome)
+        })
+        .await
     }
 }
 

@@ -238,7 +238,7 @@ impl Engine {
     async fn classify(&self, query: &ClientQuery, now: SystemTime) -> Option<PolicyClass> {
         let policy = self.cluster_policy.as_ref()?;
         let lot_of = |id: &ClusterId| self.checks.as_ref().and_then(|checks| checks.lot(id));
-        Some(policy.classify(query.id.as_deref(), lot_of, now).await)
+        Some(policy.classify(query.cluster(), lot_of, now).await)
     }
 
     /// The request to filter for `query`, the revision to answer it from
@@ -253,13 +253,20 @@ impl Engine {
     ) -> Result<(PolicyRequest, Arc<Revision>, Vec<Arc<Revision>>), ApiError> {
         let (source, feed) = self.feeds.feed_for(UpstreamParameters::forwarded(&query)).await?;
         let request = PolicyRequest::new(query, source, class, &self.rules);
-        let joined = self.joined_revisions(&request).await?;
+        // Only an engine upstream serves scoped channels apart; boxed, as
+        // rare (see `AnswerCache::get_or_compute`).
+        let joined = if request.source == UpstreamKind::PolicyEngine && request.class.is_some() {
+            Box::pin(self.joined_revisions(&request)).await?
+        } else {
+            Vec::new()
+        };
         let revision = match feed.revision() {
             Some(revision) if revision.is_answered(&request, &joined) => revision,
             // Not computed yet, or no graph yet (the last fetch failed): ask
             // the upstream first.
             _ => {
-                self.feeds.revalidate(&feed, arrived).await;
+                // Boxed, as rare: see `AnswerCache::get_or_compute`.
+                Box::pin(self.feeds.revalidate(&feed, arrived)).await;
                 self.feeds.served(&feed)?
             }
         };
@@ -270,9 +277,6 @@ impl Engine {
     /// the scoped channels `request`'s view joins to the channel asked for
     /// (a graph-builder's full graph has them already).
     async fn joined_revisions(&self, request: &PolicyRequest) -> Result<Vec<Arc<Revision>>, ApiError> {
-        if request.source != UpstreamKind::PolicyEngine || request.class.is_none() {
-            return Ok(Vec::new());
-        }
         let (Some(requested), Some(view)) = (&request.query.channel, request.view_channels()) else {
             return Ok(Vec::new());
         };

@@ -3,10 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cincinnati_core::ApiError;
 use http_answers::query::{QueryParameters, RequiredParameters};
+use rollout_model::{ClusterId, Placed};
 
 /// The architecture of requests without `arch`, unless the arch filter's
 /// `default_arch` says otherwise (upstream's default).
@@ -73,7 +74,7 @@ impl fmt::Display for Arch {
 /// What a request asks for. `version` and `id` are accepted and passed on
 /// to an engine upstream when configured, but no filter reads them (nor did
 /// upstream's). Unknown parameters are ignored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ClientQuery {
     pub channel: Option<Channel>,
     /// `None`: the arch filter's default (`amd64` unless configured).
@@ -82,6 +83,9 @@ pub struct ClientQuery {
     pub id: Option<String>,
     /// Parameters this engine forwards to an engine upstream, by name.
     pub forwarded: BTreeMap<String, String>,
+    /// The cluster `id` names, hashed to its place when first asked: its
+    /// policy class and its recorded check both need it.
+    cluster: OnceLock<Option<Placed>>,
 }
 
 /// Which parameters a request must carry and which it forwards upstream.
@@ -114,8 +118,12 @@ impl ClientQuery {
     /// as upstream. Errors: `missing_params` naming every missing required
     /// parameter, then `invalid_params` for the first invalid value.
     pub fn parse(query_string: &str, rules: &QueryRules) -> Result<Self, ApiError> {
-        let parameters = QueryParameters::parse(query_string);
-        rules.required.check(&parameters)?;
+        Self::from_parameters(&QueryParameters::parse(query_string), rules)
+    }
+
+    /// The query of `parameters`, parsed from a request's query string.
+    pub fn from_parameters(parameters: &QueryParameters<'_>, rules: &QueryRules) -> Result<Self, ApiError> {
+        rules.required.check(parameters)?;
         let channel = parameters.get("channel").map(Channel::parse).transpose()?;
         let arch = parameters.get("arch").map(Arch::parse).transpose()?;
         let forwarded = rules
@@ -129,6 +137,18 @@ impl ClientQuery {
             version: parameters.get("version").map(str::to_owned),
             id: parameters.get("id").map(str::to_owned),
             forwarded,
+            cluster: OnceLock::new(),
+        })
+    }
+
+    /// The cluster `id` names with its place; `None` without an id or
+    /// with one that is not a UUID.
+    pub fn cluster(&self) -> Option<Placed> {
+        *self.cluster.get_or_init(|| {
+            self.id
+                .as_deref()
+                .and_then(ClusterId::parse)
+                .map(ClusterId::placed)
         })
     }
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use cincinnati_client::fetch::QUESTION_HEADER;
+use http_answers::query::QueryParameters;
 use http_answers::routes::get_or_head;
 use http_answers::{CachePolicy, HttpError, MediaTypes, PathPrefix, wait};
 use tracing::Instrument as _;
@@ -28,11 +29,12 @@ pub async fn graph(
         .incoming_requests
         .with_label_values(&[request.path()])
         .inc();
-    let waiting_on = wait::requested(request.query_string());
+    let parameters = QueryParameters::parse(request.query_string());
+    let waiting_on = wait::requested(&parameters);
     // A held request takes as long as the upstream stays the same.
     let _timer = waiting_on.is_none().then(|| metrics.serve_duration.start_timer());
     let content_type = MediaTypes::POLICY_ENGINE.negotiate_request(&request)?;
-    let query = ClientQuery::parse(request.query_string(), engine.rules())?;
+    let query = ClientQuery::from_parameters(&parameters, engine.rules())?;
     let asker = if request.headers().contains_key(QUESTION_HEADER) {
         Asker::Question
     } else {
@@ -57,7 +59,9 @@ pub async fn graph(
                 let tag = answered.body.entity_tag_for(&request, content_type);
                 Ok::<_, HttpError>((answered, tag))
             };
-            wait::hold(named, wait::WAIT, changes, engine.stopping(), answer).await?
+            // Boxed: held requests are few, and every request's future
+            // would otherwise carry a held one's state.
+            Box::pin(wait::hold(named, wait::WAIT, changes, engine.stopping(), answer)).await?
         }
     };
     // An answer whose policy class changes soon must not be cached beyond that.

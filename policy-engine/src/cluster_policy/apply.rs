@@ -92,7 +92,7 @@ impl PolicyClass {
         }
         if let Some((rollout, _)) = self
             .withheld_rollouts()
-            .find(|(_, rollout)| same_release(&rollout.declaration.target, &release.version))
+            .find(|(_, rollout)| same_release(&rollout.declaration().target, &release.version))
         {
             return Some(Withholding::Rollout { rollout });
         }

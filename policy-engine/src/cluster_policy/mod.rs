@@ -49,7 +49,7 @@ use std::time::{Duration, SystemTime};
 
 use cincinnati_core::Graph;
 pub use policy::{Policy, PolicyClass};
-use rollout_model::{ClusterId, Knowledge, Lot, Rollout};
+use rollout_model::{ClusterId, Knowledge, Lot, Placed, Rollout};
 use service_kit::periodic::Every;
 pub use source::PolicySource;
 
@@ -79,18 +79,17 @@ impl ClusterPolicy {
         self.source.current()
     }
 
-    /// The class of a request with `id` (any text; one that is not a UUID
-    /// is treated as none) at `now` (`lot_of`: a cluster's lot, asked only
-    /// when a rollout names clusters). A lookup that fell back to the
-    /// file's groups is counted.
+    /// The class of a request from `cluster` (none: without a valid id) at
+    /// `now` (`lot_of`: a cluster's lot, asked only when a rollout names
+    /// clusters). A lookup that fell back to the file's groups is counted.
     pub async fn classify(
         &self,
-        id: Option<&str>,
+        cluster: Option<Placed>,
         lot_of: impl FnOnce(&ClusterId) -> Option<Lot>,
         now: SystemTime,
     ) -> PolicyClass {
         let now = rollout_model::time::from_system(now);
-        let (class, lookup) = self.source.classify(id, lot_of, now).await;
+        let (class, lookup) = self.source.classify(cluster, lot_of, now).await;
         if lookup == Some(Outcome::Fallback) {
             self.metrics.lookup_fallbacks.inc();
         }
@@ -200,7 +199,13 @@ mod tests {
         let (_dir, path, policy) = served(&format!(
             "groups: {{prod: {{deferral_days: 3}}}}\nclusters: {{{ID}: [prod]}}\n"
         ));
-        let class = policy.classify(Some(ID), |_| None, SystemTime::now()).await;
+        let class = policy
+            .classify(
+                ClusterId::parse(ID).map(ClusterId::placed),
+                |_| None,
+                SystemTime::now(),
+            )
+            .await;
         assert_eq!(class.id, ClusterId::parse(ID));
         assert_eq!(class.groups.names, ["prod"]);
         assert_eq!(policy.current().generation(), 0);
@@ -221,7 +226,11 @@ mod tests {
             let policy = policy.clone();
             async move {
                 policy
-                    .classify(Some(ID), |_| None, SystemTime::now())
+                    .classify(
+                        ClusterId::parse(ID).map(ClusterId::placed),
+                        |_| None,
+                        SystemTime::now(),
+                    )
                     .await
                     .groups
                     .names
@@ -240,7 +249,13 @@ mod tests {
         policy.update_gauges();
         assert_eq!(policy.metrics.policy_stale.get(), 1);
         assert!(policy.status(SystemTime::now()).freshness.is_stale());
-        let still = policy.classify(Some(ID), |_| None, SystemTime::now()).await;
+        let still = policy
+            .classify(
+                ClusterId::parse(ID).map(ClusterId::placed),
+                |_| None,
+                SystemTime::now(),
+            )
+            .await;
         assert_eq!(still.groups.names, ["canary"], "the last good policy kept");
         supervisor.shutdown().await;
     }

@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use rollout_model::time::{SignedDuration, Timestamp};
-use rollout_model::{ClusterId, Knowledge, Lot, Rollout, Who};
+use rollout_model::{ClusterId, Knowledge, Lot, Placed, Rollout, Who};
 use serde::{Deserialize, Serialize};
 use service_kit::freshness::Freshness;
 use service_kit::timestamp::rfc3339;
@@ -194,15 +194,15 @@ impl PolicySource {
     /// rollout names clusters.
     pub async fn classify(
         &self,
-        id: Option<&str>,
+        cluster: Option<Placed>,
         lot_of: impl FnOnce(&ClusterId) -> Option<Lot>,
         now: Timestamp,
     ) -> (PolicyClass, Option<Outcome>) {
-        let id = id.and_then(ClusterId::parse);
+        let id = cluster.map(|cluster| cluster.id);
         let policy = self.current();
         let rollouts = self.rollouts();
         let who = Who {
-            place: id.as_ref().map(ClusterId::place),
+            place: cluster.map(|cluster| cluster.place),
             lot: id
                 .as_ref()
                 .filter(|_| rollouts.iter().any(Rollout::names_clusters))
@@ -244,7 +244,7 @@ impl PolicySource {
             rollouts: rollouts
                 .iter()
                 .map(|rollout| {
-                    let declaration = &rollout.declaration;
+                    let declaration = &rollout.declaration();
                     let position = rollout.position(now);
                     RolloutStatus {
                         target: declaration.target.to_string(),

@@ -18,7 +18,7 @@ pub fn shown(at: Timestamp) -> String {
 /// `rollout` at `now`, with the conflict its run-time state has with the
 /// policy file, if any.
 pub fn rollout_view(rollout: &Rollout, now: Timestamp, conflict: Option<String>) -> RolloutView {
-    let declaration = &rollout.declaration;
+    let declaration = &rollout.declaration();
     let position = rollout.position(now);
     let gates = rollout.gates();
     let control = rollout.control();

@@ -140,9 +140,10 @@ impl Revision {
         computations: &Computations,
     ) -> (Answer, CacheOutcome) {
         self.origin.link_current_span();
-        let (revision, pipeline, asked) = (self.clone(), pipeline.clone(), request.clone());
         self.answers
             .get_or_compute(&request, &serials(&joined), async || {
+                // Copies made on a miss only: most requests find their answer.
+                let (revision, pipeline, asked) = (self.clone(), pipeline.clone(), request.clone());
                 computations
                     .run(move || {
                         let base = revision.merged_with(&joined)?;

@@ -31,12 +31,12 @@ impl Control {
     /// as stored. The state is read again after.
     pub async fn check_gates(&self, feeds: &Arc<Feeds>, now: SystemTime) {
         let rollouts = self.policy.rollouts();
-        let gated = rollouts
-            .iter()
-            .filter(|rollout| rollout.declaration.gates.any() && matches!(rollout.state, RunState::Read(_)));
+        let gated = rollouts.iter().filter(|rollout| {
+            rollout.declaration().gates.any() && matches!(rollout.state(), RunState::Read(_))
+        });
         for rollout in gated {
             if let Err(error) = self.gate_round(rollout, feeds, now).await {
-                let target = rollout.declaration.target.to_string();
+                let target = rollout.declaration().target.to_string();
                 tracing::warn!(target, error = %error, "a rollout's gates cannot be judged; they stay as they were");
             }
         }
@@ -50,7 +50,7 @@ impl Control {
         feeds: &Arc<Feeds>,
         now: SystemTime,
     ) -> Result<(), OperatorError> {
-        let declaration = rollout.declaration.clone();
+        let declaration = rollout.declaration().clone();
         let target = declaration.target.to_string();
         let offset = self.gates_opened(&target).await?;
         let takers = self.fleet.takers(rollout, feeds, now).await?;

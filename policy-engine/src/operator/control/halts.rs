@@ -29,11 +29,11 @@ impl Control {
             .iter()
             .filter(|rollout| is_running(rollout))
         {
-            let halts = &rollout.declaration.halts;
+            let halts = &rollout.declaration().halts;
             if halts.silent.is_none() && halts.stuck.is_none() {
                 continue;
             }
-            let target = rollout.declaration.target.to_string();
+            let target = rollout.declaration().target.to_string();
             match self.halt_reason(rollout, feeds, now).await {
                 Ok(Some(reason)) => {
                     let by = Actor::automation(HALT_FLEET);
@@ -56,7 +56,7 @@ impl Control {
         feeds: &Arc<Feeds>,
         now: SystemTime,
     ) -> Result<Option<String>, OperatorError> {
-        let halts = &rollout.declaration.halts;
+        let halts = &rollout.declaration().halts;
         if let Some(silent) = &halts.silent {
             let figures = self.fleet.silent_figures(rollout, now).await?;
             if let Some(reason) = silent_halt(rollout, silent, figures) {

@@ -491,7 +491,7 @@ impl Control {
             .rollouts()
             .iter()
             .map(|rollout| {
-                let conflict = conflicts.get(&rollout.declaration.target.to_string()).cloned();
+                let conflict = conflicts.get(&rollout.declaration().target.to_string()).cloned();
                 rollout_view(rollout, now, conflict)
             })
             .collect()

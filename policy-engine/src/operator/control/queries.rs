@@ -184,10 +184,10 @@ impl Control {
             .iter()
             .filter(|rollout| is_running(rollout))
         {
-            let Some(halt) = &rollout.declaration.halts.query else {
+            let Some(halt) = &rollout.declaration().halts.query else {
                 continue;
             };
-            let target = rollout.declaration.target.to_string();
+            let target = rollout.declaration().target.to_string();
             let value = match prometheus.value(&halt.promql).await {
                 Ok(value) => {
                     prometheus.freshness.lock().succeeded(SystemTime::now());
@@ -218,5 +218,5 @@ impl Control {
 /// Whether `rollout`'s state is known and it runs on its schedule: only
 /// then is a halt criterion judged.
 pub(super) fn is_running(rollout: &Rollout) -> bool {
-    matches!(rollout.state, RunState::Read(_)) && rollout.control().is_on_schedule()
+    matches!(rollout.state(), RunState::Read(_)) && rollout.control().is_on_schedule()
 }

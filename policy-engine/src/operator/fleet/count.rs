@@ -76,7 +76,7 @@ impl Counted {
                 .rollouts
                 .iter()
                 .zip(rollouts)
-                .all(|(counted, rollout)| counted.target == rollout.declaration.target.to_string())
+                .all(|(counted, rollout)| counted.target == rollout.declaration().target.to_string())
     }
 
     /// This count's part for `asked`'s channel and architecture.
@@ -173,7 +173,7 @@ impl Fleet {
         for (rollout, progress) in rollouts.iter().zip(progress) {
             counted_rollouts.push(RolloutCounted {
                 arrived: self.arrived(rollout, now).await?,
-                target: rollout.declaration.target.to_string(),
+                target: rollout.declaration().target.to_string(),
                 progress,
                 named: rollout.position(at).named.len() as u64,
             });
@@ -228,7 +228,7 @@ fn arrived(
     silent_since: i64,
     lot: impl Fn(&str) -> rollout_model::Lot,
 ) -> Arrived {
-    let target = rollout.declaration.target.to_string();
+    let target = rollout.declaration().target.to_string();
     let mut waits = Vec::new();
     let mut silent = 0;
     for arrival in arrivals {
@@ -260,7 +260,7 @@ impl Fleet {
     pub async fn arrived(&self, rollout: &Rollout, now: SystemTime) -> Result<Arrived, OperatorError> {
         let store = self.store().await?;
         let arrivals = store
-            .arrivals(&rollout.declaration.target.to_string())
+            .arrivals(&rollout.declaration().target.to_string())
             .await
             .map_err(|error| self.failed(error))?;
         Ok(arrived(

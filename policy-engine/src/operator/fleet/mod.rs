@@ -192,8 +192,8 @@ impl Fleet {
         served: Served,
         now: SystemTime,
     ) -> Result<Check, &'static str> {
-        let raw = query.id.as_deref().ok_or("without_id")?;
-        let id = ClusterId::parse(raw).ok_or("invalid")?;
+        query.id.as_ref().ok_or("without_id")?;
+        let cluster = query.cluster().ok_or("invalid")?;
         let channel = query.channel.as_ref().map(|channel| channel.as_str());
         let version = query
             .version
@@ -214,11 +214,11 @@ impl Fleet {
             (OTHER, OTHER)
         };
         Ok(Check {
-            cluster: self.keys.key(&id),
+            cluster: self.keys.key(&cluster.id),
             channel: channel.to_owned(),
             arch: arch.to_owned(),
             version: if served.version { version } else { OTHER }.to_owned(),
-            place: id.place().percent(),
+            place: cluster.place.percent(),
             at: unix_seconds(now),
         })
     }

@@ -53,7 +53,7 @@ impl Fleet {
         let asked = Asked::default();
         let counted = self.counted(&asked, &[], now).await?;
         let graphs = upstream_graphs(feeds, &counted.pairs()).await?;
-        let target = &rollout.declaration.target;
+        let target = &rollout.declaration().target;
         let versions = counted
             .versions
             .iter()
@@ -141,7 +141,7 @@ impl Fleet {
         now: SystemTime,
     ) -> Result<SilentFigures, OperatorError> {
         let store = self.store().await?;
-        let target = rollout.declaration.target.to_string();
+        let target = rollout.declaration().target.to_string();
         let arrivals = store
             .arrivals(&target)
             .await
@@ -190,7 +190,7 @@ impl Fleet {
         let threshold = rollout.position(cutoff).threshold;
         let offered = store
             .offered_by(
-                &rollout.declaration.target.to_string(),
+                &rollout.declaration().target.to_string(),
                 &takers.versions,
                 (takers.active_since, seconds(cutoff)),
                 threshold,
