@@ -49,6 +49,9 @@ pub fn respond_tagged(
 /// Whether the `If-None-Match` field lines `values` match `etag` (weak
 /// comparison), or are `*`. Absent or invalid: no.
 pub fn if_none_match_matches(values: &[&str], etag: &str) -> bool {
+    if values.is_empty() {
+        return false;
+    }
     let Some(wanted) = entity_tag(etag) else {
         return false;
     };
