@@ -5,9 +5,16 @@
 # Prints wall time (min and mean) and CPU time (user + system, mean): on a
 # busy machine the CPU time is the fairer figure of a command's own work.
 # Extra arguments go to hyperfine (e.g. --runs 50). Needs Debian's hyperfine
-# and jq.
+# and jq (and python3 for the URL phase).
+#
+# Then the commands that ask a service, against a URL (issue 39): the same
+# demo graph served over http:// by python3's static file server, so the
+# figures are the command's own (asking, reading 6.3 MB, answering), not a
+# service's. With BEFORE=path/to/an/older/cincinnati, each command is timed
+# with both binaries side by side.
 #
 #   scripts/bench-cli.sh
+#   BEFORE=/tmp/cli-before/cincinnati scripts/bench-cli.sh --runs 20
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +27,8 @@ done
 cargo build --release -p cincinnati-cli -p release-set-generator
 bin=target/release
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+server=
+trap 'if [ -n "$server" ]; then kill "$server"; fi; rm -rf "$work"' EXIT
 
 # The graph the demo graph-builder serves, and the same with a graph-data
 # change: a new risk on updates into 4.18.30.
@@ -57,3 +65,33 @@ echo "| command | wall min | wall mean | CPU mean (user + system) |"
 echo "|---|---:|---:|---:|"
 jq -r '.results[] | "| \(.command) | \(.min * 1000 | round) ms | \(.mean * 1000 | round) ms | \((.user + .system) * 1000 | round) ms |"' \
     "$work/results.json"
+
+# Against a URL: python3 answers every /graph?… with the saved demo graph.
+mkdir "$work/served"
+cp "$work/demo-graph.json" "$work/served/graph"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$work/served" >/dev/null 2>&1 &
+server=$!
+until curl -sf -o /dev/null "http://127.0.0.1:$port/graph"; do sleep 0.1; done
+url_commands=(
+    "updates" "--url http://127.0.0.1:$port/graph -o json updates --channel stable-4.18 --version 4.18.20 --include-not-recommended"
+    "path" "--url http://127.0.0.1:$port/graph -o json path --from 4.16.40 --to 4.18.40 --tier fast --all"
+    "channels" "--url http://127.0.0.1:$port/graph -o json channels"
+)
+runs=()
+for ((i = 0; i < ${#url_commands[@]}; i += 2)); do
+    name=${url_commands[i]} arguments=${url_commands[i + 1]}
+    if [ -n "${BEFORE:-}" ]; then
+        runs+=(-n "before: $name (URL)" "$BEFORE $arguments")
+    fi
+    runs+=(-n "$name (URL)" "$bin/cincinnati $arguments")
+done
+echo
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+hyperfine --warmup 3 --shell=none --export-json "$work/url.json" "$@" "${runs[@]}"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| command, against http:// | wall min | wall mean | CPU mean (user + system) |"
+echo "|---|---:|---:|---:|"
+jq -r '.results[] | "| \(.command) | \(.min * 1000 | round) ms | \(.mean * 1000 | round) ms | \((.user + .system) * 1000 | round) ms |"' \
+    "$work/url.json"

@@ -1,15 +1,19 @@
 //! One GET: conditional if asked, bounded in time (the client's timeout) and
 //! size (the request's limit), in a client span that sends its context.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use opentelemetry::trace::Status;
-use reqwest::header::{ACCEPT, ETAG, HeaderMap, IF_NONE_MATCH};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, ETAG, HeaderMap, HeaderName, HeaderValue, IF_NONE_MATCH, USER_AGENT,
+};
 use reqwest::{Method, StatusCode, Url};
 use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
+use crate::plain::{PlainClient, PlainError};
 use crate::trace;
 use crate::trust::ExtraRoots;
 
@@ -29,9 +33,16 @@ pub struct ClientSettings {
 }
 
 /// A client for one purpose (an upstream, a tarball URL, a signature store).
+/// Its clones share its connections and its TLS set-up.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
-    http: reqwest::Client,
+    settings: Arc<ClientSettings>,
+    /// `http://` requests, without TLS.
+    plain: PlainClient,
+    /// reqwest over OpenSSL, for the rest (`https://`, a proxy, a
+    /// redirect), made on the first of them: making it loads the system's
+    /// CA bundle, which an `http://` request never needs.
+    tls: Arc<OnceLock<Result<reqwest::Client, ClientError>>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -140,17 +151,36 @@ pub enum FetchError {
 }
 
 impl HttpClient {
+    /// A client with these settings; TLS is set up on its first `https://`
+    /// request, and a failure to set it up is that request's error.
     pub fn new(settings: ClientSettings) -> Result<Self, ClientError> {
-        let mut builder = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .gzip(settings.gzip)
-            .user_agent(settings.user_agent);
-        for certificate in settings.roots.reqwest_certificates() {
-            builder = builder.add_root_certificate(certificate);
-        }
         Ok(Self {
-            http: builder.build().map_err(ClientError)?,
+            plain: PlainClient::new(settings.gzip),
+            settings: Arc::new(settings),
+            tls: Arc::new(OnceLock::new()),
         })
+    }
+
+    /// Whether this client (or a clone) has set up TLS, loading the
+    /// system's trust roots: not until a request needed it.
+    pub fn tls_configured(&self) -> bool {
+        self.tls.get().is_some()
+    }
+
+    fn tls(&self) -> Result<&reqwest::Client, &ClientError> {
+        self.tls
+            .get_or_init(|| {
+                let settings = &self.settings;
+                let mut builder = reqwest::Client::builder()
+                    .timeout(settings.timeout)
+                    .gzip(settings.gzip)
+                    .user_agent(settings.user_agent.as_str());
+                for certificate in settings.roots.reqwest_certificates() {
+                    builder = builder.add_root_certificate(certificate);
+                }
+                builder.build().map_err(ClientError)
+            })
+            .as_ref()
     }
 
     /// Sends `request` in a client span: the status is recorded, and the
@@ -178,42 +208,58 @@ impl HttpClient {
         fetched
     }
 
+    /// Plain `http://` requests are sent without reqwest, unless a proxy
+    /// applies; an answer redirecting elsewhere is asked again through
+    /// reqwest, which follows redirects (to `https://` too) as before.
     async fn exchange(&self, request: Request<'_>) -> Result<Response, FetchError> {
-        let mut builder = self.http.request(request.method.clone(), request.url.clone());
-        if let Some(token) = request.bearer {
-            builder = builder.bearer_auth(token);
-        }
-        if let Some(media_type) = request.accept {
-            builder = builder.header(ACCEPT, media_type);
-        }
-        if let Some((name, value)) = request.header {
-            builder = builder.header(name, value);
-        }
-        if let Some(etag) = request.if_none_match {
-            builder = builder.header(IF_NONE_MATCH, etag);
-        }
-        if let Some(timeout) = request.timeout {
-            builder = builder.timeout(timeout);
-        }
-        for (name, value) in trace::context_headers() {
-            builder = builder.header(name, value);
-        }
         let url = without_credentials(request.url);
-        let transport = |error: reqwest::Error| FetchError::Transport {
+        let transport = |detail: String| FetchError::Transport {
             url: url.clone(),
-            detail: error_chain(&error.without_url()),
+            detail,
         };
         let too_large = || FetchError::TooLarge {
             url: url.clone(),
             limit: request.limit,
         };
-        let mut response = builder.send().await.map_err(transport)?;
+        let headers = request.headers().map_err(transport)?;
+        if self.plain.serves(request.url) {
+            let timeout = request.timeout.unwrap_or(self.settings.timeout);
+            let answer = tokio::time::timeout(
+                timeout,
+                self.plain.exchange(
+                    &request.method,
+                    request.url,
+                    self.plain_headers(&headers),
+                    request.limit,
+                ),
+            )
+            .await
+            .map_err(|_| transport(format!("operation timed out after {timeout:?}")))?;
+            match answer {
+                Ok(answer) if !is_followed_redirect(answer.status) => {
+                    return Ok(Response {
+                        url,
+                        status: answer.status,
+                        etag: etag(&answer.headers),
+                        headers: answer.headers,
+                        body: answer.body,
+                    });
+                }
+                Ok(_) => {}
+                Err(PlainError::TooLarge) => return Err(too_large()),
+                Err(PlainError::Transport(detail)) => return Err(transport(detail)),
+            }
+        }
+        let http = self.tls().map_err(|error| transport(error_chain(error)))?;
+        let mut builder = http
+            .request(request.method.clone(), request.url.clone())
+            .headers(headers);
+        if let Some(timeout) = request.timeout {
+            builder = builder.timeout(timeout);
+        }
+        let reqwest_transport = |error: reqwest::Error| transport(error_chain(&error.without_url()));
+        let mut response = builder.send().await.map_err(reqwest_transport)?;
         let status = response.status();
-        let etag = response
-            .headers()
-            .get(ETAG)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
         let headers = response.headers().clone();
         if response
             .content_length()
@@ -221,20 +267,123 @@ impl HttpClient {
         {
             return Err(too_large());
         }
-        let mut body = BytesMut::new();
-        while let Some(chunk) = response.chunk().await.map_err(transport)? {
-            if body.len() + chunk.len() > request.limit {
-                return Err(too_large());
-            }
-            body.extend_from_slice(&chunk);
+        let mut body = BoundedBody::new(request.limit);
+        while let Some(chunk) = response.chunk().await.map_err(reqwest_transport)? {
+            body.extend(&chunk).map_err(|Overflow| too_large())?;
         }
         Ok(Response {
             url,
             status,
-            etag,
+            etag: etag(&headers),
             headers,
             body: body.freeze(),
         })
+    }
+
+    /// `headers` with what reqwest adds to every request of this client.
+    fn plain_headers(&self, headers: &HeaderMap) -> HeaderMap {
+        let mut sent = headers.clone();
+        sent.entry(ACCEPT).or_insert(HeaderValue::from_static("*/*"));
+        if let Ok(agent) = HeaderValue::from_str(&self.settings.user_agent) {
+            sent.insert(USER_AGENT, agent);
+        }
+        sent
+    }
+}
+
+impl Request<'_> {
+    /// The headers this request asks for, trace context included.
+    fn headers(&self) -> Result<HeaderMap, String> {
+        let mut headers = HeaderMap::new();
+        let mut add = |name: &str, value: &str, sensitive: bool| -> Result<(), String> {
+            let name =
+                HeaderName::from_bytes(name.as_bytes()).map_err(|error| format!("header {name}: {error}"))?;
+            let mut value =
+                HeaderValue::from_str(value).map_err(|error| format!("header {name}: {error}"))?;
+            value.set_sensitive(sensitive);
+            headers.insert(name, value);
+            Ok(())
+        };
+        if let Some(token) = self.bearer {
+            add(AUTHORIZATION.as_str(), &format!("Bearer {token}"), true)?;
+        }
+        if let Some(media_type) = self.accept {
+            add(ACCEPT.as_str(), media_type, false)?;
+        }
+        if let Some((name, value)) = self.header {
+            add(name, value, false)?;
+        }
+        if let Some(etag) = self.if_none_match {
+            add(IF_NONE_MATCH.as_str(), etag, false)?;
+        }
+        for (name, value) in trace::context_headers() {
+            add(&name, &value, false)?;
+        }
+        Ok(headers)
+    }
+}
+
+/// The statuses reqwest's default policy follows (304 and 300 it does not).
+fn is_followed_redirect(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::MOVED_PERMANENTLY
+            | StatusCode::FOUND
+            | StatusCode::SEE_OTHER
+            | StatusCode::TEMPORARY_REDIRECT
+            | StatusCode::PERMANENT_REDIRECT
+    )
+}
+
+fn etag(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(ETAG)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// A body read so far, refusing bytes past its limit: never buffered past
+/// it, inflated or not.
+pub(crate) struct BoundedBody {
+    bytes: BytesMut,
+    limit: usize,
+}
+
+/// More bytes than the limit allows.
+#[derive(Debug, thiserror::Error)]
+#[error("more bytes than the limit allows")]
+pub(crate) struct Overflow;
+
+impl BoundedBody {
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            bytes: BytesMut::new(),
+            limit,
+        }
+    }
+
+    pub(crate) fn extend(&mut self, chunk: &[u8]) -> Result<(), Overflow> {
+        if self.bytes.len() + chunk.len() > self.limit {
+            return Err(Overflow);
+        }
+        self.bytes.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    pub(crate) fn freeze(self) -> Bytes {
+        self.bytes.freeze()
+    }
+}
+
+/// What an inflating decoder writes into.
+impl std::io::Write for BoundedBody {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.extend(buf).map_err(std::io::Error::other)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -249,7 +398,7 @@ fn without_credentials(url: &Url) -> Url {
 /// An error with its sources, which hold what actually went wrong
 /// ("connection refused", "certificate verify failed") behind reqwest's
 /// generic message.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -8,7 +8,10 @@
 //!   error naming the limit;
 //! - CA-aware: the client trusts the system's roots plus [`ExtraRoots`] from
 //!   a `root_certificate_dir`, through OpenSSL (native-tls), the TLS stack
-//!   the registry client needs too (see the workspace `Cargo.toml`);
+//!   the registry client needs too (see the workspace `Cargo.toml`), set up
+//!   on a client's first `https://` request: loading the system's CA bundle
+//!   costs about 100 ms of CPU, which a command asking an `http://` URL
+//!   never pays;
 //! - traced: it runs in a client span whose W3C trace context the server
 //!   receives (`traceparent`), so the server's span joins the caller's trace.
 //!
@@ -19,6 +22,7 @@
 //! (openshift-graph-data's signature store) can use it.
 
 mod client;
+mod plain;
 mod trace;
 pub mod trust;
 

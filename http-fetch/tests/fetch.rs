@@ -8,14 +8,17 @@ use registry_testkit::{Body, CertificateShape, FileServer};
 
 const LIMIT: usize = 64 * 1024;
 
-fn client(roots: ExtraRoots) -> HttpClient {
-    HttpClient::new(ClientSettings {
+fn settings(roots: ExtraRoots) -> ClientSettings {
+    ClientSettings {
         user_agent: "http-fetch-test/1".to_owned(),
         timeout: Duration::from_secs(30),
         roots,
         gzip: false,
-    })
-    .unwrap()
+    }
+}
+
+fn client(roots: ExtraRoots) -> HttpClient {
+    HttpClient::new(settings(roots)).unwrap()
 }
 
 fn url(server: &FileServer, path: &str) -> Url {
@@ -188,5 +191,101 @@ async fn the_server_receives_the_trace_context_of_the_client_span() {
     assert!(
         traceparent.contains(&trace_id.to_string()),
         "{traceparent} does not continue trace {trace_id}"
+    );
+}
+
+#[tokio::test]
+async fn trust_roots_are_loaded_on_the_first_https_request_only() {
+    let plain = FileServer::start().unwrap();
+    plain.serve("/file", Body::Bytes(b"plain".to_vec()));
+    let http_only = client(ExtraRoots::default());
+    for _ in 0..2 {
+        let response = http_only
+            .send(Request::get("test", &url(&plain, "/file"), LIMIT))
+            .await
+            .unwrap();
+        assert_eq!(&response.body[..], b"plain");
+    }
+    assert!(!http_only.tls_configured(), "http:// requests set up no TLS");
+
+    let secure = FileServer::start_tls(CertificateShape::SelfSignedCa).unwrap();
+    secure.serve("/file", Body::Bytes(b"trusted".to_vec()));
+    let dir = certificate_dir(secure.ca_pem().unwrap());
+    let first = client(ExtraRoots::from_dir(dir.path()));
+    let second = first.clone();
+    assert!(!first.tls_configured(), "nothing asked yet");
+    for asking in [&first, &second] {
+        let response = asking
+            .send(Request::get("test", &url(&secure, "/file"), LIMIT))
+            .await
+            .unwrap();
+        assert_eq!(
+            &response.body[..],
+            b"trusted",
+            "the --cacert-style roots are trusted"
+        );
+    }
+    assert!(
+        second.tls_configured(),
+        "clones share one TLS set-up, made by the first https:// request"
+    );
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+#[tokio::test]
+async fn a_gzip_answer_is_inflated_and_the_limit_bounds_the_inflated_bytes() {
+    let server = FileServer::start().unwrap();
+    server.serve("/fits", Body::Gzip(gzip(&[7; LIMIT])));
+    server.serve("/bomb", Body::Gzip(gzip(&vec![0; 64 * LIMIT])));
+    let inflating = HttpClient::new(ClientSettings {
+        gzip: true,
+        ..settings(ExtraRoots::default())
+    })
+    .unwrap();
+    let response = inflating
+        .send(Request::get("test", &url(&server, "/fits"), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(response.body.len(), LIMIT);
+    assert!(
+        !response.headers.contains_key("content-encoding"),
+        "the headers describe the inflated body"
+    );
+    assert_eq!(server.requests()[0].headers["accept-encoding"], "gzip");
+    let error = inflating
+        .send(Request::get("test", &url(&server, "/bomb"), LIMIT))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, FetchError::TooLarge { limit: LIMIT, .. }),
+        "{error}"
+    );
+
+    // A client without gzip (tarballs) keeps the bytes as sent.
+    let kept = client(ExtraRoots::default())
+        .send(Request::get("test", &url(&server, "/fits"), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(kept.body, gzip(&[7; LIMIT]));
+}
+
+#[tokio::test]
+async fn a_redirect_is_followed() {
+    let server = FileServer::start().unwrap();
+    server.serve("/moved", Body::Redirect(url(&server, "/here").to_string()));
+    server.serve("/here", Body::Bytes(b"here".to_vec()));
+    let response = client(ExtraRoots::default())
+        .send(Request::get("test", &url(&server, "/moved"), LIMIT))
+        .await
+        .unwrap();
+    assert_eq!(
+        (response.status, &response.body[..]),
+        (StatusCode::OK, &b"here"[..])
     );
 }

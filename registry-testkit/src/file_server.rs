@@ -27,6 +27,11 @@ pub enum Body {
     Streamed(u64),
     /// An empty answer with this status.
     Status(u16),
+    /// These bytes, gzip-compressed already, labelled `Content-Encoding:
+    /// gzip`: a server compressing its answer.
+    Gzip(Vec<u8>),
+    /// `302 Found` to this location.
+    Redirect(String),
 }
 
 /// One request the server saw.
@@ -100,6 +105,18 @@ impl FileServer {
                                 request.respond(tiny_http::Response::from_data(bytes).with_header(header))
                             }
                         }
+                        Some(Body::Gzip(bytes)) => request.respond(
+                            tiny_http::Response::from_data(bytes).with_header(
+                                tiny_http::Header::from_bytes("Content-Encoding", "gzip")
+                                    .expect("a valid header"),
+                            ),
+                        ),
+                        Some(Body::Redirect(location)) => request.respond(
+                            tiny_http::Response::empty(302).with_header(
+                                tiny_http::Header::from_bytes("Location", location.as_bytes())
+                                    .expect("a location is a valid header value"),
+                            ),
+                        ),
                         Some(Body::Streamed(length)) => request.respond(tiny_http::Response::new(
                             tiny_http::StatusCode(200),
                             Vec::new(),
