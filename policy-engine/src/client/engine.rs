@@ -229,7 +229,12 @@ impl Engine {
         };
         let asked = (query.channel.clone(), query.arch.clone(), query.version.clone());
         let (request, revision, _) = self
-            .revision_for(query, Some(class.clone()), arrived, rollout_model::time::from_system(now))
+            .revision_for(
+                query,
+                Some(class.clone()),
+                arrived,
+                rollout_model::time::from_system(now),
+            )
             .await?;
         let view_channels = request
             .view_channels()

@@ -70,7 +70,10 @@ struct PhasingRelease {
 impl PhasingRelease {
     fn gate_of(&self, from: &Version, to: &Version) -> u8 {
         let kind = UpdateKind::of(from, to);
-        let slot = KINDS.iter().position(|of| *of == kind).expect("KINDS has every kind");
+        let slot = KINDS
+            .iter()
+            .position(|of| *of == kind)
+            .expect("KINDS has every kind");
         self.updates[slot]
     }
 }
@@ -102,15 +105,16 @@ impl ChannelPhasing {
             }
         };
         let wanted = [entry, update(KINDS[0]), update(KINDS[1]), update(KINDS[2])];
-        let new = wanted
-            .iter()
-            .filter(|gate| !self.gates.contains(gate))
-            .fold(Vec::new(), |mut new, gate| {
-                if !new.contains(gate) {
-                    new.push(*gate);
-                }
-                new
-            });
+        let new =
+            wanted
+                .iter()
+                .filter(|gate| !self.gates.contains(gate))
+                .fold(Vec::new(), |mut new, gate| {
+                    if !new.contains(gate) {
+                        new.push(*gate);
+                    }
+                    new
+                });
         if self.gates.len() + new.len() > MAX_GATES {
             return None;
         }
@@ -153,20 +157,33 @@ impl PhasedRollouts {
             .collect();
         let mut channels: HashMap<String, ChannelPhasing> = HashMap::new();
         for (&id, phased) in &published {
-            let (Some(release), Some(payload)) = (graph.release(id), graph.release(id).and_then(|r| r.payload.clone()))
-            else {
+            let (Some(release), Some(payload)) = (
+                graph.release(id),
+                graph.release(id).and_then(|r| r.payload.clone()),
+            ) else {
                 continue;
             };
             for (channel, rollout) in &phased.0 {
                 // The end of the longest window of the updates into the
-                // release from the channel's releases: when the graph-builder
-                // lists it, and a request without an id gets them.
+                // release from the channel's releases, recommended or
+                // conditional: when the graph-builder lists it, and a
+                // request without an id gets them.
                 let in_channel = |from: ReleaseId| {
-                    graph.release(from).is_some_and(|from| from.metadata_list(keys::CHANNELS).any(|listed| listed == channel))
-                        || published.get(&from).is_some_and(|phased| phased.get(channel).is_some())
+                    graph.release(from).is_some_and(|from| {
+                        from.metadata_list(keys::CHANNELS).any(|listed| listed == channel)
+                    }) || published
+                        .get(&from)
+                        .is_some_and(|phased| phased.get(channel).is_some())
                 };
+                let conditional_parents = graph
+                    .conditional_edges()
+                    .iter()
+                    .flat_map(|group| &group.edges)
+                    .filter(|edge| edge.to == release.version)
+                    .filter_map(|edge| graph.find(&edge.from));
                 let longest_end = graph
                     .parents(id)
+                    .chain(conditional_parents)
                     .filter(|from| in_channel(*from))
                     .filter_map(|from| graph.release(from))
                     .map(|from| rollout.window(&from.version, &release.version).end)
@@ -253,7 +270,8 @@ impl Phase {
     /// Whether `release` is phasing into the channel and has entered it for
     /// this request (from its `start`).
     pub fn admits(&self, release: &Release) -> bool {
-        self.phasing(release).is_some_and(|phasing| self.is_passed(phasing.entry))
+        self.phasing(release)
+            .is_some_and(|phasing| self.is_passed(phasing.entry))
     }
 
     /// Takes the updates into the releases that entered the channel for
@@ -262,7 +280,11 @@ impl Phase {
     /// conditional), and lists `channel` on each such release: it is in the
     /// channel for this request, which an engine chained to this one reads.
     pub fn apply(&self, graph: &mut Graph, channel: &str, channels_key: &str) {
-        let listed = |release: &Release| release.metadata_list(channels_key).any(|listed| listed == channel);
+        let listed = |release: &Release| {
+            release
+                .metadata_list(channels_key)
+                .any(|listed| listed == channel)
+        };
         let phasing: HashMap<ReleaseId, (Version, PhasingRelease)> = graph
             .releases()
             .filter(|(_, release)| self.admits(release) && !listed(release))
@@ -278,7 +300,8 @@ impl Phase {
             .edges()
             .filter(|(from, to)| {
                 let from = graph.release(*from).map(|release| &release.version);
-                from.zip(phasing.get(to)).is_some_and(|(from, to)| not_reached(from, to))
+                from.zip(phasing.get(to))
+                    .is_some_and(|(from, to)| not_reached(from, to))
             })
             .collect();
         graph.remove_edges(withheld);
@@ -298,5 +321,284 @@ impl Phase {
                 channels.push_str(channel);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cincinnati_core::stage::Pipeline;
+    use rollout_model::ClusterId;
+
+    use super::*;
+    use crate::client::filters::{catalog, default_tables};
+    use crate::client::request::{PolicyRequest, UpstreamKind};
+    use crate::test_graphs::{graph, serialized};
+
+    const START: &str = "2025-06-02T09:00:00Z";
+    const DAY: SignedDuration = SignedDuration::from_hours(24);
+    const SECOND: SignedDuration = SignedDuration::from_secs(1);
+
+    /// 4.18.2 phasing into stable-4.18 from `START`, listed in fast-4.18
+    /// already; `rules` are stable-4.18's durations, `extra_nodes` and
+    /// `extra_edges` more of the graph.
+    fn full_graph(rules: &str, extra_nodes: &str, extra_edges: &str) -> Graph {
+        let phased = format!(r#"{{\"stable-4.18\":{{\"start\":\"{START}\",{rules}}}}}"#);
+        graph(&format!(
+            r#"{{"nodes": [
+              {{"version": "4.18.1+amd64", "payload": "p1", "metadata": {{
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "fast-4.18,stable-4.18"}}}},
+              {{"version": "4.18.2+amd64", "payload": "p2", "metadata": {{
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "fast-4.18",
+                "io.openshift.upgrades.graph.release.phased_rollouts": "{phased}"}}}}
+              {extra_nodes}],
+              "edges": [[0, 1]{extra_edges}]}}"#
+        ))
+    }
+
+    fn patch_only() -> Graph {
+        full_graph(r#"\"patch\":\"P2D\""#, "", "")
+    }
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn pipeline() -> Pipeline<PolicyRequest> {
+        catalog().pipeline(&default_tables(false)).unwrap()
+    }
+
+    /// The answer to `query` at `now`, and the request's phase.
+    fn answer(base: &Graph, query: &str, now: Timestamp) -> (Graph, Option<Phase>) {
+        let mut request = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
+        let place = request.query.cluster().map(|cluster| cluster.place);
+        let channel = request.query.channel.clone().unwrap();
+        request.phase = PhasedRollouts::of(base).phase(channel.as_str(), place, now);
+        let phase = request.phase.clone();
+        (pipeline().run_on(base, &request).unwrap(), phase)
+    }
+
+    fn has(graph: &Graph, version: &str) -> bool {
+        graph.find(&Version::parse(version).unwrap()).is_some()
+    }
+
+    fn offers(graph: &Graph, from: &str, to: &str) -> bool {
+        let (Some(from), Some(to)) = (
+            graph.find(&Version::parse(from).unwrap()),
+            graph.find(&Version::parse(to).unwrap()),
+        ) else {
+            return false;
+        };
+        graph.children(from).any(|child| child == to)
+    }
+
+    /// Ids and their places, by the documented formula.
+    const IDS: [&str; 3] = [
+        "0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60",
+        "7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6",
+        "c3d4e5f6-a7b8-4c9d-8e0f-112233445566",
+    ];
+
+    #[test]
+    fn a_cluster_is_offered_the_update_from_start_plus_its_place_times_the_duration() {
+        let base = patch_only();
+        let start = at(START);
+        for id in IDS {
+            let place = ClusterId::parse(id).unwrap().place().fraction();
+            let moment = PhasedWindow {
+                start,
+                end: start + 2 * DAY,
+            }
+            .moment_at(place);
+            let expected = start + SignedDuration::from_secs_f64(place * 2.0 * 86_400.0);
+            assert!(
+                moment.duration_since(expected).abs() < SignedDuration::from_micros(1),
+                "{id}"
+            );
+            let query = format!("channel=stable-4.18&id={id}");
+            // (now, 4.18.2 in the channel, 4.18.1 → 4.18.2 offered)
+            for (now, in_channel, offered) in [
+                (start - SECOND, false, false),
+                (start, true, moment == start),
+                (moment - SECOND, moment - SECOND >= start, false),
+                (moment, true, true),
+                (start + 2 * DAY, true, true),
+            ] {
+                let (answer, _) = answer(&base, &query, now);
+                assert_eq!(
+                    has(&answer, "4.18.2"),
+                    in_channel,
+                    "{id} (place {place}) at {now}"
+                );
+                assert_eq!(
+                    offers(&answer, "4.18.1", "4.18.2"),
+                    offered,
+                    "{id} (place {place}) at {now}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn without_an_id_the_update_is_offered_at_the_end_of_the_longest_window() {
+        let start = at(START);
+        let base = patch_only();
+        for (now, offered) in [
+            (start, false),
+            (start + 2 * DAY - SECOND, false),
+            (start + 2 * DAY, true),
+        ] {
+            let (answer, _) = answer(&base, "channel=stable-4.18", now);
+            assert!(has(&answer, "4.18.2"), "in the channel from start, for everyone");
+            assert_eq!(offers(&answer, "4.18.1", "4.18.2"), offered, "{now}");
+        }
+        // A minor update into 4.18.2 from 4.17.9 (P14D, conditional): the
+        // graph-builder lists 4.18.2 at the end of that longest window, and
+        // so a request without an id gets the patch update then too.
+        let base = full_graph(
+            r#"\"patch\":\"P2D\",\"default\":\"P14D\""#,
+            r#",{"version": "4.17.9+amd64", "payload": "p0", "metadata": {
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "stable-4.18"}}"#,
+            "",
+        );
+        let base = {
+            let mut json = serialized(&base);
+            json["conditionalEdges"] = serde_json::json!([{
+                "edges": [{"from": "4.17.9+amd64", "to": "4.18.2+amd64"}],
+                "risks": [{"url": "u", "name": "R", "message": "m", "matchingRules": [{"type": "Always"}]}]
+            }]);
+            graph(&json.to_string())
+        };
+        let conditional = |answer: &Graph| !answer.conditional_edges().is_empty();
+        for (now, patch, minor) in [
+            (start + 2 * DAY, false, false),
+            (start + 14 * DAY - SECOND, false, false),
+            (start + 14 * DAY, true, true),
+        ] {
+            let (answer, _) = answer(&base, "channel=stable-4.18", now);
+            assert_eq!(offers(&answer, "4.18.1", "4.18.2"), patch, "{now}");
+            assert_eq!(conditional(&answer), minor, "{now}");
+        }
+        // A cluster: the patch update from its moment in two days, the
+        // conditional minor one from its moment in fourteen.
+        let id = IDS[0];
+        let place = ClusterId::parse(id).unwrap().place().fraction();
+        let query = format!("channel=stable-4.18&id={id}");
+        let two_days = PhasedWindow {
+            start,
+            end: start + 2 * DAY,
+        }
+        .moment_at(place);
+        let fourteen_days = PhasedWindow {
+            start,
+            end: start + 14 * DAY,
+        }
+        .moment_at(place);
+        for (now, patch, minor) in [
+            (two_days, true, false),
+            (fourteen_days - SECOND, true, false),
+            (fourteen_days, true, true),
+        ] {
+            let (answer, _) = answer(&base, &query, now);
+            assert_eq!(offers(&answer, "4.18.1", "4.18.2"), patch, "{now}");
+            assert_eq!(conditional(&answer), minor, "{now}");
+        }
+    }
+
+    #[test]
+    fn a_cluster_at_the_phasing_release_finds_it_in_the_channel() {
+        let base = patch_only();
+        let late = IDS
+            .iter()
+            .max_by(|a, b| {
+                let place = |id: &&&str| ClusterId::parse(id).unwrap().place().fraction();
+                place(&a).total_cmp(&place(&b))
+            })
+            .unwrap();
+        let (answer, _) = answer(
+            &base,
+            &format!("channel=stable-4.18&id={late}&version=4.18.2"),
+            at(START) + SECOND,
+        );
+        let json = serialized(&answer);
+        let node = json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|node| node["version"] == "4.18.2")
+            .expect("4.18.2 in stable-4.18's answer");
+        assert_eq!(
+            node["metadata"]["io.openshift.upgrades.graph.release.channels"], "fast-4.18,stable-4.18",
+            "listed in the channel, for an engine chained to this one"
+        );
+        assert!(!offers(&answer, "4.18.1", "4.18.2"), "not offered yet");
+    }
+
+    #[test]
+    fn a_channel_without_phasing_answers_the_same_bytes() {
+        let base = patch_only();
+        let rollouts = PhasedRollouts::of(&base);
+        for query in [
+            "channel=fast-4.18",
+            "channel=fast-4.18&id=0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60",
+        ] {
+            let plain = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
+            let place = plain.query.cluster().map(|cluster| cluster.place);
+            assert!(
+                rollouts.phase("fast-4.18", place, at(START)).is_none(),
+                "no phase, no key"
+            );
+            let bytes = |request| {
+                cincinnati_core::wire::serialize(&pipeline().run_on(&base, request).unwrap(), Some(1))
+            };
+            let (phased, _) = answer(&base, query, at(START));
+            assert_eq!(cincinnati_core::wire::serialize(&phased, Some(1)), bytes(&plain));
+            assert!(offers(&phased, "4.18.1", "4.18.2"), "fast-4.18 lists 4.18.2");
+        }
+        assert!(
+            PhasedRollouts::of(&graph(r#"{"nodes": [], "edges": []}"#))
+                .phase("a", None, at(START))
+                .is_none()
+        );
+    }
+
+    /// Answers are keyed by the gates passed: a handful per channel, however
+    /// many clusters ask, and each says when it next changes.
+    #[test]
+    fn a_phase_is_a_few_bits_and_expires_when_the_next_gate_passes() {
+        let base = patch_only();
+        let rollouts = PhasedRollouts::of(&base);
+        let start = at(START);
+        let phase = |place: f64, now| {
+            let place = rollout_model::Place::from_percent(place * 100.0);
+            rollouts.phase("stable-4.18", Some(place), now).unwrap()
+        };
+        let mut distinct = std::collections::BTreeSet::new();
+        for step in 0..1000 {
+            let place = f64::from(step) / 1000.0;
+            distinct.insert(phase(place, start + DAY).passed());
+        }
+        assert_eq!(distinct.len(), 2, "entered, and entered and offered");
+        let early = phase(0.25, start);
+        assert_eq!(early.valid_for(start), Some(Duration::from_secs(12 * 3600)));
+        assert_eq!(
+            phase(0.25, start + DAY).valid_for(start + DAY),
+            None,
+            "nothing left to pass"
+        );
+        let before = rollouts.phase("stable-4.18", None, start - SECOND).unwrap();
+        assert_eq!(before.valid_for(start - SECOND), Some(Duration::from_secs(1)));
+        assert_eq!(before.passed(), 0);
+    }
+
+    #[test]
+    fn a_value_that_does_not_read_is_no_rollout() {
+        let mut json = serialized(&patch_only());
+        json["nodes"][1]["metadata"]["io.openshift.upgrades.graph.release.phased_rollouts"] =
+            serde_json::json!("{\"stable-4.18\":{\"start\":\"tomorrow\"}}");
+        let rollouts = PhasedRollouts::of(&graph(&json.to_string()));
+        assert!(rollouts.phase("stable-4.18", None, at(START)).is_none());
     }
 }

@@ -70,15 +70,20 @@ impl Stage<PolicyRequest> for ChannelFilter {
             .map(|(_, release)| release.version.clone())
             .collect();
         graph.retain_conditional_edges(|edge| kept.contains(&edge.from) && kept.contains(&edge.to));
-        if let (Some(phase), Some(channel)) = (&request.phase, &request.query.channel) {
-            phase.apply(graph, channel.as_str(), &self.key);
-        }
-        Ok(())
+        self.finish_kept(graph, request)
     }
 
     fn release_test<'a>(&'a self, request: &'a PolicyRequest) -> Option<ReleaseTest<'a>> {
         let channels = request.view_channels()?;
         Some(Box::new(move |release| self.keeps(release, &channels, request)))
+    }
+
+    /// The request's phase, on the releases phasing into its channel.
+    fn finish_kept(&self, graph: &mut Graph, request: &PolicyRequest) -> Result<(), ApiError> {
+        if let (Some(phase), Some(channel)) = (&request.phase, &request.query.channel) {
+            phase.apply(graph, channel.as_str(), &self.key);
+        }
+        Ok(())
     }
 }
 
