@@ -157,10 +157,10 @@ impl PhasedRollouts {
             .collect();
         let mut channels: HashMap<String, ChannelPhasing> = HashMap::new();
         for (&id, phased) in &published {
-            let (Some(release), Some(payload)) = (
-                graph.release(id),
-                graph.release(id).and_then(|r| r.payload.clone()),
-            ) else {
+            let Some((release, payload)) = graph
+                .release(id)
+                .and_then(|release| Some((release, release.payload.clone()?)))
+            else {
                 continue;
             };
             for (channel, rollout) in &phased.0 {
@@ -513,8 +513,8 @@ mod tests {
         let late = IDS
             .iter()
             .max_by(|a, b| {
-                let place = |id: &&&str| ClusterId::parse(id).unwrap().place().fraction();
-                place(&a).total_cmp(&place(&b))
+                let place = |id: &&str| ClusterId::parse(id).unwrap().place().fraction();
+                place(a).total_cmp(&place(b))
             })
             .unwrap();
         let (answer, _) = answer(
