@@ -36,13 +36,22 @@ pub trait Stage<C>: Send + Sync + fmt::Debug {
     /// Transforms `graph`. The error carries the kind answered to clients.
     fn apply(&self, graph: &mut Graph, context: &C) -> Result<(), ApiError>;
 
-    /// When this stage, for `context`, does nothing but keep the releases
-    /// that pass a test of each release alone, with the edges and
-    /// conditional edges among them (what [`Graph::subgraph`] keeps): that
-    /// test. [`Pipeline::run_on`] then copies only what the leading such
-    /// stages keep, instead of the whole graph.
+    /// When this stage, for `context`, keeps the releases that pass a test
+    /// of each release alone, with the edges and conditional edges among
+    /// them (what [`Graph::subgraph`] keeps), and then does at most
+    /// [`Stage::finish_kept`] on them: that test. [`Pipeline::run_on`] then
+    /// copies only what the leading such stages keep, instead of the whole
+    /// graph.
     fn release_test<'a>(&'a self, _context: &'a C) -> Option<ReleaseTest<'a>> {
         None
+    }
+
+    /// What this stage does, beyond its [`Stage::release_test`], to the
+    /// releases it kept; run on the copy, in order, before the stages that
+    /// follow the leading tested ones. It must not change what another
+    /// stage's release test decides.
+    fn finish_kept(&self, _graph: &mut Graph, _context: &C) -> Result<(), ApiError> {
+        Ok(())
     }
 }
 
@@ -99,6 +108,14 @@ impl<C> Pipeline<C> {
             .map_while(|stage| stage.release_test(context))
             .collect();
         let mut copy = graph.subgraph(|release| tests.iter().all(|test| test(release)));
+        for stage in &self.stages[..tests.len()] {
+            stage
+                .finish_kept(&mut copy, context)
+                .map_err(|error| PipelineError {
+                    stage: stage.name(),
+                    error,
+                })?;
+        }
         run_stages(&self.stages[tests.len()..], &mut copy, context)?;
         Ok(copy)
     }

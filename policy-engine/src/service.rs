@@ -108,6 +108,7 @@ impl Service for PolicyEngine {
                 cluster_policy,
                 checks: fleet.clone().map(|fleet| fleet as Arc<dyn CheckSink>),
                 stopping: kit.stop_handle(),
+                phased_rollouts: settings.phased_rollouts.enabled,
             },
         ));
         let operator = Arc::new(Operator::new(engine.clone(), fleet, control));

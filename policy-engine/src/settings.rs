@@ -76,6 +76,8 @@ pub struct Settings {
     pub fleet: FleetSettings,
     /// Rollouts under run-time control (see `control`).
     pub rollouts: RolloutsSettings,
+    /// Graph-data's phased rollouts, served per cluster (see `client::phased`).
+    pub phased_rollouts: PhasedRolloutsSettings,
     /// Filter tables, in order; none means channel-filter then arch-filter
     /// (then cluster-policy with a policy file).
     pub policy: Vec<PolicyTable>,
@@ -114,6 +116,23 @@ impl Default for ClusterPolicySettings {
             lookup_cache_ttl_secs: 300,
             lookup_cache_size: 100_000,
         }
+    }
+}
+
+/// `[phased_rollouts]`: graph-data's phased rollouts, as the graph-builder's
+/// full graph carries them.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PhasedRolloutsSettings {
+    /// Whether each cluster is offered a phased update from its own moment
+    /// in the window; off: a phasing release enters its channel when the
+    /// graph lists it (the end of its longest window), for every cluster.
+    pub enabled: bool,
+}
+
+impl Default for PhasedRolloutsSettings {
+    fn default() -> Self {
+        Self { enabled: true }
     }
 }
 

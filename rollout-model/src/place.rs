@@ -94,6 +94,12 @@ impl Place {
         self.0 * 100.0
     }
 
+    /// The place as a fraction in [0, 1]: how far into a rollout's window
+    /// the cluster's moment is (graph-data's phased rollouts).
+    pub fn fraction(self) -> f64 {
+        self.0
+    }
+
     /// The place at `percent` (as [`Place::percent`] gives it, and the
     /// fleet store keeps it).
     pub fn from_percent(percent: f64) -> Self {

@@ -259,6 +259,16 @@ impl PhasedWindow {
     pub fn has_passed(&self, now: Timestamp) -> bool {
         self.end < now
     }
+
+    /// The moment a cluster at `fraction` of the fleet (in [0, 1], its
+    /// place) is offered the update: `start + fraction × (end - start)`, to
+    /// the nanosecond. The same fraction always gives the same moment, so
+    /// every replica agrees.
+    pub fn moment_at(&self, fraction: f64) -> Timestamp {
+        let length = self.end.duration_since(self.start);
+        let into = length.mul_f64(fraction.clamp(0.0, 1.0));
+        self.start.checked_add(into).unwrap_or(self.end)
+    }
 }
 
 #[cfg(test)]
@@ -339,6 +349,28 @@ mod tests {
         }
         let instant = PhasedWindow::new(window.start, Span::new());
         assert!(instant.contains(window.start) && instant.has_passed(window.start + second));
+    }
+
+    /// A cluster's moment is its fraction of the way through the window;
+    /// a zero-length window (an update without a duration) is its start.
+    #[test]
+    fn a_moment_is_the_fraction_of_the_way_through_the_window() {
+        let window = PhasedWindow::new(
+            at("2025-06-02T09:00:00Z"),
+            "P2D".parse::<RolloutDuration>().unwrap().span(),
+        );
+        for (fraction, moment) in [
+            (0.0, "2025-06-02T09:00:00Z"),
+            (0.25, "2025-06-02T21:00:00Z"),
+            (0.5, "2025-06-03T09:00:00Z"),
+            (1.0, "2025-06-04T09:00:00Z"),
+            (-1.0, "2025-06-02T09:00:00Z"),
+            (2.0, "2025-06-04T09:00:00Z"),
+        ] {
+            assert_eq!(window.moment_at(fraction), at(moment), "{fraction}");
+        }
+        let instant = PhasedWindow::new(window.start, Span::new());
+        assert_eq!(instant.moment_at(0.7), window.start);
     }
 
     #[test]

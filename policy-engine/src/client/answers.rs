@@ -40,13 +40,16 @@ pub const API_VERSION: u64 = 1;
 pub type Answer = Result<Arc<PreparedBody>, ApiError>;
 
 /// What an answer depends on besides the revision: `id` only through the
-/// policy class, and `version` only when `version-prune` runs, so neither
-/// splits the cache otherwise.
+/// policy class and the phase, and `version` only when `version-prune`
+/// runs, so neither splits the cache otherwise.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct AnswerKey {
     channel: Option<Channel>,
     arch: Option<Arch>,
     class: Option<PolicyClass>,
+    /// The phased-rollout gates passed (see [`crate::client::phased`]):
+    /// the revision and the channel say which gates they are.
+    phase: Option<u64>,
     version: Option<String>,
     /// The serials of the revisions joined to this one (scoped channels
     /// fetched from an engine upstream): another revision of one of them is
@@ -60,6 +63,7 @@ impl AnswerKey {
             channel: request.query.channel.clone(),
             arch: request.query.arch.clone(),
             class: request.class.clone(),
+            phase: request.phase.as_ref().map(|phase| phase.passed()),
             version: request
                 .keyed_by_version
                 .then(|| request.query.version.clone())

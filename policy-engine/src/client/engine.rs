@@ -17,6 +17,7 @@ use rollout_model::{ClusterId, Lot, Rollout};
 
 use crate::client::UpstreamParameters;
 use crate::client::answers::Computations;
+use crate::client::phased::Phase;
 use crate::client::query::{ClientQuery, QueryRules};
 use crate::client::request::{PolicyRequest, UpstreamKind};
 use crate::client::upstream::feed::FeedStatus;
@@ -84,6 +85,7 @@ pub struct Engine {
     cluster_policy: Option<Arc<ClusterPolicy>>,
     checks: Option<Arc<dyn CheckSink>>,
     stopping: StopHandle,
+    phased_rollouts: bool,
 }
 
 /// What an engine is made of besides its upstream, filters and rules.
@@ -94,6 +96,9 @@ pub struct Parts {
     /// Resolves when the service stops: requests held waiting for a change
     /// are answered then.
     pub stopping: StopHandle,
+    /// Whether graph-data's phased rollouts are served per cluster (see
+    /// [`crate::client::phased`]) when a graph-builder's graph carries them.
+    pub phased_rollouts: bool,
 }
 
 impl Engine {
@@ -118,6 +123,7 @@ impl Engine {
             cluster_policy: parts.cluster_policy,
             checks: parts.checks,
             stopping: parts.stopping,
+            phased_rollouts: parts.phased_rollouts,
         }
     }
 
@@ -174,12 +180,17 @@ impl Engine {
         arrived: Instant,
     ) -> Result<Answered, ApiError> {
         let now = SystemTime::now();
+        let at = rollout_model::time::from_system(now);
         let class = self.classify(&query, now).await;
-        let valid_for = class
-            .as_ref()
-            .and_then(|class| class.valid_for(rollout_model::time::from_system(now)));
         let checked = (asker == Asker::Cluster).then(|| query.clone());
-        let (request, revision, joined) = self.revision_for(query, class, arrived).await?;
+        let (request, revision, joined) = self.revision_for(query, class, arrived, at).await?;
+        let valid_for = [
+            request.class.as_ref().and_then(|class| class.valid_for(at)),
+            request.phase.as_ref().and_then(|phase| phase.valid_for(at)),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let arch = request.arch().as_str().to_owned();
         let (answer, outcome) = revision
             .answer(request, joined, &self.pipeline, &self.computations)
@@ -217,7 +228,14 @@ impl Engine {
             ));
         };
         let asked = (query.channel.clone(), query.arch.clone(), query.version.clone());
-        let (request, revision, _) = self.revision_for(query, Some(class.clone()), arrived).await?;
+        let (request, revision, _) = self
+            .revision_for(
+                query,
+                Some(class.clone()),
+                arrived,
+                rollout_model::time::from_system(now),
+            )
+            .await?;
         let view_channels = request
             .view_channels()
             .map(|channels| channels.into_iter().map(str::to_owned).collect())
@@ -241,18 +259,20 @@ impl Engine {
         Some(policy.classify(query.cluster(), lot_of, now).await)
     }
 
-    /// The request to filter for `query`, the revision to answer it from
-    /// (one whose answer is computed, or the feed revalidated first), and
-    /// the revisions of the scoped channels its view joins that an engine
+    /// The request to filter for `query` at `now` (its phase that of the
+    /// revision answering it), the revision to answer it from (one whose
+    /// answer is computed, or the feed revalidated first), and the
+    /// revisions of the scoped channels its view joins that an engine
     /// upstream serves apart.
     async fn revision_for(
         &self,
         query: ClientQuery,
         class: Option<PolicyClass>,
         arrived: Instant,
+        now: rollout_model::time::Timestamp,
     ) -> Result<(PolicyRequest, Arc<Revision>, Vec<Arc<Revision>>), ApiError> {
         let (source, feed) = self.feeds.feed_for(UpstreamParameters::forwarded(&query)).await?;
-        let request = PolicyRequest::new(query, source, class, &self.rules);
+        let mut request = PolicyRequest::new(query, source, class, &self.rules);
         // Only an engine upstream serves scoped channels apart; boxed, as
         // rare (see `AnswerCache::get_or_compute`).
         let joined = if request.source == UpstreamKind::PolicyEngine && request.class.is_some() {
@@ -260,17 +280,47 @@ impl Engine {
         } else {
             Vec::new()
         };
-        let revision = match feed.revision() {
+        let current = feed.revision();
+        if let Some(revision) = &current {
+            request.phase = self.phase_of(&request, revision, now);
+        }
+        let revision = match current {
             Some(revision) if revision.is_answered(&request, &joined) => revision,
             // Not computed yet, or no graph yet (the last fetch failed): ask
             // the upstream first.
             _ => {
                 // Boxed, as rare: see `AnswerCache::get_or_compute`.
                 Box::pin(self.feeds.revalidate(&feed, arrived)).await;
-                self.feeds.served(&feed)?
+                let revision = self.feeds.served(&feed)?;
+                request.phase = self.phase_of(&request, &revision, now);
+                revision
             }
         };
         Ok((request, revision, joined))
+    }
+
+    /// Where `request` stands at `now` in the phased rollouts into its
+    /// channel that `revision` carries. Only a graph-builder's graph
+    /// carries them: an engine upstream answered already phased, for the
+    /// `id` it was forwarded or as for a request without one.
+    fn phase_of(
+        &self,
+        request: &PolicyRequest,
+        revision: &Revision,
+        now: rollout_model::time::Timestamp,
+    ) -> Option<Phase> {
+        if !self.phased_rollouts || request.source != UpstreamKind::GraphBuilder {
+            return None;
+        }
+        let channel = request.query.channel.as_ref()?.as_str();
+        let place = request.query.cluster().map(|cluster| cluster.place);
+        let phase = revision.phased_rollouts().phase(channel, place, now)?;
+        // A scoped channel the request's class may not see stays unseen.
+        let sees_channel = request.class.is_none()
+            || request
+                .view_channels()
+                .is_some_and(|view| view.contains(&channel));
+        sees_channel.then_some(phase)
     }
 
     /// On an engine upstream, which serves channels apart, the revisions of

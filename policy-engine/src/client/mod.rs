@@ -1,7 +1,8 @@
 //! The client plane: what clusters and their tools ask on the public port.
 //! A request's parameters are validated at the door ([`query`]), its view
 //! made by the filter pipeline ([`request`], [`filters`]) from the
-//! upstream's graph ([`upstream`]) and answered from bytes prepared once
+//! upstream's graph ([`upstream`]), phased per cluster where graph-data
+//! phases a release ([`phased`]), and answered from bytes prepared once
 //! per revision ([`answers`]); [`engine`] composes them, [`routes`] serves
 //! them. It knows the per-cluster policy (`crate::cluster_policy`) and
 //! hands each answered update check to whoever records them
@@ -10,6 +11,7 @@
 mod answers;
 mod engine;
 pub mod filters;
+pub mod phased;
 pub mod query;
 pub mod request;
 mod routes;

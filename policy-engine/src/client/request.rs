@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::client::phased::Phase;
 use crate::client::query::{Arch, ClientQuery, QueryRules};
 use crate::cluster_policy::PolicyClass;
 
@@ -21,12 +22,17 @@ pub enum UpstreamKind {
 }
 
 /// What every filter sees: the client's query, where the graph came from,
-/// and the request's policy class (none without a cluster policy).
+/// the request's policy class (none without a cluster policy) and where it
+/// stands in its channel's phased rollouts (none when nothing phases in it
+/// here).
 #[derive(Debug, Clone)]
 pub struct PolicyRequest {
     pub query: ClientQuery,
     pub source: UpstreamKind,
     pub class: Option<PolicyClass>,
+    /// Set once the revision answering the request is known: the phase
+    /// depends on its graph.
+    pub phase: Option<Phase>,
     /// Whether answers differ per `version` (`version-prune` runs), so
     /// that the answer cache is keyed by it.
     pub keyed_by_version: bool,
@@ -49,6 +55,7 @@ impl PolicyRequest {
             query,
             source,
             class,
+            phase: None,
             keyed_by_version: rules.keyed_by_version,
             default_arch: rules.default_arch.clone(),
             apply_rules: true,

@@ -18,6 +18,7 @@ mod freshness;
 mod negotiation;
 mod openapi;
 mod parameters;
+mod phased_rollouts;
 mod prometheus_halts;
 mod resilience;
 mod rollout_control;

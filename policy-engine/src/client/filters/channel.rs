@@ -5,6 +5,11 @@
 //! channels, one of the channels of the request's view); drops every other release with its edges
 //! and the conditional edges touching it. No edge is invented across a
 //! dropped release: a path through it vanishes.
+//!
+//! A release phasing into the requested channel (graph-data's phased
+//! rollouts, see [`crate::client::phased`]) is kept from its `start` and
+//! listed in the channel, and the updates into it the request has not
+//! reached yet are dropped.
 
 use std::collections::HashSet;
 
@@ -59,28 +64,38 @@ impl Stage<PolicyRequest> for ChannelFilter {
         let channels = request
             .view_channels()
             .ok_or_else(|| ApiError::missing_params(&["channel"]))?;
-        graph.retain_releases(|release| self.lists(release, &channels));
+        graph.retain_releases(|release| self.keeps(release, &channels, request));
         let kept: HashSet<_> = graph
             .releases()
             .map(|(_, release)| release.version.clone())
             .collect();
         graph.retain_conditional_edges(|edge| kept.contains(&edge.from) && kept.contains(&edge.to));
-        Ok(())
+        self.finish_kept(graph, request)
     }
 
     fn release_test<'a>(&'a self, request: &'a PolicyRequest) -> Option<ReleaseTest<'a>> {
         let channels = request.view_channels()?;
-        Some(Box::new(move |release| self.lists(release, &channels)))
+        Some(Box::new(move |release| self.keeps(release, &channels, request)))
+    }
+
+    /// The request's phase, on the releases phasing into its channel.
+    fn finish_kept(&self, graph: &mut Graph, request: &PolicyRequest) -> Result<(), ApiError> {
+        if let (Some(phase), Some(channel)) = (&request.phase, &request.query.channel) {
+            phase.apply(graph, channel.as_str(), &self.key);
+        }
+        Ok(())
     }
 }
 
 impl ChannelFilter {
-    /// Whether `release` is a concrete release of one of `channels`.
-    fn lists(&self, release: &Release, channels: &[&str]) -> bool {
+    /// Whether `release` is a concrete release of one of `channels`, or one
+    /// that entered the requested channel for `request`'s phase.
+    fn keeps(&self, release: &Release, channels: &[&str], request: &PolicyRequest) -> bool {
         !release.is_abstract()
-            && release
+            && (release
                 .metadata_list(&self.key)
                 .any(|listed| channels.contains(&listed))
+                || request.phase.as_ref().is_some_and(|phase| phase.admits(release)))
     }
 }
 

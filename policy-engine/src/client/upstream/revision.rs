@@ -13,6 +13,7 @@ use cincinnati_core::{ApiError, ErrorKind, Graph};
 use service_kit::telemetry::Origin;
 
 use crate::client::answers::{self, Answer, AnswerCache, CacheOutcome, Computations};
+use crate::client::phased::PhasedRollouts;
 use crate::client::request::PolicyRequest;
 use crate::cluster_policy::Applied;
 
@@ -30,6 +31,8 @@ pub struct Revision {
     answers: AnswerCache,
     /// What the graph serves, made when first asked.
     catalog: OnceLock<Catalog>,
+    /// The phased rollouts its releases carry, read when first asked.
+    phased: OnceLock<PhasedRollouts>,
 }
 
 /// What a revision's graph serves: its channels, architectures and
@@ -100,7 +103,13 @@ impl Revision {
             origin: Origin::current(),
             answers: AnswerCache::new(max_answers),
             catalog: OnceLock::new(),
+            phased: OnceLock::new(),
         }
+    }
+
+    /// The phased rollouts this revision's graph carries (a graph-builder's).
+    pub fn phased_rollouts(&self) -> &PhasedRollouts {
+        self.phased.get_or_init(|| PhasedRollouts::of(&self.graph))
     }
 
     /// What this revision's graph serves.

@@ -1,0 +1,604 @@
+//! Phased rollouts declared in graph-data, served per cluster.
+//!
+//! While a release B is phasing into a channel C, the graph-builder's full
+//! graph does not list C in B's `release.channels` and carries C's rollout
+//! in B's `release.phased_rollouts` (see docs/operations.md, "How the full
+//! graph carries a phased rollout"). An engine reads those values once per
+//! upstream revision ([`PhasedRollouts::of`]) and, per request, finds where
+//! the asking cluster stands ([`PhasedRollouts::phase`]):
+//!
+//! - B is in C's view from its `start`, for everyone: a cluster already at
+//!   B finds its version;
+//! - the update A → B is offered to a cluster with an id from its moment in
+//!   the update's window, `start + place × duration`, where `place` is the
+//!   cluster's public place ([`rollout_model::Place`]), the same in every
+//!   rollout; to a request without an id from the end of B's longest window,
+//!   when a client that does not phase sees B in C.
+//!
+//! Each such moment is a [`Gate`]; a request's [`Phase`] is the set of the
+//! channel's gates it has passed, a bitset of at most [`MAX_GATES`]: the
+//! answers of a channel are bounded by its gates (a cluster's gates pass in
+//! the order of their windows, so at most one answer per gate, plus the one
+//! without an id), and the phase says when it next changes, so caches expire
+//! then. Everything takes `now` as an argument: run-time control (a pause, a
+//! hold) would be another way of computing the passed gates.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cincinnati_core::release::keys;
+use cincinnati_core::{Graph, Release, ReleaseId, Version};
+use openshift_graph_data::phased::published::PhasedChannels;
+use openshift_graph_data::{ChannelRollout, PhasedWindow, UpdateKind};
+use rollout_model::Place;
+use rollout_model::time::{SignedDuration, Timestamp};
+
+/// Gates a channel has at most: the bits of a [`Phase`]. A release whose
+/// gates do not fit is not phased here: it enters the channel when the
+/// graph lists it, as for a client that does not phase.
+pub const MAX_GATES: usize = 64;
+
+/// The kinds of update into a release, in the order of [`PhasingRelease::updates`].
+const KINDS: [Option<UpdateKind>; 3] = [Some(UpdateKind::Patch), Some(UpdateKind::Minor), None];
+
+/// A moment a request passes in a channel: a release's entry, or the
+/// offer of the updates of one kind into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Gate {
+    /// A cluster at place `p` passes at `window.moment_at(p)`.
+    window: PhasedWindow,
+    /// When a request without a cluster id passes.
+    unplaced: Timestamp,
+}
+
+impl Gate {
+    fn passed_at(&self, place: Option<Place>) -> Timestamp {
+        place.map_or(self.unplaced, |place| self.window.moment_at(place.fraction()))
+    }
+}
+
+/// A release phasing into a channel, by the indexes of its gates.
+#[derive(Debug, Clone, Copy)]
+struct PhasingRelease {
+    /// Its entry into the channel's view: its `start`, for everyone.
+    entry: u8,
+    /// The offer of each kind of update into it, by [`KINDS`].
+    updates: [u8; 3],
+}
+
+impl PhasingRelease {
+    fn gate_of(&self, from: &Version, to: &Version) -> u8 {
+        let kind = UpdateKind::of(from, to);
+        let slot = KINDS
+            .iter()
+            .position(|of| *of == kind)
+            .expect("KINDS has every kind");
+        self.updates[slot]
+    }
+}
+
+/// The releases phasing into one channel and their gates.
+#[derive(Debug, Default)]
+pub struct ChannelPhasing {
+    gates: Vec<Gate>,
+    /// By payload: unchanged by the arch filter, whichever runs first.
+    releases: HashMap<String, PhasingRelease>,
+}
+
+impl ChannelPhasing {
+    /// Adds the gates of a release and returns it, or `None` when they do
+    /// not fit in [`MAX_GATES`].
+    fn add(&mut self, rollout: &ChannelRollout, longest_end: Timestamp) -> Option<PhasingRelease> {
+        let entry = Gate {
+            window: PhasedWindow {
+                start: rollout.start,
+                end: rollout.start,
+            },
+            unplaced: rollout.start,
+        };
+        let update = |kind| {
+            let window = rollout.window_for_kind(kind);
+            Gate {
+                window,
+                unplaced: window.end.max(longest_end),
+            }
+        };
+        let wanted = [entry, update(KINDS[0]), update(KINDS[1]), update(KINDS[2])];
+        let new =
+            wanted
+                .iter()
+                .filter(|gate| !self.gates.contains(gate))
+                .fold(Vec::new(), |mut new, gate| {
+                    if !new.contains(gate) {
+                        new.push(*gate);
+                    }
+                    new
+                });
+        if self.gates.len() + new.len() > MAX_GATES {
+            return None;
+        }
+        self.gates.extend(new);
+        let index = |gate: &Gate| {
+            let position = self.gates.iter().position(|known| known == gate);
+            u8::try_from(position.expect("added above")).expect("MAX_GATES fits in u8")
+        };
+        Some(PhasingRelease {
+            entry: index(&wanted[0]),
+            updates: [index(&wanted[1]), index(&wanted[2]), index(&wanted[3])],
+        })
+    }
+}
+
+/// The phased rollouts of one upstream revision's graph, by channel; empty
+/// for a graph without any (then a request pays one emptiness check).
+#[derive(Debug, Default)]
+pub struct PhasedRollouts {
+    channels: HashMap<String, Arc<ChannelPhasing>>,
+}
+
+impl PhasedRollouts {
+    /// Reads the rollouts of `graph`'s releases. A value that does not read
+    /// is no rollout (logged): the release then enters its channel when the
+    /// graph lists it, as for a client that does not phase.
+    pub fn of(graph: &Graph) -> Self {
+        let published: HashMap<ReleaseId, PhasedChannels> = graph
+            .releases()
+            .filter_map(|(id, release)| {
+                let value = release.metadata.get(keys::PHASED_ROLLOUTS)?;
+                match PhasedChannels::parse(value) {
+                    Ok(channels) => Some((id, channels)),
+                    Err(error) => {
+                        tracing::warn!(release = %release.version, "{}: {error}; not phased", keys::PHASED_ROLLOUTS);
+                        None
+                    }
+                }
+            })
+            .collect();
+        let mut channels: HashMap<String, ChannelPhasing> = HashMap::new();
+        for (&id, phased) in &published {
+            let Some((release, payload)) = graph
+                .release(id)
+                .and_then(|release| Some((release, release.payload.clone()?)))
+            else {
+                continue;
+            };
+            for (channel, rollout) in &phased.0 {
+                // The end of the longest window of the updates into the
+                // release from the channel's releases, recommended or
+                // conditional: when the graph-builder lists it, and a
+                // request without an id gets them.
+                let in_channel = |from: ReleaseId| {
+                    graph.release(from).is_some_and(|from| {
+                        from.metadata_list(keys::CHANNELS).any(|listed| listed == channel)
+                    }) || published
+                        .get(&from)
+                        .is_some_and(|phased| phased.get(channel).is_some())
+                };
+                let conditional_parents = graph
+                    .conditional_edges()
+                    .iter()
+                    .flat_map(|group| &group.edges)
+                    .filter(|edge| edge.to == release.version)
+                    .filter_map(|edge| graph.find(&edge.from));
+                let longest_end = graph
+                    .parents(id)
+                    .chain(conditional_parents)
+                    .filter(|from| in_channel(*from))
+                    .filter_map(|from| graph.release(from))
+                    .map(|from| rollout.window(&from.version, &release.version).end)
+                    .max()
+                    .unwrap_or(rollout.start);
+                let phasing = channels.entry(channel.clone()).or_default();
+                match phasing.add(rollout, longest_end) {
+                    Some(gates) => {
+                        phasing.releases.insert(payload.clone(), gates);
+                    }
+                    None => tracing::warn!(
+                        release = %release.version,
+                        channel,
+                        "more than {MAX_GATES} phased windows in one channel; this release enters it when the graph lists it"
+                    ),
+                }
+            }
+        }
+        Self {
+            channels: channels
+                .into_iter()
+                .map(|(channel, phasing)| (channel, Arc::new(phasing)))
+                .collect(),
+        }
+    }
+
+    /// Where a request for `channel` stands at `now`: by the cluster's
+    /// `place`, or as a request without an id. `None` when no release is
+    /// phasing into the channel: its answers are the graph's.
+    pub fn phase(&self, channel: &str, place: Option<Place>, now: Timestamp) -> Option<Phase> {
+        if self.channels.is_empty() {
+            return None;
+        }
+        let phasing = self.channels.get(channel)?;
+        let mut passed = 0u64;
+        let mut next_change: Option<Timestamp> = None;
+        for (index, gate) in phasing.gates.iter().enumerate() {
+            let at = gate.passed_at(place);
+            if at <= now {
+                passed |= 1 << index;
+            } else {
+                next_change = Some(next_change.map_or(at, |next| next.min(at)));
+            }
+        }
+        Some(Phase {
+            channel: phasing.clone(),
+            passed,
+            next_change,
+        })
+    }
+}
+
+/// Where a request stands in the phased rollouts of its channel: the gates
+/// it has passed (what its answer is keyed by), and when the next passes.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    channel: Arc<ChannelPhasing>,
+    passed: u64,
+    next_change: Option<Timestamp>,
+}
+
+impl Phase {
+    /// The gates passed, a bit per gate: requests with the same bits get
+    /// the same answer.
+    pub fn passed(&self) -> u64 {
+        self.passed
+    }
+
+    /// How long from `now` this phase holds, if not for ever (until the
+    /// graph changes).
+    pub fn valid_for(&self, now: Timestamp) -> Option<Duration> {
+        self.next_change
+            .map(|at| at.duration_since(now).max(SignedDuration::ZERO).unsigned_abs())
+    }
+
+    fn is_passed(&self, gate: u8) -> bool {
+        self.passed & (1 << gate) != 0
+    }
+
+    fn phasing(&self, release: &Release) -> Option<&PhasingRelease> {
+        self.channel.releases.get(release.payload.as_deref()?)
+    }
+
+    /// Whether `release` is phasing into the channel and has entered it for
+    /// this request (from its `start`).
+    pub fn admits(&self, release: &Release) -> bool {
+        self.phasing(release)
+            .is_some_and(|phasing| self.is_passed(phasing.entry))
+    }
+
+    /// Takes the updates into the releases that entered the channel for
+    /// this request (and that `channels_key` does not list in `channel`)
+    /// which it has not reached yet out of `graph` (recommended and
+    /// conditional), and lists `channel` on each such release: it is in the
+    /// channel for this request, which an engine chained to this one reads.
+    pub fn apply(&self, graph: &mut Graph, channel: &str, channels_key: &str) {
+        let listed = |release: &Release| {
+            release
+                .metadata_list(channels_key)
+                .any(|listed| listed == channel)
+        };
+        let phasing: HashMap<ReleaseId, (Version, PhasingRelease)> = graph
+            .releases()
+            .filter(|(_, release)| self.admits(release) && !listed(release))
+            .filter_map(|(id, release)| Some((id, (release.version.clone(), *self.phasing(release)?))))
+            .collect();
+        if phasing.is_empty() {
+            return;
+        }
+        let not_reached = |from: &Version, (to, gates): &(Version, PhasingRelease)| {
+            !self.is_passed(gates.gate_of(from, to))
+        };
+        let withheld: Vec<(ReleaseId, ReleaseId)> = graph
+            .edges()
+            .filter(|(from, to)| {
+                let from = graph.release(*from).map(|release| &release.version);
+                from.zip(phasing.get(to))
+                    .is_some_and(|(from, to)| not_reached(from, to))
+            })
+            .collect();
+        graph.remove_edges(withheld);
+        let by_version: HashMap<&Version, &(Version, PhasingRelease)> =
+            phasing.values().map(|entry| (&entry.0, entry)).collect();
+        graph.retain_conditional_edges(|edge| {
+            by_version
+                .get(&edge.to)
+                .is_none_or(|to| !not_reached(&edge.from, to))
+        });
+        for id in phasing.keys() {
+            if let Some(metadata) = graph.metadata_mut(*id) {
+                let channels = metadata.entry(channels_key.to_owned()).or_default();
+                if !channels.is_empty() {
+                    channels.push(',');
+                }
+                channels.push_str(channel);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cincinnati_core::stage::Pipeline;
+    use rollout_model::ClusterId;
+
+    use super::*;
+    use crate::client::filters::{catalog, default_tables};
+    use crate::client::request::{PolicyRequest, UpstreamKind};
+    use crate::test_graphs::{graph, serialized};
+
+    const START: &str = "2025-06-02T09:00:00Z";
+    const DAY: SignedDuration = SignedDuration::from_hours(24);
+    const SECOND: SignedDuration = SignedDuration::from_secs(1);
+
+    /// 4.18.2 phasing into stable-4.18 from `START`, listed in fast-4.18
+    /// already; `rules` are stable-4.18's durations, `extra_nodes` and
+    /// `extra_edges` more of the graph.
+    fn full_graph(rules: &str, extra_nodes: &str, extra_edges: &str) -> Graph {
+        let phased = format!(r#"{{\"stable-4.18\":{{\"start\":\"{START}\",{rules}}}}}"#);
+        graph(&format!(
+            r#"{{"nodes": [
+              {{"version": "4.18.1+amd64", "payload": "p1", "metadata": {{
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "fast-4.18,stable-4.18"}}}},
+              {{"version": "4.18.2+amd64", "payload": "p2", "metadata": {{
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "fast-4.18",
+                "io.openshift.upgrades.graph.release.phased_rollouts": "{phased}"}}}}
+              {extra_nodes}],
+              "edges": [[0, 1]{extra_edges}]}}"#
+        ))
+    }
+
+    fn patch_only() -> Graph {
+        full_graph(r#"\"patch\":\"P2D\""#, "", "")
+    }
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn pipeline() -> Pipeline<PolicyRequest> {
+        catalog().pipeline(&default_tables(false)).unwrap()
+    }
+
+    /// The answer to `query` at `now`, and the request's phase.
+    fn answer(base: &Graph, query: &str, now: Timestamp) -> (Graph, Option<Phase>) {
+        let mut request = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
+        let place = request.query.cluster().map(|cluster| cluster.place);
+        let channel = request.query.channel.clone().unwrap();
+        request.phase = PhasedRollouts::of(base).phase(channel.as_str(), place, now);
+        let phase = request.phase.clone();
+        (pipeline().run_on(base, &request).unwrap(), phase)
+    }
+
+    fn has(graph: &Graph, version: &str) -> bool {
+        graph.find(&Version::parse(version).unwrap()).is_some()
+    }
+
+    fn offers(graph: &Graph, from: &str, to: &str) -> bool {
+        let (Some(from), Some(to)) = (
+            graph.find(&Version::parse(from).unwrap()),
+            graph.find(&Version::parse(to).unwrap()),
+        ) else {
+            return false;
+        };
+        graph.children(from).any(|child| child == to)
+    }
+
+    /// Ids and their places, by the documented formula.
+    const IDS: [&str; 3] = [
+        "0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60",
+        "7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6",
+        "c3d4e5f6-a7b8-4c9d-8e0f-112233445566",
+    ];
+
+    #[test]
+    fn a_cluster_is_offered_the_update_from_start_plus_its_place_times_the_duration() {
+        let base = patch_only();
+        let start = at(START);
+        for id in IDS {
+            let place = ClusterId::parse(id).unwrap().place().fraction();
+            let moment = PhasedWindow {
+                start,
+                end: start + 2 * DAY,
+            }
+            .moment_at(place);
+            let expected = start + SignedDuration::from_secs_f64(place * 2.0 * 86_400.0);
+            assert!(
+                moment.duration_since(expected).abs() < SignedDuration::from_micros(1),
+                "{id}"
+            );
+            let query = format!("channel=stable-4.18&id={id}");
+            // (now, 4.18.2 in the channel, 4.18.1 → 4.18.2 offered)
+            for (now, in_channel, offered) in [
+                (start - SECOND, false, false),
+                (start, true, moment == start),
+                (moment - SECOND, moment - SECOND >= start, false),
+                (moment, true, true),
+                (start + 2 * DAY, true, true),
+            ] {
+                let (answer, _) = answer(&base, &query, now);
+                assert_eq!(
+                    has(&answer, "4.18.2"),
+                    in_channel,
+                    "{id} (place {place}) at {now}"
+                );
+                assert_eq!(
+                    offers(&answer, "4.18.1", "4.18.2"),
+                    offered,
+                    "{id} (place {place}) at {now}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn without_an_id_the_update_is_offered_at_the_end_of_the_longest_window() {
+        let start = at(START);
+        let base = patch_only();
+        for (now, offered) in [
+            (start, false),
+            (start + 2 * DAY - SECOND, false),
+            (start + 2 * DAY, true),
+        ] {
+            let (answer, _) = answer(&base, "channel=stable-4.18", now);
+            assert!(has(&answer, "4.18.2"), "in the channel from start, for everyone");
+            assert_eq!(offers(&answer, "4.18.1", "4.18.2"), offered, "{now}");
+        }
+        // A minor update into 4.18.2 from 4.17.9 (P14D, conditional): the
+        // graph-builder lists 4.18.2 at the end of that longest window, and
+        // so a request without an id gets the patch update then too.
+        let base = full_graph(
+            r#"\"patch\":\"P2D\",\"default\":\"P14D\""#,
+            r#",{"version": "4.17.9+amd64", "payload": "p0", "metadata": {
+                "io.openshift.upgrades.graph.release.arch": "amd64",
+                "io.openshift.upgrades.graph.release.channels": "stable-4.18"}}"#,
+            "",
+        );
+        let base = {
+            let mut json = serialized(&base);
+            json["conditionalEdges"] = serde_json::json!([{
+                "edges": [{"from": "4.17.9+amd64", "to": "4.18.2+amd64"}],
+                "risks": [{"url": "u", "name": "R", "message": "m", "matchingRules": [{"type": "Always"}]}]
+            }]);
+            graph(&json.to_string())
+        };
+        let conditional = |answer: &Graph| !answer.conditional_edges().is_empty();
+        for (now, patch, minor) in [
+            (start + 2 * DAY, false, false),
+            (start + 14 * DAY - SECOND, false, false),
+            (start + 14 * DAY, true, true),
+        ] {
+            let (answer, _) = answer(&base, "channel=stable-4.18", now);
+            assert_eq!(offers(&answer, "4.18.1", "4.18.2"), patch, "{now}");
+            assert_eq!(conditional(&answer), minor, "{now}");
+        }
+        // A cluster: the patch update from its moment in two days, the
+        // conditional minor one from its moment in fourteen.
+        let id = IDS[0];
+        let place = ClusterId::parse(id).unwrap().place().fraction();
+        let query = format!("channel=stable-4.18&id={id}");
+        let two_days = PhasedWindow {
+            start,
+            end: start + 2 * DAY,
+        }
+        .moment_at(place);
+        let fourteen_days = PhasedWindow {
+            start,
+            end: start + 14 * DAY,
+        }
+        .moment_at(place);
+        for (now, patch, minor) in [
+            (two_days, true, false),
+            (fourteen_days - SECOND, true, false),
+            (fourteen_days, true, true),
+        ] {
+            let (answer, _) = answer(&base, &query, now);
+            assert_eq!(offers(&answer, "4.18.1", "4.18.2"), patch, "{now}");
+            assert_eq!(conditional(&answer), minor, "{now}");
+        }
+    }
+
+    #[test]
+    fn a_cluster_at_the_phasing_release_finds_it_in_the_channel() {
+        let base = patch_only();
+        let late = IDS
+            .iter()
+            .max_by(|a, b| {
+                let place = |id: &&str| ClusterId::parse(id).unwrap().place().fraction();
+                place(a).total_cmp(&place(b))
+            })
+            .unwrap();
+        let (answer, _) = answer(
+            &base,
+            &format!("channel=stable-4.18&id={late}&version=4.18.2"),
+            at(START) + SECOND,
+        );
+        let json = serialized(&answer);
+        let node = json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|node| node["version"] == "4.18.2")
+            .expect("4.18.2 in stable-4.18's answer");
+        assert_eq!(
+            node["metadata"]["io.openshift.upgrades.graph.release.channels"], "fast-4.18,stable-4.18",
+            "listed in the channel, for an engine chained to this one"
+        );
+        assert!(!offers(&answer, "4.18.1", "4.18.2"), "not offered yet");
+    }
+
+    #[test]
+    fn a_channel_without_phasing_answers_the_same_bytes() {
+        let base = patch_only();
+        let rollouts = PhasedRollouts::of(&base);
+        for query in [
+            "channel=fast-4.18",
+            "channel=fast-4.18&id=0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60",
+        ] {
+            let plain = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
+            let place = plain.query.cluster().map(|cluster| cluster.place);
+            assert!(
+                rollouts.phase("fast-4.18", place, at(START)).is_none(),
+                "no phase, no key"
+            );
+            let bytes = |request| {
+                cincinnati_core::wire::serialize(&pipeline().run_on(&base, request).unwrap(), Some(1))
+            };
+            let (phased, _) = answer(&base, query, at(START));
+            assert_eq!(cincinnati_core::wire::serialize(&phased, Some(1)), bytes(&plain));
+            assert!(offers(&phased, "4.18.1", "4.18.2"), "fast-4.18 lists 4.18.2");
+        }
+        assert!(
+            PhasedRollouts::of(&graph(r#"{"nodes": [], "edges": []}"#))
+                .phase("a", None, at(START))
+                .is_none()
+        );
+    }
+
+    /// Answers are keyed by the gates passed: a handful per channel, however
+    /// many clusters ask, and each says when it next changes.
+    #[test]
+    fn a_phase_is_a_few_bits_and_expires_when_the_next_gate_passes() {
+        let base = patch_only();
+        let rollouts = PhasedRollouts::of(&base);
+        let start = at(START);
+        let phase = |place: f64, now| {
+            let place = rollout_model::Place::from_percent(place * 100.0);
+            rollouts.phase("stable-4.18", Some(place), now).unwrap()
+        };
+        let mut distinct = std::collections::BTreeSet::new();
+        for step in 0..1000 {
+            let place = f64::from(step) / 1000.0;
+            distinct.insert(phase(place, start + DAY).passed());
+        }
+        assert_eq!(distinct.len(), 2, "entered, and entered and offered");
+        let early = phase(0.25, start);
+        assert_eq!(early.valid_for(start), Some(Duration::from_secs(12 * 3600)));
+        assert_eq!(
+            phase(0.25, start + DAY).valid_for(start + DAY),
+            None,
+            "nothing left to pass"
+        );
+        let before = rollouts.phase("stable-4.18", None, start - SECOND).unwrap();
+        assert_eq!(before.valid_for(start - SECOND), Some(Duration::from_secs(1)));
+        assert_eq!(before.passed(), 0);
+    }
+
+    #[test]
+    fn a_value_that_does_not_read_is_no_rollout() {
+        let mut json = serialized(&patch_only());
+        json["nodes"][1]["metadata"]["io.openshift.upgrades.graph.release.phased_rollouts"] =
+            serde_json::json!("{\"stable-4.18\":{\"start\":\"tomorrow\"}}");
+        let rollouts = PhasedRollouts::of(&graph(&json.to_string()));
+        assert!(rollouts.phase("stable-4.18", None, at(START)).is_none());
+    }
+}

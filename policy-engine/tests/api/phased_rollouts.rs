@@ -1,0 +1,131 @@
+//! Graph-data's phased rollouts, served per cluster: a graph-builder's full
+//! graph with 4.18.2 phasing into stable-4.18 (a P2D patch rollout that
+//! started a day ago, so half of the fleet is offered it now).
+
+use rollout_model::ClusterId;
+use rollout_model::time::{SignedDuration, Timestamp};
+use serde_json::json;
+
+use crate::support::app::{Answer, settings, spawn_ready};
+use crate::support::upstream::{Behaviour, FakeUpstream};
+
+const HOUR: SignedDuration = SignedDuration::from_hours(1);
+
+/// The full graph at `now`: 4.18.1 in stable-4.18, 4.18.2 phasing into it
+/// from a day ago with a two-day window for patch updates.
+fn full_graph(now: Timestamp) -> Vec<u8> {
+    let start = (now - 24 * HOUR).to_string();
+    let phased = json!({"stable-4.18": {"start": start, "patch": "P2D"}}).to_string();
+    let node = |version: &str, payload: &str, channels: &str| {
+        json!({"version": version, "payload": payload, "metadata": {
+            "io.openshift.upgrades.graph.release.arch": "amd64",
+            "io.openshift.upgrades.graph.release.channels": channels}})
+    };
+    let mut phasing = node("4.18.2+amd64", "p2", "fast-4.18");
+    phasing["metadata"]["io.openshift.upgrades.graph.release.phased_rollouts"] = json!(phased);
+    serde_json::to_vec(&json!({
+        "nodes": [node("4.18.1+amd64", "p1", "fast-4.18,stable-4.18"), phasing],
+        "edges": [[0, 1]]
+    }))
+    .unwrap()
+}
+
+/// The first id of a made-up series whose place (the documented formula)
+/// is within `places`.
+fn id_placed(places: std::ops::Range<f64>) -> (String, f64) {
+    (0..10_000u32)
+        .map(|n| format!("00000000-0000-4000-8000-{n:012x}"))
+        .map(|id| {
+            let place = ClusterId::parse(&id).unwrap().place().fraction();
+            (id, place)
+        })
+        .find(|(_, place)| places.contains(place))
+        .expect("a place in range among 10,000 ids")
+}
+
+fn offered(answer: &Answer) -> bool {
+    let graph = answer.json();
+    let nodes = graph["nodes"].as_array().unwrap();
+    let index = |version: &str| nodes.iter().position(|node| node["version"] == version);
+    let (Some(from), Some(to)) = (index("4.18.1"), index("4.18.2")) else {
+        return false;
+    };
+    graph["edges"].as_array().unwrap().contains(&json!([from, to]))
+}
+
+fn has_the_phasing_release(answer: &Answer) -> bool {
+    answer.json()["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|node| node["version"] == "4.18.2")
+}
+
+fn max_age(answer: &Answer) -> u64 {
+    let cache_control = answer.header("cache-control").unwrap();
+    cache_control
+        .split("max-age=")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_else(|| panic!("{cache_control}"))
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn each_cluster_is_offered_the_update_from_its_own_moment() {
+    let now = Timestamp::now();
+    let upstream = FakeUpstream::start(Behaviour::Graph(full_graph(now))).await;
+    let mut settings = settings(&upstream.url());
+    settings.service.requests.cache_max_age_secs = 7 * 24 * 3600;
+    let app = spawn_ready(settings).await;
+
+    // Moments: start + place × 48 h, the start a day ago.
+    let (early, _) = id_placed(0.0..0.4);
+    let (late, late_place) = id_placed(0.6..1.0);
+    let early_answer = app.get(&format!("/graph?channel=stable-4.18&id={early}")).await;
+    assert!(offered(&early_answer), "{early}: its moment has passed");
+    assert_eq!(
+        max_age(&early_answer),
+        7 * 24 * 3600,
+        "nothing left to change for it"
+    );
+
+    let late_answer = app.get(&format!("/graph?channel=stable-4.18&id={late}")).await;
+    assert!(!offered(&late_answer), "{late}: its moment is ahead");
+    assert!(has_the_phasing_release(&late_answer), "in the channel from start");
+    let to_its_moment = (late_place * 48.0 - 24.0) * 3600.0;
+    assert!(
+        (max_age(&late_answer) as f64) <= to_its_moment,
+        "max-age {} beyond its moment, {to_its_moment} s away",
+        max_age(&late_answer)
+    );
+
+    // Without an id: the end of the window, as for a client that does not phase.
+    let anonymous = app.get("/graph?channel=stable-4.18").await;
+    assert!(!offered(&anonymous));
+    assert!(max_age(&anonymous) <= 24 * 3600);
+
+    // A cluster already at 4.18.2 finds its version in the channel.
+    let at_target = app
+        .get(&format!("/graph?channel=stable-4.18&id={late}&version=4.18.2"))
+        .await;
+    assert!(has_the_phasing_release(&at_target));
+
+    // fast-4.18 lists 4.18.2: offered to everyone.
+    assert!(offered(
+        &app.get(&format!("/graph?channel=fast-4.18&id={late}")).await
+    ));
+}
+
+#[tokio::test]
+async fn with_phasing_off_the_release_waits_for_the_graph_to_list_it() {
+    let now = Timestamp::now();
+    let upstream = FakeUpstream::start(Behaviour::Graph(full_graph(now))).await;
+    let mut settings = settings(&upstream.url());
+    settings.phased_rollouts.enabled = false;
+    let app = spawn_ready(settings).await;
+    let (early, _) = id_placed(0.0..0.4);
+    let answer = app.get(&format!("/graph?channel=stable-4.18&id={early}")).await;
+    assert!(!has_the_phasing_release(&answer));
+}
