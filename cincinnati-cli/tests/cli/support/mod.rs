@@ -95,10 +95,12 @@ pub fn demo_graph_file() -> PathBuf {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("demo-graph-{:016x}.json", fingerprint.finish()));
     if !path.exists() {
         let json = cincinnati_core::wire::serialize(&demo_graph().expect("the demo graph builds"), None);
-        // Tests run in parallel processes: write whole, then rename.
-        let partial = path.with_extension(format!("{}.partial", std::process::id()));
-        std::fs::write(&partial, json).expect("the demo graph is written");
-        std::fs::rename(&partial, &path).expect("the demo graph is renamed");
+        // Tests run in parallel, in processes and threads: each writes a
+        // file of its own whole, then renames it.
+        let mut partial =
+            tempfile::NamedTempFile::new_in(env!("CARGO_TARGET_TMPDIR")).expect("a temporary file is made");
+        std::io::Write::write_all(&mut partial, &json).expect("the demo graph is written");
+        partial.persist(&path).expect("the demo graph is renamed");
     }
     path
 }
