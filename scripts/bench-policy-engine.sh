@@ -43,6 +43,14 @@
 # the third is gated by a rate (max_offered_per_period) and the fourth by
 # canaries, judged every 5 s, so every answer is made with run-time state
 # read from the store (every rollouts.refresh_ms, off the request path).
+#
+# CALLGRIND=DIR runs the engines under valgrind's callgrind, counting
+# instructions only during the measured loads, and prints the engine's
+# instructions per request: unlike requests/s and CPU time, the count does
+# not follow the machine's load, so two commits compare on a shared
+# machine (run with small IDS, WARMUP, CONNECTIONS; an engine under
+# callgrind serves a few hundred requests a second). The profiles stay in
+# DIR for callgrind_annotate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,6 +67,7 @@ IDS=${IDS:-100000}
 LOOKUP_LATENCY_MS=${LOOKUP_LATENCY_MS:-5}
 WARMUP=${WARMUP:-40s}
 CONTROL=${CONTROL:-0}
+CALLGRIND=${CALLGRIND:-}
 # Environment for the engine (e.g. mimalloc options, for experiments); the
 # engine applies its own allocator settings (policy-engine/src/allocator.rs).
 ALLOCATOR_ENV=${ALLOCATOR_ENV:-}
@@ -73,6 +82,19 @@ graph=${1:-}
 [ -n "$graph" ] || cargo build --release -q -p policy-engine --example synthetic-graph
 [ -n "${ENGINE:-}" ] || cargo build --release -q -p policy-engine --bin policy-engine
 ENGINE=${ENGINE:-$CARGO_TARGET_DIR/release/policy-engine}
+# Readiness waits, in tenths of a second: an engine under callgrind takes
+# a minute to read its graph.
+ready_tries=100
+engine_command=("$ENGINE")
+if [ -n "$CALLGRIND" ]; then
+    command -v valgrind >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends valgrind >/dev/null
+    mkdir -p "$CALLGRIND"
+    # The allocator settings set here: an engine re-executing itself under
+    # valgrind would execute valgrind's tool.
+    engine_command=(env MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0 valgrind -q --tool=callgrind
+        --instr-atstart=no "--callgrind-out-file=$CALLGRIND/callgrind.%p" "$ENGINE")
+    ready_tries=1200
+fi
 cargo build --release -q -p benchmarks --bin connection-storm --bin lookup-service
 # The storm's connections, for the engine, nginx and the storm itself.
 ulimit -n $((STORM + 4096))
@@ -136,14 +158,14 @@ nginx -c "$work/nginx.conf" &
 pids+=($!)
 
 # As it runs anywhere: the engine applies its allocator settings itself.
-env $ALLOCATOR_ENV "$ENGINE" \
+env $ALLOCATOR_ENV "${engine_command[@]}" \
     --service.port $ENGINE_PORT --status.port $STATUS_PORT \
     --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
     --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" &
 engine=$!
 pids+=($engine)
 
-for _ in $(seq 100); do
+for _ in $(seq $ready_tries); do
     curl -sf "http://127.0.0.1:$STATUS_PORT/readyz" >/dev/null && break
     sleep 0.1
 done
@@ -183,10 +205,24 @@ load() { # name url server-pid [extra wrk args]
     shift 3
     echo "== $name"
     before=$(cpu_ticks "$server")
+    # nginx is never under callgrind; an engine is once its profile exists.
+    local counted=0
+    [ -n "$CALLGRIND" ] && [ -e "$CALLGRIND/callgrind.$server" ] && counted=1
+    [ $counted = 0 ] || callgrind_control -i on "$server" >/dev/null
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H 'Accept: application/json' "$@" "$target" \
         >"$work/load.wrk"
     grep -E 'Requests/sec|Transfer/sec|^ +(50|99)%|Non-2xx|Socket errors' "$work/load.wrk"
-    python3 -c "print(f'server CPU per request: {($(cpu_ticks "$server") - $before) / $(getconf CLK_TCK) * 1e6 / $(awk '/requests in/ { print $1 }' "$work/load.wrk"):.1f} µs')"
+    local requests
+    requests=$(awk '/requests in/ { print $1 }' "$work/load.wrk")
+    python3 -c "print(f'server CPU per request: {($(cpu_ticks "$server") - $before) / $(getconf CLK_TCK) * 1e6 / $requests:.1f} µs')"
+    if [ $counted = 1 ]; then
+        callgrind_control -d "$server" >/dev/null
+        callgrind_control -i off "$server" >/dev/null
+        local dump instructions
+        dump=$(ls -t "$CALLGRIND/callgrind.$server".* | head -1)
+        instructions=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+        echo "instructions per request (callgrind, $requests requests, background rounds included): $((instructions / requests)) ($dump)"
+    fi
 }
 
 if [ "$MODE" = cluster-policy ]; then
@@ -222,7 +258,7 @@ PY
         control=(--fleet.store "sqlite://$work/fleet.db" --rollouts.token_file "$work/tokens"
             --rollouts.halt_check_secs 5)
     fi
-    env $ALLOCATOR_ENV "$ENGINE" \
+    env $ALLOCATOR_ENV "${engine_command[@]}" \
         --service.port $POLICY_ENGINE_PORT --status.port $POLICY_STATUS_PORT \
         --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
         --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" \
@@ -230,7 +266,7 @@ PY
         --cluster_policy.lookup_url "http://127.0.0.1:$LOOKUP_PORT/groups" "${control[@]}" &
     policy_engine=$!
     pids+=($policy_engine)
-    for _ in $(seq 100); do
+    for _ in $(seq $ready_tries); do
         curl -sf "http://127.0.0.1:$POLICY_STATUS_PORT/readyz" >/dev/null && break
         sleep 0.1
     done

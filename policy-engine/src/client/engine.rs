@@ -313,7 +313,7 @@ impl Engine {
             return None;
         }
         let channel = request.query.channel.as_ref()?.as_str();
-        let place = request.query.cluster().map(|cluster| cluster.place);
+        let place = || request.query.cluster().map(|cluster| cluster.place);
         let phase = revision.phased_rollouts().phase(channel, place, now)?;
         // A scoped channel the request's class may not see stays unseen.
         let sees_channel = request.class.is_none()

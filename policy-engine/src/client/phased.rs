@@ -213,11 +213,18 @@ impl PhasedRollouts {
     /// Where a request for `channel` stands at `now`: by the cluster's
     /// `place`, or as a request without an id. `None` when no release is
     /// phasing into the channel: its answers are the graph's.
-    pub fn phase(&self, channel: &str, place: Option<Place>, now: Timestamp) -> Option<Phase> {
+    pub fn phase(
+        &self,
+        channel: &str,
+        place: impl FnOnce() -> Option<Place>,
+        now: Timestamp,
+    ) -> Option<Phase> {
         if self.channels.is_empty() {
             return None;
         }
         let phasing = self.channels.get(channel)?;
+        // Hashed only for a phased channel: most requests ask another.
+        let place = place();
         let mut passed = 0u64;
         let mut next_change: Option<Timestamp> = None;
         for (index, gate) in phasing.gates.iter().enumerate() {
@@ -374,7 +381,7 @@ mod tests {
         let mut request = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
         let place = request.query.cluster().map(|cluster| cluster.place);
         let channel = request.query.channel.clone().unwrap();
-        request.phase = PhasedRollouts::of(base).phase(channel.as_str(), place, now);
+        request.phase = PhasedRollouts::of(base).phase(channel.as_str(), || place, now);
         let phase = request.phase.clone();
         (pipeline().run_on(base, &request).unwrap(), phase)
     }
@@ -547,7 +554,7 @@ mod tests {
             let plain = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
             let place = plain.query.cluster().map(|cluster| cluster.place);
             assert!(
-                rollouts.phase("fast-4.18", place, at(START)).is_none(),
+                rollouts.phase("fast-4.18", || place, at(START)).is_none(),
                 "no phase, no key"
             );
             let bytes = |request| {
@@ -559,7 +566,7 @@ mod tests {
         }
         assert!(
             PhasedRollouts::of(&graph(r#"{"nodes": [], "edges": []}"#))
-                .phase("a", None, at(START))
+                .phase("a", || None, at(START))
                 .is_none()
         );
     }
@@ -573,7 +580,7 @@ mod tests {
         let start = at(START);
         let phase = |place: f64, now| {
             let place = rollout_model::Place::from_percent(place * 100.0);
-            rollouts.phase("stable-4.18", Some(place), now).unwrap()
+            rollouts.phase("stable-4.18", || Some(place), now).unwrap()
         };
         let mut distinct = std::collections::BTreeSet::new();
         for step in 0..1000 {
@@ -588,7 +595,7 @@ mod tests {
             None,
             "nothing left to pass"
         );
-        let before = rollouts.phase("stable-4.18", None, start - SECOND).unwrap();
+        let before = rollouts.phase("stable-4.18", || None, start - SECOND).unwrap();
         assert_eq!(before.valid_for(start - SECOND), Some(Duration::from_secs(1)));
         assert_eq!(before.passed(), 0);
     }
@@ -599,6 +606,6 @@ mod tests {
         json["nodes"][1]["metadata"]["io.openshift.upgrades.graph.release.phased_rollouts"] =
             serde_json::json!("{\"stable-4.18\":{\"start\":\"tomorrow\"}}");
         let rollouts = PhasedRollouts::of(&graph(&json.to_string()));
-        assert!(rollouts.phase("stable-4.18", None, at(START)).is_none());
+        assert!(rollouts.phase("stable-4.18", || None, at(START)).is_none());
     }
 }
