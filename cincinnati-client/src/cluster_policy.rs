@@ -49,6 +49,53 @@ pub struct ClusterPolicy {
     pub edges: Vec<EdgeChange>,
     /// With a version: the updates from it, offered and removed.
     pub updates: Option<PolicyUpdates>,
+    /// With a version: the updates from it that graph-data's phased
+    /// rollouts (`phasedRollouts`) offer this cluster at its own moment.
+    #[serde(default)]
+    pub phased: Vec<PhasedOffer>,
+}
+
+/// An update phased by a rollout declared in graph-data, as this cluster
+/// sees it: the rollout, and the moment of its window the cluster is
+/// offered the update (a request without an id: the end of the release's
+/// longest window).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhasedOffer {
+    pub channel: String,
+    pub from: String,
+    pub to: String,
+    /// ISO 8601, as the channel declares it for the update's kind; none:
+    /// no rule for it, the update is offered to everyone at `start`.
+    pub duration: Option<String>,
+    /// RFC 3339: the rollout's start.
+    pub start: String,
+    /// RFC 3339: `start` + `duration`.
+    pub end: String,
+    /// RFC 3339: from when this cluster is offered the update.
+    pub offered_from: String,
+    /// Whether that moment has come.
+    pub offered: bool,
+}
+
+impl PhasedOffer {
+    /// `offered to this cluster from <time> (phased rollout of 4.18.52 in
+    /// stable-4.18, P2D from <start>)`, in the future tense until then.
+    pub fn said(&self) -> String {
+        let when = if self.offered {
+            "offered to this cluster from"
+        } else {
+            "to be offered to this cluster from"
+        };
+        format!(
+            "{when} {} (phased rollout of {} in {}, {} from {})",
+            self.offered_from,
+            self.to,
+            self.channel,
+            self.duration.as_deref().unwrap_or("no duration"),
+            self.start
+        )
+    }
 }
 
 /// What a blocked edge of the cluster's groups did to one update.
@@ -124,6 +171,11 @@ impl ClusterPolicy {
         self.rollouts.iter().find(|place| place.rollout.target == target)
     }
 
+    /// The phased rollout of the update to `to`, if one phases it.
+    pub fn phased_to(&self, to: &str) -> Option<&PhasedOffer> {
+        self.phased.iter().find(|offer| offer.to == to)
+    }
+
     /// What the cluster's groups' blocked edges did to `from → to`.
     pub fn edges_on<'a>(&'a self, from: &'a str, to: &'a str) -> impl Iterator<Item = &'a EdgeChange> + 'a {
         self.edges
@@ -195,5 +247,30 @@ mod tests {
         assert_eq!(removal.rule, "maxVersion");
         assert_eq!(removal.details_text(), "maxVersion 4.18.45");
         assert_eq!(policy.removal_of("4.18.41"), None);
+        assert!(policy.phased.is_empty(), "an engine without phasing writes none");
+    }
+
+    #[test]
+    fn a_phased_offer_is_said_in_the_tense_of_its_moment() {
+        let mut offer = PhasedOffer {
+            channel: "stable-4.18".to_owned(),
+            from: "4.18.51".to_owned(),
+            to: "4.18.52".to_owned(),
+            duration: Some("P2D".to_owned()),
+            start: "2026-06-02T09:00:00Z".to_owned(),
+            end: "2026-06-04T09:00:00Z".to_owned(),
+            offered_from: "2026-06-03T09:00:00Z".to_owned(),
+            offered: true,
+        };
+        assert_eq!(
+            offer.said(),
+            "offered to this cluster from 2026-06-03T09:00:00Z (phased rollout of 4.18.52 in stable-4.18, P2D from 2026-06-02T09:00:00Z)"
+        );
+        offer.offered = false;
+        assert!(
+            offer
+                .said()
+                .starts_with("to be offered to this cluster from 2026-06-03T09:00:00Z (")
+        );
     }
 }

@@ -398,6 +398,14 @@ impl Explanation<'_, '_> {
                 rule.sentence(policy, to)
             );
         }
+        if let Some(offer) = self
+            .policy
+            .as_ref()
+            .and_then(|policy| policy.phased.as_ref())
+            .filter(|offer| !offer.offered)
+        {
+            return format!("{from} → {to} is {}", offer.said());
+        }
         let block = self
             .declarations
             .iter()

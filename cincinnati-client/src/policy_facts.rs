@@ -7,7 +7,7 @@
 use cincinnati_core::Version;
 use serde_json::Value;
 
-use crate::cluster_policy::{ClusterPolicy, EdgeChange, RolloutPlace};
+use crate::cluster_policy::{ClusterPolicy, EdgeChange, PhasedOffer, RolloutPlace};
 
 /// What a cluster's policy does to one update `from → to`, from the
 /// engine's explanation of that cluster.
@@ -30,6 +30,9 @@ pub struct PolicyFacts {
     /// Whether the graph without the policy has the update (`None`: the
     /// engine did not find `from` in the channel).
     pub in_graph_without_policy: Option<bool>,
+    /// The update's phased rollout declared in graph-data, if one phases it
+    /// for this cluster.
+    pub phased: Option<PhasedOffer>,
 }
 
 /// The rule of the cluster's policy that withholds the target.
@@ -103,6 +106,7 @@ impl PolicyFacts {
                 .cloned()
                 .collect(),
             in_graph_without_policy: policy.has_update_to(&to),
+            phased: policy.phased_to(&to).filter(|offer| offer.from == from).cloned(),
         }
     }
 

@@ -42,7 +42,7 @@ pub struct Reason {
     pub layer: Layer,
     /// What it is, for scripts: `rollout`, `deferral`, `maxVersion`,
     /// `blockedEdge`, `policyRule`, `policyRisk`, `insideRollout`,
-    /// `unchanged` (cluster policy); `block`, `risk`, `nothing`, `notRead`
+    /// `phasedRollout`, `unchanged` (cluster policy); `block`, `risk`, `nothing`, `notRead`
     /// (graph-data); `removeRegex`, `nothing` (release metadata).
     pub kind: &'static str,
     /// Whether this reason makes the verdict what it is (the update
@@ -141,7 +141,27 @@ impl Explanation<'_, '_> {
                 Some(rollout.rollout.line),
             ));
         }
-        if policy.rule.is_none() && policy.risks.is_empty() && policy.rollout.is_none() {
+        if let Some(offer) = &policy.phased {
+            // graph-data's rollout, which the engine phases per cluster: it
+            // decides when nothing in the policy file withholds the target.
+            reasons.push(reason(
+                "phasedRollout",
+                self.is_missing() && !offer.offered && policy.rule.is_none(),
+                format!("{from} → {to} is {}", offer.said()),
+                vec![format!(
+                    "the window of the rollout: from {} to {}, a cluster offered it at its place of the way through ({})",
+                    offer.start,
+                    offer.end,
+                    policy.place()
+                )],
+                None,
+            ));
+        }
+        if policy.rule.is_none()
+            && policy.risks.is_empty()
+            && policy.rollout.is_none()
+            && policy.phased.is_none()
+        {
             let sentence = match policy.in_graph_without_policy {
                 Some(false) => format!(
                     "this cluster's policy does not decide: the graph without it has no update {from} → {to} either"

@@ -3,7 +3,7 @@
 //! skeleton registers the ones every service has (`build_info`, error
 //! answers, task restarts, connections).
 
-use prometheus::{Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts};
+use prometheus::{Gauge, GaugeVec, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts};
 use service_kit::metrics::{MetricRegistry, ServiceMetrics};
 
 /// Every metric of the engine's own.
@@ -29,6 +29,7 @@ pub struct EngineMetrics {
     pub lookup_errors: IntCounter,
     pub lookup_fallbacks: IntCounter,
     pub lookup_breaker_open: IntGauge,
+    pub phased_update_rollout: GaugeVec,
 }
 
 impl ServiceMetrics for EngineMetrics {
@@ -113,6 +114,13 @@ impl ServiceMetrics for EngineMetrics {
             lookup_breaker_open: registry.add(IntGauge::new(
                 "cluster_lookup_breaker_open",
                 "1 while the lookup service's circuit breaker is open (no lookups sent)",
+            )?)?,
+            phased_update_rollout: registry.add(GaugeVec::new(
+                Opts::new(
+                    "phased_update_rollout",
+                    "Share of clusters offered an update phased by graph-data, while its window runs (0 to 1)",
+                ),
+                &["channel", "from", "to"],
             )?)?,
             identity_cache_bytes: registry.add(IntGauge::new(
                 "identity_cache_bytes",

@@ -233,6 +233,64 @@ fn a_rollout_that_withholds_the_target_decides_before_graph_data_and_metadata() 
     assert_eq!((reasons[0].file.as_deref(), reasons[0].line), (None, Some(9)));
 }
 
+/// An update graph-data phases: not yet offered to this cluster, the
+/// engine says from when it is, and that decides; once offered, it is said
+/// beside the verdict.
+#[test]
+fn a_phased_rollout_from_graph_data_says_when_the_cluster_is_offered_the_update() {
+    let offer = |offered| {
+        json!({"channel": "stable-4.16", "from": "4.16.0", "to": "4.16.1", "duration": "P2D",
+               "start": "2026-06-02T09:00:00Z", "end": "2026-06-04T09:00:00Z",
+               "offeredFrom": "2026-06-03T21:00:00Z", "offered": offered})
+    };
+    let phased = |offered| {
+        cluster_policy(json!({
+            "id": "c0ffee00-0001-4a11-8b22-0123456789ab", "placePercent": 75.0, "groups": [], "rules": {},
+            "rollouts": [], "updates": null, "phased": [offer(offered)]
+        }))
+    };
+    let not_yet = Fixture::new().releases("4.16", 1, &["stable-4.16"]).graph();
+    let explanation = explain(&not_yet, &query("stable-4.16", "4.16.0", "4.16.1"), None)
+        .with_cluster_policy(&phased(false));
+    assert_eq!(
+        explanation.summary(),
+        "4.16.0 → 4.16.1 is to be offered to this cluster from 2026-06-03T21:00:00Z \
+         (phased rollout of 4.16.1 in stable-4.16, P2D from 2026-06-02T09:00:00Z)"
+    );
+    let reasons = explanation.reasons();
+    assert_eq!(
+        layers_kinds_decides(&reasons)[0],
+        (Layer::ClusterPolicy, "phasedRollout", true)
+    );
+    assert_eq!(
+        reasons[0].details,
+        [
+            "the window of the rollout: from 2026-06-02T09:00:00Z to 2026-06-04T09:00:00Z, \
+          a cluster offered it at its place of the way through (its place is 75.00%)"
+        ]
+    );
+    let offered = Fixture::new()
+        .releases("4.16", 1, &["stable-4.16"])
+        .update("4.16.0", "4.16.1")
+        .graph();
+    let explanation =
+        explain(&offered, &query("stable-4.16", "4.16.0", "4.16.1"), None).with_cluster_policy(&phased(true));
+    assert_eq!(
+        explanation.summary(),
+        "4.16.0 → 4.16.1 is a recommended update on stable-4.16"
+    );
+    let reasons = explanation.reasons();
+    assert_eq!(
+        (reasons[0].kind, reasons[0].decides, reasons[0].sentence.as_str()),
+        (
+            "phasedRollout",
+            false,
+            "4.16.0 → 4.16.1 is offered to this cluster from 2026-06-03T21:00:00Z \
+             (phased rollout of 4.16.1 in stable-4.16, P2D from 2026-06-02T09:00:00Z)"
+        )
+    );
+}
+
 /// A risk of the cluster's groups is attributed to its line in the policy
 /// file, not to graph-data.
 #[test]

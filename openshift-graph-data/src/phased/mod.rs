@@ -189,16 +189,21 @@ impl RolloutDurations {
         durations
     }
 
-    /// How long the rollout of an update of `kind` takes: the rule for its
-    /// kind, else the default, else zero (the precedence of the schema).
-    pub fn for_kind(&self, kind: Option<UpdateKind>) -> Span {
+    /// The declared duration an update of `kind` gets: the rule for its
+    /// kind, else the default; `None` (zero) without either (the precedence
+    /// of the schema).
+    pub fn declared_for_kind(&self, kind: Option<UpdateKind>) -> Option<&RolloutDuration> {
         let for_its_kind = match kind {
             Some(UpdateKind::Patch) => self.patch.as_ref(),
             Some(UpdateKind::Minor) => self.minor.as_ref(),
             None => None,
         };
-        for_its_kind
-            .or(self.default.as_ref())
+        for_its_kind.or(self.default.as_ref())
+    }
+
+    /// How long the rollout of an update of `kind` takes.
+    pub fn for_kind(&self, kind: Option<UpdateKind>) -> Span {
+        self.declared_for_kind(kind)
             .map_or_else(Span::new, RolloutDuration::span)
     }
 
@@ -258,6 +263,20 @@ impl PhasedWindow {
     /// offered the update since its end.
     pub fn has_passed(&self, now: Timestamp) -> bool {
         self.end < now
+    }
+
+    /// The share of the fleet offered the update at `now`, in [0, 1]: the
+    /// fraction of the window gone by (a cluster at place `p` is offered it
+    /// once `p` is below it). A zero-length window is all or nothing.
+    pub fn share_passed(&self, now: Timestamp) -> f64 {
+        if now < self.start {
+            return 0.0;
+        }
+        let length = self.end.duration_since(self.start);
+        if now >= self.end || length.is_zero() {
+            return 1.0;
+        }
+        now.duration_since(self.start).div_duration_f64(length)
     }
 
     /// The moment a cluster at `fraction` of the fleet (in [0, 1], its
@@ -371,6 +390,47 @@ mod tests {
         }
         let instant = PhasedWindow::new(window.start, Span::new());
         assert_eq!(instant.moment_at(0.7), window.start);
+    }
+
+    /// The share offered ramps from 0 at the start to 1 at the end, the
+    /// inverse of a cluster's moment.
+    #[test]
+    fn the_share_passed_is_the_fraction_of_the_window_gone_by() {
+        let window = PhasedWindow::new(
+            at("2025-06-02T09:00:00Z"),
+            "P2D".parse::<RolloutDuration>().unwrap().span(),
+        );
+        for (now, share) in [
+            ("2025-06-01T09:00:00Z", 0.0),
+            ("2025-06-02T09:00:00Z", 0.0),
+            ("2025-06-02T21:00:00Z", 0.25),
+            ("2025-06-03T09:00:00Z", 0.5),
+            ("2025-06-04T09:00:00Z", 1.0),
+            ("2025-06-05T09:00:00Z", 1.0),
+        ] {
+            assert_eq!(window.share_passed(at(now)), share, "{now}");
+            if (0.0..1.0).contains(&share) && at(now) >= window.start {
+                assert_eq!(window.moment_at(share), at(now), "{now}");
+            }
+        }
+        let instant = PhasedWindow::new(window.start, Span::new());
+        let second = jiff::SignedDuration::from_secs(1);
+        assert_eq!(instant.share_passed(window.start - second), 0.0);
+        assert_eq!(instant.share_passed(window.start), 1.0);
+    }
+
+    #[test]
+    fn a_kind_without_its_own_rule_gets_the_default_as_declared() {
+        let durations = RolloutDurations {
+            patch: Some("P2D".parse().unwrap()),
+            minor: None,
+            default: Some("P14D".parse().unwrap()),
+        };
+        let declared = |kind| durations.declared_for_kind(kind).map(RolloutDuration::as_str);
+        assert_eq!(declared(Some(UpdateKind::Patch)), Some("P2D"));
+        assert_eq!(declared(Some(UpdateKind::Minor)), Some("P14D"));
+        assert_eq!(declared(None), Some("P14D"));
+        assert_eq!(RolloutDurations::default().declared_for_kind(None), None);
     }
 
     #[test]

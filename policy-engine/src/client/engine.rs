@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use cincinnati_core::stage::Pipeline;
-use cincinnati_core::{ApiError, ErrorKind};
+use cincinnati_core::{ApiError, ErrorKind, Version};
 use http_answers::{IdentityCache, PreparedBody};
 use service_kit::shutdown::StopHandle;
 
@@ -24,7 +24,7 @@ use crate::client::upstream::feed::FeedStatus;
 use crate::client::upstream::feeds::{FeedLimits, Feeds};
 use crate::client::upstream::revision::{Revision, Served};
 use crate::cluster_policy::PolicyStatus;
-use crate::cluster_policy::{Asked, Explanation};
+use crate::cluster_policy::{Asked, Explanation, phased_offers, without_policy};
 use crate::cluster_policy::{ClusterPolicy, PolicyClass};
 use crate::metrics::EngineMetrics;
 
@@ -218,38 +218,59 @@ impl Engine {
     }
 
     /// Why the cluster of `query` sees what it sees (see
-    /// [`crate::cluster_policy::explain`]); an error without a cluster policy.
+    /// [`crate::cluster_policy::explain`]); an error without a cluster
+    /// policy, unless a release phases into the channel asked.
     pub async fn explain(&self, query: ClientQuery, arrived: Instant) -> Result<Explanation, ApiError> {
         let now = SystemTime::now();
-        let (Some(policy), Some(class)) = (&self.cluster_policy, self.classify(&query, now).await) else {
-            return Err(ApiError::new(
-                ErrorKind::InvalidParams,
-                "no cluster policy is configured (cluster_policy.file): every cluster sees the same",
-            ));
-        };
+        let at = rollout_model::time::from_system(now);
+        let class = self.classify(&query, now).await;
+        let cluster = query.cluster();
         let asked = (query.channel.clone(), query.arch.clone(), query.version.clone());
-        let (request, revision, _) = self
-            .revision_for(
-                query,
-                Some(class.clone()),
-                arrived,
-                rollout_model::time::from_system(now),
-            )
-            .await?;
+        let (request, revision, _) = self.revision_for(query, class.clone(), arrived, at).await?;
+        let version = asked
+            .2
+            .as_deref()
+            .and_then(|version| Version::parse(version).ok());
+        let phased = match (&request.phase, &request.query.channel, version) {
+            (Some(_), Some(channel), Some(version)) => phased_offers(
+                revision.phased_rollouts().updates(),
+                channel.as_str(),
+                request.arch().as_str(),
+                &version,
+                cluster,
+                at,
+            ),
+            _ => Vec::new(),
+        };
         let view_channels = request
             .view_channels()
             .map(|channels| channels.into_iter().map(str::to_owned).collect())
             .unwrap_or_default();
-        let (base, applied) = revision
-            .before_rules(request, &self.pipeline, &self.computations)
-            .await?;
-        let asked = Asked {
+        let asked_of = |view_channels, phased| Asked {
             channel: asked.0.as_ref().map(|channel| channel.as_str()),
             arch: asked.1.as_ref().map(|arch| arch.as_str()),
             version: asked.2.as_deref(),
             view_channels,
+            phased,
         };
-        Ok(policy.explain(&class, asked, &base, &applied, now))
+        let (Some(policy), Some(class)) = (&self.cluster_policy, class) else {
+            let Some(phase) = &request.phase else {
+                return Err(ApiError::new(
+                    ErrorKind::InvalidParams,
+                    "no cluster policy is configured (cluster_policy.file) and no release phases into this channel: every cluster sees the same",
+                ));
+            };
+            let valid_for_secs = phase.valid_for(at).map(|valid_for| valid_for.as_secs());
+            return Ok(without_policy(
+                cluster,
+                asked_of(view_channels, phased),
+                valid_for_secs,
+            ));
+        };
+        let (base, applied) = revision
+            .before_rules(request, &self.pipeline, &self.computations)
+            .await?;
+        Ok(policy.explain(&class, asked_of(view_channels, phased), &base, &applied, now))
     }
 
     /// The request's policy class, if a cluster policy is configured.
@@ -348,6 +369,18 @@ impl Engine {
             .set(self.identities.held_bytes() as i64);
         if let Some(policy) = &self.cluster_policy {
             policy.update_gauges();
+        }
+        self.update_phased_gauge(rollout_model::time::Timestamp::now());
+    }
+
+    /// `phased_update_rollout` at `now` (see
+    /// [`crate::client::phased::PhasedRollouts::set_rollout_gauge`]):
+    /// only a graph-builder's full graph carries the windows.
+    fn update_phased_gauge(&self, now: rollout_model::time::Timestamp) {
+        let gauge = &self.metrics.phased_update_rollout;
+        match self.feeds.full_graph() {
+            Ok(revision) if self.phased_rollouts => revision.phased_rollouts().set_rollout_gauge(gauge, now),
+            _ => gauge.reset(),
         }
     }
 

@@ -22,15 +22,20 @@
 //! without an id), and the phase says when it next changes, so caches expire
 //! then. Everything takes `now` as an argument: run-time control (a pause, a
 //! hold) would be another way of computing the passed gates.
+//!
+//! The updates phased and their windows are kept too ([`PhasedUpdate`]):
+//! what `explain-cluster` says of them and what the
+//! `phased_update_rollout` gauge shows.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cincinnati_core::release::keys;
+use cincinnati_core::release::{arch_of, keys, without_build};
 use cincinnati_core::{Graph, Release, ReleaseId, Version};
 use openshift_graph_data::phased::published::PhasedChannels;
-use openshift_graph_data::{ChannelRollout, PhasedWindow, UpdateKind};
+use openshift_graph_data::{ChannelRollout, PhasedWindow, RolloutDuration, UpdateKind};
+use prometheus::GaugeVec;
 use rollout_model::Place;
 use rollout_model::time::{SignedDuration, Timestamp};
 
@@ -130,11 +135,39 @@ impl ChannelPhasing {
     }
 }
 
+/// An update into a release phasing into a channel, from a release of the
+/// channel: its window, and when a request passes it.
+#[derive(Debug, Clone)]
+pub struct PhasedUpdate {
+    pub channel: String,
+    /// The architecture of its releases.
+    pub arch: Option<String>,
+    /// Without build metadata (the architecture).
+    pub from: Version,
+    pub to: Version,
+    /// The duration declared for its kind; none: zero.
+    pub duration: Option<RolloutDuration>,
+    gate: Gate,
+}
+
+impl PhasedUpdate {
+    pub fn window(&self) -> PhasedWindow {
+        self.gate.window
+    }
+
+    /// When it is offered to a cluster at `place`, or to a request without
+    /// an id: when the request passes its gate.
+    pub fn offered_from(&self, place: Option<Place>) -> Timestamp {
+        self.gate.passed_at(place)
+    }
+}
+
 /// The phased rollouts of one upstream revision's graph, by channel; empty
 /// for a graph without any (then a request pays one emptiness check).
 #[derive(Debug, Default)]
 pub struct PhasedRollouts {
     channels: HashMap<String, Arc<ChannelPhasing>>,
+    updates: Vec<PhasedUpdate>,
 }
 
 impl PhasedRollouts {
@@ -156,6 +189,7 @@ impl PhasedRollouts {
             })
             .collect();
         let mut channels: HashMap<String, ChannelPhasing> = HashMap::new();
+        let mut updates = Vec::new();
         for (&id, phased) in &published {
             let Some((release, payload)) = graph
                 .release(id)
@@ -181,11 +215,14 @@ impl PhasedRollouts {
                     .flat_map(|group| &group.edges)
                     .filter(|edge| edge.to == release.version)
                     .filter_map(|edge| graph.find(&edge.from));
-                let longest_end = graph
+                let sources: Vec<&Release> = graph
                     .parents(id)
                     .chain(conditional_parents)
                     .filter(|from| in_channel(*from))
                     .filter_map(|from| graph.release(from))
+                    .collect();
+                let longest_end = sources
+                    .iter()
                     .map(|from| rollout.window(&from.version, &release.version).end)
                     .max()
                     .unwrap_or(rollout.start);
@@ -193,6 +230,18 @@ impl PhasedRollouts {
                 match phasing.add(rollout, longest_end) {
                     Some(gates) => {
                         phasing.releases.insert(payload.clone(), gates);
+                        updates.extend(sources.iter().map(|from| {
+                            let kind = UpdateKind::of(&from.version, &release.version);
+                            PhasedUpdate {
+                                channel: channel.clone(),
+                                arch: arch_of(release).map(str::to_owned),
+                                from: without_build(&from.version),
+                                to: without_build(&release.version),
+                                duration: rollout.durations.declared_for_kind(kind).cloned(),
+                                gate: phasing.gates
+                                    [usize::from(gates.gate_of(&from.version, &release.version))],
+                            }
+                        }));
                     }
                     None => tracing::warn!(
                         release = %release.version,
@@ -207,6 +256,30 @@ impl PhasedRollouts {
                 .into_iter()
                 .map(|(channel, phasing)| (channel, Arc::new(phasing)))
                 .collect(),
+            updates,
+        }
+    }
+
+    /// Every update phased, from each release of its channel, in no order.
+    pub fn updates(&self) -> &[PhasedUpdate] {
+        &self.updates
+    }
+
+    /// Sets `gauge` (`phased_update_rollout{channel,from,to}`) afresh: for
+    /// each update whose window runs at `now`, the share of clusters offered
+    /// it. An ended window's series goes, so the series are bounded by the
+    /// updates in a window; the architectures of an update share a series
+    /// (their windows are the same release's).
+    pub fn set_rollout_gauge(&self, gauge: &GaugeVec, now: Timestamp) {
+        gauge.reset();
+        for update in &self.updates {
+            let window = update.window();
+            if window.contains(now) {
+                let (from, to) = (update.from.to_string(), update.to.to_string());
+                gauge
+                    .with_label_values(&[update.channel.as_str(), &from, &to])
+                    .set(window.share_passed(now));
+            }
         }
     }
 
@@ -598,6 +671,108 @@ mod tests {
         let before = rollouts.phase("stable-4.18", || None, start - SECOND).unwrap();
         assert_eq!(before.valid_for(start - SECOND), Some(Duration::from_secs(1)));
         assert_eq!(before.passed(), 0);
+    }
+
+    /// What explain says of the phased update for a cluster: its window and
+    /// its own moment, offered once that has come; without an id, the end
+    /// of the window.
+    #[test]
+    fn explain_says_when_a_phased_update_is_offered_to_a_cluster() {
+        let rollouts = PhasedRollouts::of(&patch_only());
+        let start = at(START);
+        let cluster = ClusterId::parse(IDS[0]).unwrap().placed();
+        let moment = PhasedWindow {
+            start,
+            end: start + 2 * DAY,
+        }
+        .moment_at(cluster.place.fraction());
+        let offers = |cluster, version: &str, arch: &str, now| {
+            crate::cluster_policy::phased_offers(
+                rollouts.updates(),
+                "stable-4.18",
+                arch,
+                &Version::parse(version).unwrap(),
+                cluster,
+                now,
+            )
+        };
+        let before = offers(Some(cluster), "4.18.1", "amd64", moment - SECOND);
+        let expected = cincinnati_client::cluster_policy::PhasedOffer {
+            channel: "stable-4.18".to_owned(),
+            from: "4.18.1".to_owned(),
+            to: "4.18.2".to_owned(),
+            duration: Some("P2D".to_owned()),
+            start: START.to_owned(),
+            end: "2025-06-04T09:00:00Z".to_owned(),
+            offered_from: crate::cluster_policy::shown(moment),
+            offered: false,
+        };
+        assert_eq!(before, [expected.clone()]);
+        assert!(
+            before[0]
+                .said()
+                .starts_with("to be offered to this cluster from ")
+        );
+        let offered = cincinnati_client::cluster_policy::PhasedOffer {
+            offered: true,
+            ..expected
+        };
+        assert_eq!(offers(Some(cluster), "4.18.1", "amd64", moment), [offered]);
+        let without_id = offers(None, "4.18.1", "amd64", start + DAY);
+        assert_eq!(
+            (without_id[0].offered_from.as_str(), without_id[0].offered),
+            ("2025-06-04T09:00:00Z", false)
+        );
+        assert_eq!(
+            offers(Some(cluster), "4.18.2", "amd64", moment),
+            [],
+            "no update from 4.18.2"
+        );
+        assert_eq!(
+            offers(Some(cluster), "4.18.1", "arm64", moment),
+            [],
+            "another architecture"
+        );
+    }
+
+    /// The gauge ramps from 0 at the start to 1 at the end of the window,
+    /// one series per update (the architectures share it), gone after.
+    #[test]
+    fn the_rollout_gauge_ramps_over_the_window_and_goes_after_it() {
+        let base = patch_only();
+        let rollouts = PhasedRollouts::of(&base);
+        let gauge = GaugeVec::new(
+            prometheus::Opts::new("phased_update_rollout", "test"),
+            &["channel", "from", "to"],
+        )
+        .unwrap();
+        let series = |now| {
+            rollouts.set_rollout_gauge(&gauge, now);
+            prometheus::core::Collector::collect(&gauge)
+                .iter()
+                .flat_map(|family| family.get_metric().to_vec())
+                .map(|metric| {
+                    let labels: Vec<String> = metric
+                        .get_label()
+                        .iter()
+                        .map(|label| format!("{}={}", label.name(), label.value()))
+                        .collect();
+                    (labels.join(","), metric.get_gauge().get_value())
+                })
+                .collect::<Vec<_>>()
+        };
+        let start = at(START);
+        let labels = "channel=stable-4.18,from=4.18.1,to=4.18.2".to_owned();
+        assert_eq!(series(start - SECOND), [], "not yet in its window");
+        for (now, share) in [
+            (start, 0.0),
+            (start + DAY / 2, 0.25),
+            (start + DAY, 0.5),
+            (start + 2 * DAY, 1.0),
+        ] {
+            assert_eq!(series(now), [(labels.clone(), share)], "{now}");
+        }
+        assert_eq!(series(start + 2 * DAY + SECOND), [], "the window has ended");
     }
 
     #[test]

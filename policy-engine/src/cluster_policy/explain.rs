@@ -21,7 +21,11 @@
 //!   "edges": [{"from": "4.17.9", "to": "4.18.4", "line": 12, "risk": null}],
 //!   "updates": {"from": "4.18.1",
 //!               "offered": ["4.18.2"],
-//!               "removed": [{"release": "4.18.7", "rule": "rollout", "rollout": 0}]}
+//!               "removed": [{"release": "4.18.7", "rule": "rollout", "rollout": 0}]},
+//!   "phased": [{"channel": "stable-4.18", "from": "4.18.1", "to": "4.18.2",
+//!               "duration": "P2D", "start": "2026-11-20T09:00:00Z",
+//!               "end": "2026-11-22T09:00:00Z",
+//!               "offeredFrom": "2026-11-21T02:41:17Z", "offered": true}]
 //! }
 //! ```
 //!
@@ -39,16 +43,26 @@
 //! whether this cluster is offered its target, since when or from when at
 //! its schedule (`insideFrom`: none while an operator or the fleet
 //! decides), and whether it is a canary; `validForSecs`, when the
-//! cluster's class changes next.
+//! cluster's class changes next. `phased` (with `version`) lists the
+//! updates from that version that graph-data's phased rollouts offer this
+//! cluster from its own moment of their window ([`crate::client::phased`]),
+//! whether the policy withholds them or not.
+//!
+//! An engine that phases explains a phased channel without a policy file
+//! too: the policy's fields are then empty ([`without_policy`]).
 
-use cincinnati_client::cluster_policy::{ClusterPolicy, EdgeChange, PolicyUpdates, Removal, RolloutPlace};
+use cincinnati_client::cluster_policy::{
+    ClusterPolicy, EdgeChange, PhasedOffer, PolicyUpdates, Removal, RolloutPlace,
+};
 use cincinnati_core::release::same_release;
 use cincinnati_core::{Graph, Version};
+use rollout_model::Placed;
 use rollout_model::time::Timestamp;
 
 use super::apply::{Applied, Withheld};
 use super::policy::PolicyClass;
 use super::view::{rollout_view, shown};
+use crate::client::phased::PhasedUpdate;
 
 /// The explanation, as the document's one definition types it.
 pub type Explanation = ClusterPolicy;
@@ -61,6 +75,67 @@ pub struct Asked<'a> {
     pub version: Option<&'a str>,
     /// The channels of the request's view, as its class sees them.
     pub view_channels: Vec<String>,
+    /// The phased updates from `version` for this cluster.
+    pub phased: Vec<PhasedOffer>,
+}
+
+/// The updates of `phased` (a revision's) from `asked.version` in its
+/// channel, for `arch` and a cluster at `cluster` (none: without an id),
+/// as [`ClusterPolicy::phased`] says them at `now`.
+pub fn phased_offers(
+    phased: &[PhasedUpdate],
+    channel: &str,
+    arch: &str,
+    version: &Version,
+    cluster: Option<Placed>,
+    now: Timestamp,
+) -> Vec<PhasedOffer> {
+    let mut offers: Vec<PhasedOffer> = phased
+        .iter()
+        .filter(|update| {
+            update.channel == channel
+                && update.arch.as_deref() == Some(arch)
+                && same_release(&update.from, version)
+        })
+        .map(|update| {
+            let window = update.window();
+            let offered_from = update.offered_from(cluster.map(|cluster| cluster.place));
+            PhasedOffer {
+                channel: update.channel.clone(),
+                from: update.from.to_string(),
+                to: update.to.to_string(),
+                duration: update.duration.as_ref().map(ToString::to_string),
+                start: shown(window.start),
+                end: shown(window.end),
+                offered_from: shown(offered_from),
+                offered: offered_from <= now,
+            }
+        })
+        .collect();
+    offers.sort_by(|a, b| a.to.cmp(&b.to));
+    offers
+}
+
+/// The explanation of an engine without a policy file for a request in a
+/// channel that phases: who the cluster is and its phased updates.
+pub fn without_policy(cluster: Option<Placed>, asked: Asked<'_>, valid_for_secs: Option<u64>) -> Explanation {
+    Explanation {
+        policy_file: None,
+        id: cluster.map(|cluster| cluster.id.to_string()),
+        place_percent: cluster.map(|cluster| cluster.place.percent()),
+        groups: Vec::new(),
+        rules: serde_json::Map::new(),
+        deferral_cutoff: None,
+        rollouts: Vec::new(),
+        valid_for_secs,
+        channel: asked.channel.map(str::to_owned),
+        arch: asked.arch.map(str::to_owned),
+        view_channels: asked.view_channels,
+        withheld: Vec::new(),
+        edges: Vec::new(),
+        updates: None,
+        phased: asked.phased,
+    }
 }
 
 /// The explanation of `class` at `now`, from the graph the request gets
@@ -109,6 +184,7 @@ pub fn explain(
             .and_then(|version| Version::parse(version).ok())
             .and_then(|version| updates_from(base, &version, &withheld, &applied.edges)),
         withheld,
+        phased: asked.phased,
     }
 }
 

@@ -36,7 +36,7 @@ mod source;
 mod view;
 
 pub(crate) use apply::Applied;
-pub(crate) use explain::{Asked, Explanation};
+pub(crate) use explain::{Asked, Explanation, phased_offers, without_policy};
 #[cfg(test)]
 pub(crate) use file::parse as parse_policy_file;
 pub use lookup::LookupStatus;
