@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Starts the service stack on the bundled default data (offline):
-#   graph-builder            :8080 (Graph API), :8090 (graph-data), :9080 (status)
+#   graph-builder            :8080 (Graph API), :8090 (graph-data), :9080 (status);
+#                            graph-data: testdata/graph-data with the overlay
+#                            testdata/graph-data-phased (schema 2.0.0, stable-4.20
+#                            phases 4.20.33 in), assembled in a temporary copy
 #   policy-engine "public"   :8081, status :9081, upstream: the graph-builder
 #   policy-engine "cluster"  :8082, status :9082, upstream: the public engine,
 #                            per-cluster policy: deploy/demo/policy.yaml, rollout
@@ -58,11 +61,13 @@ pids=()
 logs=
 $check && logs=$(mktemp -d)
 fleet=
+graph_data=
 stop() {
     kill "${pids[@]}" 2>/dev/null || true
     wait 2>/dev/null || true
     [[ -z $logs ]] || rm -rf "$logs"
     [[ -z $fleet ]] || rm -rf "$fleet"
+    [[ -z $graph_data ]] || rm -rf "$graph_data"
 }
 trap stop EXIT
 trap 'exit 130' INT TERM
@@ -77,7 +82,14 @@ service() { # name command...
     pids+=($!)
 }
 
-service graph-builder "$bin/graph-builder" -c deploy/demo/graph-builder.toml
+# The bundled graph-data stays as published (schema 1.1.0); the demo serves
+# a copy with one channel phased (schema 2.0.0): the overlay's files replace
+# the copy's.
+graph_data=$(mktemp -d)
+cp -R testdata/graph-data "$graph_data/graph-data"
+cp -R testdata/graph-data-phased/. "$graph_data/graph-data/"
+sed "s|\"testdata/graph-data\"|\"$graph_data/graph-data\"|" deploy/demo/graph-builder.toml >"$graph_data/graph-builder.toml"
+service graph-builder "$bin/graph-builder" -c "$graph_data/graph-builder.toml"
 service public-engine "$bin/policy-engine" -v --service.port 8081 --status.port 9081 --service.path_prefix "$prefix" \
     --service.mandatory_client_parameters channel \
     --upstream.cincinnati.url "http://127.0.0.1:8080$prefix/graph"
@@ -239,6 +251,19 @@ example 0 '"outcome":"paused"' \
         \"labels\": {\"alertname\": \"UpdatedClustersDegraded\", \"rollout_target\": \"4.18.52\"},
         \"annotations\": {\"summary\": \"5 clusters on 4.18.52 report degraded operators\"}}]}'; echo"
 example 0 'resume +4\.18\.52 +ops|4\.18\.52 +resume +ops' "$cli rollout --token-file deploy/demo/tokens history 4.18.52"
+# Places (rollout-model/src/place.rs): 7.03% for this id, 71.29% for $second.
+phased_early=c0ffee00-0004-4a11-8b22-0123456789ab
+note "graph-data's phased rollout (testdata/graph-data-phased, schema 2.0.0): stable-4.20" \
+    "phases 4.20.33 in over ten years from 2025-01-01, and the public engine offers it" \
+    "to each cluster from its own moment, start + place x P10Y. Of two clusters at" \
+    "4.20.32, one is offered it already (place 7.03%), the other not before 2032 (71.29%);" \
+    "the gauge is the share of clusters offered each phased update"
+example 0 'offered to this cluster from 2025-[^ ]+ \(phased rollout of 4\.20\.33 in stable-4\.20, P10Y from 2025-01-01' \
+    "$bin/cincinnati --url http://127.0.0.1:8081$prefix/graph explain --channel stable-4.20 --from 4.20.32 --to 4.20.33 --id $phased_early"
+example 1 'is to be offered to this cluster from 2032-[^ ]+ \(phased rollout of 4\.20\.33 in stable-4\.20, P10Y' \
+    "$bin/cincinnati --url http://127.0.0.1:8081$prefix/graph explain --channel stable-4.20 --from 4.20.32 --to 4.20.33 --id $second"
+example 0 '^cincinnati_pe_phased_update_rollout\{channel="stable-4\.20",from="4\.20\.32",to="4\.20\.33"\} 0\.[0-9]' \
+    "curl -s http://127.0.0.1:9081/metrics | grep phased_update_rollout"
 note "the public engine, multi-arch releases, gzip"
 example 0 '^\{"version":1,"nodes":\[.*candidate-4\.19.*"multi"' \
     "curl -s --compressed 'http://127.0.0.1:8081$prefix/graph?channel=candidate-4.19&arch=multi' | head -c 600; echo"

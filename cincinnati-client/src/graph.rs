@@ -92,6 +92,18 @@ impl UpdateGraph {
             .read_updates(documents)
     }
 
+    /// The same, with the updates of the first document only: a
+    /// per-channel service's answer for a channel, merged with others to
+    /// know every channel of its releases. Only the answer for a channel
+    /// says which updates its clusters see there: the Graph API's updates
+    /// are not per channel, and a phased rollout withholds in one channel
+    /// an update another channel's answer offers.
+    pub fn build_with_updates_of_first(arch: &str, documents: &[Document]) -> Self {
+        Builder::new(arch)
+            .read_releases(documents)
+            .read_updates(&documents[..documents.len().min(1)])
+    }
+
     pub fn arch(&self) -> &str {
         &self.arch
     }

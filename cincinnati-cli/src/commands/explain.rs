@@ -76,7 +76,14 @@ async fn read_graph(
     }
     let mut documents = fetcher.channels(asked, &unique(channels)).await?;
     let full = !per_channel_service || documents.iter().any(|document| document.is_full());
-    let graph = UpdateGraph::build(&input.arch, &documents);
+    // The candidate channels' answers say where releases are, not which
+    // updates the channel asked offers.
+    let build = if full {
+        UpdateGraph::build
+    } else {
+        UpdateGraph::build_with_updates_of_first
+    };
+    let graph = build(&input.arch, &documents);
     let missing: Vec<&Version> = [&query.from, &query.to]
         .into_iter()
         .filter(|version| graph.find(version).is_none())
@@ -88,7 +95,7 @@ async fn read_graph(
     for arch in ARCHITECTURES.into_iter().filter(|arch| *arch != input.arch) {
         documents.extend(fetcher.channels(&Query::arch(arch), &candidates).await?);
     }
-    Ok((UpdateGraph::build(&input.arch, &documents), full))
+    Ok((build(&input.arch, &documents), full))
 }
 
 /// The engine's explanation of what the cluster sees from `--from`, from its
