@@ -72,10 +72,11 @@ impl Explanation<'_, '_> {
         // When the policy withholds an update the graph without it has,
         // graph-data and metadata did not remove it: saying they say
         // nothing would only be noise.
-        let withheld_by_policy = self
-            .policy
-            .as_ref()
-            .is_some_and(|policy| policy.rule.is_some() && policy.in_graph_without_policy == Some(true));
+        let withheld_by_policy = self.policy.as_ref().is_some_and(|policy| {
+            let phased_later = policy.phased.as_ref().is_some_and(|offer| !offer.offered);
+            (policy.rule.is_some() && policy.in_graph_without_policy == Some(true))
+                || (phased_later && self.is_missing())
+        });
         if withheld_by_policy {
             reasons.retain(|reason| !matches!(reason.kind, "notRead" | "nothing"));
         }

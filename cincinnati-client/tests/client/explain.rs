@@ -259,8 +259,9 @@ fn a_phased_rollout_from_graph_data_says_when_the_cluster_is_offered_the_update(
     );
     let reasons = explanation.reasons();
     assert_eq!(
-        layers_kinds_decides(&reasons)[0],
-        (Layer::ClusterPolicy, "phasedRollout", true)
+        layers_kinds_decides(&reasons),
+        [(Layer::ClusterPolicy, "phasedRollout", true)],
+        "the rollout decides: graph-data and metadata did not remove the update"
     );
     assert_eq!(
         reasons[0].details,
