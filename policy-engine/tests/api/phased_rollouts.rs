@@ -129,3 +129,73 @@ async fn with_phasing_off_the_release_waits_for_the_graph_to_list_it() {
     let answer = app.get(&format!("/graph?channel=stable-4.18&id={early}")).await;
     assert!(!has_the_phasing_release(&answer));
 }
+
+/// An engine without a policy file explains a phased channel: each
+/// cluster's moment in the window, offered or to come; and the gauge says
+/// how far the rollout has gone.
+#[tokio::test]
+async fn explain_says_from_when_each_cluster_is_offered_the_update() {
+    let now = Timestamp::now();
+    let upstream = FakeUpstream::start(Behaviour::Graph(full_graph(now))).await;
+    let app = spawn_ready(settings(&upstream.url())).await;
+    let explain = |query: String| {
+        let app = &app;
+        async move {
+            let answer = app.status_get(&format!("/v1/explain-cluster?{query}")).await;
+            (answer.status, answer.json())
+        }
+    };
+    let (early, _) = id_placed(0.0..0.4);
+    let (late, _) = id_placed(0.6..1.0);
+    for (id, offered) in [(early.as_str(), true), (late.as_str(), false)] {
+        let (status, explanation) = explain(format!("channel=stable-4.18&version=4.18.1&id={id}")).await;
+        assert_eq!(status, 200, "{explanation}");
+        assert_eq!(explanation["id"], id);
+        assert_eq!(explanation["policyFile"], json!(null));
+        let phased = &explanation["phased"][0];
+        assert_eq!(
+            (
+                &phased["channel"],
+                &phased["from"],
+                &phased["to"],
+                &phased["duration"]
+            ),
+            (
+                &json!("stable-4.18"),
+                &json!("4.18.1"),
+                &json!("4.18.2"),
+                &json!("P2D")
+            ),
+            "{explanation}"
+        );
+        assert_eq!(phased["offered"], offered, "{id}: {explanation}");
+        let offered_from: Timestamp = phased["offeredFrom"].as_str().unwrap().parse().unwrap();
+        let (start, end): (Timestamp, Timestamp) = (
+            phased["start"].as_str().unwrap().parse().unwrap(),
+            phased["end"].as_str().unwrap().parse().unwrap(),
+        );
+        assert_eq!(end, start + 48 * HOUR);
+        assert!(start <= offered_from && offered_from <= end, "{explanation}");
+    }
+    // Without an id: the end of the window.
+    let (_, anonymous) = explain("channel=stable-4.18&version=4.18.1".to_owned()).await;
+    assert_eq!(
+        anonymous["phased"][0]["offeredFrom"],
+        anonymous["phased"][0]["end"]
+    );
+    // Nothing phases in fast-4.18, and there is no policy file to explain.
+    let (status, error) = explain(format!("channel=fast-4.18&version=4.18.1&id={early}")).await;
+    assert_eq!(
+        (status, &error["kind"]),
+        (400, &json!("invalid_params")),
+        "{error}"
+    );
+
+    let share = app
+        .metric(r#"cincinnati_pe_phased_update_rollout{channel="stable-4.18",from="4.18.1",to="4.18.2"}"#)
+        .await;
+    assert!(
+        (0.5..1.0).contains(&share),
+        "a day into a two-day window: {share}"
+    );
+}
