@@ -707,7 +707,7 @@ mod tests {
             offered_from: crate::cluster_policy::shown(moment),
             offered: false,
         };
-        assert_eq!(before, [expected.clone()]);
+        assert_eq!(before, std::slice::from_ref(&expected));
         assert!(
             before[0]
                 .said()
