@@ -142,9 +142,13 @@ impl Feed {
         *self.last_used.lock()
     }
 
-    /// Waits for the first fetch of this feed, running it if nobody has.
-    pub async fn first_fetch(&self, fetch: impl Future<Output = ()>) {
-        self.first_fetch.get_or_init(|| fetch).await;
+    /// Waits for the first fetch of this feed, running the one `fetch`
+    /// makes if nobody has. Boxed, and made only then: a fetch's state is
+    /// kilobytes, which every request's future would otherwise carry.
+    pub async fn first_fetch<F: Future<Output = ()>>(&self, fetch: impl FnOnce() -> F) {
+        if !self.first_fetch.initialized() {
+            Box::pin(self.first_fetch.get_or_init(fetch)).await;
+        }
     }
 
     /// Waits until no refresh of this feed is in flight, and returns the

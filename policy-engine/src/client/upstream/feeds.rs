@@ -257,7 +257,7 @@ impl Feeds {
         };
         feed.touch();
         let (feeds, fetched) = (self.clone(), feed.clone());
-        feed.first_fetch(self.fetch_for_request(async move { feeds.refresh_feed(&fetched).await }))
+        feed.first_fetch(|| self.fetch_for_request(async move { feeds.refresh_feed(&fetched).await }))
             .await;
         if feed.is_unserved() {
             self.keep_unserved_within_bound(&feed);
