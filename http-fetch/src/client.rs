@@ -4,7 +4,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use opentelemetry::trace::Status;
 use reqwest::header::{
     ACCEPT, AUTHORIZATION, ETAG, HeaderMap, HeaderName, HeaderValue, IF_NONE_MATCH, USER_AGENT,
@@ -13,6 +13,8 @@ use reqwest::{Method, StatusCode, Url};
 use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
+use crate::bounded::{BoundedBody, Overflow};
+use crate::error_chain::error_chain;
 use crate::plain::{PlainClient, PlainError};
 use crate::trace;
 use crate::trust::ExtraRoots;
@@ -342,69 +344,10 @@ fn etag(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// A body read so far, refusing bytes past its limit: never buffered past
-/// it, inflated or not.
-pub(crate) struct BoundedBody {
-    bytes: BytesMut,
-    limit: usize,
-}
-
-/// More bytes than the limit allows.
-#[derive(Debug, thiserror::Error)]
-#[error("more bytes than the limit allows")]
-pub(crate) struct Overflow;
-
-impl BoundedBody {
-    pub(crate) fn new(limit: usize) -> Self {
-        Self {
-            bytes: BytesMut::new(),
-            limit,
-        }
-    }
-
-    pub(crate) fn extend(&mut self, chunk: &[u8]) -> Result<(), Overflow> {
-        if self.bytes.len() + chunk.len() > self.limit {
-            return Err(Overflow);
-        }
-        self.bytes.extend_from_slice(chunk);
-        Ok(())
-    }
-
-    pub(crate) fn freeze(self) -> Bytes {
-        self.bytes.freeze()
-    }
-}
-
-/// What an inflating decoder writes into.
-impl std::io::Write for BoundedBody {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.extend(buf).map_err(std::io::Error::other)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn without_credentials(url: &Url) -> Url {
     let mut url = url.clone();
     // Fails only for URLs that cannot carry credentials anyway.
     let _ = url.set_username("");
     let _ = url.set_password(None);
     url
-}
-
-/// An error with its sources, which hold what actually went wrong
-/// ("connection refused", "certificate verify failed") behind reqwest's
-/// generic message.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

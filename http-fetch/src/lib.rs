@@ -21,7 +21,9 @@
 //! This crate knows HTTP clients only: no server, no actix, so libraries
 //! (openshift-graph-data's signature store) can use it.
 
+mod bounded;
 mod client;
+mod error_chain;
 mod plain;
 mod trace;
 pub mod trust;

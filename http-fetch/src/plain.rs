@@ -17,7 +17,8 @@ use hyper_util::rt::TokioExecutor;
 use reqwest::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 
-use crate::client::{BoundedBody, Overflow};
+use crate::bounded::{BoundedBody, Overflow};
+use crate::error_chain::error_chain;
 
 #[derive(Debug, Clone)]
 pub(crate) struct PlainClient {
@@ -92,7 +93,7 @@ impl PlainClient {
             .pool
             .request(request)
             .await
-            .map_err(|error| PlainError::Transport(crate::client::error_chain(&error)))?;
+            .map_err(|error| PlainError::Transport(error_chain(&error)))?;
         let (mut parts, mut incoming) = response.into_parts();
         let gzipped = self.gzip
             && parts
@@ -115,7 +116,7 @@ impl PlainClient {
             Sink::Identity(BoundedBody::new(limit))
         };
         while let Some(frame) = incoming.frame().await {
-            let frame = frame.map_err(|error| PlainError::Transport(crate::client::error_chain(&error)))?;
+            let frame = frame.map_err(|error| PlainError::Transport(error_chain(&error)))?;
             if let Ok(chunk) = frame.into_data() {
                 body.write(&chunk)?;
             }
