@@ -294,11 +294,11 @@ impl PhasedWindow {
 mod tests {
     use super::*;
 
-    fn at(text: &str) -> Timestamp {
+    pub(super) fn at(text: &str) -> Timestamp {
         text.parse().unwrap()
     }
 
-    fn v(text: &str) -> Version {
+    pub(super) fn v(text: &str) -> Version {
         Version::parse(text).unwrap()
     }
 

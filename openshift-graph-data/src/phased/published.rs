@@ -111,17 +111,8 @@ fn read_rollout(written: WrittenRollout) -> Result<ChannelRollout, String> {
 
 #[cfg(test)]
 mod tests {
-    use cincinnati_core::Version;
-
     use super::*;
-
-    fn at(text: &str) -> Timestamp {
-        text.parse().unwrap()
-    }
-
-    fn v(text: &str) -> Version {
-        Version::parse(text).unwrap()
-    }
+    use crate::phased::tests::{at, v};
 
     fn duration(text: &str) -> Option<RolloutDuration> {
         Some(text.parse().unwrap())

@@ -190,24 +190,17 @@ async fn answers_are_not_cached_beyond_the_clusters_next_rollout_threshold() {
     let mut with_policy = policy_settings(&upstream, &file);
     with_policy.service.requests.cache_max_age_secs = 3600;
     let app = spawn_ready(with_policy).await;
-    let max_age = |answer: &crate::support::app::Answer| -> u64 {
-        let cache_control = answer.header("cache-control").unwrap();
-        cache_control
-            .split("max-age=")
-            .nth(1)
-            .and_then(|rest| rest.split(',').next())
-            .unwrap_or_else(|| panic!("{cache_control}"))
-            .parse()
-            .unwrap()
-    };
-    let bounded = max_age(&app.get(&format!("/graph?channel=stable-4.18&id={CANARY}")).await);
+    let bounded = app
+        .get(&format!("/graph?channel=stable-4.18&id={CANARY}"))
+        .await
+        .max_age();
     assert!(bounded <= 600, "max-age={bounded}");
     // Without a policy, the configured max-age.
     let mut without_policy = settings(&upstream.url());
     without_policy.service.requests.cache_max_age_secs = 3600;
     let without_policy = spawn_ready(without_policy).await;
     assert_eq!(
-        max_age(&without_policy.get("/graph?channel=stable-4.18").await),
+        without_policy.get("/graph?channel=stable-4.18").await.max_age(),
         3600
     );
 }

@@ -61,17 +61,6 @@ fn has_the_phasing_release(answer: &Answer) -> bool {
         .any(|node| node["version"] == "4.18.2")
 }
 
-fn max_age(answer: &Answer) -> u64 {
-    let cache_control = answer.header("cache-control").unwrap();
-    cache_control
-        .split("max-age=")
-        .nth(1)
-        .and_then(|rest| rest.split(',').next())
-        .unwrap_or_else(|| panic!("{cache_control}"))
-        .parse()
-        .unwrap()
-}
-
 #[tokio::test]
 async fn each_cluster_is_offered_the_update_from_its_own_moment() {
     let now = Timestamp::now();
@@ -86,7 +75,7 @@ async fn each_cluster_is_offered_the_update_from_its_own_moment() {
     let early_answer = app.get(&format!("/graph?channel=stable-4.18&id={early}")).await;
     assert!(offered(&early_answer), "{early}: its moment has passed");
     assert_eq!(
-        max_age(&early_answer),
+        early_answer.max_age(),
         7 * 24 * 3600,
         "nothing left to change for it"
     );
@@ -96,15 +85,15 @@ async fn each_cluster_is_offered_the_update_from_its_own_moment() {
     assert!(has_the_phasing_release(&late_answer), "in the channel from start");
     let to_its_moment = (late_place * 48.0 - 24.0) * 3600.0;
     assert!(
-        (max_age(&late_answer) as f64) <= to_its_moment,
+        (late_answer.max_age() as f64) <= to_its_moment,
         "max-age {} beyond its moment, {to_its_moment} s away",
-        max_age(&late_answer)
+        late_answer.max_age()
     );
 
     // Without an id: the end of the window, as for a client that does not phase.
     let anonymous = app.get("/graph?channel=stable-4.18").await;
     assert!(!offered(&anonymous));
-    assert!(max_age(&anonymous) <= 24 * 3600);
+    assert!(anonymous.max_age() <= 24 * 3600);
 
     // A cluster already at 4.18.2 finds its version in the channel.
     let at_target = app

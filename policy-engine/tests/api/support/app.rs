@@ -26,6 +26,18 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The `max-age` of its `Cache-Control`, in seconds.
+    pub fn max_age(&self) -> u64 {
+        let cache_control = self.header("cache-control").unwrap();
+        cache_control
+            .split("max-age=")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .unwrap_or_else(|| panic!("{cache_control}"))
+            .parse()
+            .unwrap()
+    }
+
     pub fn json(&self) -> serde_json::Value {
         self.parse()
     }
