@@ -350,17 +350,18 @@ fn three_releases() -> Graph {
     )
 }
 
+/// stable-4.18 phasing 4.18.2 in from 2025-06-02 09:00: patch updates
+/// over P2D, the rest over P14D.
+const STABLE_PHASED: &str = "name: stable-4.18\nversions:\n- 4.17.9\n- 4.18.1\n- {name: 4.18.2, start: 2025-06-02T09:00:00Z}\n\
+                             phasedRollouts:\n- duration: P14D\n- {duration: P2D, fromVersion: patch}\n";
+
 /// stable-4.18 phases 4.18.2 from 2025-06-02 09:00 (patch P2D, the rest
 /// P14D); fast-4.18 lists the same releases unphased.
 fn stable_phased_fast_not() -> GraphData {
     loaded(&files(&[
         ("version", "2.0.0\n"),
         ("raw/metadata.json", "{}"),
-        (
-            CHANNEL_PATH,
-            "name: stable-4.18\nversions:\n- 4.17.9\n- 4.18.1\n- {name: 4.18.2, start: 2025-06-02T09:00:00Z}\n\
-             phasedRollouts:\n- duration: P14D\n- {duration: P2D, fromVersion: patch}\n",
-        ),
+        (CHANNEL_PATH, STABLE_PHASED),
         (
             "channels/fast-4.18.yaml",
             "name: fast-4.18\nversions: [4.17.9, 4.18.1, 4.18.2]\n",
@@ -474,11 +475,7 @@ fn the_next_phase_change_is_the_next_start_or_listing_after_now() {
     let data = loaded(&files(&[
         ("version", "2.0.0\n"),
         ("raw/metadata.json", "{}"),
-        (
-            CHANNEL_PATH,
-            "name: stable-4.18\nversions:\n- 4.17.9\n- 4.18.1\n- {name: 4.18.2, start: 2025-06-02T09:00:00Z}\n\
-             phasedRollouts:\n- duration: P14D\n- {duration: P2D, fromVersion: patch}\n",
-        ),
+        (CHANNEL_PATH, STABLE_PHASED),
         (
             "channels/fast-4.18.yaml",
             "name: fast-4.18\nversions:\n- 4.18.1\n- {name: 4.18.2, start: 2025-06-10T00:00:00Z}\n",
