@@ -57,11 +57,14 @@ fn batch(first: usize, count: usize) -> Vec<Check> {
 
 #[tokio::test]
 async fn what_a_full_store_acknowledged_it_holds_once_it_has_room_again() {
-    let disk = Tmpfs::mount("2m");
+    // The store fills about 2 MiB; freeing the filler gives it 14 MiB
+    // back, room for the write-ahead log to grow even while a reader
+    // keeps a checkpoint from resetting it.
+    let disk = Tmpfs::mount("16m");
     let url = format!("sqlite://{}", disk.path().join("fleet.db").display());
     let store = FleetStore::open(&url, &url).await.unwrap();
     let filler = disk.path().join("filler");
-    std::fs::write(&filler, vec![0_u8; 1024 * 1024]).unwrap();
+    std::fs::write(&filler, vec![0_u8; 14 * 1024 * 1024]).unwrap();
 
     let (mut acknowledged, mut next, mut failures) = (0_u64, 0, 0);
     while failures < 5 {
