@@ -74,8 +74,13 @@ pub struct PhasedOffer {
     pub end: String,
     /// RFC 3339: from when this cluster is offered the update.
     pub offered_from: String,
-    /// Whether that moment has come.
+    /// Whether it is offered now.
     pub offered: bool,
+    /// What run-time control does to the rollout, when it holds it back
+    /// ("paused at 31.0% by ops since ..."): `offeredFrom` is then as if
+    /// it were resumed now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
 }
 
 impl PhasedOffer {
@@ -87,8 +92,12 @@ impl PhasedOffer {
         } else {
             "to be offered to this cluster from"
         };
+        let control = self
+            .control
+            .as_ref()
+            .map_or_else(String::new, |control| format!("; the rollout is {control}"));
         format!(
-            "{when} {} (phased rollout of {} in {}, {} from {})",
+            "{when} {} (phased rollout of {} in {}, {} from {}){control}",
             self.offered_from,
             self.to,
             self.channel,
@@ -261,6 +270,7 @@ mod tests {
             end: "2026-06-04T09:00:00Z".to_owned(),
             offered_from: "2026-06-03T09:00:00Z".to_owned(),
             offered: true,
+            control: None,
         };
         assert_eq!(
             offer.said(),
@@ -271,6 +281,14 @@ mod tests {
             offer
                 .said()
                 .starts_with("to be offered to this cluster from 2026-06-03T09:00:00Z (")
+        );
+        offer.control = Some("paused at 31.0% by ops since 2026-06-02T21:00:00Z".to_owned());
+        assert!(
+            offer
+                .said()
+                .ends_with("P2D from 2026-06-02T09:00:00Z); the rollout is paused at 31.0% by ops since 2026-06-02T21:00:00Z"),
+            "{}",
+            offer.said()
         );
     }
 }

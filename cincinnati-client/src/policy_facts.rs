@@ -185,7 +185,7 @@ impl PolicyRule {
     /// Where the rule is written in the policy file.
     pub fn line(&self, policy: &PolicyFacts) -> Option<u64> {
         match self {
-            PolicyRule::Rollout => policy.rollout.as_ref().map(|place| place.rollout.line),
+            PolicyRule::Rollout => policy.rollout.as_ref().and_then(|place| place.rollout.line),
             PolicyRule::BlockedEdge { line } => *line,
             _ => None,
         }

@@ -139,7 +139,7 @@ impl Explanation<'_, '_> {
                     rollout.rollout.said
                 ),
                 schedule(rollout),
-                Some(rollout.rollout.line),
+                rollout.rollout.line,
             ));
         }
         if let Some(offer) = &policy.phased {

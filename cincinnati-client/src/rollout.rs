@@ -17,8 +17,14 @@ use crate::header::Header;
 #[serde(rename_all = "camelCase")]
 pub struct RolloutView {
     pub target: String,
-    /// Where the policy file declares it.
-    pub line: u64,
+    /// Where the policy file declares it; none for a rollout declared by
+    /// graph-data's phased rollouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// The channels it phases into, for a rollout declared by graph-data
+    /// (its schedule the span of its windows there).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phased_in: Vec<String>,
     /// Its schedule as declared: from `startingPercentage` at `start` to
     /// every cluster at `complete`.
     pub start: String,
@@ -55,6 +61,17 @@ pub struct RolloutView {
     /// pause or hold hides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conflict: Option<String>,
+}
+
+impl RolloutView {
+    /// Where it is declared, for people: `line 12`, or `graph-data
+    /// (stable-4.18)`.
+    pub fn declared_in(&self) -> String {
+        match self.line {
+            Some(line) => format!("line {line}"),
+            None => format!("graph-data ({})", self.phased_in.join(", ")),
+        }
+    }
 }
 
 /// A rollout's canaries.

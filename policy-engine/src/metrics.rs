@@ -118,7 +118,7 @@ impl ServiceMetrics for EngineMetrics {
             phased_update_rollout: registry.add(GaugeVec::new(
                 Opts::new(
                     "phased_update_rollout",
-                    "Share of clusters offered an update phased by graph-data, while its window runs (0 to 1)",
+                    "Share of clusters offered an update phased by graph-data, while its window runs or run-time control holds it back (0 to 1)",
                 ),
                 &["channel", "from", "to"],
             )?)?,

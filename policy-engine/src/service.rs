@@ -88,16 +88,6 @@ impl Service for PolicyEngine {
             ))),
             None => None,
         };
-        // (Settings made sure control has a store and a policy.)
-        let control = match (plan.control, &fleet, &cluster_policy) {
-            (Some(access), Some(fleet), Some(policy)) => Some(Arc::new(Control::new(
-                fleet.clone(),
-                policy.clone(),
-                access,
-                ControlMetrics::register(kit.registry())?,
-            ))),
-            _ => None,
-        };
         let engine = Arc::new(Engine::new(
             feeds,
             plan.pipeline,
@@ -105,12 +95,25 @@ impl Service for PolicyEngine {
             &plan.limits,
             Parts {
                 metrics,
-                cluster_policy,
+                cluster_policy: cluster_policy.clone(),
                 checks: fleet.clone().map(|fleet| fleet as Arc<dyn CheckSink>),
                 stopping: kit.stop_handle(),
                 phased_rollouts: settings.phased_rollouts.enabled,
             },
         ));
+        // (Settings made sure control has a store and a policy.)
+        let control = match (plan.control, &fleet, &cluster_policy) {
+            (Some(access), Some(fleet), Some(policy)) => {
+                let phasing = engine.clone();
+                Some(Arc::new(Control::new(
+                    fleet.clone(),
+                    (policy.clone(), Box::new(move || phasing.graph_data_rollouts())),
+                    access,
+                    ControlMetrics::register(kit.registry())?,
+                )))
+            }
+            _ => None,
+        };
         let operator = Arc::new(Operator::new(engine.clone(), fleet, control));
         let routes = configure_routes(
             service.api.path_prefix.clone(),

@@ -1,8 +1,11 @@
-//! What a rollout is declared to be (in the policy file today): its
+//! What a rollout is declared to be (in the policy file, or by
+//! graph-data's phased rollouts): its
 //! target, its schedule, when it may newly offer (office hours), its gates
 //! and what halts it. A declaration never changes at run time; what
 //! operators and automation do is [`crate::control`], what the fleet lets
 //! through is [`crate::gates`].
+
+use std::fmt;
 
 use semver::Version;
 
@@ -50,13 +53,34 @@ impl Declaration {
 pub enum Origin {
     /// A policy file's `rollouts`, at this line.
     PolicyFile { line: u64 },
+    /// graph-data's phased rollouts: its target phasing into these
+    /// channels, its schedule the span of their windows.
+    GraphData { channels: Vec<String> },
 }
 
 impl Origin {
-    /// The line it is declared at.
-    pub fn line(&self) -> u64 {
+    /// The policy file's line it is declared at, if declared there.
+    pub fn line(&self) -> Option<u64> {
         match self {
-            Self::PolicyFile { line } => *line,
+            Self::PolicyFile { line } => Some(*line),
+            Self::GraphData { .. } => None,
+        }
+    }
+
+    /// The channels it phases into, if declared in graph-data.
+    pub fn phased_in(&self) -> &[String] {
+        match self {
+            Self::PolicyFile { .. } => &[],
+            Self::GraphData { channels } => channels,
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::PolicyFile { line } => write!(f, "the policy file (line {line})"),
+            Self::GraphData { channels } => write!(f, "graph-data (phased into {})", channels.join(", ")),
         }
     }
 }

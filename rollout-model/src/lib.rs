@@ -3,8 +3,8 @@
 //! A rollout offers one target release to a growing share of clusters.
 //! Four things decide who is offered it, each a type of its own:
 //!
-//! - its [`Declaration`] (the policy file's `rollouts`): target, schedule,
-//!   office hours, gates, halts;
+//! - its [`Declaration`] (the policy file's `rollouts`, or graph-data's
+//!   phased rollouts): target, schedule, office hours, gates, halts;
 //! - its run-time [`Control`] (operators, Alertmanager, halts): pauses,
 //!   holds, the alerts firing on it, changed only by [`change::decide`];
 //! - its [`GateState`] (the fleet, through [`rounds`]): canaries and the
@@ -39,4 +39,4 @@ pub use control::Control;
 pub use declaration::Declaration;
 pub use gates::GateState;
 pub use place::{ClusterId, Lot, Place, Placed};
-pub use position::{Knowledge, Known, Position, Rollout, RunState, Stage, Who};
+pub use position::{Knowledge, Known, Position, Reading, Rollout, RunState, Stage, Who};

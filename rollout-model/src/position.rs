@@ -154,6 +154,25 @@ pub enum Stage {
     Complete,
 }
 
+/// How a rollout's schedule is read at one time, by rules 1 to 3: for a
+/// consumer with windows of its own on the rollout's clock (graph-data's
+/// phased rollouts: a window per kind of update into the target, each
+/// read at the same clock).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reading {
+    /// It offers nobody by its clock: its run-time state is unknown, or
+    /// it is gated (its gates name whom it offers, which no clock says).
+    Nobody,
+    /// Its progress is held at this share (percent), whatever the time.
+    Held(f64),
+    /// Its schedule is read at `clock`: `now`, or earlier (stopped at its
+    /// pause, at the state's read, at the last office-hours window; less
+    /// the time it stood still). `at_most` is below 100 only when a pause
+    /// keeps less than the clock gives (it was made while a hold kept the
+    /// progress lower): then no window offers more than that share.
+    At { clock: Timestamp, at_most: f64 },
+}
+
 /// Where a rollout is at one time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Position {
@@ -331,10 +350,20 @@ impl Rollout {
         }
     }
 
-    /// The progress its schedule and control give at `clock` (rule 3).
-    fn scheduled(&self, control: &Control, gates: Option<&GateState>, clock: Timestamp) -> f64 {
+    /// How its schedule is read at `now` (see [`Reading`]).
+    pub fn reading(&self, now: Timestamp) -> Reading {
+        match &self.state {
+            _ if self.declaration.gates.any() => Reading::Nobody,
+            RunState::Unknown => Reading::Nobody,
+            RunState::Declared => self.read_schedule(&NO_CONTROL, None, now),
+            RunState::Read(known) => self.read_schedule(&known.control, None, now.min(known.as_of)),
+        }
+    }
+
+    /// How its schedule is read at `clock`, given its control (rule 3).
+    fn read_schedule(&self, control: &Control, gates: Option<&GateState>, clock: Timestamp) -> Reading {
         if let Some(held) = control.held {
-            return held.clamp(0.0, 100.0);
+            return Reading::Held(held.clamp(0.0, 100.0));
         }
         let stopped = control.pause.as_ref().map_or(clock, |pause| pause.at.min(clock));
         let open = self
@@ -343,14 +372,23 @@ impl Rollout {
             .as_ref()
             .map_or(stopped, |office| office.last_open(stopped));
         let shift = control.stood_still_before(open) + self.canary_wait(gates);
-        let progress = self
-            .declaration
-            .schedule
-            .progress_at(open.saturating_sub(shift).unwrap_or(Timestamp::MIN));
-        control
-            .pause
-            .as_ref()
-            .map_or(progress, |pause| progress.min(pause.progress))
+        let clock = open.saturating_sub(shift).unwrap_or(Timestamp::MIN);
+        let kept = control.pause.as_ref().map_or(100.0, |pause| pause.progress);
+        let at_most = if kept < self.declaration.schedule.progress_at(clock) {
+            kept
+        } else {
+            100.0
+        };
+        Reading::At { clock, at_most }
+    }
+
+    /// The progress its schedule and control give at `clock` (rule 3).
+    fn scheduled(&self, control: &Control, gates: Option<&GateState>, clock: Timestamp) -> f64 {
+        match self.read_schedule(control, gates, clock) {
+            Reading::Held(held) => held,
+            Reading::Nobody => 0.0,
+            Reading::At { clock, at_most } => self.declaration.schedule.progress_at(clock).min(at_most),
+        }
     }
 
     /// How much later than declared its schedule runs: the time its clock

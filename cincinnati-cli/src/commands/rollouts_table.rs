@@ -2,7 +2,7 @@
 //! after a change) and by `cincinnati fleet rollouts`: each rollout where
 //! the engine's rollout model says it is, in the engine's own words, then
 //! what holds or moves it, under it: canaries, rate, pause or hold, alerts,
-//! a conflict with the policy file.
+//! a conflict with what declares it.
 
 use cincinnati_client::rollout::{ControlView, RolloutView};
 
@@ -12,13 +12,13 @@ use crate::output::{BAD, Cell, DIM, GOOD, HEADING, RISK, Text, count, hours, sty
 pub fn rollouts_table<'a>(text: &mut Text, at: &str, rollouts: impl IntoIterator<Item = &'a RolloutView>) {
     let rollouts: Vec<&RolloutView> = rollouts.into_iter().collect();
     if rollouts.is_empty() {
-        text.line("The engine's policy file declares no rollout.");
+        text.line("The engine has no rollout (none in its policy file, none phasing in graph-data).");
         return;
     }
     text.line(format!(
-        "{} at {at} (offered: clusters placed below it are offered the target; declared: what the \
-         policy file's schedule alone gives)",
-        styled(HEADING, "Rollouts of the policy file"),
+        "{} at {at} (offered: clusters placed below it are offered the target; declared: what its \
+         declared schedule alone gives)",
+        styled(HEADING, "Rollouts"),
     ));
     text.blank();
     let rows = rollouts
@@ -26,14 +26,17 @@ pub fn rollouts_table<'a>(text: &mut Text, at: &str, rollouts: impl IntoIterator
         .map(|rollout| {
             vec![
                 Cell::plain(&rollout.target),
-                Cell::number(rollout.line),
+                Cell::plain(rollout.declared_in()),
                 Cell::number(percent(rollout.progress)),
                 Cell::number(percent(rollout.declared_progress)),
                 Cell::styled(state_style(&rollout.state), &rollout.said),
             ]
         })
         .collect();
-    text.table(&["TARGET", "LINE", "OFFERED", "DECLARED", "WHERE IT IS"], rows);
+    text.table(
+        &["TARGET", "DECLARED IN", "OFFERED", "DECLARED", "WHERE IT IS"],
+        rows,
+    );
     for rollout in rollouts {
         let details = details(rollout);
         if !details.is_empty() {

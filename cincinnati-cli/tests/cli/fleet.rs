@@ -239,8 +239,8 @@ async fn fleet_prints_what_a_real_engine_recorded_of_the_clusters_asking_it() {
         row.unwrap_or_default().split_whitespace().collect::<Vec<_>>()
     };
     assert_eq!(
-        rows("Rollouts of the policy file").get(..4),
-        Some(&["4.18.4", "2", "100.0%", "100.0%"][..]),
+        rows("Rollouts").get(..5),
+        Some(&["4.18.4", "line", "2", "100.0%", "100.0%"][..]),
         "{}",
         table.stdout
     );

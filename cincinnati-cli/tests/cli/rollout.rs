@@ -144,7 +144,7 @@ async fn a_token_holder_pauses_resumes_holds_and_releases_a_rollout_and_reads_th
     assert_eq!(listed.code, 0, "{listed:?}");
     assert_eq!(
         row(&listed.stdout),
-        ["4.18.4", "2", "0.0%", "0.0%", untouched.said.as_str()],
+        ["4.18.4", "line 2", "0.0%", "0.0%", untouched.said.as_str()],
         "{}",
         listed.stdout
     );

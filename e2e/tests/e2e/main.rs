@@ -9,6 +9,7 @@ mod fleet;
 mod freshness;
 mod front_door;
 mod interop;
+mod phased;
 mod registry_faults;
 mod rollout_control;
 mod served_graph;

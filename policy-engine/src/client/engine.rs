@@ -233,7 +233,13 @@ impl Engine {
             .and_then(|version| Version::parse(version).ok());
         let phased = match (&request.phase, &request.query.channel, version) {
             (Some(_), Some(channel), Some(version)) => phased_offers(
-                revision.phased_rollouts().updates(),
+                (
+                    revision.phased_rollouts(),
+                    self.cluster_policy
+                        .as_ref()
+                        .map(|policy| policy.knowledge())
+                        .as_ref(),
+                ),
                 channel.as_str(),
                 request.arch().as_str(),
                 &version,
@@ -335,7 +341,10 @@ impl Engine {
         }
         let channel = request.query.channel.as_ref()?.as_str();
         let place = || request.query.cluster().map(|cluster| cluster.place);
-        let phase = revision.phased_rollouts().phase(channel, place, now)?;
+        let knowledge = self.cluster_policy.as_ref().map(|policy| policy.knowledge());
+        let phase = revision
+            .phased_rollouts()
+            .phase(channel, place, now, knowledge.as_ref())?;
         // A scoped channel the request's class may not see stays unseen.
         let sees_channel = request.class.is_none()
             || request
@@ -360,6 +369,16 @@ impl Engine {
         Ok(joined)
     }
 
+    /// The rollouts graph-data's phased rollouts declare, from the
+    /// upstream's full graph: none while it is not read, with phasing off,
+    /// or on an engine upstream (which answered already phased).
+    pub fn graph_data_rollouts(&self) -> Vec<Arc<rollout_model::Declaration>> {
+        match self.feeds.full_graph() {
+            Ok(revision) if self.phased_rollouts => revision.phased_rollouts().declarations().to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Updates the gauges derived from state; called before a scrape.
     pub fn update_gauges(&self) {
         self.feeds.update_gauges();
@@ -379,7 +398,12 @@ impl Engine {
     fn update_phased_gauge(&self, now: rollout_model::time::Timestamp) {
         let gauge = &self.metrics.phased_update_rollout;
         match self.feeds.full_graph() {
-            Ok(revision) if self.phased_rollouts => revision.phased_rollouts().set_rollout_gauge(gauge, now),
+            Ok(revision) if self.phased_rollouts => {
+                let knowledge = self.cluster_policy.as_ref().map(|policy| policy.knowledge());
+                revision
+                    .phased_rollouts()
+                    .set_rollout_gauge(gauge, now, knowledge.as_ref());
+            }
             _ => gauge.reset(),
         }
     }

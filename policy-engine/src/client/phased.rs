@@ -20,24 +20,34 @@
 //! answers of a channel are bounded by its gates (a cluster's gates pass in
 //! the order of their windows, so at most one answer per gate, plus the one
 //! without an id), and the phase says when it next changes, so caches expire
-//! then. Everything takes `now` as an argument: run-time control (a pause, a
-//! hold) would be another way of computing the passed gates.
+//! then. Everything takes `now` as an argument.
+//!
+//! Run-time control: each release phasing is also a rollout of the
+//! rollout model ([`PhasedRollouts::declarations`], its schedule the span
+//! of its windows), which operators, Alertmanager and halts pause, resume
+//! and hold like a policy file's. Its offers are read at the model's clock
+//! for it ([`rollout_model::Reading`]): stopped while paused, later by the
+//! time it stood still, nobody while its state is unknown, a held share of
+//! every window. A release's entry into the channel is not an offer: no
+//! control moves it.
 //!
 //! The updates phased and their windows are kept too ([`PhasedUpdate`]):
 //! what `explain-cluster` says of them and what the
 //! `phased_update_rollout` gauge shows.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwapOption;
 use cincinnati_core::release::{arch_of, keys, without_build};
 use cincinnati_core::{Graph, Release, ReleaseId, Version};
 use openshift_graph_data::phased::published::PhasedChannels;
 use openshift_graph_data::{ChannelRollout, PhasedWindow, RolloutDuration, UpdateKind};
 use prometheus::GaugeVec;
-use rollout_model::Place;
+use rollout_model::declaration::{Origin, Schedule};
 use rollout_model::time::{SignedDuration, Timestamp};
+use rollout_model::{Declaration, Knowledge, Place, Reading, Rollout};
 
 /// Gates a channel has at most: the bits of a [`Phase`]. A release whose
 /// gates do not fit is not phased here: it enters the channel when the
@@ -55,11 +65,40 @@ struct Gate {
     window: PhasedWindow,
     /// When a request without a cluster id passes.
     unplaced: Timestamp,
+    /// The rollout whose run-time control moves it (an index of
+    /// [`PhasedRollouts::declarations`]); none for a release's entry.
+    rollout: Option<usize>,
 }
 
 impl Gate {
     fn passed_at(&self, place: Option<Place>) -> Timestamp {
         place.map_or(self.unplaced, |place| self.window.moment_at(place.fraction()))
+    }
+
+    /// Whether a request at `place` has passed it at `now`, its rollout's
+    /// clock read as `reading` (none: not under control); if not, the
+    /// earliest it may (none: when run-time control changes).
+    fn judge(
+        &self,
+        place: Option<Place>,
+        now: Timestamp,
+        reading: Option<Reading>,
+    ) -> Result<(), Option<Timestamp>> {
+        let within = |share: f64| place.map_or(share >= 100.0, |place| place.is_below(share));
+        let clock = match reading {
+            None => now,
+            Some(Reading::Nobody) => return Err(None),
+            Some(Reading::Held(share)) => return if within(share) { Ok(()) } else { Err(None) },
+            Some(Reading::At { at_most, .. }) if !within(at_most) => return Err(None),
+            Some(Reading::At { clock, .. }) => clock,
+        };
+        let at = self.passed_at(place);
+        if at <= clock {
+            Ok(())
+        } else {
+            // The rollout's clock runs no faster than time.
+            Err(Some(now.saturating_add(at.duration_since(clock)).unwrap_or(at)))
+        }
     }
 }
 
@@ -92,21 +131,29 @@ pub struct ChannelPhasing {
 }
 
 impl ChannelPhasing {
-    /// Adds the gates of a release and returns it, or `None` when they do
+    /// Adds the gates of a release, its offers moved by the run-time
+    /// control of `controlled_by`, and returns it, or `None` when they do
     /// not fit in [`MAX_GATES`].
-    fn add(&mut self, rollout: &ChannelRollout, longest_end: Timestamp) -> Option<PhasingRelease> {
+    fn add(
+        &mut self,
+        rollout: &ChannelRollout,
+        longest_end: Timestamp,
+        controlled_by: usize,
+    ) -> Option<PhasingRelease> {
         let entry = Gate {
             window: PhasedWindow {
                 start: rollout.start,
                 end: rollout.start,
             },
             unplaced: rollout.start,
+            rollout: None,
         };
         let update = |kind| {
             let window = rollout.window_for_kind(kind);
             Gate {
                 window,
                 unplaced: window.end.max(longest_end),
+                rollout: Some(controlled_by),
             }
         };
         let wanted = [entry, update(KINDS[0]), update(KINDS[1]), update(KINDS[2])];
@@ -154,12 +201,20 @@ impl PhasedUpdate {
     pub fn window(&self) -> PhasedWindow {
         self.gate.window
     }
+}
 
-    /// When it is offered to a cluster at `place`, or to a request without
-    /// an id: when the request passes its gate.
-    pub fn offered_from(&self, place: Option<Place>) -> Timestamp {
-        self.gate.passed_at(place)
-    }
+/// Where a request stands with one phased update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateStanding {
+    pub offered: bool,
+    /// From when it is (or is to be) offered: the request's moment in the
+    /// window, later by the time run-time control held its rollout back
+    /// (while paused or held: as if resumed now).
+    pub from: Timestamp,
+    /// What run-time control does to its rollout, in the rollout model's
+    /// words, when it holds it back (unknown, paused, held, or behind its
+    /// windows after a pause).
+    pub control: Option<String>,
 }
 
 /// The phased rollouts of one upstream revision's graph, by channel; empty
@@ -168,6 +223,52 @@ impl PhasedUpdate {
 pub struct PhasedRollouts {
     channels: HashMap<String, Arc<ChannelPhasing>>,
     updates: Vec<PhasedUpdate>,
+    /// A rollout per release phasing (by version, every architecture and
+    /// channel), as run-time control knows it.
+    declarations: Vec<Arc<Declaration>>,
+    /// The declarations with the run-time state last asked with.
+    controlled: ArcSwapOption<Controlled>,
+}
+
+/// The rollouts of [`PhasedRollouts::declarations`] with one run-time state.
+#[derive(Debug)]
+struct Controlled {
+    knowledge: Arc<Knowledge>,
+    rollouts: Vec<Rollout>,
+}
+
+impl Controlled {
+    /// How the clock of `gate`'s rollout reads at `now`; none for a gate
+    /// no control moves.
+    fn reading(&self, gate: &Gate, now: Timestamp) -> Option<Reading> {
+        Some(self.rollouts[gate.rollout?].reading(now))
+    }
+}
+
+/// What a release phasing declares to run-time control: its windows'
+/// span, and the channels it phases into.
+#[derive(Debug)]
+struct Span {
+    target: Version,
+    start: Timestamp,
+    end: Timestamp,
+    channels: BTreeSet<String>,
+}
+
+impl Span {
+    fn declaration(&self) -> Arc<Declaration> {
+        Arc::new(Declaration::new(
+            self.target.clone(),
+            Origin::GraphData {
+                channels: self.channels.iter().cloned().collect(),
+            },
+            Schedule {
+                start: self.start,
+                duration: self.end.duration_since(self.start),
+                starting_percentage: 0.0,
+            },
+        ))
+    }
 }
 
 impl PhasedRollouts {
@@ -190,6 +291,7 @@ impl PhasedRollouts {
             .collect();
         let mut channels: HashMap<String, ChannelPhasing> = HashMap::new();
         let mut updates = Vec::new();
+        let mut spans: Vec<Span> = Vec::new();
         for (&id, phased) in &published {
             let Some((release, payload)) = graph
                 .release(id)
@@ -226,9 +328,29 @@ impl PhasedRollouts {
                     .map(|from| rollout.window(&from.version, &release.version).end)
                     .max()
                     .unwrap_or(rollout.start);
+                let target = without_build(&release.version);
+                let rollout_index = spans
+                    .iter()
+                    .position(|span| span.target == target)
+                    .unwrap_or_else(|| {
+                        spans.push(Span {
+                            target,
+                            start: rollout.start,
+                            end: rollout.start,
+                            channels: BTreeSet::new(),
+                        });
+                        spans.len() - 1
+                    });
                 let phasing = channels.entry(channel.clone()).or_default();
-                match phasing.add(rollout, longest_end) {
+                match phasing.add(rollout, longest_end, rollout_index) {
                     Some(gates) => {
+                        let span = &mut spans[rollout_index];
+                        span.start = span.start.min(rollout.start);
+                        span.end = KINDS
+                            .iter()
+                            .map(|kind| rollout.window_for_kind(*kind).end)
+                            .fold(span.end.max(longest_end), Timestamp::max);
+                        span.channels.insert(channel.clone());
                         phasing.releases.insert(payload.clone(), gates);
                         updates.extend(sources.iter().map(|from| {
                             let kind = UpdateKind::of(&from.version, &release.version);
@@ -243,11 +365,16 @@ impl PhasedRollouts {
                             }
                         }));
                     }
-                    None => tracing::warn!(
-                        release = %release.version,
-                        channel,
-                        "more than {MAX_GATES} phased windows in one channel; this release enters it when the graph lists it"
-                    ),
+                    None => {
+                        if spans[rollout_index].channels.is_empty() {
+                            spans.pop();
+                        }
+                        tracing::warn!(
+                            release = %release.version,
+                            channel,
+                            "more than {MAX_GATES} phased windows in one channel; this release enters it when the graph lists it"
+                        );
+                    }
                 }
             }
         }
@@ -257,6 +384,8 @@ impl PhasedRollouts {
                 .map(|(channel, phasing)| (channel, Arc::new(phasing)))
                 .collect(),
             updates,
+            declarations: spans.iter().map(Span::declaration).collect(),
+            controlled: ArcSwapOption::empty(),
         }
     }
 
@@ -265,32 +394,108 @@ impl PhasedRollouts {
         &self.updates
     }
 
+    /// A rollout per release phasing, for run-time control: its target
+    /// the release's version, its schedule from the earliest start of its
+    /// windows to the end of the longest.
+    pub fn declarations(&self) -> &[Arc<Declaration>] {
+        &self.declarations
+    }
+
+    /// Where a request at `place` stands with `update` at `now`, with
+    /// `knowledge` of run-time control.
+    pub fn standing(
+        &self,
+        update: &PhasedUpdate,
+        place: Option<Place>,
+        now: Timestamp,
+        knowledge: Option<&Arc<Knowledge>>,
+    ) -> UpdateStanding {
+        let controlled = self.controlled(knowledge);
+        let rollout = controlled
+            .as_ref()
+            .zip(update.gate.rollout)
+            .map(|(controlled, index)| &controlled.rollouts[index]);
+        let reading = rollout.map(|rollout| rollout.reading(now));
+        let judged = update.gate.judge(place, now, reading);
+        let declared = update.gate.passed_at(place);
+        let from = match (judged, reading) {
+            (Err(Some(next)), _) => next,
+            (_, Some(Reading::At { clock, .. })) => {
+                let late = now.duration_since(clock).max(SignedDuration::ZERO);
+                declared.saturating_add(late).unwrap_or(declared)
+            }
+            _ => declared,
+        };
+        let held_back = rollout.filter(|rollout| {
+            let control = rollout.control();
+            matches!(rollout.state(), rollout_model::RunState::Unknown)
+                || control.overrides()
+                || control.stood_still.is_positive()
+        });
+        UpdateStanding {
+            offered: judged.is_ok(),
+            from,
+            control: held_back.map(|rollout| rollout_model::describe::said(rollout, &rollout.position(now))),
+        }
+    }
+
+    /// The declarations' rollouts with `knowledge`; none when no run-time
+    /// control is configured (the windows alone decide).
+    fn controlled(&self, knowledge: Option<&Arc<Knowledge>>) -> Option<Arc<Controlled>> {
+        let knowledge = knowledge.filter(|knowledge| !matches!(***knowledge, Knowledge::Declared))?;
+        if let Some(controlled) = self.controlled.load_full()
+            && Arc::ptr_eq(&controlled.knowledge, knowledge)
+        {
+            return Some(controlled);
+        }
+        let controlled = Arc::new(Controlled {
+            knowledge: knowledge.clone(),
+            rollouts: knowledge.rollouts(&self.declarations),
+        });
+        self.controlled.store(Some(controlled.clone()));
+        Some(controlled)
+    }
+
     /// Sets `gauge` (`phased_update_rollout{channel,from,to}`) afresh: for
-    /// each update whose window runs at `now`, the share of clusters offered
-    /// it. An ended window's series goes, so the series are bounded by the
-    /// updates in a window; the architectures of an update share a series
-    /// (their windows are the same release's).
-    pub fn set_rollout_gauge(&self, gauge: &GaugeVec, now: Timestamp) {
+    /// each update from its window's start until it is offered to every
+    /// cluster (its end, unless run-time control holds it back), the share
+    /// of clusters offered it at `now`, with `knowledge` of run-time
+    /// control. The series are bounded by the updates in a window; the
+    /// architectures of an update share a series (their windows are the
+    /// same release's).
+    pub fn set_rollout_gauge(&self, gauge: &GaugeVec, now: Timestamp, knowledge: Option<&Arc<Knowledge>>) {
         gauge.reset();
+        let controlled = self.controlled(knowledge);
         for update in &self.updates {
             let window = update.window();
-            if window.contains(now) {
+            let share = match controlled
+                .as_ref()
+                .and_then(|controlled| controlled.reading(&update.gate, now))
+            {
+                None => window.share_passed(now),
+                Some(Reading::Nobody) => 0.0,
+                Some(Reading::Held(share)) => share / 100.0,
+                Some(Reading::At { clock, at_most }) => window.share_passed(clock).min(at_most / 100.0),
+            };
+            if now >= window.start && (window.contains(now) || share < 1.0) {
                 let (from, to) = (update.from.to_string(), update.to.to_string());
                 gauge
                     .with_label_values(&[update.channel.as_str(), &from, &to])
-                    .set(window.share_passed(now));
+                    .set(share);
             }
         }
     }
 
     /// Where a request for `channel` stands at `now`: by the cluster's
-    /// `place`, or as a request without an id. `None` when no release is
-    /// phasing into the channel: its answers are the graph's.
+    /// `place`, or as a request without an id, with `knowledge` of run-time
+    /// control (none: not configured). `None` when no release is phasing
+    /// into the channel: its answers are the graph's.
     pub fn phase(
         &self,
         channel: &str,
         place: impl FnOnce() -> Option<Place>,
         now: Timestamp,
+        knowledge: Option<&Arc<Knowledge>>,
     ) -> Option<Phase> {
         if self.channels.is_empty() {
             return None;
@@ -298,14 +503,17 @@ impl PhasedRollouts {
         let phasing = self.channels.get(channel)?;
         // Hashed only for a phased channel: most requests ask another.
         let place = place();
+        let controlled = self.controlled(knowledge);
         let mut passed = 0u64;
         let mut next_change: Option<Timestamp> = None;
         for (index, gate) in phasing.gates.iter().enumerate() {
-            let at = gate.passed_at(place);
-            if at <= now {
-                passed |= 1 << index;
-            } else {
-                next_change = Some(next_change.map_or(at, |next| next.min(at)));
+            let reading = controlled
+                .as_ref()
+                .and_then(|controlled| controlled.reading(gate, now));
+            match gate.judge(place, now, reading) {
+                Ok(()) => passed |= 1 << index,
+                Err(Some(at)) => next_change = Some(next_change.map_or(at, |next| next.min(at))),
+                Err(None) => {}
             }
         }
         Some(Phase {
@@ -451,10 +659,20 @@ mod tests {
 
     /// The answer to `query` at `now`, and the request's phase.
     fn answer(base: &Graph, query: &str, now: Timestamp) -> (Graph, Option<Phase>) {
+        controlled_answer(base, query, now, None)
+    }
+
+    /// [`answer`] with `knowledge` of run-time control.
+    fn controlled_answer(
+        base: &Graph,
+        query: &str,
+        now: Timestamp,
+        knowledge: Option<&Arc<Knowledge>>,
+    ) -> (Graph, Option<Phase>) {
         let mut request = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
         let place = request.query.cluster().map(|cluster| cluster.place);
         let channel = request.query.channel.clone().unwrap();
-        request.phase = PhasedRollouts::of(base).phase(channel.as_str(), || place, now);
+        request.phase = PhasedRollouts::of(base).phase(channel.as_str(), || place, now, knowledge);
         let phase = request.phase.clone();
         (pipeline().run_on(base, &request).unwrap(), phase)
     }
@@ -627,7 +845,7 @@ mod tests {
             let plain = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
             let place = plain.query.cluster().map(|cluster| cluster.place);
             assert!(
-                rollouts.phase("fast-4.18", || place, at(START)).is_none(),
+                rollouts.phase("fast-4.18", || place, at(START), None).is_none(),
                 "no phase, no key"
             );
             let bytes = |request| {
@@ -639,7 +857,7 @@ mod tests {
         }
         assert!(
             PhasedRollouts::of(&graph(r#"{"nodes": [], "edges": []}"#))
-                .phase("a", || None, at(START))
+                .phase("a", || None, at(START), None)
                 .is_none()
         );
     }
@@ -653,7 +871,7 @@ mod tests {
         let start = at(START);
         let phase = |place: f64, now| {
             let place = rollout_model::Place::from_percent(place * 100.0);
-            rollouts.phase("stable-4.18", || Some(place), now).unwrap()
+            rollouts.phase("stable-4.18", || Some(place), now, None).unwrap()
         };
         let mut distinct = std::collections::BTreeSet::new();
         for step in 0..1000 {
@@ -668,7 +886,9 @@ mod tests {
             None,
             "nothing left to pass"
         );
-        let before = rollouts.phase("stable-4.18", || None, start - SECOND).unwrap();
+        let before = rollouts
+            .phase("stable-4.18", || None, start - SECOND, None)
+            .unwrap();
         assert_eq!(before.valid_for(start - SECOND), Some(Duration::from_secs(1)));
         assert_eq!(before.passed(), 0);
     }
@@ -688,7 +908,7 @@ mod tests {
         .moment_at(cluster.place.fraction());
         let offers = |cluster, version: &str, arch: &str, now| {
             crate::cluster_policy::phased_offers(
-                rollouts.updates(),
+                (&rollouts, None),
                 "stable-4.18",
                 arch,
                 &Version::parse(version).unwrap(),
@@ -706,6 +926,7 @@ mod tests {
             end: "2025-06-04T09:00:00Z".to_owned(),
             offered_from: crate::cluster_policy::shown(moment),
             offered: false,
+            control: None,
         };
         assert_eq!(before, std::slice::from_ref(&expected));
         assert!(
@@ -747,7 +968,7 @@ mod tests {
         )
         .unwrap();
         let series = |now| {
-            rollouts.set_rollout_gauge(&gauge, now);
+            rollouts.set_rollout_gauge(&gauge, now, None);
             prometheus::core::Collector::collect(&gauge)
                 .iter()
                 .flat_map(|family| family.get_metric().to_vec())
@@ -781,6 +1002,182 @@ mod tests {
         json["nodes"][1]["metadata"]["io.openshift.upgrades.graph.release.phased_rollouts"] =
             serde_json::json!("{\"stable-4.18\":{\"start\":\"tomorrow\"}}");
         let rollouts = PhasedRollouts::of(&graph(&json.to_string()));
-        assert!(rollouts.phase("stable-4.18", || None, at(START)).is_none());
+        assert!(rollouts.phase("stable-4.18", || None, at(START), None).is_none());
+    }
+
+    /// Control of 4.18.2's rollout, as the store would have it: `requests`
+    /// by an operator, each at its time, read at `as_of`.
+    fn controlled(
+        requests: &[(rollout_model::change::Request, Timestamp)],
+        as_of: Timestamp,
+    ) -> Arc<Knowledge> {
+        let rollouts = PhasedRollouts::of(&patch_only());
+        let declaration = &rollouts.declarations()[0];
+        let actor = rollout_model::control::Actor::operator("ops");
+        let control = requests
+            .iter()
+            .fold(rollout_model::Control::default(), |control, (request, at)| {
+                rollout_model::change::decide(declaration, (&control, None), request, (&actor, "test"), *at)
+                    .control
+            });
+        Arc::new(Knowledge::Read {
+            as_of,
+            controls: std::collections::BTreeMap::from([("4.18.2".to_owned(), control)]),
+            gates: std::collections::BTreeMap::new(),
+        })
+    }
+
+    /// The release phasing is a rollout of the model, declared by graph-data.
+    #[test]
+    fn a_release_phasing_is_a_rollout_spanning_its_windows() {
+        let rollouts = PhasedRollouts::of(&patch_only());
+        let [declaration] = rollouts.declarations() else {
+            panic!("one release phasing: {:?}", rollouts.declarations());
+        };
+        assert_eq!(declaration.target.to_string(), "4.18.2");
+        assert_eq!(
+            declaration.origin,
+            rollout_model::declaration::Origin::GraphData {
+                channels: vec!["stable-4.18".to_owned()]
+            }
+        );
+        assert_eq!(declaration.schedule.start, at(START));
+        assert_eq!(declaration.schedule.end(), at(START) + 2 * DAY);
+    }
+
+    /// The documented rules of run-time control over a phased rollout, as
+    /// an oracle over clusters at every hundredth place and over requests
+    /// without an id: state unknown, nobody is offered the update (the
+    /// release is in the channel all the same); a pause offers nobody new
+    /// (a cluster is offered it when its moment is no later than the
+    /// pause); after a resume every moment is later by the time it stood
+    /// still; a hold offers the clusters placed below it, in every window.
+    #[test]
+    fn run_time_control_moves_the_offers_of_a_phased_rollout() {
+        use rollout_model::change::Request;
+        let base = patch_only();
+        let start = at(START);
+        let window = PhasedWindow {
+            start,
+            end: start + 2 * DAY,
+        };
+        let (pause, resume) = (start + DAY / 2, start + DAY);
+        let now = start + DAY + DAY / 2;
+        let unknown = Arc::new(Knowledge::Unknown);
+        let paused = controlled(&[(Request::Pause, pause)], now);
+        let resumed = controlled(&[(Request::Pause, pause), (Request::Resume, resume)], now);
+        let held = controlled(&[(Request::Hold(25.0), start)], now);
+        type Oracle = Box<dyn Fn(Option<Place>) -> bool>;
+        let moment = move |place: Place| window.moment_at(place.fraction());
+        let cases: [(&str, Option<&Arc<Knowledge>>, Oracle); 5] = [
+            (
+                "no control",
+                None,
+                Box::new(move |place: Option<Place>| place.is_some_and(|place| moment(place) <= now)),
+            ),
+            ("unknown", Some(&unknown), Box::new(|_| false)),
+            (
+                "paused",
+                Some(&paused),
+                Box::new(move |place: Option<Place>| place.is_some_and(|place| moment(place) <= pause)),
+            ),
+            (
+                "resumed",
+                Some(&resumed),
+                Box::new(move |place: Option<Place>| {
+                    place.is_some_and(|place| moment(place) + (resume - pause) <= now)
+                }),
+            ),
+            (
+                "held",
+                Some(&held),
+                Box::new(|place: Option<Place>| place.is_some_and(|place| place.is_below(25.0))),
+            ),
+        ];
+        let rollouts = PhasedRollouts::of(&base);
+        for (name, knowledge, oracle) in cases {
+            let mut offered = 0;
+            for place in (0..100)
+                .map(|hundredth| Some(Place::from_percent(f64::from(hundredth) + 0.5)))
+                .chain([None])
+            {
+                let mut request = PolicyRequest::for_test("channel=stable-4.18", UpstreamKind::GraphBuilder);
+                request.phase = rollouts.phase("stable-4.18", || place, now, knowledge);
+                let answer = pipeline().run_on(&base, &request).unwrap();
+                assert!(
+                    has(&answer, "4.18.2"),
+                    "{name}: in the channel from start, for everyone"
+                );
+                let is_offered = offers(&answer, "4.18.1", "4.18.2");
+                assert_eq!(is_offered, oracle(place), "{name} at {place:?}");
+                offered += usize::from(is_offered);
+            }
+            let expected = match name {
+                "no control" => 75,
+                "unknown" => 0,
+                "paused" => 25,
+                "resumed" => 50,
+                _ => 25,
+            };
+            assert_eq!(offered, expected, "{name}: clusters offered of 100");
+        }
+    }
+
+    /// A request's answer expires no later than when its next gate may
+    /// pass: never earlier than the time alone says, later while paused.
+    #[test]
+    fn under_control_an_answer_expires_when_the_rollouts_clock_may_pass_its_gate() {
+        use rollout_model::change::Request;
+        let start = at(START);
+        let rollouts = PhasedRollouts::of(&patch_only());
+        let place = Some(Place::from_percent(75.0));
+        let now = start + DAY;
+        let fresh = controlled(&[], now);
+        let phase = rollouts
+            .phase("stable-4.18", || place, now, Some(&fresh))
+            .unwrap();
+        assert_eq!(phase.valid_for(now), Some(Duration::from_secs(12 * 3600)));
+        let resumed = controlled(
+            &[(Request::Pause, start), (Request::Resume, start + DAY / 2)],
+            now,
+        );
+        let phase = rollouts
+            .phase("stable-4.18", || place, now, Some(&resumed))
+            .unwrap();
+        assert_eq!(
+            phase.valid_for(now),
+            Some(Duration::from_secs(24 * 3600)),
+            "half a day later"
+        );
+    }
+
+    /// Explain says what control does, and from when the update would be
+    /// offered if resumed now.
+    #[test]
+    fn explain_says_a_paused_phased_rollout_is_paused() {
+        use rollout_model::change::Request;
+        let rollouts = PhasedRollouts::of(&patch_only());
+        let start = at(START);
+        let now = start + DAY;
+        let paused = controlled(&[(Request::Pause, start)], now);
+        let update = &rollouts.updates()[0];
+        let place = Some(Place::from_percent(50.0));
+        let standing = rollouts.standing(update, place, now, Some(&paused));
+        assert!(!standing.offered);
+        assert_eq!(
+            standing.from,
+            now + DAY,
+            "its moment, a day later: as if resumed now"
+        );
+        let control = standing.control.expect("paused");
+        assert!(
+            control.starts_with("paused at 0.0% by ops since 2025-06-02T09:00:00Z"),
+            "{control}"
+        );
+        let running = rollouts.standing(update, place, now, Some(&controlled(&[], now)));
+        assert_eq!(
+            (running.offered, running.from, running.control),
+            (true, now, None)
+        );
     }
 }

@@ -51,18 +51,20 @@
 //! An engine that phases explains a phased channel without a policy file
 //! too: the policy's fields are then empty ([`without_policy`]).
 
+use std::sync::Arc;
+
 use cincinnati_client::cluster_policy::{
     ClusterPolicy, EdgeChange, PhasedOffer, PolicyUpdates, Removal, RolloutPlace,
 };
 use cincinnati_core::release::same_release;
 use cincinnati_core::{Graph, Version};
-use rollout_model::Placed;
 use rollout_model::time::Timestamp;
+use rollout_model::{Knowledge, Placed};
 
 use super::apply::{Applied, Withheld};
 use super::policy::PolicyClass;
 use super::view::{rollout_view, shown};
-use crate::client::phased::PhasedUpdate;
+use crate::client::phased::PhasedRollouts;
 
 /// The explanation, as the document's one definition types it.
 pub type Explanation = ClusterPolicy;
@@ -81,9 +83,9 @@ pub struct Asked<'a> {
 
 /// The updates of `phased` (a revision's) from `asked.version` in its
 /// channel, for `arch` and a cluster at `cluster` (none: without an id),
-/// as [`ClusterPolicy::phased`] says them at `now`.
+/// at `now` with `knowledge` of run-time control.
 pub fn phased_offers(
-    phased: &[PhasedUpdate],
+    (phased, knowledge): (&PhasedRollouts, Option<&Arc<Knowledge>>),
     channel: &str,
     arch: &str,
     version: &Version,
@@ -91,6 +93,7 @@ pub fn phased_offers(
     now: Timestamp,
 ) -> Vec<PhasedOffer> {
     let mut offers: Vec<PhasedOffer> = phased
+        .updates()
         .iter()
         .filter(|update| {
             update.channel == channel
@@ -99,7 +102,7 @@ pub fn phased_offers(
         })
         .map(|update| {
             let window = update.window();
-            let offered_from = update.offered_from(cluster.map(|cluster| cluster.place));
+            let standing = phased.standing(update, cluster.map(|cluster| cluster.place), now, knowledge);
             PhasedOffer {
                 channel: update.channel.clone(),
                 from: update.from.to_string(),
@@ -107,8 +110,9 @@ pub fn phased_offers(
                 duration: update.duration.as_ref().map(ToString::to_string),
                 start: shown(window.start),
                 end: shown(window.end),
-                offered_from: shown(offered_from),
-                offered: offered_from <= now,
+                offered_from: shown(standing.from),
+                offered: standing.offered,
+                control: standing.control,
             }
         })
         .collect();

@@ -348,7 +348,7 @@ impl PolicyFile {
                 if rollouts.iter().any(|other| other.target == rollout.target) {
                     let message = format!("a second rollout of {}", rollout.target);
                     problems.push(Problem {
-                        line: Some(rollout.origin.line()),
+                        line: rollout.origin.line(),
                         message,
                     });
                 }
@@ -633,7 +633,7 @@ rollouts:
         let id = ClusterId::parse("0f2a9c4e-5b1d-4c3e-8f7a-1b2c3d4e5f60").unwrap();
         assert_eq!(policy.groups_of(&id), ["canary", "production"]);
         assert_eq!(policy.declarations().len(), 1);
-        assert_eq!(policy.declarations()[0].origin.line(), 11);
+        assert_eq!(policy.declarations()[0].origin.line(), Some(11));
         assert!(parse("empty.yaml", "\n# nothing yet\n").is_ok());
     }
 

@@ -148,6 +148,12 @@ impl ClusterPolicy {
         self.source.rollouts()
     }
 
+    /// What is known of the rollouts' run-time state now (graph-data's
+    /// phased rollouts read it per request).
+    pub fn knowledge(&self) -> Arc<Knowledge> {
+        self.source.knowledge()
+    }
+
     pub fn status(&self, now: SystemTime) -> PolicyStatus {
         self.source.status(now)
     }

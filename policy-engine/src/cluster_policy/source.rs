@@ -47,6 +47,10 @@ pub struct PolicySource {
     /// The served policy's rollouts with what is known of their run-time
     /// state: made again when either changes.
     rollouts: ArcSwap<Vec<Rollout>>,
+    /// What is known of the rollouts' run-time state, given to every
+    /// policy served (and to graph-data's phased rollouts); changed under
+    /// `state`'s lock.
+    knowledge: ArcSwap<Knowledge>,
     state: Mutex<SourceState>,
     /// The lookup service, which adds groups to the file's.
     lookup: Option<Arc<GroupLookup>>,
@@ -63,9 +67,6 @@ struct SourceState {
     /// The last reload that found the file good (the served policy's, or a
     /// new one), and the refusal since.
     freshness: Freshness,
-    /// What is known of the rollouts' run-time state, given to every
-    /// policy served.
-    knowledge: Knowledge,
 }
 
 impl PolicySource {
@@ -88,12 +89,12 @@ impl PolicySource {
             bucket,
             rollouts: ArcSwap::from_pointee(knowledge.rollouts(policy.declarations())),
             current: ArcSwap::from_pointee(policy),
+            knowledge: ArcSwap::from_pointee(knowledge),
             state: Mutex::new(SourceState {
                 served: digest(&text),
                 refused: None,
                 loaded_at: now,
                 freshness,
-                knowledge,
             }),
             lookup: lookup.map(Arc::new),
         })
@@ -146,7 +147,7 @@ impl PolicySource {
         policy.generation = self.current.load().generation + 1;
         let generation = policy.generation;
         self.rollouts
-            .store(Arc::new(state.knowledge.rollouts(policy.declarations())));
+            .store(Arc::new(self.knowledge.load().rollouts(policy.declarations())));
         self.current.store(Arc::new(policy));
         let now = SystemTime::now();
         state.served = digest;
@@ -170,12 +171,17 @@ impl PolicySource {
     /// Gives the rollouts what is known of their run-time state (the fleet
     /// store's), this policy's and every one read after.
     pub fn set_knowledge(&self, knowledge: Knowledge) {
-        let mut state = self.lock();
-        if state.knowledge != knowledge {
+        let _state = self.lock();
+        if **self.knowledge.load() != knowledge {
             self.rollouts
                 .store(Arc::new(knowledge.rollouts(self.current().declarations())));
-            state.knowledge = knowledge;
+            self.knowledge.store(Arc::new(knowledge));
         }
+    }
+
+    /// What is known of the rollouts' run-time state now.
+    pub fn knowledge(&self) -> Arc<Knowledge> {
+        self.knowledge.load_full()
     }
 
     /// The rollouts now, with what is known of their run-time state.

@@ -25,6 +25,7 @@ pub fn rollout_view(rollout: &Rollout, now: Timestamp, conflict: Option<String>)
     RolloutView {
         target: declaration.target.to_string(),
         line: declaration.origin.line(),
+        phased_in: declaration.origin.phased_in().to_vec(),
         start: shown(declaration.schedule.start),
         complete: shown(declaration.schedule.complete_at()),
         starting_percentage: declaration.schedule.starting_percentage,

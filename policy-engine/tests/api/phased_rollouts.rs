@@ -1,12 +1,19 @@
 //! Graph-data's phased rollouts, served per cluster: a graph-builder's full
 //! graph with 4.18.2 phasing into stable-4.18 (a P2D patch rollout that
-//! started a day ago, so half of the fleet is offered it now).
+//! started a day ago, so half of the fleet is offered it now), and under
+//! run-time control as a policy file's rollouts are.
 
 use rollout_model::ClusterId;
 use rollout_model::time::{SignedDuration, Timestamp};
 use serde_json::json;
 
+use std::time::Duration;
+
+use reqwest::Method;
+
 use crate::support::app::{Answer, settings, spawn_ready};
+use crate::support::eventually;
+use crate::support::rollouts::{change, conflicts, control_settings, offered_from, rollouts};
 use crate::support::upstream::{Behaviour, FakeUpstream};
 
 const HOUR: SignedDuration = SignedDuration::from_hours(1);
@@ -186,5 +193,110 @@ async fn explain_says_from_when_each_cluster_is_offered_the_update() {
     assert!(
         (0.5..1.0).contains(&share),
         "a day into a two-day window: {share}"
+    );
+}
+
+/// Whether the cluster `id` on 4.18.1 in stable-4.18 is offered 4.18.2 by
+/// an engine under control (asked as an operator's tool asks).
+async fn offered_under_control(app: &crate::support::app::TestApp, id: &str) -> bool {
+    offered_from(app, id, "4.18.1").await.contains("4.18.2")
+}
+
+/// The phased rollout is a rollout of run-time control: listed with where
+/// graph-data declares it, paused (nobody new offered, nobody taken out),
+/// held (every cluster below the hold, in every window), released; and a
+/// policy file declaring the same target is reported as a conflict.
+#[tokio::test]
+async fn pausing_and_holding_a_phased_rollout_moves_its_offers() {
+    let now = Timestamp::now();
+    let upstream = FakeUpstream::start(Behaviour::Graph(full_graph(now))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", dir.path().join("fleet.db").display());
+    let app = spawn_ready(control_settings(&upstream, dir.path(), &store)).await;
+    let (early, _) = id_placed(0.0..0.4);
+    let (late, _) = id_placed(0.6..1.0);
+    eventually(
+        "the phased rollout under control",
+        Duration::from_secs(30),
+        || async {
+            rollouts(&app)
+                .await
+                .rollouts
+                .iter()
+                .any(|rollout| rollout.target == "4.18.2")
+        },
+    )
+    .await;
+    let listed = rollouts(&app).await;
+    let phased = listed
+        .rollouts
+        .iter()
+        .find(|rollout| rollout.target == "4.18.2")
+        .unwrap();
+    assert_eq!(
+        (phased.line, phased.phased_in.as_slice()),
+        (None, ["stable-4.18".to_owned()].as_slice())
+    );
+    assert_eq!(phased.declared_in(), "graph-data (stable-4.18)");
+    assert!(offered_under_control(&app, &early).await && !offered_under_control(&app, &late).await);
+
+    let (status, body) = change(&app, Method::POST, "4.18.2/pause", &[("reason", "bad canary")]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        offered_under_control(&app, &early).await,
+        "a pause takes nobody out"
+    );
+    assert!(!offered_under_control(&app, &late).await, "nor lets anyone in");
+    let paused = rollouts(&app).await;
+    let phased = paused
+        .rollouts
+        .iter()
+        .find(|rollout| rollout.target == "4.18.2")
+        .unwrap();
+    assert_eq!(phased.state, "paused");
+
+    let (status, body) = change(
+        &app,
+        Method::PUT,
+        "4.18.2/progress",
+        &[("reason", "all in"), ("percent", "100")],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(offered_under_control(&app, &late).await, "held at 100%: everyone");
+    let (status, body) = change(
+        &app,
+        Method::PUT,
+        "4.18.2/progress",
+        &[("reason", "none"), ("percent", "0")],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(!offered_under_control(&app, &early).await, "held at 0%: nobody");
+    assert!(
+        conflicts(&app).await.is_empty(),
+        "graph-data alone declares 4.18.2"
+    );
+
+    std::fs::write(
+        dir.path().join("policy.yaml"),
+        format!(
+            "rollouts:\n  - target: 4.18.2\n    start: \"{}\"\n    duration_hours: 10\n",
+            now - 10 * HOUR
+        ),
+    )
+    .unwrap();
+    eventually(
+        "the target declared twice reported",
+        Duration::from_secs(30),
+        || async { !conflicts(&app).await.is_empty() },
+    )
+    .await;
+    let reported = conflicts(&app).await;
+    assert!(
+        reported[0].starts_with(
+            "4.18.2: declared both in the policy file (line 2) and in graph-data (phased into stable-4.18)"
+        ),
+        "{reported:?}"
     );
 }

@@ -12,7 +12,7 @@ use reqwest::Method;
 
 use crate::support::app::{TestApp, spawn, spawn_ready};
 use crate::support::rollouts::{
-    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, ROLLOUTS, TOKEN, ask, change, change_with, cluster_at,
+    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, ROLLOUTS, TOKEN, ask, change, change_with, cluster_at, conflicts,
     control_settings, first, offered, once_paused, rollout_with, rollouts, round_after, seed,
 };
 use crate::support::upstream::{Behaviour, FakeUpstream};
@@ -421,15 +421,6 @@ async fn a_rollout_its_established_clusters_do_not_take_is_halted_and_minted_ids
     assert_eq!(audited, 1, "paused once");
 }
 
-/// The conflicts `/status` lists.
-async fn conflicts(app: &TestApp) -> Vec<String> {
-    app.status_document()
-        .await
-        .rollout_control
-        .expect("rollout control in /status")
-        .conflicts
-}
-
 /// The file edited under a pause (its rollout started earlier: the
 /// schedule now past a cluster placed above the pause's progress): the
 /// cluster is still not offered the target, and the conflict is reported,
@@ -455,7 +446,7 @@ async fn an_edit_of_the_file_under_a_pause_offers_nobody_new_and_is_reported() {
     let reported = conflicts(&app).await;
     assert!(
         reported[0].starts_with(
-            "4.18.4: the policy file's schedule (line 2) was edited while the rollout is paused by ops (ops: alarms)"
+            "4.18.4: the schedule declared in the policy file (line 2) was edited while the rollout is paused by ops (ops: alarms)"
         ),
         "{reported:?}"
     );

@@ -2,8 +2,9 @@
 //! rollouts and times: progress never falls without a control action; a
 //! pause never lets a new cluster in and never takes one out; a resume adds
 //! nobody at once; a state never read, or gates never judged, offer
-//! nobody; a cluster is inside from the instant `offered_from` says; an
-//! alert counts once, and only the last one resolving resumes.
+//! nobody; a cluster is inside from the instant `offered_from` says; a
+//! reading of the clock offers whom the position offers; an alert counts
+//! once, and only the last one resolving resumes.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use rollout_model::gates::{Canaries, Canary, GateState};
 use rollout_model::office_hours::OfficeHours;
 use rollout_model::rounds::before_rate;
 use rollout_model::time::{SignedDuration, Timestamp};
-use rollout_model::{Control, Declaration, Lot, Place, Rollout, RunState, Who};
+use rollout_model::{Control, Declaration, Lot, Place, Reading, Rollout, RunState, Who};
 
 use crate::support::{at, declaration, read};
 
@@ -74,8 +75,60 @@ fn changed(declaration: &Arc<Declaration>, control: &Control, request: Request, 
     .control
 }
 
+/// Operators' requests, each some time after the one before.
+fn requests() -> impl Strategy<Value = Vec<(Request, i64)>> {
+    let request = prop_oneof![
+        Just(Request::Pause),
+        Just(Request::Resume),
+        (0.0_f64..=100.0).prop_map(Request::Hold),
+        Just(Request::Release),
+    ];
+    prop::collection::vec((request, 0_i64..3_600_000 * 24), 0..5)
+}
+
+/// Whom a reading offers, as a consumer with the declared schedule as its
+/// only window judges it.
+fn offered_by_reading(reading: Reading, declared: &Declaration, place: Option<Place>) -> bool {
+    let progress = match reading {
+        Reading::Nobody => return false,
+        Reading::Held(progress) => progress,
+        Reading::At { clock, at_most } => declared.schedule.progress_at(clock).min(at_most),
+    };
+    place.map_or(progress >= 100.0, |place| place.is_below(progress))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn a_reading_of_the_clock_offers_whom_the_position_offers(
+        declared in declarations(), first in offset(), asked in requests(), read_after in 0_i64..3_600_000,
+        later in 0_i64..3_600_000 * 48, place in places(),
+    ) {
+        let mut declared = declared;
+        declared.office_hours = None;
+        let declared = Arc::new(declared);
+        let mut at = when(first);
+        let mut control = Control::default();
+        let ever_held = asked.iter().any(|(request, _)| matches!(request, Request::Hold(_)));
+        for (request, gap) in asked {
+            at += SignedDuration::from_millis(gap);
+            control = changed(&declared, &control, request, at);
+        }
+        let as_of = at + SignedDuration::from_millis(read_after);
+        let now = as_of + SignedDuration::from_millis(later) - SignedDuration::from_millis(read_after);
+        let rollout = controlled(&declared, &control, as_of);
+        prop_assert_eq!(
+            offered_by_reading(rollout.reading(now), &declared, place),
+            rollout.position(now).offers(who(place)),
+            "{:?} at {}", rollout.reading(now), now
+        );
+        if let (Reading::At { at_most, .. }, false) = (rollout.reading(now), ever_held) {
+            prop_assert_eq!(at_most, 100.0, "a pause alone only stops the clock");
+        }
+        let unknown = Rollout::new(declared.clone(), RunState::Unknown);
+        prop_assert_eq!(unknown.reading(now), Reading::Nobody);
+    }
 
     #[test]
     fn progress_never_falls_while_nobody_changes_the_rollout(

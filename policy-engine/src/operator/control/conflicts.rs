@@ -1,11 +1,14 @@
-//! Where the policy file and run-time control disagree. The file is the
-//! declarative base and a run-time change overrides it, so an edit of the
-//! file that the override hides, or run-time state kept for a rollout the
-//! file no longer declares, would otherwise go unnoticed: each is reported
-//! (in `/status`, a gauge and the log), never resolved silently. The
-//! run-time state stays in force until someone resumes or releases it.
+//! Where the declarations (the policy file's, graph-data's phased
+//! rollouts) and run-time control disagree. A declaration is the base and
+//! a run-time change overrides it, so an edit that the override hides, or
+//! run-time state kept for a rollout no longer declared, would otherwise
+//! go unnoticed; so would a target both the policy file and graph-data
+//! declare (both apply: a cluster is offered it only when both offer it).
+//! Each is reported (in `/status`, a gauge and the log), never resolved
+//! silently. The run-time state stays in force until someone resumes or
+//! releases it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rollout_model::declaration::Schedule;
@@ -17,6 +20,9 @@ pub struct Conflicts {
     declared: BTreeMap<String, Schedule>,
     /// Why each target conflicts.
     found: BTreeMap<String, String>,
+    /// The targets declared twice when last checked (their conflict ends
+    /// as soon as one declaration goes).
+    doubly_declared: BTreeSet<String>,
 }
 
 fn override_named(control: &Control) -> String {
@@ -32,9 +38,9 @@ fn override_named(control: &Control) -> String {
 }
 
 impl Conflicts {
-    /// Compares the file's `rollouts` with what it declared at the last
-    /// check and with the store's `controls`; the conflicts found since (to
-    /// log), as (target, why).
+    /// Compares the declared `rollouts` (the file's, then graph-data's)
+    /// with what was declared at the last check and with the store's
+    /// `controls`; the conflicts found since (to log), as (target, why).
     pub fn check(
         &mut self,
         rollouts: &[Arc<Declaration>],
@@ -54,9 +60,27 @@ impl Conflicts {
                 standing.insert(
                     (*target).to_owned(),
                     format!(
-                        "{}, but the policy file no longer declares this rollout: the state is kept and applies \
-                         again if the file declares it; resume or release it to clear",
+                        "{}, but this rollout is no longer declared (not in the policy file, not phasing in \
+                         graph-data: a phased release whose window ended is offered to every cluster): the \
+                         state is kept and applies again if it is declared again; resume or release it to clear",
                         override_named(state)
+                    ),
+                );
+            }
+        }
+        let mut doubly_declared = BTreeSet::new();
+        for (index, rollout) in rollouts.iter().enumerate() {
+            if let Some(first) = rollouts[..index]
+                .iter()
+                .find(|first| first.target == rollout.target)
+            {
+                doubly_declared.insert(rollout.target.to_string());
+                standing.insert(
+                    rollout.target.to_string(),
+                    format!(
+                        "declared both in {} and in {}: both apply (a cluster is offered it only when both \
+                         offer it) and run-time control acts on both; declare it in one place",
+                        first.origin, rollout.origin
                     ),
                 );
             }
@@ -64,29 +88,38 @@ impl Conflicts {
         for rollout in rollouts {
             let target = rollout.target.to_string();
             let schedule = rollout.schedule;
-            let Some(state) = by_target.get(target.as_str()) else {
+            let Some(state) = by_target
+                .get(target.as_str())
+                .filter(|_| !standing.contains_key(&target))
+            else {
                 continue;
             };
             let edited = self
                 .declared
                 .get(&target)
                 .is_some_and(|declared| *declared != schedule);
-            if let Some(standing_why) = self.found.get(&target).filter(|_| !edited) {
+            let carried = self
+                .found
+                .get(&target)
+                .filter(|_| !edited && !self.doubly_declared.contains(&target));
+            if let Some(standing_why) = carried {
                 standing.insert(target, standing_why.clone());
             } else if edited {
                 standing.insert(
                     target,
                     format!(
-                        "the policy file's schedule (line {}) was edited while the rollout is {}: the run-time \
-                         state still decides its progress; resume or release it for the file's schedule to take over",
-                        rollout.origin.line(),
+                        "the schedule declared in {} was edited while the rollout is {}: the run-time state \
+                         still decides its progress; resume or release it for the declared schedule to take over",
+                        rollout.origin,
                         override_named(state)
                     ),
                 );
             }
         }
+        // The first declaration of a target, as run-time control decides by.
         self.declared = rollouts
             .iter()
+            .rev()
             .map(|rollout| (rollout.target.to_string(), rollout.schedule))
             .collect();
         let new = standing
@@ -95,6 +128,7 @@ impl Conflicts {
             .map(|(target, why)| (target.clone(), why.clone()))
             .collect();
         self.found = standing;
+        self.doubly_declared = doubly_declared;
         new
     }
 
@@ -186,13 +220,38 @@ mod tests {
     }
 
     #[test]
+    fn a_target_the_file_and_graph_data_both_declare_is_reported_while_both_do() {
+        let mut conflicts = Conflicts::default();
+        let mut phased = (*rollout("4.18.52", 48)).clone();
+        phased.origin = Origin::GraphData {
+            channels: vec!["stable-4.18".to_owned()],
+        };
+        let both = [rollout("4.18.52", 10), Arc::new(phased)];
+        for controls in [BTreeMap::new(), paused("4.18.52")] {
+            let found = conflicts.check(&both, &controls);
+            assert_eq!(
+                conflicts.standing(),
+                [
+                    "4.18.52: declared both in the policy file (line 3) and in graph-data (phased into \
+                  stable-4.18): both apply (a cluster is offered it only when both offer it) and run-time \
+                  control acts on both; declare it in one place"
+                ],
+                "running or paused, never an edit"
+            );
+            assert!(found.len() <= 1);
+        }
+        conflicts.check(&both[..1], &paused("4.18.52"));
+        assert!(conflicts.standing().is_empty(), "declared once again");
+    }
+
+    #[test]
     fn run_time_state_of_a_rollout_the_file_no_longer_declares_is_reported() {
         let mut conflicts = Conflicts::default();
         let states = paused("4.18.52");
         conflicts.check(&[rollout("4.18.52", 10)], &states);
         let found = conflicts.check(&[rollout("4.19.1", 10)], &states);
         assert_eq!(found.len(), 1);
-        assert!(found[0].1.contains("no longer declares"), "{found:?}");
+        assert!(found[0].1.contains("no longer declared"), "{found:?}");
         let running = BTreeMap::from([("4.18.52".to_owned(), Control::default())]);
         conflicts.check(&[rollout("4.19.1", 10)], &running);
         assert!(

@@ -1,7 +1,9 @@
 //! Rollouts under run-time control (`rollouts.token_file`, with a fleet
 //! store and a policy file), through one façade, [`Control`].
 //!
-//! The policy file declares each rollout; operators and automation pause
+//! The policy file declares rollouts, and so do graph-data's phased
+//! rollouts (a rollout per release phasing, read from the upstream's full
+//! graph: [`GraphDataRollouts`]); operators and automation pause
 //! it, resume it or hold its progress (the status port's
 //! `{prefix}/v1/rollouts`, Alertmanager's webhook, the halts of
 //! `halt_when`, a late canary). What a change does is the rollout model's
@@ -81,6 +83,10 @@ const HISTORY: u32 = 100;
 /// How long a read or a change of the store may take.
 const STORE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The rollouts graph-data's phased rollouts declare now: none while the
+/// upstream's graph is not read, or phasing is off.
+pub type GraphDataRollouts = Box<dyn Fn() -> Vec<Arc<Declaration>> + Send + Sync>;
+
 /// What control is set up with.
 #[derive(Debug)]
 pub struct ControlPlan {
@@ -93,6 +99,7 @@ pub struct Control {
     fleet: Arc<Fleet>,
     store: Arc<StoreHandle>,
     policy: Arc<ClusterPolicy>,
+    graph_data: GraphDataRollouts,
     tokens: Tokens,
     intervals: Intervals,
     prometheus: Option<Prometheus>,
@@ -144,7 +151,7 @@ impl ControlMetrics {
             )?)?,
             conflicts: registry.add(IntGauge::new(
                 "rollout_control_conflicts",
-                "Rollouts whose run-time state hides an edit of the policy file, or that the file no longer declares",
+                "Rollouts whose run-time state hides an edit of their declaration, or that are no longer declared, or that both the policy file and graph-data declare",
             )?)?,
             alerts: {
                 let alerts = registry.add(IntCounterVec::new(
@@ -211,11 +218,11 @@ pub enum Changed {
 }
 
 impl Control {
-    /// Control over `policy`'s rollouts: until its first read they offer
-    /// their targets to nobody.
+    /// Control over `policy`'s rollouts and `graph_data`'s: until its
+    /// first read they offer their targets to nobody.
     pub fn new(
         fleet: Arc<Fleet>,
-        policy: Arc<ClusterPolicy>,
+        (policy, graph_data): (Arc<ClusterPolicy>, GraphDataRollouts),
         plan: ControlPlan,
         metrics: ControlMetrics,
     ) -> Self {
@@ -229,6 +236,7 @@ impl Control {
             store: fleet.store_handle().clone(),
             fleet,
             policy,
+            graph_data,
             tokens,
             intervals,
             prometheus,
@@ -443,8 +451,8 @@ impl Control {
         }
     }
 
-    /// The policy file's declaration of the rollout of `target`; 404 when
-    /// it declares none.
+    /// The declaration of the rollout of `target` (the policy file's
+    /// first); 404 when none declares one.
     fn declaration(&self, target: &str) -> Result<Arc<Declaration>, ApiError> {
         self.declared()
             .iter()
@@ -453,13 +461,19 @@ impl Control {
             .ok_or_else(|| {
                 ApiError::new(
                     ErrorKind::DoesNotExist,
-                    format_args!("the policy file declares no rollout of {target}"),
+                    format_args!(
+                        "no rollout of {target} is declared (not in the policy file, not phasing in graph-data)"
+                    ),
                 )
             })
     }
 
+    /// The rollouts declared: the policy file's, then graph-data's (a
+    /// target may be in both: a conflict).
     fn declared(&self) -> Vec<Arc<Declaration>> {
-        self.policy.current().declarations().to_vec()
+        let mut declared = self.policy.current().declarations().to_vec();
+        declared.extend((self.graph_data)());
+        declared
     }
 
     /// `work` done on the store within the store's time; a failure counted.
@@ -487,9 +501,11 @@ impl Control {
     pub fn views(&self, now: SystemTime) -> Vec<RolloutView> {
         let now = from_system(now);
         let conflicts = self.conflicts.lock().by_target();
+        let graph_data = self.policy.knowledge().rollouts(&(self.graph_data)());
         self.policy
             .rollouts()
             .iter()
+            .chain(&graph_data)
             .map(|rollout| {
                 let conflict = conflicts.get(&rollout.declaration().target.to_string()).cloned();
                 rollout_view(rollout, now, conflict)

@@ -100,6 +100,15 @@ pub async fn ask(app: &TestApp, id: &str, version: &str, headers: &[(&str, &str)
     answer.json()
 }
 
+/// The conflicts `/status` lists.
+pub async fn conflicts(app: &TestApp) -> Vec<String> {
+    app.status_document()
+        .await
+        .rollout_control
+        .expect("rollout control in /status")
+        .conflicts
+}
+
 /// Asks `{ROLLOUTS}/{route}` with `method`, the `query` and `token`.
 pub async fn change_with(
     app: &TestApp,
