@@ -334,8 +334,10 @@ pub struct CheckArgs {
 ///
 /// Applies the graph-data in DIR to the releases (a Graph API document of
 /// releases before graph-data, as the graph-builder reads them) and compares
-/// the result with what the server serves (--url or --graph), per channel.
-/// Exits 1 when anything changes, as diff(1).
+/// the result with what the server serves (--url or --graph), per channel;
+/// then lists, per channel, the updates it phases (schema 2.0.0) and their
+/// windows. Exits 1 when anything changes, as diff(1), or when, against
+/// --base, an update is phased anew or its window moved.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   cincinnati --url http://127.0.0.1:8080/api/upgrades_info/graph \\
@@ -351,9 +353,15 @@ pub struct PreviewArgs {
     pub channel: Option<String>,
     /// The graph-data before the change (a directory, e.g. a checkout of
     /// the branch the change is for): warnings it had already are listed
-    /// apart from those the change brings
+    /// apart from those the change brings, and phased updates are marked
+    /// new or moved
     #[arg(long, value_name = "DIR")]
     pub base: Option<PathBuf>,
+    /// Preview as of this time (RFC 3339, such as 2025-06-02T09:00:00Z)
+    /// instead of now: the graph as the graph-builder builds it then, and
+    /// where each phased update's window stands
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<jiff::Timestamp>,
 }
 
 #[derive(Debug, Subcommand)]

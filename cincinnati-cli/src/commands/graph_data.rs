@@ -20,6 +20,7 @@ use serde::Serialize;
 use cincinnati_client::diff::ChannelDiff;
 
 use super::diff::{holds_channels, only, table as diff_table, verdict};
+use super::phased_updates::{self, Phased, PhasedUpdateJson, in_channel, phased_in};
 use crate::cli::{CheckArgs, Format, PreviewArgs};
 use crate::input::{Input, joined};
 use crate::outcome::{Answer, Failure};
@@ -144,14 +145,16 @@ pub async fn check(input: Option<&Input>, args: &CheckArgs, format: Format) -> R
 }
 
 /// `cincinnati graph-data preview -o json`: a summary per channel, the
-/// differences, and what applying the graph-data reported (with `--base`,
-/// the warnings the graph-data had before the change apart).
+/// differences, the updates phased, and what applying the graph-data
+/// reported (with `--base`, the warnings the graph-data had before the
+/// change apart).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PreviewJson<'a> {
     #[serde(flatten)]
     diff: DiffJson<'a>,
     summary: Vec<ChannelSummary<'a>>,
+    phased: Vec<PhasedUpdateJson>,
     warnings: Vec<DiagnosticJson<'a>>,
     /// With `--base`: the warnings the base graph-data had too (left out of
     /// `warnings`); `null` without a base.
@@ -239,9 +242,9 @@ fn split_by<'w>(
 }
 
 pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Result<Answer, Failure> {
-    // What the graph-builder would serve now: releases enter phased
-    // channels at their `start`.
-    let now = Timestamp::now();
+    // What the graph-builder would serve at the preview's moment: releases
+    // enter phased channels at their `start`.
+    let now = args.at.unwrap_or_else(Timestamp::now);
     // Three reads side by side (the graph-data, the releases, what is
     // served), and the graph-data applied to the releases as soon as both
     // are in, while the served graph may still be read.
@@ -277,12 +280,11 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
         };
         joined(
             tokio::task::spawn_blocking(move || {
-                let (built, warnings) = build(releases.clone(), &graph_data.graph_data, &arch, now)?;
-                // The base's warnings, from applying it to the same releases.
-                let before = base
-                    .map(|base| build(releases, &base, &arch, now).map(|(_, warnings)| warnings))
-                    .transpose()?;
-                Ok::<_, Failure>((built, warnings, before))
+                let built = build(releases.clone(), &graph_data.graph_data, &arch, now)?;
+                // The base's warnings and phased updates, from applying it
+                // to the same releases.
+                let before = base.map(|base| build(releases, &base, &arch, now)).transpose()?;
+                Ok::<_, Failure>((built, before))
             })
             .await,
         )
@@ -290,10 +292,21 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
     let (served, built) = tokio::join!(served, built);
     let served = served?;
     holds_channels(&served, &input.fetcher)?;
-    let (built, warnings, before) = built?;
-    let changes = only(diff(&served, &built), args.channel.as_deref());
+    let (built, before) = built?;
+    let changes = only(diff(&served, &built.graph), args.channel.as_deref());
     let summary: Vec<ChannelSummary> = changes.channels.iter().map(ChannelSummary::from).collect();
-    let (new, old) = split_by(&warnings, before.as_deref().unwrap_or_default());
+    let phased = phased_updates::shown(
+        &in_channel(built.phased, args.channel.as_deref()),
+        before.as_ref().map(|before| before.phased.as_slice()),
+        now,
+    );
+    let (new, old) = split_by(
+        &built.warnings,
+        before
+            .as_ref()
+            .map(|before| before.warnings.as_slice())
+            .unwrap_or_default(),
+    );
     let document = PreviewJson {
         diff: DiffJson::new(
             "Preview",
@@ -303,6 +316,7 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
             &changes,
         ),
         summary,
+        phased,
         warnings: new.iter().copied().map(DiagnosticJson::from).collect(),
         warnings_before: before
             .is_some()
@@ -311,6 +325,7 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
     output::print(format, &document, |text| {
         summary_table(text, &input.arch, &document.summary);
         diff_table(text, &changes);
+        phased_updates::table(text, &document.phased, now, before.is_some());
         if !new.is_empty() {
             text.blank();
             text.line(styled(HEADING, "Warnings from applying the graph-data"));
@@ -329,7 +344,12 @@ pub async fn preview(input: &Input, args: &PreviewArgs, format: Format) -> Resul
             }
         }
     })?;
-    Ok(verdict(&changes))
+    Ok(match verdict(&changes) {
+        Answer::Yes if phased_updates::changes_any(&document.phased) => {
+            Answer::No("the change phases updates anew or moves their windows".to_owned())
+        }
+        answer => answer,
+    })
 }
 
 /// Graph-data loaded to compare with (`--base`, `--against`), called
@@ -348,15 +368,23 @@ fn graph_data_to_compare(
     })
 }
 
-/// The graph the graph-builder builds from `releases` and `graph_data`, for
-/// `arch` (its releases only: the others are never compared), with what
-/// applying reported, at `now`.
+/// What the graph-builder builds from one graph-data, for one architecture.
+struct Built {
+    graph: UpdateGraph,
+    /// What applying the graph-data reported.
+    warnings: Vec<Diagnostic>,
+    /// The updates it phases, whatever their windows' standing.
+    phased: Vec<Phased>,
+}
+
+/// What the graph-builder builds from `releases` and `graph_data` at `now`,
+/// for `arch` (its releases only: the others are never compared).
 fn build(
     releases: cincinnati_core::Graph,
     graph_data: &GraphData,
     arch: &str,
     now: Timestamp,
-) -> Result<(UpdateGraph, Vec<Diagnostic>), Failure> {
+) -> Result<Built, Failure> {
     // Classified before the other architectures' releases go: releases
     // naming their architectures are a full graph even when none is `arch`'s.
     let mut document = Document::classify(releases, arch, None);
@@ -364,7 +392,14 @@ fn build(
     let warnings = apply_with_defaults_to(&mut document.graph, graph_data, now, of_arch)
         .context("applying the graph-data's edge instructions")
         .map_err(Failure::input)?;
-    Ok((UpdateGraph::build(arch, &[document]), warnings))
+    // The whole graph is kept when applying to `arch`'s releases alone
+    // would change the outcome: the other architectures' updates go here.
+    let phased = phased_in(graph_data, &document.graph, of_arch);
+    Ok(Built {
+        graph: UpdateGraph::build(arch, &[document]),
+        warnings,
+        phased,
+    })
 }
 
 fn load(dir: &Path, strictness: &Strictness) -> Result<Result<Loaded, Refused>, Failure> {

@@ -7,6 +7,7 @@ mod explain;
 mod fleet;
 mod graph_data;
 mod path;
+mod phased_updates;
 mod render;
 mod rollout;
 mod rollouts_table;

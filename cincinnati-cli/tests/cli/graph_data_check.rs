@@ -5,7 +5,8 @@
 
 use release_set_generator::demo_releases;
 
-use crate::support::{cincinnati, copy_graph_data, demo_graph_file};
+use crate::support::phased::{STABLE, STARTED, write_phased};
+use crate::support::{cincinnati, copy_graph_data, demo_graph_file, write_releases};
 
 const RISK: &str = "blocked-edges/4.11.2-PodmanTermStorageCorruption.yaml";
 const MISPLACED: &str = "blocked-edges/4.11.3-PodmanTermStorageCorruption.yaml";
@@ -87,14 +88,7 @@ fn against_releases() -> (tempfile::TempDir, std::path::PathBuf) {
     )
     .unwrap();
     let releases = dir.path().join("releases.json");
-    std::fs::write(
-        &releases,
-        r#"{"nodes": [
-            {"version": "4.18.1+amd64", "payload": "quay.io/r@sha256:01", "metadata": {"io.openshift.upgrades.graph.release.arch": "amd64"}},
-            {"version": "4.18.2+amd64", "payload": "quay.io/r@sha256:02", "metadata": {"io.openshift.upgrades.graph.release.arch": "amd64"}}],
-          "edges": []}"#,
-    )
-    .unwrap();
+    write_releases(&releases, &["4.18.1", "4.18.2"], &[]);
     (dir, releases)
 }
 
@@ -194,24 +188,6 @@ fn preview_leads_with_a_summary_and_keeps_the_base_s_warnings_apart() {
     }
 }
 
-/// Schema 2.0.0 graph-data in `dir`: stable-4.18 rolls 4.18.2 out to patch
-/// updates over two days from 2025-06-02 09:00 UTC, with `entry` as
-/// 4.18.2's version entry.
-fn write_phased(dir: &std::path::Path, entry: &str) {
-    std::fs::create_dir_all(dir.join("channels")).unwrap();
-    std::fs::create_dir_all(dir.join("raw")).unwrap();
-    std::fs::write(dir.join("raw/metadata.json"), "{}").unwrap();
-    std::fs::write(dir.join("version"), "2.0.0\n").unwrap();
-    std::fs::write(
-        dir.join("channels/stable-4.18.yaml"),
-        format!(
-            "name: stable-4.18\nversions:\n- 4.18.1\n{entry}phasedRollouts:\n- duration: P2D\n  fromVersion: patch\n"
-        ),
-    )
-    .unwrap();
-}
-
-const STARTED: &str = "- name: 4.18.2\n  start: 2025-06-02T09:00:00Z\n";
 const MOVED: &str = "- name: 4.18.2\n  start: 2025-06-03T09:00:00Z\n";
 const MOVED_LOCKED: &str = "- name: 4.18.2\n  start: 2025-06-03T09:00:00Z\n  locked: true\n";
 
@@ -227,8 +203,8 @@ fn check_reads_schema_2_and_refuses_its_mistakes_at_file_and_line() {
     let run = cincinnati(&["graph-data", "check", path, "-o", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
     let error = &run.json()["errors"][0];
-    assert_eq!(error["file"], "channels/stable-4.18.yaml");
-    assert_eq!(error["line"], 5);
+    assert_eq!(error["file"], STABLE);
+    assert_eq!(error["line"], 6);
     assert_eq!(error["kind"], "invalid_rollout_start");
 }
 
@@ -260,7 +236,7 @@ fn check_against_the_previous_graph_data_refuses_moving_a_rollout_under_way() {
         if refused {
             assert!(
                 run.stdout.starts_with(&format!(
-                    "{changed_dir}/channels/stable-4.18.yaml:4: error[moved_rollout]: the rollout of patch \
+                    "{changed_dir}/{STABLE}:5: error[moved_rollout]: the rollout of patch \
                      updates into 4.18.2 in channel stable-4.18 is under way"
                 )),
                 "{}",

@@ -15,6 +15,7 @@ mod graph_data_check;
 mod help;
 mod mermaid;
 mod path_properties;
+mod phased_preview;
 mod real_servers;
 mod rollout;
 mod schema_doc;

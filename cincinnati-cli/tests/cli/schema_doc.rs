@@ -8,10 +8,11 @@ use std::collections::BTreeSet;
 use crate::support::golden::golden_json;
 use crate::support::{EVERY_DOCUMENT, documented_fields, keys};
 
-/// Each kind with a golden JSON document of it (`Preview` has none: it is
-/// a `Diff` with `warnings`). The fleet's and the rollouts' are the engine's
-/// documents, which `fleet -o json` and `rollout -o json` print as received
-/// (fleet.rs and rollout.rs check that).
+/// Each kind with a golden JSON document of it (`Preview` has none:
+/// phased_preview.rs holds it to the table). The fleet's and the
+/// rollouts' are the engine's documents, which `fleet -o json` and
+/// `rollout -o json` print as received (fleet.rs and rollout.rs check
+/// that).
 const GOLDEN: [(&str, &str); 12] = [
     ("Updates", "updates-not-recommended.json"),
     ("Path", "path-fast-all.json"),

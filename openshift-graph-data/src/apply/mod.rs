@@ -24,7 +24,7 @@ mod channels;
 mod conditional;
 mod edges;
 mod from_matches;
-mod index;
+pub(crate) mod index;
 mod node_remove;
 mod remove_regex;
 mod secondary_metadata;

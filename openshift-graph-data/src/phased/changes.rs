@@ -71,14 +71,11 @@ impl Windows<'_> {
     /// updates' rollouts first, then its entry into the channel.
     fn first_moved(&self, now: Timestamp) -> Option<String> {
         let updates = self.update_kinds().into_iter().map(|kind| {
-            let what = match kind {
-                Some(kind) => format!(
-                    "the rollout of {} updates into {}",
-                    kind.as_str(),
-                    self.entry.name
-                ),
-                None => format!("the rollout of other updates into {}", self.entry.name),
-            };
+            let what = format!(
+                "the rollout of {} updates into {}",
+                UpdateKind::name_of(kind),
+                self.entry.name
+            );
             let window = |channel: &Channel, entry: &ChannelVersion| {
                 Some(channel.rollout_of(entry)?.window_for_kind(kind))
             };

@@ -16,6 +16,7 @@
 mod changes;
 mod membership;
 pub mod published;
+mod updates;
 
 use std::fmt;
 use std::str::FromStr;
@@ -27,6 +28,7 @@ use jiff::{Span, Timestamp};
 
 pub use changes::moved_rollouts;
 pub use membership::Standing;
+pub use updates::PhasedUpdate;
 
 /// The updates a rule is for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,6 +72,11 @@ impl UpdateKind {
             UpdateKind::Patch => "patch",
             UpdateKind::Minor => "minor",
         }
+    }
+
+    /// The name of `kind`, `other` for an update of no kind.
+    pub fn name_of(kind: Option<Self>) -> &'static str {
+        kind.map_or("other", Self::as_str)
     }
 }
 
@@ -265,6 +272,17 @@ impl PhasedWindow {
         self.end < now
     }
 
+    /// Where `now` falls: before the window, inside it, or after it.
+    pub fn state_at(&self, now: Timestamp) -> WindowState {
+        if now < self.start {
+            WindowState::Before
+        } else if self.has_passed(now) {
+            WindowState::After
+        } else {
+            WindowState::Inside
+        }
+    }
+
     /// The share of the fleet offered the update at `now`, in [0, 1]: the
     /// fraction of the window gone by (a cluster at place `p` is offered it
     /// once `p` is below it). A zero-length window is all or nothing.
@@ -287,6 +305,27 @@ impl PhasedWindow {
         let length = self.end.duration_since(self.start);
         let into = length.mul_f64(fraction.clamp(0.0, 1.0));
         self.start.checked_add(into).unwrap_or(self.end)
+    }
+}
+
+/// Where a moment falls in a [`PhasedWindow`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowState {
+    /// Before its start: no cluster is offered the update.
+    Before,
+    /// Within it, ends included: the rollout is under way.
+    Inside,
+    /// After its end: every cluster is offered the update.
+    After,
+}
+
+impl WindowState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WindowState::Before => "before",
+            WindowState::Inside => "inside",
+            WindowState::After => "after",
+        }
     }
 }
 
@@ -355,19 +394,21 @@ mod tests {
             "P2D".parse::<RolloutDuration>().unwrap().span(),
         );
         let second = jiff::SignedDuration::from_secs(1);
-        // (moment, contains, has passed)
-        for (now, contains, passed) in [
-            (window.start - second, false, false),
-            (window.start, true, false),
-            (at("2025-06-03T09:00:00Z"), true, false),
-            (window.end, true, false),
-            (window.end + second, false, true),
+        // (moment, contains, has passed, state)
+        for (now, contains, passed, state) in [
+            (window.start - second, false, false, WindowState::Before),
+            (window.start, true, false, WindowState::Inside),
+            (at("2025-06-03T09:00:00Z"), true, false, WindowState::Inside),
+            (window.end, true, false, WindowState::Inside),
+            (window.end + second, false, true, WindowState::After),
         ] {
             assert_eq!(window.contains(now), contains, "{now}");
             assert_eq!(window.has_passed(now), passed, "{now}");
+            assert_eq!(window.state_at(now), state, "{now}");
         }
         let instant = PhasedWindow::new(window.start, Span::new());
         assert!(instant.contains(window.start) && instant.has_passed(window.start + second));
+        assert_eq!(instant.state_at(window.start), WindowState::Inside);
     }
 
     /// A cluster's moment is its fraction of the way through the window;
@@ -445,5 +486,7 @@ mod tests {
         ] {
             assert_eq!(UpdateKind::of(&v(from), &v(to)), kind, "{from} → {to}");
         }
+        let names = [Some(UpdateKind::Patch), Some(UpdateKind::Minor), None].map(UpdateKind::name_of);
+        assert_eq!(names, ["patch", "minor", "other"]);
     }
 }

@@ -2,13 +2,14 @@
 //! version entries with `start`), read, validated, applied at a moment, and
 //! a change judged against the graph-data it replaces.
 
-use cincinnati_core::Graph;
 use cincinnati_core::release::keys;
+use cincinnati_core::{ConditionalEdge, EdgeEndpoints, Graph};
 use jiff::Timestamp;
 use openshift_graph_data::phased::published::PhasedChannels;
 use openshift_graph_data::phased::{Standing, moved_rollouts};
 use openshift_graph_data::{
     Channel, Diagnostic, DiagnosticKind, GraphData, GraphDataFiles, Location, Refused, Severity, Strictness,
+    UpdateKind,
 };
 
 use crate::support::{Context, files, graph, parse_then_edges, v};
@@ -547,6 +548,57 @@ fn the_published_rollout_gives_the_windows_graph_data_declares() {
             "{from}"
         );
     }
+}
+
+/// The updates a channel phases are those the graph has into its phasing
+/// release, recommended or conditional, from the releases it lists: not
+/// from a release outside it, and none in a channel that does not phase.
+#[test]
+fn the_phased_updates_are_the_graph_s_updates_from_the_channel_s_releases() {
+    let data = stable_phased_fast_not();
+    let mut releases = graph(
+        &["4.16.0+amd64", "4.17.9+amd64", "4.18.1+amd64", "4.18.2+amd64"],
+        &[("4.16.0+amd64", "4.18.2+amd64"), ("4.18.1+amd64", "4.18.2+amd64")],
+    );
+    releases.conditional_edges_mut().push(ConditionalEdge {
+        edges: vec![EdgeEndpoints {
+            from: v("4.17.9+amd64"),
+            to: v("4.18.2+amd64"),
+        }],
+        risks: Vec::new(),
+    });
+    let version = |id| releases.release(id).unwrap().version.to_string();
+    let phased: Vec<_> = data
+        .phased_updates(&releases)
+        .into_iter()
+        .map(|update| {
+            (
+                update.channel.name.as_str(),
+                version(update.from),
+                version(update.to),
+                UpdateKind::name_of(update.kind),
+                update.duration.map(|duration| duration.to_string()),
+                update.window.end.to_string(),
+            )
+        })
+        .collect();
+    let update = |from: &str, kind, duration: &str, end: &str| {
+        (
+            "stable-4.18",
+            format!("{from}+amd64"),
+            "4.18.2+amd64".to_owned(),
+            kind,
+            Some(duration.to_owned()),
+            end.to_owned(),
+        )
+    };
+    assert_eq!(
+        phased,
+        [
+            update("4.17.9", "minor", "P14D", "2025-06-16T09:00:00Z"),
+            update("4.18.1", "patch", "P2D", "2025-06-04T09:00:00Z"),
+        ]
+    );
 }
 
 /// A channel whose 4.18.2 rolls out over two days from 2025-06-02 09:00,

@@ -2,6 +2,7 @@
 //! it prints held to docs/cli.md and to golden files.
 
 pub mod golden;
+pub mod phased;
 
 use std::collections::BTreeSet;
 use std::collections::hash_map::DefaultHasher;
@@ -202,18 +203,32 @@ pub fn keys(value: &serde_json::Value) -> BTreeSet<String> {
 /// The engines' path prefix (the e2e harness's).
 pub const PREFIX: &str = "/api/upgrades_info";
 
+/// An amd64 release at `version` (without its architecture), as a Graph
+/// API node.
+fn amd64_release(version: &str) -> serde_json::Value {
+    serde_json::json!({
+        "version": format!("{version}+amd64"),
+        "payload": format!("quay.io/r@sha256:{version}"),
+        "metadata": {"io.openshift.upgrades.graph.release.arch": "amd64"},
+    })
+}
+
+/// Writes at `path` a Graph API document of amd64 `releases` (versions
+/// without their architecture) with `edges` between them, by index: the
+/// releases graph-data is applied to.
+pub fn write_releases(path: &Path, releases: &[&str], edges: &[(usize, usize)]) {
+    let nodes: Vec<serde_json::Value> = releases.iter().map(|version| amd64_release(version)).collect();
+    let document = serde_json::json!({"nodes": nodes, "edges": edges});
+    std::fs::write(path, serde_json::to_vec(&document).unwrap()).unwrap();
+}
+
 /// A graph-builder's graph: 4.18.1 updates to 4.18.2 and 4.18.4, 4.18.2
 /// to 4.18.4, all on stable-4.18; 4.18.4 leads nowhere.
 pub fn small_graph() -> Vec<u8> {
     let node = |version: &str| {
-        serde_json::json!({
-            "version": format!("{version}+amd64"),
-            "payload": format!("quay.io/r@sha256:{version}"),
-            "metadata": {
-                "io.openshift.upgrades.graph.release.arch": "amd64",
-                "io.openshift.upgrades.graph.release.channels": "stable-4.18",
-            }
-        })
+        let mut release = amd64_release(version);
+        release["metadata"]["io.openshift.upgrades.graph.release.channels"] = "stable-4.18".into();
+        release
     };
     serde_json::to_vec(&serde_json::json!({
         "nodes": [node("4.18.1"), node("4.18.2"), node("4.18.4")],
