@@ -44,6 +44,22 @@
 # canaries, judged every 5 s, so every answer is made with run-time state
 # read from the store (every rollouts.refresh_ms, off the request path).
 #
+# PHASED=1 (with MODE=cluster-policy) measures graph-data's phased rollouts
+# (schema 2.0.0, issue 38) instead of a policy: two engines without a
+# policy, with identical settings, each behind its own nginx upstream: one
+# is given the graph as-is, the other a copy in which CHANNEL's
+# PHASED_RELEASES (3) newest versions (every arch) are phasing into it, as
+# the graph-builder publishes a rollout under way: CHANNEL taken out of
+# their release.channels and their release.phased_rollouts set (patch P2D,
+# default P14D; the newest started a day ago, each older one 4 days before
+# the next), so the windows run during the benchmark and the ids fall in
+# several sets of passed gates, each its own answer. Both engines are
+# warmed up and loaded with the same ids; the script prints both loads and
+# the ratios phased / unphased (instructions per request too, with
+# CALLGRIND), then asks each engine for one id of every gate set and once
+# without an id, and prints the distinct answers (ETags) each gave, its
+# answer-cache counters and its RSS: memory with every bucket answered.
+#
 # CALLGRIND=DIR runs the engines under valgrind's callgrind, counting
 # instructions only during the measured loads, and prints the engine's
 # instructions per request: unlike requests/s and CPU time, the count does
@@ -68,12 +84,19 @@ LOOKUP_LATENCY_MS=${LOOKUP_LATENCY_MS:-5}
 WARMUP=${WARMUP:-40s}
 CONTROL=${CONTROL:-0}
 CALLGRIND=${CALLGRIND:-}
+PHASED=${PHASED:-0}
+PHASED_RELEASES=${PHASED_RELEASES:-3}
 # Environment for the engine (e.g. mimalloc options, for experiments); the
 # engine applies its own allocator settings (policy-engine/src/allocator.rs).
 ALLOCATOR_ENV=${ALLOCATOR_ENV:-}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-pe}
 UPSTREAM_PORT=18180 ENGINE_PORT=18181 STATUS_PORT=19181 NGINX_ANSWER_PORT=18182
 LOOKUP_PORT=18183 POLICY_ENGINE_PORT=18184 POLICY_STATUS_PORT=19184
+PHASED_UPSTREAM_PORT=18185 PHASED_ENGINE_PORT=18186 PHASED_STATUS_PORT=19186
+if [ "$PHASED" = 1 ] && [ "$MODE" != cluster-policy ]; then
+    echo "PHASED=1 loads with cluster ids: run it with MODE=cluster-policy" >&2
+    exit 2
+fi
 
 if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk nginx-light >/dev/null
@@ -127,10 +150,80 @@ for node in graph["nodes"]:
 json.dump(graph, open(sys.argv[1], "w"))
 PY
 fi
+if [ "$PHASED" = 1 ]; then
+    # The phased copy, as the graph-builder publishes releases phasing into
+    # a channel (docs/operations.md, "How the full graph carries a phased
+    # rollout"). Also written: one id of every set of gates the load's ids
+    # fall in (the "buckets"), to check afterwards that each was answered.
+    mkdir -p "$work/phased"
+    python3 - "$work/upstream/graph" "$work/phased/graph" "$work/phased/buckets" \
+        "$CHANNEL" "$PHASED_RELEASES" "$IDS" <<'PY'
+import datetime, hashlib, json, sys
+source, target, buckets_file, channel, count, ids = sys.argv[1:]
+CHANNELS = "io.openshift.upgrades.graph.release.channels"
+PHASED = "io.openshift.upgrades.graph.release.phased_rollouts"
+PATCH, DEFAULT = datetime.timedelta(days=2), datetime.timedelta(days=14)
+graph = json.load(open(source))
+
+def channels(node):
+    return node.get("metadata", {}).get(CHANNELS, "").split(",")
+
+def without_build(version):
+    return version.split("+")[0]
+
+def key(version):  # 4.18.0-rc.1 before 4.18.0; the channel's newest last
+    core, _, pre = without_build(version).partition("-")
+    return [int(part) for part in core.split(".")], pre == "", pre
+
+members = [node for node in graph["nodes"] if channel in channels(node)]
+newest = sorted({without_build(node["version"]) for node in members}, key=key)[-int(count):]
+# Staggered starts, as successive z-streams phase: the newest a day ago,
+# each older one 4 days earlier (1, 5, 9 days ago): the newest's patch
+# window and every P14D window are under way.
+now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+starts = {version: now - datetime.timedelta(days=1 + 4 * age) for age, version in enumerate(reversed(newest))}
+for node in members:
+    start = starts.get(without_build(node["version"]))
+    if start is None:
+        continue
+    metadata = node["metadata"]
+    metadata[CHANNELS] = ",".join(listed for listed in channels(node) if listed != channel)
+    rollout = {"start": start.strftime("%Y-%m-%dT%H:%M:%SZ"), "patch": "P2D", "default": "P14D"}
+    metadata[PHASED] = json.dumps({channel: rollout}, separators=(",", ":"))
+json.dump(graph, open(target, "w"))
+
+# A cluster at place p (SHA-256 of its id, rollout_model::ClusterId::place)
+# has passed a window's gate once start + p × duration <= now, that is
+# p <= (now - start) / duration: the windows under way cut [0, 1) at those
+# fractions, and each interval is one set of passed gates, one answer.
+cuts = sorted({(now - start) / duration for start in starts.values() for duration in (PATCH, DEFAULT)
+               if 0 < (now - start) / duration < 1})
+edges = [0.0] + cuts + [1.0]
+def place(id):
+    return int(hashlib.sha256(id.encode()).hexdigest()[:16], 16) / 2**64
+# The same ids as the load's (ids.lua); of each bucket, the id nearest its
+# middle, so it stays in it while the windows move on during the run.
+chosen = {}
+for number in range(int(ids)):
+    id = "%08x-5d2c-4a7e-9b1f-0123456789ab" % number
+    p = place(id)
+    bucket = sum(cut < p for cut in cuts)
+    middle = (edges[bucket] + edges[bucket + 1]) / 2
+    if bucket not in chosen or abs(p - middle) < abs(place(chosen[bucket]) - middle):
+        chosen[bucket] = id
+with open(buckets_file, "w") as out:
+    out.writelines(id + "\n" for _, id in sorted(chosen.items()))
+phased_nodes = sum(without_build(node["version"]) in starts for node in members)
+print("phased copy: %s phasing in %s (%d releases, every arch), started %s; the ids' gate sets: %d (cut at %s)" % (
+    ", ".join(newest), channel, phased_nodes,
+    ", ".join("%s %s" % (version, starts[version].strftime("%Y-%m-%dT%H:%MZ")) for version in newest),
+    len(chosen), ", ".join("%.3f" % cut for cut in cuts)))
+PY
+fi
 
 # One nginx serves the upstream graph and, on a second port, the engine's
 # answer bytes (plain and precompressed), so both servers are loaded with
-# the same bytes and headers.
+# the same bytes and headers; on a third, the phased copy (PHASED=1).
 cat >"$work/nginx.conf" <<CONF
 worker_processes $WORKERS;
 pid $work/nginx.pid;
@@ -152,6 +245,11 @@ http {
         gzip_static on;
         location = /graph { root $work/answer; try_files /answer.json =404; }
     }
+    # PHASED=1: the phased copy of the graph, the phased engine's upstream.
+    server {
+        listen 127.0.0.1:$PHASED_UPSTREAM_PORT;
+        location = /graph { root $work/phased; try_files /graph =404; }
+    }
 }
 CONF
 nginx -c "$work/nginx.conf" &
@@ -165,11 +263,15 @@ env $ALLOCATOR_ENV "${engine_command[@]}" \
 engine=$!
 pids+=($engine)
 
-for _ in $(seq $ready_tries); do
-    curl -sf "http://127.0.0.1:$STATUS_PORT/readyz" >/dev/null && break
-    sleep 0.1
-done
-curl -sf "http://127.0.0.1:$STATUS_PORT/readyz" >/dev/null || { echo "the engine did not get ready" >&2; exit 1; }
+wait_ready() { # status-port
+    for _ in $(seq $ready_tries); do
+        curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && return 0
+        sleep 0.1
+    done
+    echo "the engine of status port $1 did not get ready" >&2
+    exit 1
+}
+wait_ready $STATUS_PORT
 
 url="http://127.0.0.1:$ENGINE_PORT$PREFIX/graph?channel=$CHANNEL&arch=amd64"
 computed=$(curl -sf -H 'Accept: application/json' "$url" -o "$work/answer/answer.json" -w '%{time_total}')
@@ -200,10 +302,15 @@ cpu_ticks() {
     done
     echo $total
 }
+# load() also leaves its figures in measured_rps, measured_p99,
+# measured_cpu_us and measured_instructions (empty without CALLGRIND), for
+# the comparison PHASED=1 prints.
 load() { # name url server-pid [extra wrk args]
     local name=$1 target=$2 server=$3 before
     shift 3
-    echo "== $name"
+    # The load average beside each figure: on a shared machine, what it
+    # was measured under.
+    echo "== $name (load average $(cut -d' ' -f1-3 /proc/loadavg))"
     before=$(cpu_ticks "$server")
     # nginx is never under callgrind; an engine is once its profile exists.
     local counted=0
@@ -212,18 +319,107 @@ load() { # name url server-pid [extra wrk args]
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H 'Accept: application/json' "$@" "$target" \
         >"$work/load.wrk"
     grep -E 'Requests/sec|Transfer/sec|^ +(50|99)%|Non-2xx|Socket errors' "$work/load.wrk"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
     local requests
     requests=$(awk '/requests in/ { print $1 }' "$work/load.wrk")
-    python3 -c "print(f'server CPU per request: {($(cpu_ticks "$server") - $before) / $(getconf CLK_TCK) * 1e6 / $requests:.1f} µs')"
+    measured_rps=$(awk '/Requests\/sec/ { print $2 }' "$work/load.wrk")
+    measured_p99=$(awk '$1 == "99%" { print $2 }' "$work/load.wrk")
+    measured_cpu_us=$(python3 -c "print(f'{($(cpu_ticks "$server") - $before) / $(getconf CLK_TCK) * 1e6 / $requests:.1f}')")
+    measured_instructions=
+    echo "server CPU per request: $measured_cpu_us µs"
     if [ $counted = 1 ]; then
         callgrind_control -d "$server" >/dev/null
         callgrind_control -i off "$server" >/dev/null
         local dump instructions
         dump=$(ls -t "$CALLGRIND/callgrind.$server".* | head -1)
         instructions=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-        echo "instructions per request (callgrind, $requests requests, background rounds included): $((instructions / requests)) ($dump)"
+        measured_instructions=$((instructions / requests))
+        echo "instructions per request (callgrind, $requests requests, background rounds included): $measured_instructions ($dump)"
     fi
 }
+
+if [ "$MODE" = cluster-policy ]; then
+    # Each request: a random one of IDS cluster ids.
+    cat >"$work/ids.lua" <<LUA
+math.randomseed(os.time() + tonumber(tostring({}):sub(-6), 16))
+request = function()
+  local id = string.format("%08x-5d2c-4a7e-9b1f-0123456789ab", math.random(0, $IDS - 1))
+  return wrk.format(nil, wrk.path .. "&id=" .. id)
+end
+LUA
+    ids=(-s "$work/ids.lua" -H 'Accept-Encoding: gzip')
+fi
+warm_up() { # url... (unmeasured; see WARMUP)
+    local target
+    [ "$WARMUP" != 0s ] || return 0
+    for target in "$@"; do
+        wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -H 'Accept: application/json' "${ids[@]}" "$target" >/dev/null
+    done
+}
+# An engine's RSS now and at its peak.
+memory() { awk '/^VmRSS/ { rss = $2 } /^VmHWM/ { hwm = $2 } END { printf "%.1f MiB (peak %.1f MiB)", rss / 1024, hwm / 1024 }' "/proc/$1/status"; }
+
+if [ "$MODE" = cluster-policy ] && [ "$PHASED" = 1 ]; then
+    # The phased engine: the first one's settings, the phased copy as its
+    # upstream; asked once without an id, as the first was above.
+    env $ALLOCATOR_ENV "${engine_command[@]}" \
+        --service.port $PHASED_ENGINE_PORT --status.port $PHASED_STATUS_PORT \
+        --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
+        --upstream.cincinnati.url "http://127.0.0.1:$PHASED_UPSTREAM_PORT/graph" &
+    phased_engine=$!
+    pids+=("$phased_engine")
+    wait_ready $PHASED_STATUS_PORT
+    phased_url="http://127.0.0.1:$PHASED_ENGINE_PORT$PREFIX/graph?channel=$CHANNEL&arch=amd64"
+    curl -sf -H 'Accept: application/json' "$phased_url" -o /dev/null
+    warm_up "$url" "$phased_url"
+    load "unphased, $IDS cluster ids, gzip" "$url" "$engine" "${ids[@]}"
+    unphased=("$measured_rps" "$measured_p99" "$measured_cpu_us" "${measured_instructions:--}")
+    load "$CHANNEL phasing its $PHASED_RELEASES newest, $IDS cluster ids, gzip" "$phased_url" "$phased_engine" "${ids[@]}"
+    phased=("$measured_rps" "$measured_p99" "$measured_cpu_us" "${measured_instructions:--}")
+    echo "== phased / unphased"
+    python3 - "${unphased[@]}" "${phased[@]}" <<'PY'
+import sys
+unphased, phased = sys.argv[1:5], sys.argv[5:9]
+rows = [("requests/s", 0, float), ("p99", 1, None), ("CPU per request, µs", 2, float),
+        ("instructions per request", 3, int)]
+print("%-26s %12s %12s %16s" % ("", "unphased", "phased", "phased/unphased"))
+for name, column, number in rows:
+    u, p = unphased[column], phased[column]
+    ratio = "%.0f%%" % (100 * number(p) / number(u)) if number and u != "-" and p != "-" else ""
+    print("%-26s %12s %12s %16s" % (name, u, p, ratio))
+if unphased[3] != "-" and phased[3] != "-":
+    # The target (>= 90% of unphased throughput) judged by instructions,
+    # which do not follow the machine's load.
+    print("throughput at equal instructions (unphased / phased instructions): %.1f%%"
+          % (100 * int(unphased[3]) / int(phased[3])))
+PY
+    # Every bucket answered: one id of each set of gates the ids fall in
+    # (written with the phased copy) and a request without an id, asked of
+    # both engines; distinct ETags are distinct answers. The unphased
+    # engine has one answer for all.
+    distinct_answers() { # engine-url
+        local id
+        { echo; sed 's/^/\&id=/' "$work/phased/buckets"; } | while read -r id; do
+            curl -sf -o /dev/null -D - -H 'Accept: application/json' -H 'Accept-Encoding: gzip' "$1$id" \
+                | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }'
+        done | sort -u | wc -l
+    }
+    buckets=$(wc -l <"$work/phased/buckets")
+    echo "== every bucket answered: the ids' $buckets gate sets and a request without an id"
+    echo "distinct answers (ETags): unphased $(distinct_answers "$url"), phased $(distinct_answers "$phased_url")" \
+        "(expected 1 and $((buckets + 1)))"
+    # Memory with every bucket answered, and the answer caches: misses are
+    # the answers computed (kept unless evicted), for every request the
+    # script and the loads made.
+    echo "RSS after the loads: unphased $(memory "$engine"); phased $(memory "$phased_engine")"
+    cache_metrics() { # status-port
+        curl -s "http://127.0.0.1:$1/metrics" \
+            | awk '$1 ~ /^cincinnati_pe_(graph_cache_(hits|misses|evictions)_total|identity_cache_bytes)$/ { sub("cincinnati_pe_", "", $1); printf "%s %s; ", $1, $2 }'
+    }
+    echo "answer cache, unphased: $(cache_metrics $STATUS_PORT)"
+    echo "answer cache, phased: $(cache_metrics $PHASED_STATUS_PORT)"
+    exit 0
+fi
 
 if [ "$MODE" = cluster-policy ]; then
     # 20 groups: rings of 0 to 28 days, every fifth pinned below the five
@@ -266,10 +462,7 @@ PY
         --cluster_policy.lookup_url "http://127.0.0.1:$LOOKUP_PORT/groups" "${control[@]}" &
     policy_engine=$!
     pids+=($policy_engine)
-    for _ in $(seq $ready_tries); do
-        curl -sf "http://127.0.0.1:$POLICY_STATUS_PORT/readyz" >/dev/null && break
-        sleep 0.1
-    done
+    wait_ready $POLICY_STATUS_PORT
     if [ "$CONTROL" = 1 ]; then
         rollouts="http://127.0.0.1:$POLICY_STATUS_PORT$PREFIX/v1/rollouts"
         targets=($(curl -sf -H 'Authorization: Bearer bench-token-0123456789' "$rollouts" |
@@ -281,21 +474,8 @@ PY
         echo "rollouts under run-time control: ${targets[0]} paused, ${targets[1]} held at 35%," \
             "${targets[2]} gated by a rate, ${targets[3]} by canaries"
     fi
-    # Each request: a random one of IDS cluster ids.
-    cat >"$work/ids.lua" <<LUA
-math.randomseed(os.time() + tonumber(tostring({}):sub(-6), 16))
-request = function()
-  local id = string.format("%08x-5d2c-4a7e-9b1f-0123456789ab", math.random(0, $IDS - 1))
-  return wrk.format(nil, wrk.path .. "&id=" .. id)
-end
-LUA
-    ids=(-s "$work/ids.lua" -H 'Accept-Encoding: gzip')
     policy_url="http://127.0.0.1:$POLICY_ENGINE_PORT$PREFIX/graph?channel=$CHANNEL&arch=amd64"
-    for target in "$url" "$policy_url"; do
-        if [ "$WARMUP" != 0s ]; then
-            wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -H 'Accept: application/json' "${ids[@]}" "$target" >/dev/null
-        fi
-    done
+    warm_up "$url" "$policy_url"
     lookups() { curl -s "http://127.0.0.1:$POLICY_STATUS_PORT/metrics" | awk '$1 == "cincinnati_pe_cluster_lookups_total" { print $2 }'; }
     load "no policy, $IDS cluster ids, gzip" "$url" "$engine" "${ids[@]}"
     before=$(lookups)
@@ -314,8 +494,7 @@ for rollout in json.load(sys.stdin)["rollouts"]:
         print(rollout["target"] + ": " + said)'
     fi
     # Memory with every class answered and every id met (the lookups'
-    # groups cached), after the load: now and at its peak.
-    memory() { awk '/^VmRSS/ { rss = $2 } /^VmHWM/ { hwm = $2 } END { printf "%.1f MiB (peak %.1f MiB)", rss / 1024, hwm / 1024 }' "/proc/$1/status"; }
+    # groups cached), after the load.
     echo "RSS after the loads: no policy $(memory "$engine"); cluster policy $(memory "$policy_engine")"
     echo "== the policy engine's lookups and answers"
     curl -s "http://127.0.0.1:$POLICY_STATUS_PORT/metrics" \
