@@ -79,6 +79,7 @@ fn policy_debug(name: &str, text: &str) -> String {
     match name {
         "channel-filter" => debug_of::<ChannelFilterSettings>(text),
         "arch-filter" => debug_of::<ArchFilterSettings>(text),
+        "version-prune" => debug_of::<VersionPruneSettings>(text),
         other => panic!("add [[policy]] {other}'s settings type to policy_debug in this test"),
     }
 }

@@ -240,7 +240,11 @@ async fn engines_phase_a_graph_data_rollout_alike_and_a_pause_freezes_it_behind_
         .unwrap();
     let clusters = clusters(start);
     let no_lag = SignedDuration::ZERO;
-    let all = [(&controlled, CONTROL_LAG), (&chained, CHAIN_LAG), (&alone, no_lag)];
+    let all = [
+        (&controlled, CONTROL_LAG),
+        (&chained, CHAIN_LAG),
+        (&alone, no_lag),
+    ];
 
     // Several instants: the three engines and the formula agree.
     let mut offered_then = Vec::new();

@@ -297,6 +297,31 @@ impl PhasedWindow {
         now.duration_since(self.start).div_duration_f64(length)
     }
 
+    /// Whether a cluster at `fraction` has been offered the update by
+    /// `now`: exactly `moment_at(fraction) <= now`, decided from the share
+    /// of the window gone by (a division), and from the moment itself only
+    /// where rounding could tell them apart: what every request asks of
+    /// every phased window, at a fraction of the moment's cost.
+    pub fn has_reached(&self, fraction: f64, now: Timestamp) -> bool {
+        /// Far above the rounding of a moment (a nanosecond in at least a
+        /// second's window) and of the share: within it, the moment decides.
+        const MARGIN: f64 = 1e-9;
+        if now < self.start {
+            return false;
+        }
+        if now >= self.end {
+            return true;
+        }
+        let share = self.share_passed(now);
+        if fraction + MARGIN < share {
+            true
+        } else if fraction > share + MARGIN {
+            false
+        } else {
+            self.moment_at(fraction) <= now
+        }
+    }
+
     /// The moment a cluster at `fraction` of the fleet (in [0, 1], its
     /// place) is offered the update: `start + fraction × (end - start)`, to
     /// the nanosecond. The same fraction always gives the same moment, so
@@ -458,6 +483,51 @@ mod tests {
         let second = jiff::SignedDuration::from_secs(1);
         assert_eq!(instant.share_passed(window.start - second), 0.0);
         assert_eq!(instant.share_passed(window.start), 1.0);
+    }
+
+    /// `has_reached` is `moment_at(fraction) <= now`, at every fraction and
+    /// time, at the moments themselves and a nanosecond either side.
+    #[test]
+    fn reaching_a_moment_is_decided_as_the_moment_says() {
+        let windows = ["PT1S", "PT12H", "P2D", "P14D", "P1M", "P10Y"].map(|duration| {
+            PhasedWindow::new(
+                at("2025-06-02T09:00:00Z"),
+                duration.parse::<RolloutDuration>().unwrap().span(),
+            )
+        });
+        let nanosecond = jiff::SignedDuration::from_nanos(1);
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next_fraction = || {
+            // xorshift: reproducible fractions over [0, 1).
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for window in windows
+            .iter()
+            .chain([&PhasedWindow::new(windows[0].start, Span::new())])
+        {
+            for _ in 0..2_000 {
+                let fraction = next_fraction();
+                let moment = window.moment_at(fraction);
+                let elsewhere = window.moment_at(next_fraction());
+                for now in [
+                    moment - nanosecond,
+                    moment,
+                    moment + nanosecond,
+                    elsewhere,
+                    window.start,
+                    window.end,
+                ] {
+                    assert_eq!(
+                        window.has_reached(fraction, now),
+                        moment <= now,
+                        "{window:?} at {fraction} by {now}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

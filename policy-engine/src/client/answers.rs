@@ -40,8 +40,8 @@ pub const API_VERSION: u64 = 1;
 pub type Answer = Result<Arc<PreparedBody>, ApiError>;
 
 /// What an answer depends on besides the revision: `id` only through the
-/// policy class and the phase, and `version` only when `version-prune`
-/// runs, so neither splits the cache otherwise.
+/// policy class and the phase, and `version` only as the release
+/// `version-prune` prunes to, so neither splits the cache otherwise.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct AnswerKey {
     channel: Option<Channel>,
@@ -64,10 +64,7 @@ impl AnswerKey {
             arch: request.query.arch.clone(),
             class: request.class.clone(),
             phase: request.phase.as_ref().map(|phase| phase.passed()),
-            version: request
-                .keyed_by_version
-                .then(|| request.query.version.clone())
-                .flatten(),
+            version: request.version_key.clone(),
             joined: joined.to_vec(),
         }
     }

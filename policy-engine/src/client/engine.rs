@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use cincinnati_core::release::without_build;
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Version};
 use http_answers::{IdentityCache, PreparedBody};
@@ -310,6 +311,7 @@ impl Engine {
         let current = feed.revision();
         if let Some(revision) = &current {
             request.phase = self.phase_of(&request, revision, now);
+            request.version_key = self.version_key(&request, revision);
         }
         let revision = match current {
             Some(revision) if revision.is_answered(&request, &joined) => revision,
@@ -320,6 +322,7 @@ impl Engine {
                 Box::pin(self.feeds.revalidate(&feed, arrived)).await;
                 let revision = self.feeds.served(&feed)?;
                 request.phase = self.phase_of(&request, &revision, now);
+                request.version_key = self.version_key(&request, &revision);
                 revision
             }
         };
@@ -351,6 +354,23 @@ impl Engine {
                 .view_channels()
                 .is_some_and(|view| view.contains(&channel));
         sees_channel.then_some(phase)
+    }
+
+    /// The release `request`'s answer is pruned to and keyed by, when
+    /// `version-prune` runs: its `version` without build metadata, if
+    /// `revision`'s graph has that release for the request's architecture.
+    /// Any other version is answered, and kept, as a request without one:
+    /// made-up versions are not more answers to compute and hold.
+    fn version_key(&self, request: &PolicyRequest, revision: &Revision) -> Option<String> {
+        if !self.rules.keyed_by_version {
+            return None;
+        }
+        let version = Version::parse(request.query.version.as_deref()?).ok()?;
+        let release = without_build(&version).to_string();
+        revision
+            .catalog()
+            .has_release(request.arch().as_str(), &release)
+            .then_some(release)
     }
 
     /// On an engine upstream, which serves channels apart, the revisions of

@@ -75,9 +75,17 @@ impl Gate {
         place.map_or(self.unplaced, |place| self.window.moment_at(place.fraction()))
     }
 
+    /// Whether a request at `place` has passed it by `clock`: as
+    /// `passed_at(place) <= clock`, without computing the moment.
+    fn is_passed_by(&self, place: Option<Place>, clock: Timestamp) -> bool {
+        place.map_or(self.unplaced <= clock, |place| {
+            self.window.has_reached(place.fraction(), clock)
+        })
+    }
+
     /// Whether a request at `place` has passed it at `now`, its rollout's
     /// clock read as `reading` (none: not under control); if not, the
-    /// earliest it may (none: when run-time control changes).
+    /// clock it waits for (none: a change of run-time control).
     fn judge(
         &self,
         place: Option<Place>,
@@ -92,12 +100,31 @@ impl Gate {
             Some(Reading::At { at_most, .. }) if !within(at_most) => return Err(None),
             Some(Reading::At { clock, .. }) => clock,
         };
-        let at = self.passed_at(place);
-        if at <= clock {
+        if self.is_passed_by(place, clock) {
             Ok(())
         } else {
-            // The rollout's clock runs no faster than time.
-            Err(Some(now.saturating_add(at.duration_since(clock)).unwrap_or(at)))
+            Err(Some(clock))
+        }
+    }
+
+    /// When a request at `place`, its rollout's clock at `clock`, passes
+    /// it at the earliest: that clock runs no faster than time.
+    fn passes_from(&self, place: Option<Place>, now: Timestamp, clock: Timestamp) -> Timestamp {
+        let at = self.passed_at(place);
+        now.saturating_add(at.duration_since(clock)).unwrap_or(at)
+    }
+
+    /// How long, roughly (in floating-point seconds), until the clock at
+    /// `clock` passes it for `place`: to find the gate a request passes
+    /// next without computing every gate's moment.
+    fn roughly_in(&self, place: Option<Place>, clock: Timestamp) -> f64 {
+        let seconds = |from: Timestamp, to: Timestamp| to.duration_since(from).as_secs_f64();
+        match place {
+            Some(place) => {
+                seconds(clock, self.window.start)
+                    + seconds(self.window.start, self.window.end) * place.fraction()
+            }
+            None => seconds(clock, self.unplaced),
         }
     }
 }
@@ -221,7 +248,9 @@ pub struct UpdateStanding {
 /// for a graph without any (then a request pays one emptiness check).
 #[derive(Debug, Default)]
 pub struct PhasedRollouts {
-    channels: HashMap<String, Arc<ChannelPhasing>>,
+    /// Looked up by every request for a channel (foldhash: see
+    /// `crate::client::answers`).
+    channels: HashMap<String, Arc<ChannelPhasing>, foldhash::fast::RandomState>,
     updates: Vec<PhasedUpdate>,
     /// A rollout per release phasing (by version, every architecture and
     /// channel), as run-time control knows it.
@@ -419,7 +448,7 @@ impl PhasedRollouts {
         let judged = update.gate.judge(place, now, reading);
         let declared = update.gate.passed_at(place);
         let from = match (judged, reading) {
-            (Err(Some(next)), _) => next,
+            (Err(Some(clock)), _) => update.gate.passes_from(place, now, clock),
             (_, Some(Reading::At { clock, .. })) => {
                 let late = now.duration_since(clock).max(SignedDuration::ZERO);
                 declared.saturating_add(late).unwrap_or(declared)
@@ -505,17 +534,24 @@ impl PhasedRollouts {
         let place = place();
         let controlled = self.controlled(knowledge);
         let mut passed = 0u64;
-        let mut next_change: Option<Timestamp> = None;
+        // The gate passed next, roughly: only its moment is computed.
+        let mut next: Option<(f64, &Gate, Timestamp)> = None;
         for (index, gate) in phasing.gates.iter().enumerate() {
             let reading = controlled
                 .as_ref()
                 .and_then(|controlled| controlled.reading(gate, now));
             match gate.judge(place, now, reading) {
                 Ok(()) => passed |= 1 << index,
-                Err(Some(at)) => next_change = Some(next_change.map_or(at, |next| next.min(at))),
+                Err(Some(clock)) => {
+                    let roughly = gate.roughly_in(place, clock);
+                    if next.is_none_or(|(soonest, _, _)| roughly < soonest) {
+                        next = Some((roughly, gate, clock));
+                    }
+                }
                 Err(None) => {}
             }
         }
+        let next_change = next.map(|(_, gate, clock)| gate.passes_from(place, now, clock));
         Some(Phase {
             channel: phasing.clone(),
             passed,

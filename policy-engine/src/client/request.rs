@@ -33,9 +33,11 @@ pub struct PolicyRequest {
     /// Set once the revision answering the request is known: the phase
     /// depends on its graph.
     pub phase: Option<Phase>,
-    /// Whether answers differ per `version` (`version-prune` runs), so
-    /// that the answer cache is keyed by it.
-    pub keyed_by_version: bool,
+    /// The release (a version without build metadata) `version-prune`
+    /// prunes the answer to and the answer cache is keyed by: set once the
+    /// revision answering the request is known, only for a release its
+    /// graph has.
+    pub version_key: Option<String>,
     /// The architecture of a request without `arch`.
     default_arch: Arch,
     /// Whether the class's rules (withholding, blocked edges) apply: not
@@ -56,7 +58,7 @@ impl PolicyRequest {
             source,
             class,
             phase: None,
-            keyed_by_version: rules.keyed_by_version,
+            version_key: None,
             default_arch: rules.default_arch.clone(),
             apply_rules: true,
         }

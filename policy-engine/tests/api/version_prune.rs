@@ -1,6 +1,8 @@
 //! `version-prune` on a real engine and a real graph: answers shrink to what
-//! the cluster's version reaches, and what a cluster is offered, read the
-//! way the cluster-version operator reads it, is unchanged.
+//! the cluster's version reaches (or, with `keep = "updates"`, to its own
+//! updates), and what a cluster is offered, read the way the
+//! cluster-version operator reads it, is unchanged; a made-up version is
+//! answered from the answer without one, computed once.
 
 use std::collections::BTreeSet;
 
@@ -12,15 +14,19 @@ use crate::support::{fixture, recommended_from};
 
 const CHANNEL: &str = "stable-4.6";
 
-fn filters(names: &[&str]) -> Vec<PolicyTable> {
+/// The filters `names`, then `version-prune` keeping `keep`.
+fn pruning(names: &[&str], keep: &str) -> Vec<PolicyTable> {
+    let table = |entries: &[(&str, &str)]| {
+        PolicyTable::Filter(toml::Table::from_iter(
+            entries
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), toml::Value::from(*value))),
+        ))
+    };
     names
         .iter()
-        .map(|name| {
-            PolicyTable::Filter(toml::Table::from_iter([(
-                "name".to_owned(),
-                toml::Value::from(*name),
-            )]))
-        })
+        .map(|name| table(&[("name", name)]))
+        .chain([table(&[("name", "version-prune"), ("keep", keep)])])
         .collect()
 }
 
@@ -50,9 +56,13 @@ async fn answer(app: &TestApp, query: &str) -> serde_json::Value {
 async fn pruned_answers_offer_every_cluster_what_the_whole_channel_does() {
     let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
     let whole = spawn_ready(settings(&upstream.url())).await;
-    let mut pruning = settings(&upstream.url());
-    pruning.policy = filters(&["channel-filter", "arch-filter", "version-prune"]);
-    let pruning = spawn_ready(pruning).await;
+    let engine_keeping = async |keep| {
+        let mut settings = settings(&upstream.url());
+        settings.policy = pruning(&["channel-filter", "arch-filter"], keep);
+        spawn_ready(settings).await
+    };
+    let pruning = engine_keeping("reachable").await;
+    let trimming = engine_keeping("updates").await;
 
     let channel = answer(&whole, "").await;
     let versions: Vec<String> = channel["nodes"]
@@ -68,14 +78,40 @@ async fn pruned_answers_offer_every_cluster_what_the_whole_channel_does() {
         assert_eq!(offered(&pruned, version), offered(&channel, version), "{version}");
         let kept = pruned["nodes"].as_array().unwrap().len();
         smaller += usize::from(kept < versions.len());
+        let trimmed = answer(&trimming, &format!("version={version}")).await;
+        let updates = offered(&channel, version);
+        assert_eq!(offered(&trimmed, version), updates, "{version}");
+        assert_eq!(
+            trimmed["nodes"].as_array().unwrap().len(),
+            1 + updates.len(),
+            "{version}: its release and its targets"
+        );
+        let edges = trimmed["edges"].as_array().unwrap().len();
+        assert_eq!(
+            edges,
+            recommended_from(&trimmed, version).len(),
+            "{version}: its own updates only"
+        );
     }
     assert!(
         smaller > versions.len() / 2,
         "{smaller} of {} answers pruned",
         versions.len()
     );
-    // Without a version, or with one not in the channel: the whole channel.
-    for query in ["", "version=1.2.3", "version=nonsense"] {
-        assert_eq!(answer(&pruning, query).await, channel, "{query}");
+    // Without a version, or with one not in the channel: the whole channel,
+    // and for a version of no release, the very answer without one.
+    for engine in [&pruning, &trimming] {
+        for query in ["", "version=1.2.3", "version=nonsense"] {
+            assert_eq!(answer(engine, query).await, channel, "{query}");
+        }
+        let computed = engine.metric("cincinnati_pe_graph_cache_misses_total").await;
+        for made_up in 0..20 {
+            answer(engine, &format!("version=9.9.{made_up}")).await;
+        }
+        assert_eq!(
+            engine.metric("cincinnati_pe_graph_cache_misses_total").await,
+            computed,
+            "made-up versions are not answers of their own"
+        );
     }
 }

@@ -77,19 +77,23 @@ impl Catalog {
     /// Which of `channel`, `arch` and `version` it serves (an architecture
     /// any, when its versions carry none: an engine's answer for one).
     pub fn serves(&self, channel: &str, arch: &str, version: &str) -> Served {
-        let any_arch = self.arches.is_empty();
-        let arch_served = any_arch || self.arches.contains(arch);
-        let versions = if any_arch {
+        let arch_served = self.arches.is_empty() || self.arches.contains(arch);
+        Served {
+            channel: self.channels.contains(channel) && arch_served,
+            version: self.has_release(arch, version),
+        }
+    }
+
+    /// Whether the graph has a release of `version` for `arch`.
+    pub fn has_release(&self, arch: &str, version: &str) -> bool {
+        let versions = if self.arches.is_empty() {
             self.releases.get(&None)
         } else {
             self.releases
                 .iter()
                 .find_map(|(of, versions)| (of.as_deref() == Some(arch)).then_some(versions))
         };
-        Served {
-            channel: self.channels.contains(channel) && arch_served,
-            version: versions.is_some_and(|versions| versions.contains(version)),
-        }
+        versions.is_some_and(|versions| versions.contains(version))
     }
 }
 
