@@ -14,9 +14,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use cincinnati_core::release::{keys, without_build};
 use cincinnati_core::{Release, Risk, Version};
+use openshift_graph_data::phased::published::PhasedChannels;
 
 use crate::channel::reading_order;
 use crate::cvo::{self, DropReason, Resolved, RiskSet};
+use crate::phasing;
 use cincinnati_core::release::arch_of;
 
 use crate::document::{Document, Shape};
@@ -79,6 +81,9 @@ pub struct UpdateGraph {
     dropped: HashMap<(ReleaseRef, ReleaseRef), DropReason>,
     /// Every architecture each version (without build) was seen in.
     archs: HashMap<Version, Vec<String>>,
+    /// The releases phasing into channels, in version order, with those
+    /// channels' rollouts (see [`crate::phasing`]).
+    phasing: Vec<(ReleaseRef, PhasedChannels)>,
 }
 
 impl UpdateGraph {
@@ -211,6 +216,11 @@ impl UpdateGraph {
         &self.members[id.0 as usize]
     }
 
+    /// The releases phasing into channels, in version order.
+    pub(crate) fn phasing(&self) -> &[(ReleaseRef, PhasedChannels)] {
+        &self.phasing
+    }
+
     pub(crate) fn is_in(&self, release: ReleaseRef, id: ChannelId) -> bool {
         self.channels_of[release.index()].binary_search(&id).is_ok()
     }
@@ -249,6 +259,7 @@ impl Builder {
                 risk_sets: Vec::new(),
                 dropped: HashMap::new(),
                 archs: HashMap::new(),
+                phasing: Vec::new(),
             },
         }
     }
@@ -283,6 +294,10 @@ impl Builder {
         graph.by_version = graph
             .releases()
             .map(|(reference, release)| (release.version.clone(), reference))
+            .collect();
+        graph.phasing = graph
+            .releases()
+            .filter_map(|(reference, release)| Some((reference, phasing::published(release)?)))
             .collect();
         self.read_channels();
         self

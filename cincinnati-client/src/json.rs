@@ -8,13 +8,16 @@
 use cincinnati_core::release::keys;
 use cincinnati_core::wire::RiskView;
 use cincinnati_core::{Release, Risk};
+use jiff::Timestamp;
+use openshift_graph_data::RolloutDuration;
 use serde::Serialize;
 
 use crate::cluster_policy::ClusterPolicy;
 use crate::cvo::DropReason;
 use crate::diff::{ChannelDiff, GraphDiff, UpdateChange};
 use crate::explain::{DeclarationKind, Explanation, ReleaseFacts, Verdict};
-use crate::graph::{ReleaseRef, UpdateGraph};
+use crate::graph::ReleaseRef;
+use crate::phasing::{ChannelAt, PhasedUpdate};
 use crate::plan::{Break, Hop, PathAnswer, PathQuery, Plan, TierPlan};
 use crate::reasons::Reason;
 use crate::runbook::{Runbook, Step, Workers, runbook};
@@ -643,7 +646,10 @@ impl<'a> ChannelsJson<'a> {
 /// with the updates a cluster at it is offered there, by the CVO's rules
 /// ([`crate::cvo`]), as [`ChannelView::updates_for`] offers them to a
 /// cluster of the graph's architecture. A channel no release is in has
-/// no releases, as the Graph API answers it.
+/// no releases, as the Graph API answers it. At a moment
+/// ([`crate::UpdateGraph::channel_at`]), the releases phasing into the channel
+/// whose `start` has come are in it, and the updates into them are phased
+/// ([`crate::phasing`]).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelGraphJson<'a> {
@@ -656,6 +662,8 @@ pub struct ChannelGraphJson<'a> {
     /// How many updates of each kind the channel offers, over all releases.
     pub recommended_count: usize,
     pub conditional_count: usize,
+    /// Of those, how many are phased.
+    pub phased_count: usize,
 }
 
 /// A release (its [`ReleaseJson`] fields) and its updates on the channel.
@@ -663,8 +671,21 @@ pub struct ChannelGraphJson<'a> {
 pub struct ChannelReleaseJson<'a> {
     #[serde(flatten)]
     pub release: ReleaseJson<'a>,
+    /// Only for a release phasing into the channel (which its `channels`
+    /// then list, as an engine that phases serves it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phasing: Option<PhasingJson>,
     /// Newest first.
     pub updates: Vec<ChannelUpdateJson<'a>>,
+}
+
+/// When a release phasing into the channel entered it (`start`) and when
+/// every cluster is offered every update into it (`end`: the graph lists
+/// it then), RFC 3339.
+#[derive(Serialize)]
+pub struct PhasingJson {
+    pub start: String,
+    pub end: String,
 }
 
 /// An update offered: recommended, or conditional with its risks (each
@@ -676,44 +697,92 @@ pub struct ChannelUpdateJson<'a> {
     pub recommended: bool,
     /// Empty for a recommended update.
     pub risks: Vec<RiskView<'a>>,
+    /// Only for an update into a release phasing into the channel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phased: Option<PhasedJson<'a>>,
+}
+
+/// A phased update's window (RFC 3339): each cluster is offered it at its
+/// own moment from `start` to `end`; `duration` as the channel declares it
+/// for the update's kind (ISO 8601; `null`: zero); `share`, the fraction
+/// of clusters offered it at the moment answered, in [0, 1].
+#[derive(Serialize)]
+pub struct PhasedJson<'a> {
+    pub start: String,
+    pub end: String,
+    pub duration: Option<&'a str>,
+    pub share: f64,
 }
 
 impl<'a> ChannelGraphJson<'a> {
-    pub fn new(graph: &'a UpdateGraph, channel: &'a str) -> Self {
-        let view = graph.channel(channel);
-        let (mut recommended_count, mut conditional_count) = (0, 0);
-        let releases = view
-            .iter()
-            .flat_map(|view| view.releases().iter().map(move |&release| (view, release)))
-            .map(|(view, release)| {
-                let updates: Vec<ChannelUpdateJson<'a>> = view
-                    .updates_from(release)
-                    .rev()
-                    .map(|update| ChannelUpdateJson {
-                        to: graph.version(update.to).to_string(),
-                        recommended: update.risks.is_none(),
-                        risks: risks(update.risks.unwrap_or_default()),
-                    })
-                    .collect();
-                let recommended = updates.iter().filter(|update| update.recommended).count();
-                recommended_count += recommended;
-                conditional_count += updates.len() - recommended;
-                ChannelReleaseJson {
-                    release: graph.release(release).into(),
-                    updates,
-                }
-            })
+    pub fn new(channel: &ChannelAt<'a>) -> Self {
+        let releases: Vec<ChannelReleaseJson<'a>> = channel
+            .releases()
+            .into_iter()
+            .map(|release| ChannelReleaseJson::new(channel, release))
             .collect();
+        let count = |counted: fn(&ChannelUpdateJson) -> bool| {
+            releases
+                .iter()
+                .flat_map(|release| &release.updates)
+                .filter(|update| counted(update))
+                .count()
+        };
         Self {
             kind: "ChannelGraph",
             schema_version: SCHEMA_VERSION,
-            channel,
-            arch: graph.arch(),
+            channel: channel.name(),
+            arch: channel.graph().arch(),
+            recommended_count: count(|update| update.recommended),
+            conditional_count: count(|update| !update.recommended),
+            phased_count: count(|update| update.phased.is_some()),
             releases,
-            recommended_count,
-            conditional_count,
         }
     }
+}
+
+impl<'a> ChannelReleaseJson<'a> {
+    fn new(channel: &ChannelAt<'a>, release: ReleaseRef) -> Self {
+        let graph = channel.graph();
+        let phasing = channel.phasing(release);
+        let mut fields = ReleaseJson::from(graph.release(release));
+        if phasing.is_some() {
+            fields.channels.push(channel.name());
+        }
+        Self {
+            release: fields,
+            phasing: phasing.map(|phasing| PhasingJson {
+                start: rfc3339(phasing.start),
+                end: rfc3339(phasing.end),
+            }),
+            updates: channel
+                .updates_from(release)
+                .rev()
+                .map(|update| ChannelUpdateJson {
+                    to: graph.version(update.to).to_string(),
+                    recommended: update.risks.is_none(),
+                    risks: risks(update.risks.unwrap_or_default()),
+                    phased: channel.phased(&update).map(PhasedJson::from),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<'a> From<PhasedUpdate<'a>> for PhasedJson<'a> {
+    fn from(phased: PhasedUpdate<'a>) -> Self {
+        Self {
+            start: rfc3339(phased.window.start),
+            end: rfc3339(phased.window.end),
+            duration: phased.duration.map(RolloutDuration::as_str),
+            share: phased.share,
+        }
+    }
+}
+
+/// A time as every document writes it: RFC 3339 in UTC, to the second.
+fn rfc3339(at: Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// `cincinnati diff`; the changes of `cincinnati graph-data preview`.
@@ -837,8 +906,8 @@ impl<'a> SignaturesJson<'a> {
                     identity: verified.map(|verified| verified.document.docker_reference()),
                     signed_at: verified
                         .and_then(|verified| verified.signed_at)
-                        .and_then(|at| jiff::Timestamp::try_from(at).ok())
-                        .map(|at| at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
+                        .and_then(|at| Timestamp::try_from(at).ok())
+                        .map(rfc3339),
                     reason,
                 }
             })

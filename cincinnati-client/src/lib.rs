@@ -8,7 +8,8 @@
 //! - [`graph`]: [`UpdateGraph`], one architecture's releases, channels and
 //!   updates as clusters see them ([`cvo`]: the CVO's rules).
 //! - [`view`]: [`ChannelView`], one channel; [`Updates`], what a cluster on
-//!   it is offered.
+//!   it is offered; [`phasing`]: [`ChannelAt`], one channel at a moment,
+//!   with the releases phasing into it (graph-data's phased rollouts).
 //! - [`plan`]: update paths across minors, with the channel of each update;
 //!   [`runbook`]: an EUS-to-EUS plan as the steps an administrator takes.
 //! - [`explain`]: why an update is offered or not; [`reasons`]: its reasons
@@ -35,6 +36,7 @@ pub mod fleet;
 pub mod graph;
 pub mod header;
 pub mod json;
+pub mod phasing;
 pub mod plan;
 pub mod policy_facts;
 pub mod reasons;
@@ -48,4 +50,5 @@ pub use channel::Tier;
 pub use document::{Document, Shape};
 pub use fetch::{ClientError, FetchError, Fetcher, Query, Source, fetch_updates};
 pub use graph::{Coverage, ReleaseRef, Update, UpdateGraph};
+pub use phasing::ChannelAt;
 pub use view::{ChannelView, Cluster, ConditionalUpdate, Updates, VersionNotFound};

@@ -5,6 +5,9 @@
 
 use std::collections::BTreeSet;
 
+use cincinnati_client::json::ChannelGraphJson;
+use cincinnati_client::{Document, Shape, UpdateGraph};
+
 use crate::support::golden::golden_json;
 use crate::support::{EVERY_DOCUMENT, documented_fields, keys};
 
@@ -94,5 +97,46 @@ fn a_rollout_its_gates_its_control_and_a_change_have_the_documented_fields() {
     assert_eq!(
         every_key(&document["history"]),
         documented_fields("— rollout change")
+    );
+}
+
+/// The document a policy-engine answers at `/v1/channel` (no command
+/// prints it; the explorer page draws it), with a release phasing into the
+/// channel: held to the table as the printed ones are.
+#[test]
+fn the_channel_document_with_a_phasing_release_has_the_documented_fields() {
+    let full = br#"{"nodes": [
+        {"version": "4.18.1+amd64", "payload": "p1", "metadata": {
+          "io.openshift.upgrades.graph.release.arch": "amd64",
+          "io.openshift.upgrades.graph.release.channels": "stable-4.18"}},
+        {"version": "4.18.2+amd64", "payload": "p2", "metadata": {
+          "io.openshift.upgrades.graph.release.arch": "amd64",
+          "io.openshift.upgrades.graph.release.channels": "fast-4.18",
+          "io.openshift.upgrades.graph.release.phased_rollouts": "{\"stable-4.18\":{\"start\":\"2025-06-02T09:00:00Z\",\"patch\":\"P2D\"}}"}}
+      ], "edges": [[0, 1]]}"#;
+    let graph = cincinnati_core::wire::parse(full).unwrap().graph;
+    let graph = UpdateGraph::build(
+        "amd64",
+        &[Document {
+            graph,
+            shape: Shape::Full,
+        }],
+    );
+    let now = "2025-06-03T09:00:00Z".parse().unwrap();
+    let document =
+        serde_json::to_value(ChannelGraphJson::new(&graph.channel_at("stable-4.18", now))).unwrap();
+    let mut documented = documented_fields("`ChannelGraph`");
+    documented.extend(EVERY_DOCUMENT.map(str::to_owned));
+    assert_eq!(keys(&document), documented, "{document}");
+    let update = &document["releases"][0]["updates"][0];
+    assert_eq!(keys(update), documented_fields("— channel update"));
+    assert_eq!(
+        keys(&update["phased"]),
+        ["start", "end", "duration", "share"].map(str::to_owned).into(),
+        "docs/cli.md: `phased` (`{{start, end, duration, share}}`)"
+    );
+    assert_eq!(
+        keys(&document["releases"][1]["phasing"]),
+        documented_fields("— `phasing`")
     );
 }

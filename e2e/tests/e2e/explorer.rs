@@ -7,6 +7,8 @@
 //! is drawn apart from a safe one. On a graph the Graph API leaves to the
 //! client's rules (an update listed both as recommended and as conditional,
 //! versions out of string order), the page draws what the CVO makes of it;
+//! on a graph where a release phases into the channel, its updates are drawn
+//! apart, with their windows and the share of clusters offered them;
 //! on the registry stack, a release published while the page is open shows
 //! after a reload, and engine B, chained to engine A, answers the page's
 //! questions as A does. An EUS-to-EUS plan shows its runbook, the steps the
@@ -38,6 +40,7 @@ use e2e::scenario::CANDIDATE;
 use e2e::stack::Stack;
 use e2e::static_server::StaticServer;
 use e2e::workdir::Workdir;
+use jiff::{SignedDuration, Timestamp};
 use release_set_generator::{demo_releases, testdata_graph_data};
 use serde_json::{Value, json};
 
@@ -915,7 +918,8 @@ async fn the_page_draws_what_the_cvo_offers_not_what_the_graph_lists() {
 
     // Both engines answer the channel as the library reads it.
     let question = format!("{PATH_PREFIX}/v1/channel?channel={CVO_CHANNEL}&arch={ARCH}");
-    let expected = serde_json::to_value(ChannelGraphJson::new(&library, CVO_CHANNEL)).unwrap();
+    let expected =
+        serde_json::to_value(ChannelGraphJson::new(&library.channel_as_listed(CVO_CHANNEL))).unwrap();
     let client = reqwest::Client::new();
     for engine in [&engines.engine_a, &engines.engine_b] {
         let answer = http::get(&client, &engine.api_url(&question), None)
@@ -1006,6 +1010,198 @@ async fn the_page_draws_what_the_cvo_offers_not_what_the_graph_lists() {
     );
     assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
     browser.close().await.unwrap();
+}
+
+const PHASED_CHANNEL: &str = "stable-4.18";
+
+/// A graph-builder's full graph at `now`: stable-4.18 lists 4.17.9, 4.18.0
+/// and 4.18.1 (4.17.9 → 4.18.0 conditional); 4.18.2 phases into it from
+/// `start`, patch updates over P20D, the others over P40D; 4.18.3 phases
+/// into it from a day ahead. As the graph-builder publishes a phasing
+/// release: listed in fast-4.18 only, the rollout in its metadata.
+fn phased_graph(start: Timestamp, now: Timestamp) -> Value {
+    let node = |version: &str, rollout: Option<Value>| {
+        let channels = if rollout.is_some() {
+            "fast-4.18"
+        } else {
+            "fast-4.18,stable-4.18"
+        };
+        let mut node = json!({
+            "version": format!("{version}+{ARCH}"),
+            "payload": format!("example.com/ocp-release:{version}"),
+            "metadata": {
+                "io.openshift.upgrades.graph.release.arch": ARCH,
+                "io.openshift.upgrades.graph.release.channels": channels,
+            },
+        });
+        if let Some(rollout) = rollout {
+            node["metadata"]["io.openshift.upgrades.graph.release.phased_rollouts"] =
+                json!(json!({PHASED_CHANNEL: rollout}).to_string());
+        }
+        node
+    };
+    let rollout = |start: Timestamp| json!({"start": start.to_string(), "patch": "P20D", "default": "P40D"});
+    json!({
+        "nodes": [
+            node("4.17.9", None),
+            node("4.18.0", None),
+            node("4.18.1", None),
+            node("4.18.2", Some(rollout(start))),
+            node("4.18.3", Some(rollout(now + SignedDuration::from_hours(24)))),
+        ],
+        "edges": [[0, 2], [1, 2], [0, 3], [2, 3], [2, 4], [3, 4]],
+        "conditionalEdges": [{
+            "edges": [{"from": format!("4.17.9+{ARCH}"), "to": format!("4.18.0+{ARCH}")}],
+            "risks": [{"url": "https://example.com/Flaky", "name": "Flaky",
+                       "message": "Flaky applies.", "matchingRules": [{"type": "Always"}]}],
+        }],
+    })
+}
+
+/// What the page says of a phased update: the share of clusters its
+/// window has reached at `now`, in whole percent, and the window.
+fn phased_text(start: Timestamp, days: i64, now: Timestamp) -> String {
+    let end = start + SignedDuration::from_hours(24 * days);
+    let share = now
+        .duration_since(start)
+        .div_duration_f64(end.duration_since(start));
+    let second = |at: Timestamp| at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    format!(
+        "offered to {}% of clusters now, window {} → {}",
+        (share * 100.0).floor(),
+        second(start),
+        second(end)
+    )
+}
+
+/// The computed stroke and dashes of the first element `css` selects, and
+/// the colour of the phased legend key's line.
+const EDGE_STYLES: &str = r#"
+const style = (css) => {
+  const computed = getComputedStyle(document.querySelector(css));
+  return [computed.stroke, computed.strokeDasharray];
+};
+return {
+  phased: style('path.edge.phased'),
+  recommended: style('path.edge:not(.conditional):not(.phased)'),
+  conditional: style('path.edge.conditional:not(.phased)'),
+  key: getComputedStyle(document.querySelector('.key.phased'), '::before').borderTopColor,
+};
+"#;
+
+/// 4.18.2 phased into stable-4.18 from 218.4 hours ago: the page (on B,
+/// which forwards to A) draws it in the channel, marked phasing, and the
+/// updates into it in their own style, the legend and each edge's tooltip
+/// naming the window and the share offered it now (45% of P20D, 22% of
+/// P40D); a release's panel says the same. 4.18.3, whose start is ahead, is
+/// not drawn. Laid out to be read on a desktop and on a phone.
+#[tokio::test]
+async fn a_phased_update_is_drawn_apart_from_an_offered_one() {
+    let now = Timestamp::now();
+    let start = now - SignedDuration::from_secs(786_240);
+    let upstream = serde_json::to_vec(&phased_graph(start, now)).unwrap();
+    let server = StaticServer::start(upstream, "application/json").unwrap();
+    let workdir = Workdir::new().unwrap();
+    let engines = EngineChain::start(workdir.path(), &format!("{}{PATH_PREFIX}/graph", server.url()))
+        .await
+        .unwrap();
+    let page = engines
+        .engine_b
+        .api_url(&format!("{PATH_PREFIX}/?channel={PHASED_CHANNEL}&arch={ARCH}"));
+    let (patch, other) = (phased_text(start, 20, now), phased_text(start, 40, now));
+    for viewport in VIEWPORTS {
+        let browser = Browser::start(viewport).await.unwrap();
+        browser.open(&page).await.unwrap();
+        browser.wait_ready().await.unwrap();
+        let at = viewport.name;
+        assert_eq!(
+            browser.attributes(".node", "data-version").await.unwrap(),
+            ["4.17.9", "4.18.0", "4.18.1", "4.18.2"],
+            "{at}: 4.18.3's start is ahead"
+        );
+        let phasing = browser.all(".node.phasing").await.unwrap();
+        assert_eq!(phasing.len(), 1, "{at}");
+        assert_eq!(
+            phasing[0].attr("data-version").await.unwrap().as_deref(),
+            Some("4.18.2")
+        );
+        let label = phasing[0].attr("aria-label").await.unwrap().unwrap_or_default();
+        assert!(
+            label.contains(&format!("phasing into {PHASED_CHANNEL} since")),
+            "{at}: {label}"
+        );
+        assert_eq!(
+            browser.attributes("path.edge.phased", "data-from").await.unwrap(),
+            ["4.17.9", "4.18.1"],
+            "{at}: the updates into 4.18.2"
+        );
+
+        // Its own colour and dashes, the legend's in the same colour.
+        let styles = browser.run(EDGE_STYLES).await.unwrap();
+        let (phased, recommended, conditional) =
+            (&styles["phased"], &styles["recommended"], &styles["conditional"]);
+        assert_ne!(phased[0], recommended[0], "{at}: {styles}");
+        assert_ne!(phased[0], conditional[0], "{at}: {styles}");
+        assert_ne!(phased[1], json!("none"), "{at}: {styles}");
+        assert_ne!(phased[1], conditional[1], "{at}: {styles}");
+        assert_eq!(styles["key"], phased[0], "{at}: {styles}");
+        let mut keys = Vec::new();
+        for key in browser.all(".key.phased").await.unwrap() {
+            keys.push(key.prop("textContent").await.unwrap().unwrap_or_default());
+        }
+        assert_eq!(
+            keys,
+            [format!("phased: {other}"), format!("phased: {patch}")],
+            "{at}: a legend entry per window"
+        );
+        let tooltip = browser
+            .all(r#"path.edge.phased[data-from="4.18.1"] > title"#)
+            .await
+            .unwrap();
+        assert_eq!(
+            tooltip[0].prop("textContent").await.unwrap().as_deref(),
+            Some(format!("4.18.1 → 4.18.2 phased: {patch}").as_str())
+        );
+        let summary = browser.wait_for(DRAWN).await.unwrap();
+        assert_eq!(summary.attr("data-phased").await.unwrap().as_deref(), Some("2"));
+
+        // The panels say it in words.
+        browser.click_on(r#".node[data-version="4.18.2"]"#).await.unwrap();
+        let note = browser.wait_for("#release-body .phasing-note").await.unwrap();
+        let note = note.prop("textContent").await.unwrap().unwrap_or_default();
+        assert!(
+            note.contains(&format!("phasing into {PHASED_CHANNEL} since")),
+            "{at}: {note}"
+        );
+        browser.click_on(r#".node[data-version="4.18.1"]"#).await.unwrap();
+        let window = browser
+            .wait_for(r#"#updates li[data-to="4.18.2"] .phased-window"#)
+            .await
+            .unwrap();
+        assert_eq!(
+            window.prop("textContent").await.unwrap().as_deref(),
+            Some(format!("Phased: {patch} (P20D).").as_str())
+        );
+        assert_eq!(
+            browser
+                .all(r#"#updates li[data-to="4.18.2"] .badge.phased"#)
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+
+        let measured = browser.run(MEASURE).await.unwrap();
+        assert_eq!(measured["overlappingBlocks"], json!([]), "{at}: text over text");
+        assert_eq!(measured["overflowing"], json!([]), "{at}: text out of its block");
+        if !viewport.mobile {
+            screenshot_in(&browser, workdir.path(), "explorer-phased.png")
+                .await
+                .unwrap();
+        }
+        assert_eq!(browser.console_errors().await.unwrap(), Vec::<String>::new());
+        browser.close().await.unwrap();
+    }
 }
 
 /// The hops of the plan the page lists in `list`, once it lists one.

@@ -5,9 +5,11 @@
 //
 // Plain JavaScript and hand-written SVG: no dependency, no build step. Every
 // request goes to the engine that served the page (paths relative to it).
-// What is drawn is what the engine answers: the order of releases and which
-// updates are recommended or conditional come from the library behind
-// /v1/channel (the CVO's rules), never from a rule or version order here.
+// What is drawn is what the engine answers: the order of releases, which
+// updates are recommended or conditional, and which are phased (graph-data's
+// phased rollouts: offered to a growing share of the fleet over a window)
+// come from the library behind /v1/channel (the CVO's rules), never from a
+// rule or version order here.
 //
 // A channel or architecture the engine does not know is an error on the
 // page, with the nearest names it does know: the page never draws another
@@ -73,17 +75,67 @@ async function getJson(path, params) {
   return body;
 }
 
-// The engine's /v1/channel answer, as it is: releases in version order, each
-// with its updates newest first ({to, recommended, risks}), and the counts.
-// Indexed here only to be drawn: releases by version, and the releases that
-// update to each.
+// The engine's /v1/channel answer, as it is: releases in version order (a
+// release phasing into the channel with its `phasing`), each with its updates
+// newest first ({to, recommended, risks}, a phased one with its `phased`
+// window and share), and the counts. Indexed here only to be drawn: releases
+// by version, and the releases that update to each.
 function indexChannel(answer) {
   const releases = answer.releases.map((release) => ({ ...release, updaters: [] }));
   const byVersion = new Map(releases.map((release) => [release.version, release]));
   for (const release of releases) {
     for (const update of release.updates) byVersion.get(update.to).updaters.push(release.version);
   }
-  return { releases, byVersion, recommended: answer.recommendedCount, conditional: answer.conditionalCount };
+  return {
+    releases,
+    byVersion,
+    recommended: answer.recommendedCount,
+    conditional: answer.conditionalCount,
+    phased: answer.phasedCount || 0, // absent from an engine older than phasing
+  };
+}
+
+// ---- phased rollouts --------------------------------------------------------
+
+// A phased update's rollout in words, at the moment the engine answered:
+// "offered to 45% of clusters now, window 2025-06-02T09:00:00Z →
+// 2025-06-22T09:00:00Z".
+function phasedText(phased) {
+  return `offered to ${Math.floor(phased.share * 100)}% of clusters now, window ${phased.start} → ${phased.end}`;
+}
+
+// A release phasing into the channel in words: in it since its start, every
+// update into it offered to every cluster (and the release listed) by the end.
+function phasingText(phasing) {
+  return `phasing into ${state.channel} since ${phasing.start}; every cluster is offered it by ${phasing.end}`;
+}
+
+// The legend's entries for what phases in the drawing: the phasing releases,
+// and each window of the phased updates (a patch and a minor update into one
+// release have two).
+function showPhasedKeys() {
+  const legend = $("legend");
+  for (const key of legend.querySelectorAll(".key.phased, .key.phasing")) key.remove();
+  if (view.releases.some((release) => release.phasing)) legend.append(html("span", "phasing release", { class: "key phasing" }));
+  const phased = view.releases.flatMap((release) => release.updates.filter((update) => update.phased));
+  for (const text of new Set(phased.map((update) => `phased: ${phasedText(update.phased)}`))) {
+    legend.append(html("span", text, { class: "key phased" }));
+  }
+}
+
+// The class of an update's edge: dashed amber when conditional, dash-dotted
+// teal when phased.
+function edgeClass(update) {
+  return `edge${update.recommended ? "" : " conditional"}${update.phased ? " phased" : ""}`;
+}
+
+// A release's name for assistive technology: its updates, how many of them
+// are phased, and whether it is phasing into the channel itself.
+function nodeLabel(release) {
+  const phased = release.updates.filter((update) => update.phased).length;
+  return `${release.version}: ${release.updates.length} updates` +
+    (phased ? `, ${phased} phased` : "") +
+    (release.phasing ? `; ${phasingText(release.phasing)}` : "");
 }
 
 // ---- names that are not known ------------------------------------------------
@@ -326,24 +378,26 @@ function draw() {
     for (const update of release.updates) {
       const to = view.byVersion.get(update.to);
       const path = element("path", {
-        class: update.recommended ? "edge" : "edge conditional",
+        class: edgeClass(update),
         "data-from": release.version,
         "data-to": update.to,
         d: edgePath(release, to),
       }, edges);
+      if (update.phased) element("title", {}, path).textContent = `${release.version} → ${update.to} phased: ${phasedText(update.phased)}`;
       view.edges.set(`${release.version} ${update.to}`, path);
     }
   }
   const nodes = element("g", { class: "nodes" }, svg);
   for (const release of view.releases) {
     const node = element("g", {
-      class: release.band.alt ? "node alt" : "node",
+      class: `node${release.band.alt ? " alt" : ""}${release.phasing ? " phasing" : ""}`,
       tabindex: "-1",
       role: "button",
       "data-version": release.version,
-      "aria-label": `${release.version}: ${release.updates.length} updates`,
+      "aria-label": nodeLabel(release),
       transform: `translate(${release.x},${release.y})`,
     }, nodes);
+    if (release.phasing) element("title", {}, node).textContent = `${release.version}: ${phasingText(release.phasing)}`;
     element("circle", { r: RADIUS }, node);
     element("text", { x: RADIUS + 5, y: LABEL_PX / 3, "font-size": LABEL_PX }, node).textContent = release.version;
     release.node = node;
@@ -359,10 +413,13 @@ function draw() {
   view.svg = svg;
   const summary = $("summary");
   summary.textContent = `${state.channel} (${state.arch}): ${view.releases.length} releases, ` +
-    `${view.recommended} recommended and ${view.conditional} conditional updates`;
+    `${view.recommended} recommended and ${view.conditional} conditional updates` +
+    (view.phased ? `, ${view.phased} of them phased` : "");
   summary.dataset.releases = view.releases.length;
   summary.dataset.recommended = view.recommended;
   summary.dataset.conditional = view.conditional;
+  summary.dataset.phased = view.phased;
+  showPhasedKeys();
   summary.dataset.drawMs = (performance.now() - started).toFixed(1);
 }
 
@@ -373,7 +430,8 @@ function clearDrawing() {
   $("canvas").replaceChildren();
   const summary = $("summary");
   summary.textContent = "";
-  for (const key of ["releases", "recommended", "conditional", "drawMs"]) delete summary.dataset[key];
+  for (const key of ["releases", "recommended", "conditional", "phased", "drawMs"]) delete summary.dataset[key];
+  for (const key of $("legend").querySelectorAll(".key.phased, .key.phasing")) key.remove();
   $("versions").replaceChildren();
   $("plan-body").replaceChildren(html("p", "Choose a release to start from and one to reach."));
   delete $("plan-body").dataset.plan;
@@ -456,6 +514,16 @@ function riskBlock(risk) {
   return block;
 }
 
+// A phased update in the release's list: its badge, and its window and
+// share with the duration declared for its kind.
+function phasedBlock(phased) {
+  const declared = phased.duration ? ` (${phased.duration})` : "";
+  return [
+    html("span", "phased", { class: "badge phased" }),
+    html("p", `Phased: ${phasedText(phased)}${declared}.`, { class: "phased-window" }),
+  ];
+}
+
 // Marks the release selected and its edges (the drawing only).
 function markSelected() {
   for (const node of view.svg.querySelectorAll(".node.selected")) node.classList.remove("selected");
@@ -482,6 +550,9 @@ function select(version, focus) {
   const errata = html("p", "Errata: ");
   errata.append(link(release.url));
   body.append(errata, html("p", `Channels: ${release.channels.join(", ") || "none"}`));
+  if (release.phasing) {
+    body.append(html("p", `This release is ${phasingText(release.phasing)}, when the graph lists it in the channel.`, { class: "phasing-note" }));
+  }
   const buttons = html("p");
   const planFrom = html("button", "Plan from here", { type: "button", class: "secondary" });
   const planTo = html("button", "Plan to here", { type: "button", class: "secondary" });
@@ -495,6 +566,7 @@ function select(version, focus) {
   for (const update of updates) {
     const item = html("li", `${update.to} `, { "data-to": update.to });
     item.append(html("span", update.recommended ? "recommended" : "conditional", { class: update.recommended ? "badge" : "badge conditional" }));
+    if (update.phased) item.append(" ", ...phasedBlock(update.phased));
     for (const risk of update.risks) item.append(riskBlock(risk));
     list.append(item);
   }

@@ -153,6 +153,17 @@ impl Engine {
         self.cluster_policy.as_ref()
     }
 
+    /// Whether graph-data's phased rollouts are served per cluster when a
+    /// graph-builder's graph carries them (see [`crate::client::phased`]).
+    pub fn phases_rollouts(&self) -> bool {
+        self.phased_rollouts
+    }
+
+    /// `Cache-Control: max-age` of answers that do not change sooner.
+    pub fn cache_max_age(&self) -> Duration {
+        self.cache_max_age
+    }
+
     /// The policy file's rollouts now, with what is known of their
     /// run-time state; none without a policy file.
     pub fn rollouts(&self) -> Arc<Vec<Rollout>> {

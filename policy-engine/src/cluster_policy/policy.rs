@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use cincinnati_core::release::keys;
+use cincinnati_core::release::{Metadata, keys};
 use cincinnati_core::{Graph, Release};
 use openshift_graph_data::BlockedEdge;
+use openshift_graph_data::phased::published::PhasedChannels;
 use parking_lot::Mutex;
 use rollout_model::time::{Periods, SignedDuration, Timestamp};
 use rollout_model::{ClusterId, Declaration, Rollout, Who};
@@ -153,8 +154,9 @@ impl Policy {
     }
 
     /// `graph` as a cluster that may see no scoped channel sees it: every
-    /// scoped channel gone from the releases' channel lists, and the
-    /// releases that were listed only there gone (what public pages show).
+    /// scoped channel gone from the releases' channel lists and phased
+    /// rollouts, and the releases that were listed only there gone (what
+    /// public pages show).
     pub fn without_scoped_channels(&self, graph: &Graph) -> Graph {
         let scoped = |channel: &str| {
             self.scoped_channels
@@ -178,6 +180,7 @@ impl Policy {
                     .collect();
                 *channels = kept.join(",");
             }
+            without_phased_rollouts_into(metadata, scoped);
         }
         view
     }
@@ -430,6 +433,23 @@ impl Hash for PolicyClass {
     }
 }
 
+/// `metadata` without the phased rollouts into the channels `excluded`
+/// names. A value that does not read stays: it names no rollout anyway.
+fn without_phased_rollouts_into(metadata: &mut Metadata, excluded: impl Fn(&str) -> bool) {
+    let Some(Ok(mut phased)) = metadata
+        .get(keys::PHASED_ROLLOUTS)
+        .map(|value| PhasedChannels::parse(value))
+    else {
+        return;
+    };
+    phased.0.retain(|channel, _| !excluded(channel));
+    if phased.0.is_empty() {
+        metadata.remove(keys::PHASED_ROLLOUTS);
+    } else {
+        metadata.insert(keys::PHASED_ROLLOUTS.to_owned(), phased.to_value());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use rollout_model::Knowledge;
@@ -537,7 +557,7 @@ mod tests {
     }
 
     #[test]
-    fn public_views_lose_scoped_channels_and_the_releases_only_they_list() {
+    fn public_views_lose_scoped_channels_and_their_phased_rollouts_and_the_releases_only_they_list() {
         let policy = Policy::new(Rules::default(), BTreeMap::new(), HashMap::new(), Vec::new())
             .with_scoped_channels(vec![ScopedChannel {
                 channel: "hotfix-acme-4.18".to_owned(),
@@ -548,7 +568,9 @@ mod tests {
             br#"{"nodes": [
                 {"version": "4.18.1", "payload": "p", "metadata": {"io.openshift.upgrades.graph.release.channels": "stable-4.18,hotfix-acme-4.18"}},
                 {"version": "4.18.2-0.hotfix", "payload": "p", "metadata": {"io.openshift.upgrades.graph.release.channels": "hotfix-acme-4.18"}},
-                {"version": "4.18.3", "payload": "p", "metadata": {}}
+                {"version": "4.18.3", "payload": "p", "metadata": {}},
+                {"version": "4.18.4", "payload": "p", "metadata": {"io.openshift.upgrades.graph.release.channels": "fast-4.18",
+                  "io.openshift.upgrades.graph.release.phased_rollouts": "{\"hotfix-acme-4.18\":{\"start\":\"2025-06-02T09:00:00Z\"},\"stable-4.18\":{\"start\":\"2025-06-02T09:00:00Z\",\"patch\":\"P2D\"}}"}}
               ], "edges": [[0, 1]]}"#,
         )
         .unwrap()
@@ -558,13 +580,23 @@ mod tests {
             .releases()
             .map(|(_, release)| (release.version.to_string(), release.metadata.get(keys::CHANNELS)))
             .collect();
-        assert_eq!(public.release_count(), 2);
+        assert_eq!(public.release_count(), 3);
         assert!(
             releases.contains(&("4.18.1".to_owned(), Some(&"stable-4.18".to_owned()))),
             "{releases:?}"
         );
         assert!(releases.contains(&("4.18.3".to_owned(), None)), "{releases:?}");
         assert_eq!(public.edge_count(), 0);
+        let phasing = public
+            .releases()
+            .find(|(_, release)| release.version.to_string() == "4.18.4")
+            .map(|(_, release)| release.metadata.get(keys::PHASED_ROLLOUTS))
+            .unwrap();
+        assert_eq!(
+            phasing.map(String::as_str),
+            Some(r#"{"stable-4.18":{"start":"2025-06-02T09:00:00Z","patch":"P2D"}}"#),
+            "phasing into the scoped channel is gone, into the others it stays"
+        );
     }
 
     #[test]

@@ -8,7 +8,10 @@
 //! - `GET {prefix}/v1/channels?arch=`: the channels of one architecture.
 //! - `GET {prefix}/v1/channel?channel=&arch=`: one channel as clusters on
 //!   it see it, which the page draws: its releases in the library's
-//!   version order, each with its updates by the CVO's rules.
+//!   version order, each with its updates by the CVO's rules; at the
+//!   request's moment, with the releases phasing into it whose `start` has
+//!   come and their updates phased (unless the engine does not phase),
+//!   cached no longer than until the next `start` or window's end.
 //! - `GET {prefix}/v1/path?from=&to=&arch=&tier=&accept=`: an update plan,
 //!   or where updates stop.
 //! - `GET {prefix}/v1/explain?channel=&from=&to=&arch=`: why an update is,
@@ -16,8 +19,10 @@
 //!
 //! Answers go out as the graph's do: ETag, gzip and Cache-Control.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -30,6 +35,7 @@ use http_answers::accept::APPLICATION_JSON;
 use http_answers::query::{QueryParameters, RequiredParameters};
 use http_answers::{CachePolicy, HttpError, PreparedBody};
 use regex::Regex;
+use rollout_model::time::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::graphs::Graphs;
@@ -96,10 +102,18 @@ pub async fn channel(
         return answer;
     }
     let graph = graphs.of(&arch).await?;
+    // A release phasing into the channel is in it from its start: the
+    // request's moment decides.
+    let now = Timestamp::now();
+    let channel = graphs.channel_at(&graph, channel.as_str(), now);
+    // Not kept by caches beyond the next start or window's end.
+    let valid_for = channel
+        .next_change()
+        .map(|at| at.duration_since(now).max(SignedDuration::ZERO).unsigned_abs());
     respond(
         &request,
-        &ChannelGraphJson::new(&graph, channel.as_str()),
-        &caching,
+        &ChannelGraphJson::new(&channel),
+        &caching_for(&caching, &graphs, valid_for),
     )
 }
 
@@ -152,10 +166,11 @@ pub async fn explanation(
 
 /// An engine chained to another engine has no full graph to plan on: it
 /// answers a question it has checked with the upstream engine's explorer
-/// (which may forward in turn): its answer as it is, and its refusals of
-/// the question (4xx); any other failure of the upstream (5xx, or one about
-/// access: 401, 403, 407) is this engine's 503. `None` on an engine with
-/// the graph.
+/// (which may forward in turn): its answer as it is, cached no longer than
+/// the upstream says (a channel with releases phasing into it changes at
+/// the next `start`), and its refusals of the question (4xx); any other
+/// failure of the upstream (5xx, or one about access: 401, 403, 407) is
+/// this engine's 503. `None` on an engine with the graph.
 async fn forwarded(
     request: &HttpRequest,
     graphs: &Graphs,
@@ -165,7 +180,8 @@ async fn forwarded(
     let fetched = graphs.upstream_answer(endpoint, request.query_string()).await?;
     Some(match fetched {
         Ok(answer) if answer.status.is_success() => {
-            Ok(PreparedBody::new(answer.body).respond(request, APPLICATION_JSON, caching))
+            let caching = caching_for(caching, graphs, upstream_max_age(&answer.headers));
+            Ok(PreparedBody::new(answer.body).respond(request, APPLICATION_JSON, &caching))
         }
         Ok(answer)
             if answer.status.is_client_error() && ![401, 403, 407].contains(&answer.status.as_u16()) =>
@@ -182,6 +198,35 @@ async fn forwarded(
         .into()),
         Err(error) => Err(ApiError::new(ErrorKind::ServiceUnavailable, error).into()),
     })
+}
+
+/// The caching of an answer that stays true for `valid_for` (none: until
+/// the graph changes): `caching`, unless its max-age would keep it longer.
+fn caching_for<'c>(
+    caching: &'c CachePolicy,
+    graphs: &Graphs,
+    valid_for: Option<Duration>,
+) -> Cow<'c, CachePolicy> {
+    match valid_for {
+        Some(valid_for) if valid_for < graphs.cache_max_age() => {
+            Cow::Owned(CachePolicy::revalidate_after(valid_for))
+        }
+        _ => Cow::Borrowed(caching),
+    }
+}
+
+/// How long the upstream engine lets caches keep its answer: its
+/// `Cache-Control` max-age, zero for `no-cache`; `None` when it says
+/// neither.
+fn upstream_max_age(headers: &http_fetch::HeaderMap) -> Option<Duration> {
+    let cache_control = headers.get("cache-control")?.to_str().ok()?;
+    cache_control
+        .split(',')
+        .map(str::trim)
+        .find_map(|directive| match directive.strip_prefix("max-age=") {
+            Some(seconds) => seconds.parse().ok().map(Duration::from_secs),
+            None => (directive == "no-cache").then_some(Duration::ZERO),
+        })
 }
 
 fn respond(
@@ -279,7 +324,8 @@ mod tests {
     #[test]
     fn a_channel_is_answered_in_version_order_with_the_updates_the_cvo_offers() {
         let graph = amd64(CANDIDATE_4_18);
-        let answer = serde_json::to_value(ChannelGraphJson::new(&graph, "candidate-4.18")).unwrap();
+        let answer =
+            serde_json::to_value(ChannelGraphJson::new(&graph.channel_as_listed("candidate-4.18"))).unwrap();
         let release = |version: &str, url: Option<&str>, updates: serde_json::Value| {
             json!({
                 "version": version,
@@ -314,6 +360,7 @@ mod tests {
             ],
             "recommendedCount": 5,
             "conditionalCount": 2,
+            "phasedCount": 0,
         });
         assert_eq!(answer, expected);
     }
@@ -321,7 +368,8 @@ mod tests {
     #[test]
     fn a_channel_no_release_is_in_has_no_releases() {
         let graph = amd64(CANDIDATE_4_18);
-        let answer = serde_json::to_value(ChannelGraphJson::new(&graph, "stable-4.18")).unwrap();
+        let answer =
+            serde_json::to_value(ChannelGraphJson::new(&graph.channel_as_listed("stable-4.18"))).unwrap();
         assert_eq!(answer["releases"], json!([]));
         assert_eq!(
             (&answer["recommendedCount"], &answer["conditionalCount"]),
@@ -339,6 +387,22 @@ mod tests {
             let error = from(bad).unwrap_err();
             assert_eq!(error.kind, ErrorKind::InvalidParams, "{bad}");
         }
+    }
+
+    #[test]
+    fn the_upstream_s_max_age_is_read_from_its_cache_control() {
+        let max_age = |value: &str| {
+            let mut headers = http_fetch::HeaderMap::new();
+            headers.insert("cache-control", value.parse().unwrap());
+            upstream_max_age(&headers)
+        };
+        assert_eq!(
+            max_age("public, max-age=90, must-revalidate"),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(max_age("public, no-cache"), Some(Duration::ZERO));
+        assert_eq!(max_age("private"), None);
+        assert_eq!(upstream_max_age(&http_fetch::HeaderMap::new()), None);
     }
 
     #[test]

@@ -6,11 +6,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
-use cincinnati_client::UpdateGraph;
 use cincinnati_client::document::{self, Document, Shape};
+use cincinnati_client::{ChannelAt, UpdateGraph};
 use cincinnati_core::{ApiError, ErrorKind};
 use parking_lot::{Mutex, MutexGuard};
+use rollout_model::time::Timestamp;
 use tokio::sync::OnceCell;
 
 use crate::client::Engine;
@@ -65,6 +67,22 @@ impl Graphs {
     /// The architecture asked about when none is given.
     pub fn default_arch(&self) -> &Arch {
         &self.engine.rules().default_arch
+    }
+
+    /// `channel` of `graph` at `now` as this engine serves it: with the
+    /// releases phasing into it whose `start` has come, unless the engine
+    /// does not phase (then as the graph lists it).
+    pub fn channel_at<'g>(&self, graph: &'g UpdateGraph, channel: &'g str, now: Timestamp) -> ChannelAt<'g> {
+        if self.engine.phases_rollouts() {
+            graph.channel_at(channel, now)
+        } else {
+            graph.channel_as_listed(channel)
+        }
+    }
+
+    /// `Cache-Control: max-age` of answers that do not change sooner.
+    pub fn cache_max_age(&self) -> Duration {
+        self.engine.cache_max_age()
     }
 
     /// The architectures of the current full graph.

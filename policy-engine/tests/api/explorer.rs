@@ -1,7 +1,8 @@
 //! The explorer page and the answers it reads: served as the graph is
 //! (ETag, 304, gzip, Cache-Control), the page under a strict
 //! Content-Security-Policy, off when `service.explorer` is false; the
-//! answers are the planning library's documents on the upstream's graph.
+//! answers are the planning library's documents on the upstream's graph,
+//! a channel with the releases phasing into it at the request's moment.
 
 use std::io::Read as _;
 
@@ -11,6 +12,8 @@ use cincinnati_client::plan::{PathQuery, plan};
 use cincinnati_client::{Tier, UpdateGraph};
 use cincinnati_core::Version;
 use flate2::read::GzDecoder;
+use rollout_model::time::{SignedDuration, Timestamp};
+use serde_json::{Value, json};
 
 use crate::support::app::{TestApp, settings, spawn_ready};
 use crate::support::fixture;
@@ -222,4 +225,117 @@ async fn questions_that_are_not_valid_are_refused_by_name() {
         .await
         .json();
     assert_eq!(explanation["verdict"], "notNewer");
+}
+
+const HOUR: SignedDuration = SignedDuration::from_hours(1);
+
+/// A graph-builder's full graph at `now`: stable-4.18 lists 4.18.1; 4.18.2
+/// phases into it from 218.4 hours ago, patch updates over P20D (480
+/// hours: 45.5% of the fleet is offered 4.18.1 → 4.18.2 now), and 4.18.3
+/// from an hour ahead.
+fn phased_full_graph(now: Timestamp) -> Vec<u8> {
+    let rollout =
+        |start: Timestamp| json!({"stable-4.18": {"start": start.to_string(), "patch": "P20D"}}).to_string();
+    let node = |version: &str, channels: &str, phased: Option<String>| {
+        let mut node = json!({"version": format!("{version}+amd64"), "payload": format!("p/{version}"), "metadata": {
+            "io.openshift.upgrades.graph.release.arch": "amd64",
+            "io.openshift.upgrades.graph.release.channels": channels}});
+        if let Some(phased) = phased {
+            node["metadata"]["io.openshift.upgrades.graph.release.phased_rollouts"] = json!(phased);
+        }
+        node
+    };
+    let started = now - SignedDuration::from_secs_f64(218.4 * 3600.0);
+    serde_json::to_vec(&json!({
+        "nodes": [
+            node("4.18.1", "fast-4.18,stable-4.18", None),
+            node("4.18.2", "fast-4.18", Some(rollout(started))),
+            node("4.18.3", "fast-4.18", Some(rollout(now + HOUR))),
+        ],
+        "edges": [[0, 1], [0, 2], [1, 2]]
+    }))
+    .unwrap()
+}
+
+async fn phased_app(phasing: bool) -> (FakeUpstream, TestApp) {
+    let upstream = FakeUpstream::start(Behaviour::Graph(phased_full_graph(Timestamp::now()))).await;
+    let mut settings = settings(&upstream.url());
+    settings.phased_rollouts.enabled = phasing;
+    settings.service.requests.cache_max_age_secs = 7 * 24 * 3600;
+    let app = spawn_ready(settings).await;
+    (upstream, app)
+}
+
+fn versions(channel: &Value) -> Vec<&str> {
+    channel["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|release| release["version"].as_str().unwrap())
+        .collect()
+}
+
+/// A release phasing into the channel is in it once its `start` has come,
+/// the update into it phased with its window and the share of the fleet
+/// offered it now; one whose `start` is ahead is not, and the answer is
+/// cached no longer than until then.
+#[tokio::test]
+async fn a_channel_has_the_releases_phasing_into_it_and_their_updates_phased() {
+    let (_upstream, app) = phased_app(true).await;
+    let answer = app.get("/v1/channel?channel=stable-4.18&arch=amd64").await;
+    assert_eq!(answer.status, 200);
+    let channel = answer.json();
+    assert_eq!(versions(&channel), ["4.18.1", "4.18.2"], "{channel}");
+    let update = &channel["releases"][0]["updates"][0];
+    assert_eq!(update["to"], "4.18.2");
+    let phased = &update["phased"];
+    let phasing = &channel["releases"][1];
+    assert_eq!(phasing["channels"], json!(["fast-4.18", "stable-4.18"]));
+    assert_eq!(
+        phasing["phasing"],
+        json!({"start": phased["start"], "end": phased["end"]}),
+        "listed when its one update's window ends"
+    );
+    assert_eq!(phased["duration"], "P20D");
+    let (start, end): (Timestamp, Timestamp) = (
+        phased["start"].as_str().unwrap().parse().unwrap(),
+        phased["end"].as_str().unwrap().parse().unwrap(),
+    );
+    assert_eq!(end, start + 480 * HOUR);
+    let share = phased["share"].as_f64().unwrap();
+    assert!((0.45..0.46).contains(&share), "218.4 hours into 480: {share}");
+    assert_eq!(channel["phasedCount"], 1);
+    assert!(
+        (1..=3600).contains(&answer.max_age()),
+        "4.18.3 enters within the hour: {:?}",
+        answer.header("cache-control")
+    );
+}
+
+/// An engine chained to the phasing one forwards its answer, and caches
+/// it no longer than the upstream says.
+#[tokio::test]
+async fn a_chained_engine_caches_the_phased_channel_no_longer_than_its_upstream() {
+    let (_upstream, a) = phased_app(true).await;
+    let mut front = settings(&a.url("/graph"));
+    front.service.requests.cache_max_age_secs = 7 * 24 * 3600;
+    let b = spawn_ready(front).await;
+    let answer = b.get("/v1/channel?channel=stable-4.18&arch=amd64").await;
+    assert_eq!(versions(&answer.json()), ["4.18.1", "4.18.2"]);
+    assert!(
+        (1..=3600).contains(&answer.max_age()),
+        "4.18.3 enters within the hour: {:?}",
+        answer.header("cache-control")
+    );
+}
+
+/// An engine that does not phase draws the channel as the graph lists it.
+#[tokio::test]
+async fn without_phasing_a_channel_is_as_the_graph_lists_it() {
+    let (_upstream, app) = phased_app(false).await;
+    let answer = app.get("/v1/channel?channel=stable-4.18&arch=amd64").await;
+    let channel = answer.json();
+    assert_eq!(versions(&channel), ["4.18.1"]);
+    assert_eq!(channel["phasedCount"], 0);
+    assert_eq!(answer.max_age(), 7 * 24 * 3600);
 }
