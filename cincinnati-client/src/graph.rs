@@ -12,14 +12,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use cincinnati_core::release::{keys, without_build};
+use cincinnati_core::release::{arch_of, keys, without_build};
 use cincinnati_core::{Release, Risk, Version};
 use openshift_graph_data::phased::published::PhasedChannels;
 
 use crate::channel::reading_order;
 use crate::cvo::{self, DropReason, Resolved, RiskSet};
-use crate::phasing;
-use cincinnati_core::release::arch_of;
 
 use crate::document::{Document, Shape};
 
@@ -297,7 +295,7 @@ impl Builder {
             .collect();
         graph.phasing = graph
             .releases()
-            .filter_map(|(reference, release)| Some((reference, phasing::published(release)?)))
+            .filter_map(|(reference, release)| Some((reference, phasing_published(release)?)))
             .collect();
         self.read_channels();
         self
@@ -466,4 +464,10 @@ fn release_arch<'d>(document: &'d Document, release: &'d Release) -> Option<&'d 
         Shape::Full => arch_of(release),
         Shape::View { arch, .. } => Some(arch),
     }
+}
+
+/// The channels `release` is phasing into, as its metadata publishes them
+/// (see [`crate::phasing`]); a value that does not read is none.
+fn phasing_published(release: &Release) -> Option<PhasedChannels> {
+    PhasedChannels::parse(release.metadata.get(keys::PHASED_ROLLOUTS)?).ok()
 }

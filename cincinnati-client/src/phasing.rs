@@ -15,19 +15,11 @@
 //! Before its `start` a release is not in the channel; once its longest
 //! window has ended the graph lists it, and it is a release like the others.
 
-use cincinnati_core::Release;
-use cincinnati_core::release::keys;
 use jiff::Timestamp;
-use openshift_graph_data::phased::published::PhasedChannels;
 use openshift_graph_data::{ChannelRollout, PhasedWindow, RolloutDuration, UpdateKind};
 
 use crate::graph::{ReleaseRef, Update, UpdateGraph};
 use crate::view::ChannelView;
-
-/// The channels `release` is phasing into, as its metadata publishes them.
-pub(crate) fn published(release: &Release) -> Option<PhasedChannels> {
-    PhasedChannels::parse(release.metadata.get(keys::PHASED_ROLLOUTS)?).ok()
-}
 
 /// See the [module documentation](self).
 #[derive(Debug, Clone)]
