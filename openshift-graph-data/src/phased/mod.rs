@@ -298,28 +298,42 @@ impl PhasedWindow {
     }
 
     /// Whether a cluster at `fraction` has been offered the update by
-    /// `now`: exactly `moment_at(fraction) <= now`, decided from the share
-    /// of the window gone by (a division), and from the moment itself only
-    /// where rounding could tell them apart: what every request asks of
-    /// every phased window, at a fraction of the moment's cost.
+    /// `now`: exactly `moment_at(fraction) <= now`, decided in
+    /// floating-point seconds (a multiplication), and by the moment itself
+    /// only within a millisecond of it, where rounding could tell them
+    /// apart: what every request asks of every phased window, at a
+    /// fraction of the moment's cost.
     pub fn has_reached(&self, fraction: f64, now: Timestamp) -> bool {
-        /// Far above the rounding of a moment (a nanosecond in at least a
-        /// second's window) and of the share: within it, the moment decides.
-        const MARGIN: f64 = 1e-9;
+        /// Far above the rounding of seconds since 1970 in an `f64` (a
+        /// quarter of a microsecond) and of a moment (a nanosecond).
+        const MARGIN_SECONDS: f64 = 1e-3;
         if now < self.start {
             return false;
         }
         if now >= self.end {
             return true;
         }
-        let share = self.share_passed(now);
-        if fraction + MARGIN < share {
+        let gone = seconds(now) - seconds(self.start);
+        let due = self.seconds_in(fraction);
+        if gone > due + MARGIN_SECONDS {
             true
-        } else if fraction > share + MARGIN {
+        } else if gone < due - MARGIN_SECONDS {
             false
         } else {
             self.moment_at(fraction) <= now
         }
+    }
+
+    /// Roughly (in floating-point seconds) how long after `now` a cluster
+    /// at `fraction` is offered the update: to find which of several
+    /// moments comes first without computing each.
+    pub fn roughly_reached_in(&self, fraction: f64, now: Timestamp) -> f64 {
+        seconds(self.start) + self.seconds_in(fraction) - seconds(now)
+    }
+
+    /// How far into the window, in seconds, a cluster at `fraction` is.
+    fn seconds_in(&self, fraction: f64) -> f64 {
+        (seconds(self.end) - seconds(self.start)) * fraction.clamp(0.0, 1.0)
     }
 
     /// The moment a cluster at `fraction` of the fleet (in [0, 1], its
@@ -352,6 +366,12 @@ impl WindowState {
             WindowState::After => "after",
         }
     }
+}
+
+/// `at` in floating-point seconds since 1970: a quarter of a microsecond
+/// apart, and a few instructions to compute.
+fn seconds(at: Timestamp) -> f64 {
+    at.as_second() as f64 + f64::from(at.subsec_nanosecond()) * 1e-9
 }
 
 #[cfg(test)]

@@ -118,13 +118,9 @@ impl Gate {
     /// `clock` passes it for `place`: to find the gate a request passes
     /// next without computing every gate's moment.
     fn roughly_in(&self, place: Option<Place>, clock: Timestamp) -> f64 {
-        let seconds = |from: Timestamp, to: Timestamp| to.duration_since(from).as_secs_f64();
         match place {
-            Some(place) => {
-                seconds(clock, self.window.start)
-                    + seconds(self.window.start, self.window.end) * place.fraction()
-            }
-            None => seconds(clock, self.unplaced),
+            Some(place) => self.window.roughly_reached_in(place.fraction(), clock),
+            None => self.unplaced.duration_since(clock).as_secs_f64(),
         }
     }
 }
