@@ -245,13 +245,7 @@ impl Engine {
             .and_then(|version| Version::parse(version).ok());
         let phased = match (&request.phase, &request.query.channel, version) {
             (Some(_), Some(channel), Some(version)) => phased_offers(
-                (
-                    revision.phased_rollouts(),
-                    self.cluster_policy
-                        .as_ref()
-                        .map(|policy| policy.knowledge())
-                        .as_ref(),
-                ),
+                (revision.phased_rollouts(), self.knowledge().as_ref()),
                 channel.as_str(),
                 request.arch().as_str(),
                 &version,
@@ -355,16 +349,21 @@ impl Engine {
         }
         let channel = request.query.channel.as_ref()?.as_str();
         let place = || request.query.cluster().map(|cluster| cluster.place);
-        let knowledge = self.cluster_policy.as_ref().map(|policy| policy.knowledge());
         let phase = revision
             .phased_rollouts()
-            .phase(channel, place, now, knowledge.as_ref())?;
+            .phase(channel, place, now, || self.knowledge())?;
         // A scoped channel the request's class may not see stays unseen.
         let sees_channel = request.class.is_none()
             || request
                 .view_channels()
                 .is_some_and(|view| view.contains(&channel));
         sees_channel.then_some(phase)
+    }
+
+    /// What is known of the rollouts' run-time state (graph-data's phased
+    /// rollouts are under the same control); none without a policy.
+    fn knowledge(&self) -> Option<Arc<rollout_model::Knowledge>> {
+        self.cluster_policy.as_ref().map(|policy| policy.knowledge())
     }
 
     /// The release `request`'s answer is pruned to and keyed by, when
@@ -430,10 +429,9 @@ impl Engine {
         let gauge = &self.metrics.phased_update_rollout;
         match self.feeds.full_graph() {
             Ok(revision) if self.phased_rollouts => {
-                let knowledge = self.cluster_policy.as_ref().map(|policy| policy.knowledge());
                 revision
                     .phased_rollouts()
-                    .set_rollout_gauge(gauge, now, knowledge.as_ref());
+                    .set_rollout_gauge(gauge, now, self.knowledge().as_ref())
             }
             _ => gauge.reset(),
         }

@@ -520,15 +520,16 @@ impl PhasedRollouts {
         channel: &str,
         place: impl FnOnce() -> Option<Place>,
         now: Timestamp,
-        knowledge: Option<&Arc<Knowledge>>,
+        knowledge: impl FnOnce() -> Option<Arc<Knowledge>>,
     ) -> Option<Phase> {
         if self.channels.is_empty() {
             return None;
         }
         let phasing = self.channels.get(channel)?;
-        // Hashed only for a phased channel: most requests ask another.
+        // Hashed and read only for a phased channel: most requests ask
+        // another.
         let place = place();
-        let controlled = self.controlled(knowledge);
+        let controlled = self.controlled(knowledge().as_ref());
         let mut passed = 0u64;
         // The gate passed next, roughly: only its moment is computed.
         let mut next: Option<(f64, &Gate, Timestamp)> = None;
@@ -704,7 +705,8 @@ mod tests {
         let mut request = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
         let place = request.query.cluster().map(|cluster| cluster.place);
         let channel = request.query.channel.clone().unwrap();
-        request.phase = PhasedRollouts::of(base).phase(channel.as_str(), || place, now, knowledge);
+        request.phase =
+            PhasedRollouts::of(base).phase(channel.as_str(), || place, now, || knowledge.cloned());
         let phase = request.phase.clone();
         (pipeline().run_on(base, &request).unwrap(), phase)
     }
@@ -877,7 +879,9 @@ mod tests {
             let plain = PolicyRequest::for_test(query, UpstreamKind::GraphBuilder);
             let place = plain.query.cluster().map(|cluster| cluster.place);
             assert!(
-                rollouts.phase("fast-4.18", || place, at(START), None).is_none(),
+                rollouts
+                    .phase("fast-4.18", || place, at(START), || None)
+                    .is_none(),
                 "no phase, no key"
             );
             let bytes = |request| {
@@ -889,7 +893,7 @@ mod tests {
         }
         assert!(
             PhasedRollouts::of(&graph(r#"{"nodes": [], "edges": []}"#))
-                .phase("a", || None, at(START), None)
+                .phase("a", || None, at(START), || None)
                 .is_none()
         );
     }
@@ -903,7 +907,9 @@ mod tests {
         let start = at(START);
         let phase = |place: f64, now| {
             let place = rollout_model::Place::from_percent(place * 100.0);
-            rollouts.phase("stable-4.18", || Some(place), now, None).unwrap()
+            rollouts
+                .phase("stable-4.18", || Some(place), now, || None)
+                .unwrap()
         };
         let mut distinct = std::collections::BTreeSet::new();
         for step in 0..1000 {
@@ -919,7 +925,7 @@ mod tests {
             "nothing left to pass"
         );
         let before = rollouts
-            .phase("stable-4.18", || None, start - SECOND, None)
+            .phase("stable-4.18", || None, start - SECOND, || None)
             .unwrap();
         assert_eq!(before.valid_for(start - SECOND), Some(Duration::from_secs(1)));
         assert_eq!(before.passed(), 0);
@@ -1034,7 +1040,11 @@ mod tests {
         json["nodes"][1]["metadata"]["io.openshift.upgrades.graph.release.phased_rollouts"] =
             serde_json::json!("{\"stable-4.18\":{\"start\":\"tomorrow\"}}");
         let rollouts = PhasedRollouts::of(&graph(&json.to_string()));
-        assert!(rollouts.phase("stable-4.18", || None, at(START), None).is_none());
+        assert!(
+            rollouts
+                .phase("stable-4.18", || None, at(START), || None)
+                .is_none()
+        );
     }
 
     /// Control of 4.18.2's rollout, as the store would have it: `requests`
@@ -1134,7 +1144,7 @@ mod tests {
                 .chain([None])
             {
                 let mut request = PolicyRequest::for_test("channel=stable-4.18", UpstreamKind::GraphBuilder);
-                request.phase = rollouts.phase("stable-4.18", || place, now, knowledge);
+                request.phase = rollouts.phase("stable-4.18", || place, now, || knowledge.cloned());
                 let answer = pipeline().run_on(&base, &request).unwrap();
                 assert!(
                     has(&answer, "4.18.2"),
@@ -1166,7 +1176,7 @@ mod tests {
         let now = start + DAY;
         let fresh = controlled(&[], now);
         let phase = rollouts
-            .phase("stable-4.18", || place, now, Some(&fresh))
+            .phase("stable-4.18", || place, now, || Some(fresh.clone()))
             .unwrap();
         assert_eq!(phase.valid_for(now), Some(Duration::from_secs(12 * 3600)));
         let resumed = controlled(
@@ -1174,7 +1184,7 @@ mod tests {
             now,
         );
         let phase = rollouts
-            .phase("stable-4.18", || place, now, Some(&resumed))
+            .phase("stable-4.18", || place, now, || Some(resumed.clone()))
             .unwrap();
         assert_eq!(
             phase.valid_for(now),
