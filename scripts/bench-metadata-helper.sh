@@ -20,6 +20,8 @@
 # of building this tree's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-common.sh
+. scripts/bench-common.sh
 
 DIGESTS=${DIGESTS:-6000}
 DURATION=${DURATION:-20s}
@@ -30,20 +32,11 @@ PREFIX=${PREFIX:-/api/upgrades_info}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-mh}
 HELPER_PORT=18282 STATUS_PORT=19282 NGINX_PORT=18283
 
-if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk nginx-light >/dev/null
-fi
+bench_needs_wrk_and_nginx
 [ -n "${HELPER:-}" ] || cargo build --release -q -p metadata-helper --bin metadata-helper
 HELPER=${HELPER:-$CARGO_TARGET_DIR/release/metadata-helper}
 
-work=$(mktemp -d)
-chmod 755 "$work" # nginx workers run unprivileged
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir
 
 # The tree, and the request paths wrk picks from (one per signature).
 python3 - "$work/signatures" "$work/paths" "$DIGESTS" "$PREFIX" <<'PY'

@@ -69,6 +69,8 @@
 # DIR for callgrind_annotate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-common.sh
+. scripts/bench-common.sh
 
 CHANNEL=${CHANNEL:-stable-4.18}
 DURATION=${DURATION:-20s}
@@ -98,9 +100,7 @@ if [ "$PHASED" = 1 ] && [ "$MODE" != cluster-policy ]; then
     exit 2
 fi
 
-if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk nginx-light >/dev/null
-fi
+bench_needs_wrk_and_nginx
 graph=${1:-}
 [ -n "$graph" ] || cargo build --release -q -p policy-engine --example synthetic-graph
 [ -n "${ENGINE:-}" ] || cargo build --release -q -p policy-engine --bin policy-engine
@@ -122,14 +122,7 @@ cargo build --release -q -p benchmarks --bin connection-storm --bin lookup-servi
 # The storm's connections, for the engine, nginx and the storm itself.
 ulimit -n $((STORM + 4096))
 
-work=$(mktemp -d)
-chmod 755 "$work" # nginx workers run unprivileged
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir
 
 if [ -z "$graph" ]; then
     graph=$work/synthetic.json

@@ -20,6 +20,8 @@
 # tree's release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-common.sh
+. scripts/bench-common.sh
 
 CHANNEL=${CHANNEL:-stable-4.18}
 DURATION=${DURATION:-20s}
@@ -30,21 +32,12 @@ PREFIX=/api/upgrades_info
 UPSTREAM_PORT=18190 WHOLE_PORT=18191 WHOLE_STATUS=19191 TRIMMED_PORT=18192 TRIMMED_STATUS=19192
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-pe}
 
-if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends wrk nginx-light >/dev/null
-fi
+bench_needs_wrk_and_nginx
 cargo build --release -q -p release-set-generator --bin release-set-generator
 [ -n "${ENGINE:-}" ] || cargo build --release -q -p policy-engine --bin policy-engine
 ENGINE=${ENGINE:-$CARGO_TARGET_DIR/release/policy-engine}
 
-work=$(mktemp -d)
-chmod 755 "$work" # nginx workers run unprivileged
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir
 
 mkdir -p "$work/upstream"
 "$CARGO_TARGET_DIR/release/release-set-generator" --apply-graph-data -o "$work/upstream/graph" 2>/dev/null
