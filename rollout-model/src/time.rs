@@ -46,6 +46,12 @@ pub fn from_system(at: SystemTime) -> Timestamp {
     })
 }
 
+/// How long from `now` until `at`, as caches count a max-age: zero once
+/// `at` has come.
+pub fn until(now: Timestamp, at: Timestamp) -> std::time::Duration {
+    at.duration_since(now).max(SignedDuration::ZERO).unsigned_abs()
+}
+
 /// `at` as a [`SystemTime`].
 pub fn to_system(at: Timestamp) -> SystemTime {
     SystemTime::from(at)

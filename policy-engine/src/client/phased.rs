@@ -576,8 +576,7 @@ impl Phase {
     /// How long from `now` this phase holds, if not for ever (until the
     /// graph changes).
     pub fn valid_for(&self, now: Timestamp) -> Option<Duration> {
-        self.next_change
-            .map(|at| at.duration_since(now).max(SignedDuration::ZERO).unsigned_abs())
+        self.next_change.map(|at| rollout_model::time::until(now, at))
     }
 
     fn is_passed(&self, gate: u8) -> bool {

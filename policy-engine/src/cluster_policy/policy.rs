@@ -356,8 +356,7 @@ impl PolicyClass {
     /// How long an answer of this class stays true from `now`, if not for
     /// ever (until the policy or the graph changes).
     pub fn valid_for(&self, now: Timestamp) -> Option<std::time::Duration> {
-        self.next_change
-            .map(|at| at.duration_since(now).max(SignedDuration::ZERO).unsigned_abs())
+        self.next_change.map(|at| rollout_model::time::until(now, at))
     }
 
     /// The blocked edges that apply to this class: those of its groups the

@@ -35,7 +35,7 @@ use http_answers::accept::APPLICATION_JSON;
 use http_answers::query::{QueryParameters, RequiredParameters};
 use http_answers::{CachePolicy, HttpError, PreparedBody};
 use regex::Regex;
-use rollout_model::time::{SignedDuration, Timestamp};
+use rollout_model::time::{Timestamp, until};
 use serde::Serialize;
 
 use super::graphs::Graphs;
@@ -107,9 +107,7 @@ pub async fn channel(
     let now = Timestamp::now();
     let channel = graphs.channel_at(&graph, channel.as_str(), now);
     // Not kept by caches beyond the next start or window's end.
-    let valid_for = channel
-        .next_change()
-        .map(|at| at.duration_since(now).max(SignedDuration::ZERO).unsigned_abs());
+    let valid_for = channel.next_change().map(|at| until(now, at));
     respond(
         &request,
         &ChannelGraphJson::new(&channel),
