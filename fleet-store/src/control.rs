@@ -51,20 +51,30 @@ pub struct AuditEntry {
 
 /// The columns [`control_row`] reads, in its order.
 const CONTROL_COLUMNS: &str = "target, paused_at_ms, paused_progress, paused_by, stood_still_ms, held_progress, \
-     resumed_at_ms, last_action, last_actor, last_reason, last_at_ms, last_held, resumed_from_ms";
+     resumed_at_ms, last_action, last_actor, last_reason, last_at_ms, last_held, resumed_from_ms, unrated_since_ms";
+
+/// A rollout declared to the engine reading the run-time state.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared<'a> {
+    pub target: &'a str,
+    /// Declared with a rate (`max_offered_per_period`).
+    pub rated: bool,
+}
 
 impl FleetStore {
     /// Every rollout's control and gates. The rows of `declared` targets
     /// are made if missing, so that a change of one locks a row that every
-    /// engine reads; a row that cannot be made (a store that takes no
-    /// write: a full disk, a write lock held) reads as no change, since
-    /// none was stored, and the state is read all the same. On PostgreSQL
+    /// engine reads, and those declared without a rate are marked as run
+    /// so (`unrated_since`) the first time; a row that cannot be made or
+    /// marked (a store that takes no write: a full disk, a write lock
+    /// held) reads as no change, since none was stored, and the state is
+    /// read all the same. On PostgreSQL
     /// the control rows are read with a share lock: a change being made is
     /// waited for, not missed. `known` is what the caller read last: only
     /// the admissions made since are read.
     pub async fn run_time(
         &self,
-        declared: &[String],
+        declared: &[Declared<'_>],
         known: &BTreeMap<String, GateState>,
     ) -> Result<RunTime, StoreError> {
         let what = "reading the rollouts' run-time state";
@@ -83,10 +93,25 @@ impl FleetStore {
             let (target, control) = control_row(row).map_err(failed(what))?;
             controls.insert(target, control);
         }
-        for target in declared {
-            if !controls.contains_key(target) {
-                create_control_row(&self.pool, target).await.ok();
-                controls.insert(target.clone(), Control::default());
+        // As stored: to the millisecond.
+        let now = from_millis(millis(Timestamp::now()));
+        for rollout in declared {
+            let target = rollout.target;
+            let unrated = (!rollout.rated).then_some(now);
+            let Some(control) = controls.get_mut(target) else {
+                let made = create_control_row(&self.pool, target, unrated).await.is_ok();
+                let control = Control {
+                    unrated_since: unrated.filter(|_| made),
+                    ..Control::default()
+                };
+                controls.insert(target.to_owned(), control);
+                continue;
+            };
+            if control.unrated_since.is_none()
+                && let Some(since) = unrated
+                && mark_unrated(&self.pool, target, since).await.is_ok()
+            {
+                control.unrated_since = Some(since);
             }
         }
         let alerts =
@@ -119,7 +144,7 @@ impl FleetStore {
     ) -> Result<T, StoreError> {
         let what = "changing a rollout";
         self.in_transaction(what, async |transaction| {
-            create_control_row(&mut **transaction, target).await?;
+            create_control_row(&mut **transaction, target, None).await?;
             let row = sqlx::query(AssertSqlSafe(format!(
                 "SELECT {CONTROL_COLUMNS} FROM rollout_control WHERE target = $1{}",
                 self.row_lock()
@@ -195,18 +220,37 @@ impl FleetStore {
     }
 }
 
-/// Makes the control row of `target` if missing (a rollout nobody changed).
+/// Makes the control row of `target` if missing (a rollout nobody changed),
+/// run without a rate since `unrated_since` if given.
 async fn create_control_row<'e>(
     executor: impl sqlx::Executor<'e, Database = Any>,
     target: &str,
+    unrated_since: Option<Timestamp>,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO rollout_control (target, stood_still_ms) VALUES ($1, 0) ON CONFLICT (target) DO NOTHING",
+        "INSERT INTO rollout_control (target, stood_still_ms, unrated_since_ms) VALUES ($1, 0, $2) \
+         ON CONFLICT (target) DO NOTHING",
     )
+    // NULL in one call, a number in the next (see `write_control`).
+    .persistent(false)
     .bind(target)
+    .bind(unrated_since.map(millis))
     .execute(executor)
     .await
     .map_err(failed("making a rollout's row"))?;
+    Ok(())
+}
+
+/// Marks `target` as run without a rate since `since`, unless it was.
+async fn mark_unrated(pool: &sqlx::AnyPool, target: &str, since: Timestamp) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE rollout_control SET unrated_since_ms = $2 WHERE target = $1 AND unrated_since_ms IS NULL",
+    )
+    .bind(target)
+    .bind(millis(since))
+    .execute(pool)
+    .await
+    .map_err(failed("marking a rollout run without a rate"))?;
     Ok(())
 }
 
@@ -239,6 +283,7 @@ fn control_row(row: &AnyRow) -> Result<(String, Control), sqlx::Error> {
         resumed_from: row.try_get::<Option<i64>, _>(12)?.map(from_millis),
         alerts: BTreeMap::new(),
         last,
+        unrated_since: row.try_get::<Option<i64>, _>(13)?.map(from_millis),
     };
     Ok((row.try_get(0)?, control))
 }

@@ -16,7 +16,7 @@
 //!
 //! - [`store`]: opening a store, recording checks, pruning.
 //! - [`questions`]: what the fleet answers are made of.
-//! - [`control`]: rollouts under run-time control (schema version 6): each
+//! - [`control`]: rollouts under run-time control (schema version 7): each
 //!   one's control and gates as the rollout model defines them, the one
 //!   path every change takes (the row locked, the model deciding on what
 //!   is stored, the audit written with it).

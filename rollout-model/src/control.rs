@@ -35,6 +35,10 @@ pub struct Control {
     pub alerts: BTreeMap<AlertId, String>,
     /// The last change.
     pub last: Option<Audited>,
+    /// When an engine first ran it declared without a rate (its schedule
+    /// alone offering the target); none: always declared with one, so a
+    /// rate, when first judged, finds nobody offered before it.
+    pub unrated_since: Option<Timestamp>,
 }
 
 /// A stopped clock.

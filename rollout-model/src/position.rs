@@ -219,6 +219,7 @@ static NO_CONTROL: Control = Control {
     resumed_from: None,
     alerts: BTreeMap::new(),
     last: None,
+    unrated_since: None,
 };
 
 impl Rollout {

@@ -15,8 +15,9 @@
 //!   halts the rollout.
 //! - **A rate**: periods from the first round that counts it (after the
 //!   canaries, if any). The first round admits, uncounted, the clusters
-//!   the rollout had offered before (placed below its progress then: a
-//!   rollout under way keeps what it offered). Each round then admits the
+//!   the rollout had offered before: those placed below its progress
+//!   then, if engines ran it without a rate (a rate added to a rollout
+//!   under way keeps what it offered), nobody otherwise. Each round then admits the
 //!   first candidates (established clusters that can take the target,
 //!   placed below the schedule's progress, in the rollout's order of
 //!   lots) while the period has admitted fewer than N: at most N distinct
@@ -251,11 +252,15 @@ pub fn before_rate(rollout: &Rollout, gates: &GateState, now: Timestamp) -> Opti
     if declared.canary.is_some() && !gates.canaries_arrived() {
         return None;
     }
-    // Behind canaries the schedule offered nobody but them before they
-    // arrived, and the rate is first judged as they do: it finds nobody
-    // offered before it (seen: a rollout starting at 100% let the whole
-    // fleet in, fakes included, at its canary's arrival).
-    let scheduled = if declared.canary.is_some() {
+    // Only a schedule that ran without a rate offered anyone uncounted.
+    // Declared with its rate, a rollout offered nobody before the rate was
+    // judged (an unjudged gate offers to nobody); behind canaries, nobody
+    // but them before they arrived, and the rate is first judged as they
+    // do (seen: a rollout starting at 100% let the whole fleet in, fakes
+    // included, at its canary's arrival; and one declared with its rate
+    // half-way through its schedule, when an engine had read its gates
+    // before their first round).
+    let scheduled = if declared.canary.is_some() || rollout.control().unrated_since.is_none() {
         0.0
     } else {
         rollout.position(now).scheduled

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use fleet_store::FleetStore;
 use fleet_store::changes::Changes;
-use fleet_store::control::Locked;
+use fleet_store::control::{Declared, Locked};
 use rollout_model::Declaration;
 use rollout_model::change::{Outcome, Request, decide};
 use rollout_model::control::{Action, Actor, AlertId, HALT_FLEET};
@@ -119,7 +119,13 @@ on_both_stores!(
         );
         let run_time = store
             .second
-            .run_time(&["4.18.52".to_owned()], &BTreeMap::new())
+            .run_time(
+                &[Declared {
+                    target: "4.18.52",
+                    rated: false,
+                }],
+                &BTreeMap::new(),
+            )
             .await
             .unwrap();
         let pause = run_time.controls["4.18.52"].pause.clone().unwrap();
@@ -157,12 +163,41 @@ on_both_stores!(
 on_both_stores!(
     every_declared_rollout_has_a_row_every_engine_locks,
     async |store: Store| {
-        let declared = ["4.18.52".to_owned(), "4.19.1".to_owned()];
+        let declared = [
+            Declared {
+                target: "4.18.52",
+                rated: false,
+            },
+            Declared {
+                target: "4.19.1",
+                rated: true,
+            },
+        ];
         let run_time = store.first.run_time(&declared, &BTreeMap::new()).await.unwrap();
         assert_eq!(
             run_time.controls.keys().collect::<Vec<_>>(),
             ["4.18.52", "4.19.1"]
         );
         assert!(run_time.controls.values().all(|control| !control.overrides()));
+        // Run without a rate: marked once, from the first read on.
+        let unrated = run_time.controls["4.18.52"].unrated_since;
+        assert!(unrated.is_some());
+        assert_eq!(run_time.controls["4.19.1"].unrated_since, None);
+        let again = store.second.run_time(&declared, &BTreeMap::new()).await.unwrap();
+        assert_eq!(again.controls["4.18.52"].unrated_since, unrated);
+        assert_eq!(again.controls["4.19.1"].unrated_since, None);
+        // Its rate taken out by another engine's file: marked then.
+        let rate_removed = [Declared {
+            target: "4.19.1",
+            rated: false,
+        }];
+        let later = store
+            .second
+            .run_time(&rate_removed, &BTreeMap::new())
+            .await
+            .unwrap();
+        assert!(later.controls["4.19.1"].unrated_since >= unrated && unrated.is_some());
+        let read_back = store.first.run_time(&[], &BTreeMap::new()).await.unwrap();
+        assert_eq!(read_back.controls, later.controls);
     }
 );

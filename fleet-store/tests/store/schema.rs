@@ -1,6 +1,6 @@
-//! The schema: refused stores, and a store of schema 5 migrated with what
-//! it held (a pause in force, the audit, a gated rollout's canaries and
-//! rate).
+//! The schema: refused stores, and a store of schema 5 migrated to the
+//! newest with what it held (a pause in force, the audit, a gated
+//! rollout's canaries and rate).
 
 use std::collections::BTreeMap;
 
@@ -55,7 +55,7 @@ async fn a_store_of_schema_5_keeps_its_rollouts_through_the_migration() {
     pool.close().await;
 
     let store = FleetStore::open(&url, &url).await.unwrap();
-    assert_eq!(store.schema_version().await.unwrap(), 6);
+    assert_eq!(store.schema_version().await.unwrap(), 7);
     let run_time = store.run_time(&[], &BTreeMap::new()).await.unwrap();
     let control = &run_time.controls["4.18.52"];
     let pause = control.pause.as_ref().unwrap();
@@ -64,6 +64,8 @@ async fn a_store_of_schema_5_keeps_its_rollouts_through_the_migration() {
         (at(1000), 30.5, "ops")
     );
     assert_eq!(control.stood_still, SignedDuration::from_secs(60));
+    // Not known to have run without a rate until an engine runs it so.
+    assert_eq!(control.unrated_since, None);
     let gates = &run_time.gates["4.19.1"];
     let canaries = gates.canaries.as_ref().unwrap();
     assert_eq!(canaries.chosen_at, at(500));

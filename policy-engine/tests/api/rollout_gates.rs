@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use cincinnati_client::rollout::RolloutView;
 use fleet_store::FleetStore;
+use fleet_store::changes::Changes;
+use rollout_model::time::Timestamp;
 
 use crate::support::app::{TestApp, spawn_ready};
 use crate::support::rollouts::{
@@ -16,6 +18,9 @@ use crate::support::rollouts::{
 };
 use crate::support::upstream::{Behaviour, FakeUpstream};
 use crate::support::{eventually, place_percent, small_graph};
+
+/// A rate of two clusters a day.
+const RATE_OF_TWO: &str = "    max_offered_per_period: {clusters: 2, period_hours: 24}\n";
 
 /// A fresh SQLite store and a policy file with a rollout of 4.18.4 at 100%
 /// from an hour ago, with `gates`.
@@ -71,10 +76,12 @@ impl GatedFleet {
         }
     }
 
-    /// An engine over it, its gates judged every second.
+    /// An engine over it, its gates judged and its policy file read every
+    /// second.
     async fn engine(&self) -> TestApp {
         let mut settings = control_settings(&self.upstream, self.dir.path(), &self.url);
         settings.rollouts.halt_check_secs = 1;
+        settings.cluster_policy.reload_secs = 1;
         spawn_ready(settings).await
     }
 }
@@ -200,7 +207,7 @@ async fn a_canary_arrives_once_it_settled_on_the_target_after_its_offer_and_a_fo
 
 #[tokio::test]
 async fn a_rate_offers_at_most_its_cap_a_period_whatever_the_clusters_do_meanwhile() {
-    let fleet = GatedFleet::new("    max_offered_per_period: {clusters: 2, period_hours: 24}\n").await;
+    let fleet = GatedFleet::new(RATE_OF_TWO).await;
     // Six established clusters on 4.18.3, which has no update to 4.18.4:
     // none can take it when the rate is first judged.
     let clusters = clusters_at(0.0..100.0, 6);
@@ -248,6 +255,58 @@ async fn a_rate_offers_at_most_its_cap_a_period_whatever_the_clusters_do_meanwhi
         "{}",
         later.said
     );
+}
+
+#[tokio::test]
+async fn a_rate_declared_with_its_rollout_offers_nobody_uncounted_at_its_first_judgment() {
+    let fleet = GatedFleet::new(RATE_OF_TWO).await;
+    // Six established takers, all inside the schedule (100%), and the
+    // gates opened by an engine that stopped before their first round.
+    let clusters = clusters_at(0.0..100.0, 6);
+    fleet.established(&clusters, "4.18.1").await;
+    fleet
+        .store
+        .change_rollout("4.18.4", Timestamp::now, |_| {
+            let open = Changes {
+                open_gates: true,
+                ..Changes::default()
+            };
+            (open, ())
+        })
+        .await
+        .unwrap();
+    let app = fleet.engine().await;
+    let counted = once(&app, "the rate counted", |rollout| {
+        rollout.rate.as_ref().is_some_and(|rate| rate.admitted >= 2)
+    })
+    .await;
+    let rate = counted.rate.clone().unwrap();
+    assert_eq!((rate.in_period, rate.admitted), (2, 2), "{}", counted.said);
+    assert_eq!(offered_of(&app, &clusters).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_rate_added_to_a_rollout_under_way_keeps_what_it_offered() {
+    let fleet = GatedFleet::new("").await;
+    let clusters = clusters_at(0.0..100.0, 6);
+    fleet.established(&clusters, "4.18.1").await;
+    let app = fleet.engine().await;
+    assert_eq!(offered_of(&app, &clusters).await.len(), 6);
+    std::fs::write(
+        fleet.dir.path().join("policy.yaml"),
+        rollout_with(1.0, 10.0, &format!("    starting_percentage: 100\n{RATE_OF_TWO}")),
+    )
+    .unwrap();
+    let counted = once(&app, "the rate counted", |rollout| {
+        rollout
+            .rate
+            .as_ref()
+            .is_some_and(|rate| rate.period_ends.is_some())
+    })
+    .await;
+    let rate = counted.rate.clone().unwrap();
+    assert_eq!((rate.in_period, rate.admitted), (0, 6), "{}", counted.said);
+    assert_eq!(offered_of(&app, &clusters).await.len(), 6);
 }
 
 /// Which of `clusters` are offered the target.

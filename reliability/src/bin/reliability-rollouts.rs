@@ -461,8 +461,16 @@ impl GatedEngine {
             (1.0, 100.0),
             "    halt_when: {stuck_percent: 50, stuck_hours: 1, min_offered: 20}\n",
         )?;
-        // A rate-gated rollout, declared half an hour after its start: its
-        // first judgment admits by the rate too.
+        // A rate-gated rollout in the file the engine starts with, half an
+        // hour after its start: its first judgment admits by the rate too
+        // (it once admitted, uncounted, everyone its schedule placed inside
+        // when an engine had read its gates before their first round).
+        policy.declare(
+            RATE_BEFORE,
+            hours_ago(0.5),
+            (1.0, 100.0),
+            &rate_gate(args.rate_cap),
+        )?;
         // One gated by a canary, then a rate (its canary arrives in the rate
         // attack).
         policy.declare(
@@ -742,18 +750,9 @@ impl GatedEngine {
     async fn rates(&self, args: &Args, minted: &[String], report: &mut Report) -> anyhow::Result<()> {
         let cap = args.rate_cap;
         let rate = rate_gate(cap);
-        // Before the flood: a rollout declared now, half an hour after its
-        // start (the first judgment must admit by the rate too). Declared in
-        // the file an engine starts with, such a rollout was seen, twice on
-        // a loaded machine, to admit every cluster inside at its first
-        // judgment, uncounted, as "offered before the rate": the path the
-        // rollout after a canary (below) takes every time.
-        self.policy
-            .lock()
-            .await
-            .declare(RATE_BEFORE, hours_ago(0.5), (1.0, 100.0), &rate)?;
-        // Admitted in all, not only in the period: a first judgment that
-        // lets in, uncounted, every cluster the schedule places inside
+        // Before the flood: the rollout in the file the engine started
+        // with. Admitted in all, not only in the period: a first judgment
+        // that lets in, uncounted, every cluster the schedule places inside
         // ("offered before the rate") is what the check below must show.
         let full =
             |rollout: &Value| rollout["rate"]["admitted"].as_u64() >= Some(cap.min(self.real.len()) as u64);

@@ -386,6 +386,54 @@ fn behind_canaries_the_rate_finds_nobody_offered_before_it() {
         before_rate_threshold: None,
     };
     let now = arrived + SignedDuration::from_mins(1);
-    let rollout = read(&declared, Control::default(), Some(gates.clone()), now);
+    // Even when engines ran it without a rate before.
+    let control = Control {
+        unrated_since: Some(origin()),
+        ..Control::default()
+    };
+    let rollout = read(&declared, control, Some(gates.clone()), now);
     assert_eq!(before_rate(&rollout, &gates, now), Some(0.0));
+}
+
+proptest! {
+    /// A rate's first judgment finds offered before it the clusters below
+    /// the schedule only if engines ran the rollout without a rate; one
+    /// declared with its rate offered nobody uncounted, wherever its
+    /// schedule is (seen: a rollout declared with its rate half-way through
+    /// its schedule let everyone below it in at its first judgment).
+    #[test]
+    fn a_rate_finds_offered_before_it_only_what_a_rate_free_schedule_offered(
+        hours in 1.0f64..100.0,
+        starting in 0.0f64..100.0,
+        elapsed_mins in 0i64..10_000,
+        unrated in any::<bool>(),
+    ) {
+        let mut declared = declaration(origin(), hours, starting);
+        declared.gates.rate = Some(RateGate {
+            clusters: 20,
+            period: SignedDuration::from_hours(24),
+        });
+        let declared = Arc::new(declared);
+        let now = origin() + SignedDuration::from_mins(elapsed_mins);
+        let gates = GateState {
+            offset: 0,
+            judged_at: now,
+            canaries: None,
+            rate: None,
+            waiting: 0,
+            before_rate_threshold: None,
+        };
+        let control = Control {
+            unrated_since: unrated.then(origin),
+            ..Control::default()
+        };
+        let rollout = read(&declared, control, Some(gates.clone()), now);
+        // The documented schedule: linear from the starting percentage to
+        // 100% over its hours.
+        let elapsed_hours = elapsed_mins as f64 / 60.0;
+        let scheduled = (starting + (100.0 - starting) * elapsed_hours / hours).min(100.0);
+        let expected = if unrated { scheduled } else { 0.0 };
+        let found = before_rate(&rollout, &gates, now).unwrap();
+        prop_assert!((found - expected).abs() < 1e-6, "{found} against {expected}");
+    }
 }

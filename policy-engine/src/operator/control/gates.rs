@@ -53,12 +53,17 @@ impl Control {
         let declaration = rollout.declaration().clone();
         let target = declaration.target.to_string();
         let offset = self.gates_opened(&target).await?;
+        // A round gathers its facts from gates this engine has read (what a
+        // rate finds offered before it depends on them): the first round
+        // only opens them, and the state is read again after it.
+        let Some(gates) = rollout.gates() else {
+            return Ok(());
+        };
         let takers = self.fleet.takers(rollout, feeds, now).await?;
         let at = from_system(now);
-        let gates = rollout.gates();
         let mut facts = Facts::default();
         if let Some(wanted) = &declaration.gates.canary {
-            match gates.and_then(|gates| gates.canaries.as_ref()) {
+            match gates.canaries.as_ref() {
                 None => {
                     facts.canary_candidates = match &wanted.group {
                         Some(group) => {
@@ -84,7 +89,7 @@ impl Control {
                 Some(_) => {}
             }
         }
-        if let (Some(rate), Some(gates)) = (declaration.gates.rate, gates) {
+        if let Some(rate) = declaration.gates.rate {
             if let Some(below) = before_rate(rollout, gates, at) {
                 facts.offered_before = self.fleet.offered_before(&takers, below).await?;
             }

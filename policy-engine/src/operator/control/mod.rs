@@ -48,7 +48,7 @@ use cincinnati_client::tokens::Scope;
 use cincinnati_core::{ApiError, ErrorKind};
 use fleet_store::FleetStore;
 use fleet_store::changes::Changes;
-use fleet_store::control::{Locked, RunTime};
+use fleet_store::control::{Declared, Locked, RunTime};
 use parking_lot::Mutex;
 use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts};
 use rollout_model::change::{self, Outcome, Request};
@@ -297,10 +297,18 @@ impl Control {
     async fn read_state(&self) {
         self.write_pending().await;
         let as_of = Timestamp::now();
-        let declared: Vec<String> = self
-            .declared()
+        let declarations = self.declared();
+        let targets: Vec<String> = declarations
             .iter()
             .map(|rollout| rollout.target.to_string())
+            .collect();
+        let declared: Vec<Declared<'_>> = declarations
+            .iter()
+            .zip(&targets)
+            .map(|(rollout, target)| Declared {
+                target,
+                rated: rollout.gates.rate.is_some(),
+            })
             .collect();
         let known_gates = self
             .read
