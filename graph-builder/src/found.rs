@@ -112,6 +112,10 @@ pub enum DropReason {
     Unavailable(String),
     /// The image's architecture could not be determined.
     UnknownArchitecture(String),
+    /// A component image (its config labelled, but not as a release) in
+    /// the releases' repository: expected, not a problem; its layers are
+    /// never read.
+    ComponentImage,
 }
 
 impl DropReason {
@@ -125,6 +129,7 @@ impl DropReason {
             DropReason::Cycle(_) => "cycle",
             DropReason::Unavailable(_) => "unavailable",
             DropReason::UnknownArchitecture(_) => "unknown_architecture",
+            DropReason::ComponentImage => "component_image",
         }
     }
 }
@@ -145,6 +150,9 @@ impl fmt::Display for DropReason {
             DropReason::Cycle(cycle) => write!(f, "{cycle}"),
             DropReason::Unavailable(why) => write!(f, "could not be fetched: {why}"),
             DropReason::UnknownArchitecture(why) => write!(f, "unknown architecture: {why}"),
+            DropReason::ComponentImage => {
+                f.write_str("a component image: its config has labels, none of them io.openshift.release")
+            }
         }
     }
 }

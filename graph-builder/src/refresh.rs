@@ -328,7 +328,14 @@ impl Shared {
                 format_args!("{unavailable} release image(s) could not be fetched; see `dropped`"),
             );
         }
-        let dropped: Vec<DroppedEntry> = snapshot.dropped.iter().map(DroppedEntry::from).collect();
+        // Component images are counted (the metric above), not listed: a
+        // repository may hold tens of thousands.
+        let dropped: Vec<DroppedEntry> = snapshot
+            .dropped
+            .iter()
+            .filter(|dropped| dropped.reason != DropReason::ComponentImage)
+            .map(DroppedEntry::from)
+            .collect();
         // Each problem is logged when it first appears, not on every scrape.
         for entry in dropped.iter().filter(|entry| !health.dropped.contains(entry)) {
             tracing::warn!(subject = %entry.subject, reason = entry.reason, detail = %entry.detail, "left out of the graph");

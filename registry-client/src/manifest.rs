@@ -2,6 +2,8 @@
 //! manifest lists, OCI image manifests and image indexes. Upstream ignores
 //! the OCI ones; we read all four.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
@@ -132,6 +134,26 @@ pub struct ImageConfig {
     /// When the image was built (RFC 3339), as the builder wrote it.
     #[serde(default)]
     pub created: Option<String>,
+    /// What the image runs with; only its labels are read.
+    #[serde(default)]
+    config: Option<RunConfig>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RunConfig {
+    /// `null` in many configs.
+    #[serde(rename = "Labels", default)]
+    labels: Option<BTreeMap<String, String>>,
+}
+
+impl ImageConfig {
+    /// The image's labels (`config.Labels`), none if it has none.
+    pub fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        self.config
+            .as_ref()
+            .and_then(|config| config.labels.as_ref())
+            .filter(|labels| !labels.is_empty())
+    }
 }
 
 #[cfg(test)]
@@ -178,5 +200,22 @@ mod tests {
         ));
         assert!(matches!(Manifest::parse(b"{}"), Err(ManifestError::Empty)));
         assert!(matches!(Manifest::parse(b"nope"), Err(ManifestError::Json(_))));
+    }
+
+    #[test]
+    fn reads_an_image_configs_labels_null_absent_or_given() {
+        let labels = |json: &str| {
+            serde_json::from_str::<ImageConfig>(json)
+                .unwrap()
+                .labels()
+                .map(|labels| labels.keys().cloned().collect::<Vec<_>>())
+        };
+        assert_eq!(labels(r#"{"architecture":"amd64"}"#), None);
+        assert_eq!(labels(r#"{"config":{"Labels":null}}"#), None);
+        assert_eq!(labels(r#"{"config":{"Labels":{}}}"#), None);
+        assert_eq!(
+            labels(r#"{"config":{"Labels":{"io.openshift.release":"4.18.52","vendor":"x"}}}"#),
+            Some(vec!["io.openshift.release".to_owned(), "vendor".to_owned()])
+        );
     }
 }

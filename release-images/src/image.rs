@@ -1,11 +1,15 @@
 //! What to push: single images and manifest lists (image indexes).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::Error;
 use crate::format::ManifestFormat;
 use crate::layer::Layer;
 use crate::metadata::ReleaseMetadata;
+
+/// The label `oc adm release new` gives every release image: its version.
+pub const RELEASE_LABEL: &str = "io.openshift.release";
 
 /// One image: a config (`architecture`, `os`) and layers, bottom-most first
 /// (the last layer is the top-most, as in the manifest).
@@ -15,6 +19,8 @@ pub struct Image {
     pub(crate) os: String,
     /// The config's `created` (RFC 3339), if any.
     pub(crate) created: Option<String>,
+    /// The config's `config.Labels`.
+    pub(crate) labels: BTreeMap<String, String>,
     pub(crate) format: ManifestFormat,
     pub(crate) layers: Vec<Layer>,
 }
@@ -26,14 +32,18 @@ impl Image {
             architecture: architecture.into(),
             os: "linux".to_owned(),
             created: None,
+            labels: BTreeMap::new(),
             format: ManifestFormat::default(),
             layers: Vec::new(),
         }
     }
 
-    /// A release image: one layer carrying `metadata`.
+    /// A release image: one layer carrying `metadata`, labelled with its
+    /// version as `oc adm release new` labels one.
     pub fn release(metadata: &ReleaseMetadata, architecture: impl Into<String>) -> Self {
-        Self::new(architecture).layer(Layer::release_metadata(metadata))
+        Self::new(architecture)
+            .label(RELEASE_LABEL, metadata.version())
+            .layer(Layer::release_metadata(metadata))
     }
 
     /// A graph-data image: one layer with every file below `directory`
@@ -44,6 +54,12 @@ impl Image {
 
     pub fn os(mut self, os: impl Into<String>) -> Self {
         self.os = os.into();
+        self
+    }
+
+    /// Adds a label to its config (`config.Labels`).
+    pub fn label(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.labels.insert(name.into(), value.into());
         self
     }
 
@@ -93,7 +109,11 @@ impl ImageList {
         architectures
             .into_iter()
             .fold(Self::new(format), |list, architecture| {
-                list.image(Image::new(architecture).layer(shard_layer.clone()))
+                list.image(
+                    Image::new(architecture)
+                        .label(RELEASE_LABEL, metadata.version())
+                        .layer(shard_layer.clone()),
+                )
             })
     }
 

@@ -23,7 +23,7 @@ pub mod signature;
 
 pub use error::Error;
 pub use format::ManifestFormat;
-pub use image::{Image, ImageList, Pushable};
+pub use image::{Image, ImageList, Pushable, RELEASE_LABEL};
 pub use layer::{Layer, RELEASE_METADATA_PATH};
 pub use metadata::{ARCHITECTURE_KEY, ReleaseMetadata};
 pub use push::{PushOptions, Pusher};

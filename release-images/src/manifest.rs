@@ -1,5 +1,7 @@
 //! The JSON documents the registry stores: image configs, image manifests and lists.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use crate::blob::Blob;
@@ -36,13 +38,14 @@ pub(crate) struct Platform<'a> {
 pub(crate) struct ConfigFacts<'a> {
     pub(crate) platform: Platform<'a>,
     pub(crate) created: Option<&'a str>,
+    pub(crate) labels: &'a BTreeMap<String, String>,
 }
 
 pub(crate) fn image_config(facts: &ConfigFacts<'_>, diff_ids: &[String]) -> Vec<u8> {
     let mut config = json!({
         "architecture": facts.platform.architecture,
         "os": facts.platform.os,
-        "config": {},
+        "config": if facts.labels.is_empty() { json!({}) } else { json!({ "Labels": facts.labels }) },
         "rootfs": { "type": "layers", "diff_ids": diff_ids },
     });
     if let Some(created) = facts.created {

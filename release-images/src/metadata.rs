@@ -26,6 +26,10 @@ impl ReleaseMetadata {
         }
     }
 
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
     pub fn previous<V: Into<String>>(mut self, versions: impl IntoIterator<Item = V>) -> Self {
         self.previous = versions.into_iter().map(Into::into).collect();
         self

@@ -168,6 +168,7 @@ impl Pusher {
             &ConfigFacts {
                 platform: platform_of(image),
                 created: image.created.as_deref(),
+                labels: &image.labels,
             },
             &diff_ids,
         ));

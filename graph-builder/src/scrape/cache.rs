@@ -87,6 +87,7 @@ enum FileEntry<'a> {
     NoReleaseMetadata,
     InvalidReleaseMetadata(#[serde(borrow)] Cow<'a, str>),
     UnknownArchitecture(#[serde(borrow)] Cow<'a, str>),
+    ComponentImage,
 }
 
 const FORMAT: u32 = 1;
@@ -189,6 +190,7 @@ impl<'a> FileEntry<'a> {
             CachedImage::NotARelease(DropReason::UnknownArchitecture(why)) => {
                 FileEntry::UnknownArchitecture(Cow::Borrowed(why))
             }
+            CachedImage::NotARelease(DropReason::ComponentImage) => FileEntry::ComponentImage,
             CachedImage::NotARelease(_) => return None,
         })
     }
@@ -220,6 +222,7 @@ impl<'a> FileEntry<'a> {
             FileEntry::UnknownArchitecture(why) => {
                 CachedImage::NotARelease(DropReason::UnknownArchitecture(why.into_owned()))
             }
+            FileEntry::ComponentImage => CachedImage::NotARelease(DropReason::ComponentImage),
         })
     }
 }
@@ -238,6 +241,10 @@ mod tests {
         cache.images.insert(
             "sha256:b".into(),
             Arc::new(CachedImage::NotARelease(DropReason::NoReleaseMetadata)),
+        );
+        cache.images.insert(
+            "sha256:c".into(),
+            Arc::new(CachedImage::NotARelease(DropReason::ComponentImage)),
         );
         cache.tags.insert("4.1.0-x86_64".into(), "sha256:a".into());
         cache

@@ -381,6 +381,9 @@ async fn resolve_tag(client: &RegistryClient, cache: &ScrapeCache, tag: String, 
     }
 }
 
+/// The label `oc adm release new` gives every release image (its version).
+const RELEASE_LABEL: &str = "io.openshift.release";
+
 /// Works out an image's architecture and creation time and reads its
 /// release metadata. `Err` is a transient failure (not cached);
 /// `Ok(NotARelease)` is final.
@@ -389,11 +392,11 @@ async fn read_image(
     manifest: Manifest,
     limit: u64,
 ) -> Result<CachedImage, DropReason> {
-    let (arch, image, created) = match manifest {
+    let (arch, image, config) = match manifest {
         Manifest::Image(image) => {
             let config = read_config(client, &image).await?;
-            match config.architecture {
-                Some(arch) => (arch, image, config.created),
+            match config.architecture.clone() {
+                Some(arch) => (arch, image, config),
                 None => return Ok(unknown_arch("the image config names no architecture")),
             }
         }
@@ -404,16 +407,27 @@ async fn read_image(
             let unavailable = |error: RegistryError| DropReason::Unavailable(error.to_string());
             match client.manifest(&entry.digest).await.map_err(unavailable)? {
                 (Manifest::Image(image), _) => {
-                    let created = read_config(client, &image).await?.created;
-                    (arch, image, created)
+                    let config = read_config(client, &image).await?;
+                    (arch, image, config)
                 }
                 (Manifest::List(_), _) => return Ok(unknown_arch("a manifest list inside a manifest list")),
             }
         }
     };
+    // Component images mirrored into the releases' repository are told
+    // apart by their config, never by reading their layers (reading every
+    // layer of tens of thousands of them is how upstream runs out of
+    // memory). Every image OpenShift builds is labelled; an image without
+    // labels is searched, as images made by hand are.
+    if config
+        .labels()
+        .is_some_and(|labels| !labels.contains_key(RELEASE_LABEL))
+    {
+        return Ok(CachedImage::NotARelease(DropReason::ComponentImage));
+    }
     match find_in_layers(client, &image, limit).await? {
         None => Ok(CachedImage::NotARelease(DropReason::NoReleaseMetadata)),
-        Some(raw) => Ok(parse_release(raw, arch, created)),
+        Some(raw) => Ok(parse_release(raw, arch, config.created)),
     }
 }
 

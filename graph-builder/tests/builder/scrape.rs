@@ -11,6 +11,7 @@ use graph_builder::assemble::assemble;
 use graph_builder::found::DropReason;
 use graph_builder::scrape::{Scrape, ScrapeReport, ScrapeSettings, Scraper};
 use http_fetch::ExtraRoots;
+use registry_client::manifest::Manifest;
 use registry_client::{RegistryAddress, RegistryClient, RegistrySettings, RetryPolicy};
 use registry_testkit::poll::eventually;
 use registry_testkit::{LocalRegistry, RequestKind};
@@ -252,6 +253,94 @@ async fn bad_images_are_left_out_with_their_reason_and_the_rest_kept() {
             ("ocp/release:wrong-kind".to_owned(), "invalid_release_metadata"),
         ]
     );
+}
+
+#[tokio::test]
+async fn component_images_beside_the_releases_are_told_apart_by_their_config_and_no_layer_of_theirs_is_read()
+{
+    let registry = LocalRegistry::start().await.unwrap();
+    let pusher = pusher_for(&registry);
+    // As `oc adm release mirror` writes one repository: the releases
+    // (labelled io.openshift.release), and their components, labelled as
+    // every image OpenShift builds is, one of them for several
+    // architectures.
+    let component = |name: &str, arch: &str, seed: u64| {
+        Image::new(arch)
+            .label("io.openshift.build.name", name)
+            .label("vendor", "Red Hat, Inc.")
+            .layer(Layer::random(1, seed))
+    };
+    let multi_component = ImageList::new(ManifestFormat::Docker)
+        .image(component("etcd", "amd64", 1))
+        .image(component("etcd", "arm64", 2));
+    // An image without labels is searched, as before (made by hand).
+    let unlabelled = Image::new("amd64").layer(Layer::release_metadata(&release("4.18.53", &["4.18.52"])));
+    let items: [(&str, Pushable); 4] = [
+        (
+            "4.18.52-x86_64",
+            Image::release(&release("4.18.52", &[]), "amd64").into(),
+        ),
+        (
+            "4.18.52-x86_64-installer",
+            component("installer", "amd64", 3).into(),
+        ),
+        ("4.18.52-x86_64-etcd", multi_component.into()),
+        ("4.18.53-x86_64", unlabelled.into()),
+    ];
+    let report = push_and_scrape(&registry, &pusher, items).await;
+    assert_eq!(versions(&report), ["4.18.52+amd64", "4.18.53+amd64"]);
+    let reasons: Vec<(&str, &str)> = report
+        .dropped
+        .iter()
+        .map(|dropped| (dropped.subject.as_str(), dropped.reason.label()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("ocp/release:4.18.52-x86_64-etcd", "component_image"),
+            ("ocp/release:4.18.52-x86_64-installer", "component_image"),
+        ]
+    );
+    // Two releases (a config and a layer each), two components (a config
+    // each, the list's through its first image).
+    settle(&registry, RequestKind::Blob, 6).await;
+    let read: Vec<String> = scraper_requests(&registry)
+        .await
+        .into_iter()
+        .filter(|request| request.kind() == RequestKind::Blob)
+        .map(|request| request.path)
+        .collect();
+    let client = client_for(&registry);
+    let mut component_layers = Vec::new();
+    for tag in ["4.18.52-x86_64-installer", "4.18.52-x86_64-etcd"] {
+        let images = match client.manifest(tag).await.unwrap().0 {
+            Manifest::Image(image) => vec![image],
+            Manifest::List(entries) => {
+                let mut images = Vec::new();
+                for entry in entries {
+                    let Manifest::Image(image) = client.manifest(&entry.digest).await.unwrap().0 else {
+                        panic!("a list of images");
+                    };
+                    images.push(image);
+                }
+                images
+            }
+        };
+        component_layers.extend(
+            images
+                .into_iter()
+                .flat_map(|image| image.layers)
+                .map(|layer| layer.digest),
+        );
+    }
+    assert_eq!(component_layers.len(), 3);
+    for layer in &component_layers {
+        assert!(
+            !read.iter().any(|path| path.contains(layer.as_str())),
+            "component layer {layer} read: {read:?}"
+        );
+    }
+    assert_eq!(read.len(), 6, "{read:?}");
 }
 
 #[tokio::test]
