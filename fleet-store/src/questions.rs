@@ -6,7 +6,7 @@ use rollout_model::{Lot, Place, Rollout, Who};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row as _};
 
-use crate::store::{FleetStore, StoreError, failed};
+use crate::store::{FleetStore, HISTORY_CHANGES, StoreError, failed};
 
 /// Clusters on one version of one channel and architecture.
 #[derive(Debug, Clone, PartialEq)]
@@ -363,9 +363,6 @@ pub(crate) fn cluster_row(row: &AnyRow) -> Result<ClusterRow, sqlx::Error> {
         version_since: row.try_get(7)?,
     })
 }
-
-/// The changes of version a cluster's history shows at most.
-pub const HISTORY_CHANGES: u32 = 100;
 
 /// The statements of the questions, as the store asks them (the fleet
 /// benchmark asks for their plans): [`FleetStore::versions`]' with this

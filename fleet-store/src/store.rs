@@ -1,7 +1,7 @@
 //! Opening a store, recording checks, pruning; the one way a change is
 //! made in a transaction ([`FleetStore::in_transaction`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -313,6 +313,8 @@ impl FleetStore {
                     upsert_clusters(transaction, &newer, |cluster| self.lot(cluster)).await?;
                 }
                 insert_changes(transaction, &changes).await?;
+                let moved: BTreeSet<&str> = changes.iter().map(|(cluster, ..)| *cluster).collect();
+                trim_histories(transaction, moved).await?;
                 recorded.clusters += newer.len() as u64;
                 recorded.changes += changes.len() as u64;
             }
@@ -624,6 +626,32 @@ async fn insert_changes(
             .execute(&mut **transaction)
             .await
             .map_err(failed("writing changes of version"))?;
+    }
+    Ok(())
+}
+
+/// The changes of version kept of a cluster, and so its history's longest.
+pub const HISTORY_CHANGES: u32 = 100;
+
+/// Keeps the newest [`HISTORY_CHANGES`] changes of each of `clusters`: one
+/// id's history must not grow the store (anyone may report a new version
+/// on every check).
+async fn trim_histories(
+    transaction: &mut Transaction<'_, Any>,
+    clusters: BTreeSet<&str>,
+) -> Result<(), StoreError> {
+    for cluster in clusters {
+        sqlx::query(
+            "DELETE FROM fleet_changes WHERE cluster = $1 AND (at, from_version, to_version) < \
+             (SELECT at, from_version, to_version FROM fleet_changes WHERE cluster = $1 \
+              ORDER BY at DESC, from_version DESC, to_version DESC LIMIT 1 OFFSET $2)",
+        )
+        .bind(cluster)
+        // Older than the oldest of those kept.
+        .bind(i64::from(HISTORY_CHANGES) - 1)
+        .execute(&mut **transaction)
+        .await
+        .map_err(failed("trimming a cluster's history"))?;
     }
     Ok(())
 }

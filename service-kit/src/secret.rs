@@ -5,7 +5,9 @@
 //! the same way), whose `Debug` says `[REDACTED]`; serialising it (what
 //! `--check-config` prints) gives [`REDACTED`]. A URL may carry a password
 //! (`https://user:password@host/`): a [`RedactedUrl`] keeps it as a secret
-//! too and shows the rest of the URL.
+//! too and shows the rest of the URL, and so do query parameters that carry
+//! credentials (libpq's `?password=`, `?sslpassword=`; any naming a token
+//! or a secret).
 
 use std::fmt;
 use std::str::FromStr;
@@ -62,9 +64,11 @@ impl Serialize for Secret {
 /// [`Secret`]: shown as `https://user:<redacted>@host/path`.
 #[derive(Clone)]
 pub struct RedactedUrl {
-    /// The URL without its password.
+    /// The URL without its password, secret query values redacted.
     shown: Url,
     password: Option<SecretString>,
+    /// The whole query, when one of its parameters is secret.
+    query: Option<SecretString>,
 }
 
 impl RedactedUrl {
@@ -74,6 +78,9 @@ impl RedactedUrl {
         if let Some(password) = &self.password {
             // Cannot fail: the URL had a password, so it has a host.
             let _ = url.set_password(Some(password.expose_secret()));
+        }
+        if let Some(query) = &self.query {
+            url.set_query(Some(query.expose_secret()));
         }
         url
     }
@@ -88,6 +95,7 @@ impl RedactedUrl {
         Ok(Self {
             shown: self.shown.clone(),
             password: Some(SecretString::from(password)),
+            query: self.query.clone(),
         })
     }
 
@@ -110,8 +118,38 @@ impl FromStr for RedactedUrl {
         if password.is_some() {
             let _ = shown.set_password(None);
         }
-        Ok(Self { shown, password })
+        let query = shown
+            .query()
+            .filter(|_| shown.query_pairs().any(|(name, _)| is_secret_parameter(&name)))
+            .map(SecretString::from);
+        if query.is_some() {
+            let redacted: Vec<(String, String)> = shown
+                .query_pairs()
+                .map(|(name, value)| {
+                    let value = if is_secret_parameter(&name) {
+                        REDACTED_IN_URL.to_owned()
+                    } else {
+                        value.into_owned()
+                    };
+                    (name.into_owned(), value)
+                })
+                .collect();
+            shown.query_pairs_mut().clear().extend_pairs(redacted);
+        }
+        Ok(Self {
+            shown,
+            password,
+            query,
+        })
     }
+}
+
+/// Whether a query parameter named `name` carries a credential.
+fn is_secret_parameter(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["password", "passwd", "secret", "token"]
+        .iter()
+        .any(|word| name.contains(word))
 }
 
 impl fmt::Display for RedactedUrl {
@@ -179,6 +217,33 @@ mod tests {
         assert_eq!(with.to_string(), "postgres://fleet:redacted@db:5432/fleet");
         let file: RedactedUrl = "sqlite:///var/lib/fleet.db".parse().unwrap();
         assert!(file.with_password("hunter2").is_err());
+    }
+
+    #[test]
+    fn a_credential_in_the_query_is_as_secret_as_the_password() {
+        let text = "postgres://fleet@db:5432/fleet?sslmode=require&password=hunter2&sslpassword=x%26y";
+        let url: RedactedUrl = text.parse().unwrap();
+        assert_eq!(url.expose().as_str(), text);
+        for shown in [
+            url.to_string(),
+            format!("{url:?}"),
+            serde_json::to_string(&url).unwrap(),
+        ] {
+            assert!(!shown.contains("hunter2") && !shown.contains("x%26y"), "{shown}");
+            assert!(
+                shown.contains(
+                    "postgres://fleet@db:5432/fleet?sslmode=require&password=redacted&sslpassword=redacted"
+                ),
+                "{shown}"
+            );
+        }
+        let with = url.with_password("pw").unwrap();
+        assert_eq!(
+            with.expose().as_str(),
+            "postgres://fleet:pw@db:5432/fleet?sslmode=require&password=hunter2&sslpassword=x%26y"
+        );
+        let plain: RedactedUrl = "http://gb/graph?channel=stable-4.18".parse().unwrap();
+        assert_eq!(plain.to_string(), "http://gb/graph?channel=stable-4.18");
     }
 
     #[test]

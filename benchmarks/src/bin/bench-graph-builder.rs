@@ -15,7 +15,9 @@ use anyhow::Context as _;
 use benchmarks::{Service, metric, poll};
 use clap::Parser;
 use registry_testkit::{LocalRegistry, RequestKind};
-use release_images::{Image, ImageList, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata};
+use release_images::{
+    Image, ImageList, Layer, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata,
+};
 use release_set_generator::Settings as ReleaseSetSettings;
 
 #[derive(Parser)]
@@ -30,6 +32,13 @@ struct Args {
     /// settings its container image sets (see `GLIBC_TUNING`).
     #[arg(long)]
     glibc_defaults: bool,
+    /// Component images to push beside the releases, as `oc adm release
+    /// mirror` writes one repository (`<version>-<arch>-<component>`,
+    /// labelled as OpenShift's images are, a shared base layer and a small
+    /// one of their own); with some, the cold scrape is measured on the
+    /// releases alone first, then on the repository with them.
+    #[arg(long, default_value_t = 0)]
+    components: usize,
     /// Push the release set, print the graph-builder configuration for it and
     /// wait until interrupted, instead of measuring: for profiling the
     /// graph-builder by hand against a registry pushed once.
@@ -99,38 +108,36 @@ async fn main() -> anyhow::Result<()> {
         tokio::signal::ctrl_c().await?;
         return Ok(());
     }
-    registry.clear_request_log();
-    let started = Instant::now();
     let tuning: &[(&str, &str)] = if args.glibc_defaults { &[] } else { &GLIBC_TUNING };
-    let service = Service::start_with_env(
-        &args.graph_builder,
-        &["-c", config.to_str().context("path")?],
-        tuning,
-    )?;
+    let start = || {
+        Service::start_with_env(
+            &args.graph_builder,
+            &["-c", config.to_str().unwrap_or_default()],
+            tuning,
+        )
+    };
     let metrics_url = "http://127.0.0.1:19080/metrics";
-    let ready = |text: &str| metric(text, "cincinnati_gb_graph_final_releases") > 0.0;
-    let text = poll(metrics_url, Duration::from_secs(600), ready).await?;
-    let cold = started.elapsed();
-    let requests = registry.request_log().await?;
-    let count = |kind| requests.iter().filter(|request| request.kind() == kind).count();
-    println!(
-        "cold scrape to a served graph: {:.2} s ({} releases, {} edges, {} conditional edges in the graph)",
-        cold.as_secs_f64(),
-        metric(&text, "cincinnati_gb_graph_final_releases"),
-        metric(&text, "cincinnati_gb_graph_final_edges"),
-        metric(&text, "cincinnati_gb_graph_final_conditional_edges"),
-    );
-    println!(
-        "  registry requests: {} ({} tag pages, {} manifests, {} blobs)",
-        requests.len(),
-        count(RequestKind::TagList),
-        count(RequestKind::Manifest),
-        count(RequestKind::Blob)
-    );
-    println!(
-        "  graph-builder peak RSS so far: {:.1} MiB",
-        service.peak_rss_mib()?
-    );
+    let service = if args.components == 0 {
+        cold_scrape("releases", &registry, start, metrics_url).await?
+    } else {
+        drop(cold_scrape("releases alone", &registry, start, metrics_url).await?);
+        let base_layer = push_components(&registry, &pusher, &items, args.components).await?;
+        let service = cold_scrape(
+            &format!("releases and {} component images", args.components),
+            &registry,
+            start,
+            metrics_url,
+        )
+        .await?;
+        let read = registry
+            .request_log()
+            .await?
+            .iter()
+            .filter(|request| request.kind() == RequestKind::Blob && request.path.contains(&base_layer))
+            .count();
+        println!("  reads of the components' shared base layer: {read}");
+        service
+    };
 
     for (label, new_tag) in [("no change", false), ("one new tag", true)] {
         let before = poll(metrics_url, Duration::from_secs(5), |_| true).await?;
@@ -181,4 +188,119 @@ async fn main() -> anyhow::Result<()> {
         }
     );
     Ok(())
+}
+
+/// Starts a graph-builder (`start`) on a registry whose request log is
+/// cleared, waits for its first served graph, prints what that took; the
+/// running service.
+async fn cold_scrape(
+    label: &str,
+    registry: &LocalRegistry,
+    start: impl FnOnce() -> anyhow::Result<Service>,
+    metrics_url: &str,
+) -> anyhow::Result<Service> {
+    registry.clear_request_log();
+    let started = Instant::now();
+    let service = start()?;
+    let ready = |text: &str| metric(text, "cincinnati_gb_graph_final_releases") > 0.0;
+    let text = poll(metrics_url, Duration::from_secs(600), ready).await?;
+    let cold = started.elapsed();
+    let requests = registry.request_log().await?;
+    let count = |kind| requests.iter().filter(|request| request.kind() == kind).count();
+    println!(
+        "cold scrape to a served graph, {label}: {:.2} s ({} releases, {} edges, {} conditional edges in the graph)",
+        cold.as_secs_f64(),
+        metric(&text, "cincinnati_gb_graph_final_releases"),
+        metric(&text, "cincinnati_gb_graph_final_edges"),
+        metric(&text, "cincinnati_gb_graph_final_conditional_edges"),
+    );
+    println!(
+        "  registry requests: {} ({} tag pages, {} manifests, {} blobs)",
+        requests.len(),
+        count(RequestKind::TagList),
+        count(RequestKind::Manifest),
+        count(RequestKind::Blob)
+    );
+    println!(
+        "  graph-builder peak RSS so far: {:.1} MiB",
+        service.peak_rss_mib()?
+    );
+    Ok(service)
+}
+
+/// Some of the components a release names (`oc adm release info`).
+const COMPONENTS: [&str; 12] = [
+    "cli",
+    "installer",
+    "etcd",
+    "hyperkube",
+    "machine-config-operator",
+    "cluster-version-operator",
+    "console",
+    "oauth-server",
+    "haproxy-router",
+    "ovn-kubernetes",
+    "prometheus",
+    "must-gather",
+];
+
+/// Pushes `count` component images of the releases `items` (their tags
+/// with `-<component>`), each labelled as OpenShift builds them, on one
+/// shared 1 MiB base layer with a small layer of its own on top; the base
+/// layer's digest.
+async fn push_components(
+    registry: &LocalRegistry,
+    pusher: &Pusher,
+    items: &[(String, Pushable)],
+    count: usize,
+) -> anyhow::Result<String> {
+    let base = Layer::random(1, 7);
+    let components: Vec<(String, Pushable)> = items
+        .iter()
+        .flat_map(|(tag, _)| COMPONENTS.iter().map(move |component| (tag, *component)))
+        .take(count)
+        .map(|(tag, component)| {
+            // A multi release's components are lists; one image stands for them.
+            let arch = match tag.rsplit('-').next() {
+                Some("multi") | None => "amd64",
+                Some(arch) => arch,
+            };
+            let image = Image::new(arch)
+                .label("io.openshift.build.name", component)
+                .label(
+                    "io.openshift.build.source-location",
+                    format!("https://github.com/openshift/{component}"),
+                )
+                .label("vendor", "Red Hat, Inc.")
+                .layer(base.clone())
+                .layer(Layer::files([(
+                    format!("usr/bin/{component}"),
+                    format!("{tag} {component}"),
+                )]));
+            (format!("{tag}-{component}"), image.into())
+        })
+        .collect();
+    let started = Instant::now();
+    pusher
+        .push_all(REPOSITORY, &components)
+        .await
+        .context("pushing the component images")?;
+    println!(
+        "pushed {} component images in {:.1} s",
+        components.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let (tag, _) = components.first().context("no component pushed")?;
+    let manifest: serde_json::Value = reqwest::Client::new()
+        .get(format!("{}/v2/{REPOSITORY}/manifests/{tag}", registry.url()))
+        .header("Accept", "application/vnd.docker.distribution.manifest.v2+json")
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    manifest["layers"][0]["digest"]
+        .as_str()
+        .map(str::to_owned)
+        .context("a component manifest without layers")
 }

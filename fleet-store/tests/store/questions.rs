@@ -1,7 +1,8 @@
 //! What the fleet answers are made of: counts grouped in the store, and
 //! rows only where an answer lists clusters.
 
-use fleet_store::questions::{Change, HISTORY_CHANGES, HourCount, Offered, Scope};
+use fleet_store::questions::{Change, HourCount, Offered, Scope};
+use fleet_store::store::HISTORY_CHANGES;
 
 use crate::support::{HOUR, Store, check, on_both_stores};
 
@@ -117,11 +118,17 @@ on_both_stores!(a_clusters_history_is_its_last_changes, async |store: Store| {
     );
     assert!(store.second.history("nobody").await.unwrap().is_none());
     // A cluster reporting a new version every minute: only the last
-    // changes are shown.
+    // changes are kept and shown.
+    let before = store.rows("fleet_changes").await;
     let flapping: Vec<fleet_store::Check> = (0..(HISTORY_CHANGES as i64 + 50))
         .map(|minute| check("f", &format!("4.18.{minute}"), 1.0, 60 * minute))
         .collect();
-    store.first.record(&flapping, u64::MAX).await.unwrap();
+    store.first.record(&flapping[..60], u64::MAX).await.unwrap();
+    store.second.record(&flapping[60..], u64::MAX).await.unwrap();
+    assert_eq!(
+        store.rows("fleet_changes").await - before,
+        i64::from(HISTORY_CHANGES)
+    );
     let (_, changes) = store.first.history("f").await.unwrap().unwrap();
     assert_eq!(changes.len(), HISTORY_CHANGES as usize);
     assert_eq!(

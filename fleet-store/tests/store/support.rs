@@ -17,7 +17,22 @@ pub const HOUR: i64 = 3600;
 pub struct Store {
     pub first: FleetStore,
     pub second: FleetStore,
+    /// Where it is, to look at its rows directly.
+    pub url: String,
     _dir: Option<TempDir>,
+}
+
+impl Store {
+    /// The rows of `table`, counted directly.
+    pub async fn rows(&self, table: &str) -> i64 {
+        let pool = sqlx::AnyPool::connect(&self.url).await.unwrap();
+        let count = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        count
+    }
 }
 
 /// One PostgreSQL server for the whole binary (a database per test): its
@@ -50,6 +65,7 @@ pub async fn sqlite() -> Store {
     Store {
         first: FleetStore::open(&url, &url).await.unwrap(),
         second: FleetStore::open(&url, &url).await.unwrap(),
+        url,
         _dir: Some(dir),
     }
 }
@@ -68,6 +84,7 @@ pub async fn postgresql(name: &str) -> Store {
     Store {
         first: FleetStore::open(&url, &url).await.unwrap(),
         second: FleetStore::open(&url, &url).await.unwrap(),
+        url,
         _dir: None,
     }
 }

@@ -203,7 +203,10 @@ async fn the_fleet_answers_count_what_the_clusters_said() {
 async fn a_store_that_goes_away_costs_no_request_and_recording_resumes() {
     let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
     let mut postgres = PostgresServer::start().await.unwrap();
-    let app = spawn_ready(fleet_settings(&upstream, &postgres.url(), None)).await;
+    // A credential in the query (libpq's own parameter) is as secret as the
+    // URL's password: never shown, even while the store fails.
+    let url = format!("{}?password=hunter2", postgres.url());
+    let app = spawn_ready(fleet_settings(&upstream, &url, None)).await;
     for n in 0..10 {
         check(&app, &cluster(n), "4.18.1").await;
     }
@@ -224,6 +227,11 @@ async fn a_store_that_goes_away_costs_no_request_and_recording_resumes() {
     app.status_get(&format!("{FLEET}/versions"))
         .await
         .assert_error(503, "service_unavailable");
+    let status = String::from_utf8(app.status_get("/status").await.body).unwrap();
+    assert!(
+        !status.contains("hunter2") && status.contains("password=redacted"),
+        "{status}"
+    );
 
     postgres.restart().await.unwrap();
     eventually("the held checks written", Duration::from_secs(30), || async {

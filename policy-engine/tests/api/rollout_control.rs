@@ -12,11 +12,12 @@ use reqwest::Method;
 
 use crate::support::app::{TestApp, spawn, spawn_ready};
 use crate::support::rollouts::{
-    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, ROLLOUTS, TOKEN, ask, change, change_with, cluster_at, conflicts,
-    control_settings, first, offered, once_paused, rollout_with, rollouts, round_after, seed,
+    ALERTMANAGER_TOKEN, PREFIX, READ_TOKEN, ROLLOUTS, TOKEN, ask, change, change_with, cluster_at,
+    clusters_at, conflicts, control_settings, first, offered, once_paused, rollout_with, rollouts,
+    round_after, seed,
 };
 use crate::support::upstream::{Behaviour, FakeUpstream};
-use crate::support::{eventually, rollout, small_graph};
+use crate::support::{eventually, place_percent, rollout, small_graph};
 
 fn sqlite(dir: &std::path::Path) -> String {
     format!("sqlite://{}", dir.join("fleet.db").display())
@@ -356,6 +357,15 @@ async fn a_rollout_whose_established_arrivals_go_silent_is_halted_once_and_not_a
         let id = cluster_at(f64::from(n) * 10.0..f64::from(n) * 10.0 + 10.0);
         seed(&seeded, (&id, 5.0), &[("4.18.1", 60.0), ("4.18.4", 3.0)], 2.5).await;
     }
+    for id in clusters_at(50.0..100.0, 2) {
+        seed(
+            &seeded,
+            (&id, 5.0),
+            &[("4.18.1", 3.0 + 1.0 / 60.0), ("4.18.4", 3.0)],
+            2.5,
+        )
+        .await;
+    }
     let app = spawn_ready(settings).await;
     let (by, reason, audited) = await_halted(&app).await;
     assert_eq!(by, "fleet-signal");
@@ -385,7 +395,7 @@ async fn a_rollout_whose_established_arrivals_go_silent_is_halted_once_and_not_a
 }
 
 /// Five established clusters were offered the target days ago, four still
-/// run 4.18.1; a thousand ids minted an hour ago on 4.18.1 would make it
+/// run 4.18.1; a hundred ids minted an hour ago on 4.18.1 would make it
 /// any share: the halt counts the five.
 #[tokio::test]
 async fn a_rollout_its_established_clusters_do_not_take_is_halted_and_minted_ids_change_nothing() {
@@ -408,6 +418,9 @@ async fn a_rollout_its_established_clusters_do_not_take_is_halted_and_minted_ids
             &[("4.18.1", 72.0)]
         };
         seed(&seeded, (&id, f64::from(n) * 10.0 + 5.0), history, 1.0).await;
+    }
+    for id in clusters_at(50.0..100.0, 100) {
+        seed(&seeded, (&id, place_percent(&id)), &[("4.18.1", 1.0)], 0.0).await;
     }
     let app = spawn_ready(settings).await;
     let (by, reason, audited) = await_halted(&app).await;

@@ -319,7 +319,6 @@ impl Control {
         let read = self
             .stored(async |store| store.run_time(&declared, &known_gates).await)
             .await;
-        self.attempted.store(true, Ordering::Release);
         match read {
             Ok(run_time) => {
                 self.freshness.lock().succeeded(SystemTime::now());
@@ -334,6 +333,9 @@ impl Control {
                 freshness.failed(SystemTime::now(), error.to_string());
             }
         }
+        // Ready once what was read is in force (a read that failed leaves
+        // every rollout unknown: offered to nobody new).
+        self.attempted.store(true, Ordering::Release);
     }
 
     /// Gives the policy the state read, with the pending brakes on it.

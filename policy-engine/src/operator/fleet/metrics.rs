@@ -18,6 +18,8 @@ pub struct FleetMetrics {
     /// cluster the store did not know, beyond the budget of new ones).
     pub checks: IntCounterVec,
     pub written: IntCounter,
+    /// Cluster ids the store took for the first time.
+    pub new_clusters: IntCounter,
     /// Clusters whose checks said nothing new within `fleet.seen_step_secs`:
     /// left as stored.
     pub unchanged: IntCounter,
@@ -44,6 +46,10 @@ impl FleetMetrics {
             written: registry.add(IntCounter::new(
                 "fleet_checks_written_total",
                 "Update checks written to the fleet store",
+            )?)?,
+            new_clusters: registry.add(IntCounter::new(
+                "fleet_new_clusters_total",
+                "Cluster ids recorded for the first time (a burst of them is alerted: made-up ids, see docs/reliability.md)",
             )?)?,
             unchanged: registry.add(IntCounter::new(
                 "fleet_clusters_unchanged_total",

@@ -178,6 +178,7 @@ impl Recorder {
                 Ok(recorded) => {
                     writer.budget.spent(recorded.new_clusters);
                     self.metrics.written.inc_by(batch.len() as u64);
+                    self.metrics.new_clusters.inc_by(recorded.new_clusters);
                     self.metrics
                         .checks
                         .with_label_values(&["refused_new"])
