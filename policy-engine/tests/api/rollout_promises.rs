@@ -20,11 +20,15 @@
 //!   resolved alert is refused with 503 (4);
 //! - the audit holds exactly the changes the oracle accepted: an alert
 //!   delivered to both engines pauses, and is audited, once;
-//! - none of the questions asked is recorded (7).
+//! - none of the questions asked is recorded (7);
+//! - a rate never lets more than its cap of distinct clusters in within a
+//!   period, across both engines, restarts and outages (6).
 //!
-//! Two rollouts: one that barely moves (half way through 10,000 hours)
-//! and one that lets a cluster in every few seconds, so that a pause, a
-//! stopped clock or a restart that moved on would show.
+//! Two rollouts under the operators and alerts: one that barely moves
+//! (half way through 10,000 hours) and one that lets a cluster in every few
+//! seconds, so that a pause, a stopped clock or a restart that moved on
+//! would show. A third, at 100% behind a rate, has established takers
+//! seeded in the store; its gates are judged every second.
 //!
 //! The store goes away for real. PostgreSQL is stopped: nothing can be
 //! read or written. A SQLite file cannot be taken away from engines that
@@ -70,6 +74,12 @@ const FAST: usize = 1;
 /// The fast rollout's pace, percent a second: a cluster in every few
 /// seconds, and a long run before it is complete.
 const FAST_PACE: f64 = 0.25;
+/// The rollout behind a rate, its cap a period (24 hours: the run's only
+/// period), and its takers: established clusters on 4.18.1.
+const RATED: &str = "4.18.3";
+const RATE_CAP: usize = 4;
+const RATE_TAKERS: u32 = 24;
+
 /// How long a step may wait for an engine to see the store as it is: a
 /// bound on a hung run, not a measure (a refresh is 200 ms; one that
 /// cannot write to a locked SQLite file waits 5 s for each brake).
@@ -380,6 +390,8 @@ struct Figures {
     lost: usize,
     refused: usize,
     waits: usize,
+    /// Distinct takers offered the rated target so far.
+    rate_offered: usize,
 }
 
 struct Run {
@@ -392,6 +404,9 @@ struct Run {
     rollouts: [Timeline; 2],
     /// Cluster ids and their places.
     clusters: Vec<(String, f64)>,
+    /// The rated rollout's takers, and those either engine offered it.
+    takers: Vec<String>,
+    rate_offered: BTreeSet<String>,
     /// Changes the store took, numbered from 1.
     changes: usize,
     audit: Vec<Entry>,
@@ -436,10 +451,23 @@ impl Run {
             format!(
                 "rollouts:\n  - target: 4.18.4\n    start: \"{slow_start}\"\n    duration_hours: 10000\n  \
                  - target: 4.18.2\n    start: \"{now}\"\n    duration_hours: {fast_hours}\n    \
-                 starting_percentage: 10\n    auto_resume: true\n"
+                 starting_percentage: 10\n    auto_resume: true\n  \
+                 - target: {RATED}\n    start: \"{slow_start}\"\n    duration_hours: 1\n    \
+                 starting_percentage: 100\n    max_offered_per_period: {{clusters: {RATE_CAP}, period_hours: 24}}\n"
             ),
         )
         .unwrap();
+        let takers: Vec<String> = (0..RATE_TAKERS)
+            .map(|n| format!("{n:08x}-7a7e-4e2f-8a3b-4c5d6e7f8091"))
+            .collect();
+        let seeded = fleet_store::FleetStore::open(&store.url(), &store.url())
+            .await
+            .unwrap();
+        for id in &takers {
+            let place = crate::support::place_percent(id);
+            crate::support::rollouts::seed(&seeded, (id, place), &[("4.18.1", 72.0)], 0.0).await;
+        }
+        seeded.close().await;
         let upstream = FakeUpstream::start(Behaviour::Graph(small_graph())).await;
         let mut run = Self {
             seed,
@@ -466,6 +494,8 @@ impl Run {
                     (id, place)
                 })
                 .collect(),
+            takers,
+            rate_offered: BTreeSet::new(),
             changes: 0,
             audit: Vec::new(),
             away: None,
@@ -732,7 +762,8 @@ impl Run {
     }
 
     async fn launch(&mut self, engine: usize) {
-        let settings = control_settings(&self.upstream, self.dir.path(), &self.store.url());
+        let mut settings = control_settings(&self.upstream, self.dir.path(), &self.store.url());
+        settings.rollouts.halt_check_secs = 1;
         let started = jiff::Timestamp::now();
         let app = spawn(settings).await;
         app.wait_ready().await;
@@ -868,14 +899,34 @@ impl Run {
             .collect()
             .await;
         let answered = jiff::Timestamp::now();
+        let rated: Vec<BTreeSet<String>> = futures::stream::iter(&self.takers)
+            .map(|id| offered_from(app, id, "4.18.1"))
+            .buffered(8)
+            .collect()
+            .await;
         let mut problems = if document.state.known == "unknown" {
             self.unknown_observables(engine).await
         } else {
             Vec::new()
         };
+        self.rate_offered.extend(
+            self.takers
+                .iter()
+                .zip(&rated)
+                .filter(|(_, offered)| offered.contains(RATED))
+                .map(|(id, _)| id.clone()),
+        );
+        self.figures.rate_offered = self.rate_offered.len();
+        if self.rate_offered.len() > RATE_CAP {
+            problems.push(format!(
+                "{} distinct clusters offered {RATED} in its period, its rate {RATE_CAP} (guarantee 6): {:?}",
+                self.rate_offered.len(),
+                self.rate_offered
+            ));
+        }
         let pending_metric = app.metric("cincinnati_pe_rollout_control_pending").await;
         let age = app.metric("cincinnati_pe_rollout_state_age_seconds").await;
-        self.figures.questions += answers.len();
+        self.figures.questions += answers.len() + rated.len();
         problems.extend(self.learn(engine, &document));
         let state = &self.engines[engine];
         let cap = match self.away {
@@ -1022,14 +1073,25 @@ impl Run {
     }
 
     /// The audit as `document` has it against the changes the oracle
-    /// accepted (the last 100 of them), unless it could not be read.
+    /// accepted (the last of them, as many as the 100 entries shown hold
+    /// besides the rate's admissions), unless it could not be read.
     fn check_audit(&mut self, document: &Rollouts) {
         if document.state.error.is_some() {
             return;
         }
-        let expected = &self.audit[self.audit.len().saturating_sub(100)..];
-        let matches = document.history.len() == expected.len()
-            && document.history.iter().zip(expected).all(|(entry, expected)| {
+        let history: Vec<_> = document
+            .history
+            .iter()
+            .filter(|entry| entry.target != RATED)
+            .collect();
+        let shown = if document.history.len() < 100 {
+            self.audit.len()
+        } else {
+            history.len()
+        };
+        let expected = &self.audit[self.audit.len().saturating_sub(shown)..];
+        let matches = history.len() == expected.len()
+            && history.iter().zip(expected).all(|(entry, expected)| {
                 entry.target == expected.target
                     && entry.action == expected.action
                     && entry.by == expected.by
@@ -1039,8 +1101,7 @@ impl Run {
                         .is_none_or(|reason| *reason == entry.reason)
             });
         if !matches {
-            let said: Vec<String> = document
-                .history
+            let said: Vec<String> = history
                 .iter()
                 .map(|entry| {
                     format!(
