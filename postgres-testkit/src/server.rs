@@ -67,12 +67,19 @@ impl PostgresServer {
     /// Runs commands with tokio's process support: call it in a runtime with
     /// I/O enabled (as `#[tokio::test]` makes).
     pub async fn start() -> Result<Self, Error> {
+        Self::start_in(&std::env::temp_dir()).await
+    }
+
+    /// [`PostgresServer::start`] with its data directory in `parent` (a
+    /// small filesystem, say, to see the server fill it).
+    pub async fn start_in(parent: &Path) -> Result<Self, Error> {
         let binaries = Binaries::find()?;
         let user = ServerUser::detect()?;
-        let workdir = TempDir::with_prefix("postgres-testkit-").map_err(|source| Error::Filesystem {
-            path: std::env::temp_dir(),
-            source,
-        })?;
+        let workdir =
+            TempDir::with_prefix_in("postgres-testkit-", parent).map_err(|source| Error::Filesystem {
+                path: parent.to_owned(),
+                source,
+            })?;
         user.hand_over(workdir.path())?;
         let mut server = Self {
             binaries,
