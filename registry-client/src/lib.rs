@@ -8,6 +8,7 @@
 //! - [`setup`]: a client from configured keys, with one rule for
 //!   credentials files and CAs ([`Access`]).
 //! - [`manifest`]: Docker and OCI images, manifest lists and indexes.
+//! - [`release_image`]: what makes an image an OpenShift release image.
 //! - [`retry`]: which failures are retried, how often and how patiently.
 //!
 //! TLS is OpenSSL (native-tls), with extra CAs from `http-fetch`'s
@@ -18,6 +19,7 @@ pub mod address;
 mod client;
 pub mod credentials;
 pub mod manifest;
+pub mod release_image;
 pub mod retry;
 pub mod setup;
 

@@ -7,9 +7,7 @@ use crate::error::Error;
 use crate::format::ManifestFormat;
 use crate::layer::Layer;
 use crate::metadata::ReleaseMetadata;
-
-/// The label `oc adm release new` gives every release image: its version.
-pub const RELEASE_LABEL: &str = "io.openshift.release";
+use registry_client::release_image::RELEASE_LABEL;
 
 /// One image: a config (`architecture`, `os`) and layers, bottom-most first
 /// (the last layer is the top-most, as in the manifest).

@@ -10,15 +10,13 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{RngCore as _, SeedableRng as _};
+use registry_client::release_image::RELEASE_METADATA_PATH;
 use tempfile::NamedTempFile;
 
 use crate::blob::{Blob, BlobContent, DigestingWriter};
 use crate::directory;
 use crate::error::Error;
 use crate::metadata::ReleaseMetadata;
-
-/// Where the graph-builder looks for the release metadata in each layer.
-pub const RELEASE_METADATA_PATH: &str = "release-manifests/release-metadata";
 
 const MIB: u64 = 1024 * 1024;
 

@@ -23,7 +23,8 @@ pub mod signature;
 
 pub use error::Error;
 pub use format::ManifestFormat;
-pub use image::{Image, ImageList, Pushable, RELEASE_LABEL};
-pub use layer::{Layer, RELEASE_METADATA_PATH};
+pub use image::{Image, ImageList, Pushable};
+pub use layer::Layer;
 pub use metadata::{ARCHITECTURE_KEY, ReleaseMetadata};
 pub use push::{PushOptions, Pusher};
+pub use registry_client::release_image::{RELEASE_LABEL, RELEASE_METADATA_PATH};

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use cincinnati_core::release::keys;
 use futures::{StreamExt, stream};
 use registry_client::manifest::{ImageConfig, ImageManifest, ListEntry, Manifest};
+use registry_client::release_image::RELEASE_LABEL;
 use registry_client::{RegistryClient, RegistryError};
 use tokio_util::io::{StreamReader, SyncIoBridge};
 
@@ -380,9 +381,6 @@ async fn resolve_tag(client: &RegistryClient, cache: &ScrapeCache, tag: String, 
         downloaded: true,
     }
 }
-
-/// The label `oc adm release new` gives every release image (its version).
-const RELEASE_LABEL: &str = "io.openshift.release";
 
 /// Works out an image's architecture and creation time and reads its
 /// release metadata. `Err` is a transient failure (not cached);

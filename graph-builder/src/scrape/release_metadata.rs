@@ -5,8 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-/// Where OpenShift release images keep their release metadata.
-pub const RELEASE_METADATA_PATH: &str = "release-manifests/release-metadata";
+use registry_client::release_image::RELEASE_METADATA_PATH;
 
 /// No real release metadata is near this size; a larger file is refused
 /// rather than read into memory.
