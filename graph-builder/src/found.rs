@@ -112,8 +112,8 @@ pub enum DropReason {
     Unavailable(String),
     /// The image's architecture could not be determined.
     UnknownArchitecture(String),
-    /// A component image (its config labelled, but not as a release) in
-    /// the releases' repository: expected, not a problem; its layers are
+    /// A component image (labelled by OpenShift's builds, not as a
+    /// release) in the releases' repository: expected, not a problem; its layers are
     /// never read.
     ComponentImage,
 }
@@ -151,7 +151,7 @@ impl fmt::Display for DropReason {
             DropReason::Unavailable(why) => write!(f, "could not be fetched: {why}"),
             DropReason::UnknownArchitecture(why) => write!(f, "unknown architecture: {why}"),
             DropReason::ComponentImage => {
-                f.write_str("a component image: its config has labels, none of them io.openshift.release")
+                f.write_str("a component image: labelled by OpenShift's builds, not io.openshift.release")
             }
         }
     }

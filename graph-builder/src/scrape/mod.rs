@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use cincinnati_core::release::keys;
 use futures::{StreamExt, stream};
 use registry_client::manifest::{ImageConfig, ImageManifest, ListEntry, Manifest};
-use registry_client::release_image::RELEASE_LABEL;
+use registry_client::release_image::is_component_image;
 use registry_client::{RegistryClient, RegistryError};
 use tokio_util::io::{StreamReader, SyncIoBridge};
 
@@ -413,14 +413,10 @@ async fn read_image(
         }
     };
     // Component images mirrored into the releases' repository are told
-    // apart by their config, never by reading their layers (reading every
+    // apart by their config, never by reading their layers: reading every
     // layer of tens of thousands of them is how upstream runs out of
-    // memory). Every image OpenShift builds is labelled; an image without
-    // labels is searched, as images made by hand are.
-    if config
-        .labels()
-        .is_some_and(|labels| !labels.contains_key(RELEASE_LABEL))
-    {
+    // memory.
+    if config.labels().is_some_and(is_component_image) {
         return Ok(CachedImage::NotARelease(DropReason::ComponentImage));
     }
     match find_in_layers(client, &image, limit).await? {

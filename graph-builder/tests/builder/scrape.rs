@@ -273,8 +273,11 @@ async fn component_images_beside_the_releases_are_told_apart_by_their_config_and
     let multi_component = ImageList::new(ManifestFormat::Docker)
         .image(component("etcd", "amd64", 1))
         .image(component("etcd", "arm64", 2));
-    // An image without labels is searched, as before (made by hand).
-    let unlabelled = Image::new("amd64").layer(Layer::release_metadata(&release("4.18.53", &["4.18.52"])));
+    // Another product's release, labelled its own way, is searched as
+    // before.
+    let another_product = Image::new("amd64")
+        .label("maintainer", "releases@example.com")
+        .layer(Layer::release_metadata(&release("4.18.53", &["4.18.52"])));
     let items: [(&str, Pushable); 4] = [
         (
             "4.18.52-x86_64",
@@ -285,7 +288,7 @@ async fn component_images_beside_the_releases_are_told_apart_by_their_config_and
             component("installer", "amd64", 3).into(),
         ),
         ("4.18.52-x86_64-etcd", multi_component.into()),
-        ("4.18.53-x86_64", unlabelled.into()),
+        ("4.18.53-x86_64", another_product.into()),
     ];
     let report = push_and_scrape(&registry, &pusher, items).await;
     assert_eq!(versions(&report), ["4.18.52+amd64", "4.18.53+amd64"]);
