@@ -21,6 +21,15 @@
 # the storm at which memory is measured again, 60), ENGINE (a policy-engine
 # binary to measure instead of building this tree's, e.g. an older commit's).
 #
+# The plain loads (the default MODE) print each engine / nginx ratio of
+# requests/s themselves, per encoding, the engine and nginx loaded one
+# after the other: ROUNDS (1) times, alternating. BASELINE (a second
+# policy-engine binary, e.g. the commit before a change) is started beside
+# the engine with the same settings and loaded in every round too, so that
+# before and after meet the same machine. PIN=1 runs the servers (engines
+# and nginx) on core 0 and wrk on core 1 (taskset), rather than all of them
+# sharing both cores.
+#
 # MODE=cluster-policy measures per-cluster policy instead: requests carry
 # IDS (100,000) distinct random cluster ids, with gzip, against the engine
 # without a policy, then against a second engine with a policy of 20
@@ -86,6 +95,9 @@ LOOKUP_LATENCY_MS=${LOOKUP_LATENCY_MS:-5}
 WARMUP=${WARMUP:-40s}
 CONTROL=${CONTROL:-0}
 CALLGRIND=${CALLGRIND:-}
+ROUNDS=${ROUNDS:-1}
+BASELINE=${BASELINE:-}
+PIN=${PIN:-0}
 PHASED=${PHASED:-0}
 PHASED_RELEASES=${PHASED_RELEASES:-3}
 # Environment for the engine (e.g. mimalloc options, for experiments); the
@@ -95,6 +107,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-pe}
 UPSTREAM_PORT=18180 ENGINE_PORT=18181 STATUS_PORT=19181 NGINX_ANSWER_PORT=18182
 LOOKUP_PORT=18183 POLICY_ENGINE_PORT=18184 POLICY_STATUS_PORT=19184
 PHASED_UPSTREAM_PORT=18185 PHASED_ENGINE_PORT=18186 PHASED_STATUS_PORT=19186
+BASELINE_PORT=18187 BASELINE_STATUS_PORT=19187
 if [ "$PHASED" = 1 ] && [ "$MODE" != cluster-policy ]; then
     echo "PHASED=1 loads with cluster ids: run it with MODE=cluster-policy" >&2
     exit 2
@@ -108,13 +121,18 @@ ENGINE=${ENGINE:-$CARGO_TARGET_DIR/release/policy-engine}
 # Readiness waits, in tenths of a second: an engine under callgrind takes
 # a minute to read its graph.
 ready_tries=100
-engine_command=("$ENGINE")
+# PIN=1: servers on core 0, the load generator on core 1.
+server_pin=() client_pin=()
+if [ "$PIN" = 1 ]; then
+    server_pin=(taskset -c 0) client_pin=(taskset -c 1)
+fi
+engine_command=("${server_pin[@]}" "$ENGINE")
 if [ -n "$CALLGRIND" ]; then
     command -v valgrind >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends valgrind >/dev/null
     mkdir -p "$CALLGRIND"
     # The allocator settings set here: an engine re-executing itself under
     # valgrind would execute valgrind's tool.
-    engine_command=(env MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0 valgrind -q --tool=callgrind
+    engine_command=("${server_pin[@]}" env MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0 valgrind -q --tool=callgrind
         --instr-atstart=no "--callgrind-out-file=$CALLGRIND/callgrind.%p" "$ENGINE")
     ready_tries=1200
 fi
@@ -245,7 +263,7 @@ http {
     }
 }
 CONF
-nginx -c "$work/nginx.conf" &
+"${server_pin[@]}" nginx -c "$work/nginx.conf" &
 pids+=($!)
 
 # As it runs anywhere: the engine applies its allocator settings itself.
@@ -309,7 +327,7 @@ load() { # name url server-pid [extra wrk args]
     local counted=0
     [ -n "$CALLGRIND" ] && [ -e "$CALLGRIND/callgrind.$server" ] && counted=1
     [ $counted = 0 ] || callgrind_control -i on "$server" >/dev/null
-    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H 'Accept: application/json' "$@" "$target" \
+    "${client_pin[@]}" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H 'Accept: application/json' "$@" "$target" \
         >"$work/load.wrk"
     grep -E 'Requests/sec|Transfer/sec|^ +(50|99)%|Non-2xx|Socket errors' "$work/load.wrk"
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -325,7 +343,9 @@ load() { # name url server-pid [extra wrk args]
         callgrind_control -i off "$server" >/dev/null
         local dump instructions
         dump=$(ls -t "$CALLGRIND/callgrind.$server".* | head -1)
-        instructions=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+        # The dump's own total: callgrind_annotate's PROGRAM TOTALS is the
+        # file's summary line, wrong in every dump after the first.
+        instructions=$(awk '$1 == "totals:" { print $2 }' "$dump")
         measured_instructions=$((instructions / requests))
         echo "instructions per request (callgrind, $requests requests, background rounds included): $measured_instructions ($dump)"
     fi
@@ -346,7 +366,7 @@ warm_up() { # url... (unmeasured; see WARMUP)
     local target
     [ "$WARMUP" != 0s ] || return 0
     for target in "$@"; do
-        wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -H 'Accept: application/json' "${ids[@]}" "$target" >/dev/null
+        "${client_pin[@]}" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -H 'Accept: application/json' "${ids[@]}" "$target" >/dev/null
     done
 }
 # An engine's RSS now and at its peak.
@@ -505,10 +525,47 @@ sed "s|^|http://127.0.0.1:$ENGINE_PORT$PREFIX/graph?|" "$work/pairs" \
 echo "computed in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $started }") s; RSS with every answer computed: $(rss $engine); 10 s later: $(sleep 10; rss $engine)"
 
 nginx_master=$(cat "$work/nginx.pid")
-load "policy-engine, identity" "$url" "$engine"
-load "policy-engine, gzip" "$url" "$engine" -H 'Accept-Encoding: gzip'
-load "nginx, same bytes, identity" "http://127.0.0.1:$NGINX_ANSWER_PORT/graph" "$nginx_master"
-load "nginx, same bytes, gzip" "http://127.0.0.1:$NGINX_ANSWER_PORT/graph" "$nginx_master" -H 'Accept-Encoding: gzip'
+nginx_url="http://127.0.0.1:$NGINX_ANSWER_PORT/graph"
+# BASELINE: the other engine, with the same settings and upstream, its
+# answer computed before the loads as the first engine's was.
+if [ -n "$BASELINE" ]; then
+    env $ALLOCATOR_ENV "${engine_command[@]/#$ENGINE/$BASELINE}" \
+        --service.port $BASELINE_PORT --status.port $BASELINE_STATUS_PORT \
+        --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
+        --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" &
+    baseline=$!
+    pids+=($baseline)
+    wait_ready $BASELINE_STATUS_PORT
+    baseline_url="http://127.0.0.1:$BASELINE_PORT$PREFIX/graph?channel=$CHANNEL&arch=amd64"
+    cmp -s <(curl -sf -H 'Accept: application/json' "$baseline_url") "$work/answer/answer.json" \
+        || echo "note: the baseline's answer differs from the engine's (nginx serves the engine's)"
+fi
+# Each server's requests/s over nginx's, loaded one after the other with
+# the same bytes, per encoding and round; all of them again at the end.
+ratios=()
+for round in $(seq "$ROUNDS"); do
+    [ "$ROUNDS" = 1 ] || echo "==== round $round of $ROUNDS"
+    for encoding in identity gzip; do
+        gzip_header=()
+        [ $encoding = identity ] || gzip_header=(-H 'Accept-Encoding: gzip')
+        load "policy-engine, $encoding" "$url" "$engine" "${gzip_header[@]}"
+        engine_rps=$measured_rps
+        if [ -n "$BASELINE" ]; then
+            load "baseline policy-engine, $encoding" "$baseline_url" "$baseline" "${gzip_header[@]}"
+            baseline_rps=$measured_rps
+        fi
+        load "nginx, same bytes, $encoding" "$nginx_url" "$nginx_master" "${gzip_header[@]}"
+        ratio=$(python3 -c "print(f'{$engine_rps / $measured_rps:.2f}')")
+        line="round $round, $encoding: policy-engine / nginx $engine_rps / $measured_rps = $ratio"
+        if [ -n "$BASELINE" ]; then
+            line+="; baseline / nginx $baseline_rps / $measured_rps = $(python3 -c "print(f'{$baseline_rps / $measured_rps:.2f}')")"
+        fi
+        echo "$line"
+        ratios+=("$line")
+    done
+done
+echo "== requests/s over nginx's (same bytes, loaded one after the other)"
+printf '%s\n' "${ratios[@]}"
 echo "== policy-engine peak RSS: $(grep VmHWM /proc/$engine/status | awk '{printf "%.1f MiB", $2 / 1024}'), now $(rss $engine)"
 
 

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use actix_web::http::header;
+use actix_web::http::header::{self, HeaderValue, InvalidHeaderValue, TryIntoHeaderValue};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 
 use crate::accept::header_values;
@@ -27,6 +27,23 @@ pub fn respond_tagged(
     vary: Option<&'static str>,
     respond: impl FnOnce(&mut HttpResponseBuilder) -> HttpResponse,
 ) -> HttpResponse {
+    respond_tagged_as(request, etag, etag, caching, vary, respond)
+}
+
+/// [`respond_tagged`] with the `ETag` field's value made already
+/// (`etag_field`, which is `etag`): an answer served many times keeps it.
+pub(crate) fn respond_tagged_as<V>(
+    request: &HttpRequest,
+    etag: &str,
+    etag_field: V,
+    caching: &CachePolicy,
+    vary: Option<&'static str>,
+    respond: impl FnOnce(&mut HttpResponseBuilder) -> HttpResponse,
+) -> HttpResponse
+where
+    V: TryIntoHeaderValue,
+    V::Error: Into<InvalidHeaderValue>,
+{
     let not_modified = if_none_match_matches(&header_values(request, &header::IF_NONE_MATCH), etag);
     let mut response = if not_modified {
         HttpResponse::NotModified()
@@ -34,10 +51,10 @@ pub fn respond_tagged(
         HttpResponse::Ok()
     };
     response
-        .insert_header((header::ETAG, etag))
-        .insert_header((header::CACHE_CONTROL, caching.header_value()));
+        .insert_header((header::ETAG, etag_field))
+        .insert_header((header::CACHE_CONTROL, caching.header_value().clone()));
     if let Some(vary) = vary {
-        response.insert_header((header::VARY, vary));
+        response.insert_header((header::VARY, HeaderValue::from_static(vary)));
     }
     if not_modified {
         response.finish()
@@ -134,29 +151,34 @@ fn parse_if_none_match<'a>(values: &[&'a str]) -> Option<IfNoneMatch<'a>> {
 /// revalidate it with its ETag.
 #[derive(Debug, Clone)]
 pub struct CachePolicy {
-    header_value: String,
+    /// Made once: every answer carries it.
+    header_value: HeaderValue,
 }
 
 impl CachePolicy {
     /// `max_age` zero: store, but revalidate every time (a cheap 304).
     pub fn revalidate_after(max_age: Duration) -> Self {
-        let header_value = match max_age.as_secs() {
-            0 => "public, no-cache".to_owned(),
-            seconds => format!("public, max-age={seconds}, must-revalidate"),
-        };
-        Self { header_value }
+        match max_age.as_secs() {
+            0 => Self::with_value("public, no-cache".to_owned()),
+            seconds => Self::with_value(format!("public, max-age={seconds}, must-revalidate")),
+        }
     }
 
     /// For an answer that never changes at its URL: caches keep it for
     /// `max_age` and never revalidate it (RFC 8246 `immutable`).
     pub fn immutable(max_age: Duration) -> Self {
-        Self {
-            header_value: format!("public, max-age={}, immutable", max_age.as_secs()),
-        }
+        Self::with_value(format!("public, max-age={}, immutable", max_age.as_secs()))
     }
 
-    pub fn header_value(&self) -> &str {
+    pub fn header_value(&self) -> &HeaderValue {
         &self.header_value
+    }
+
+    fn with_value(header_value: String) -> Self {
+        Self {
+            header_value: HeaderValue::try_from(header_value)
+                .expect("directives and digits are a valid field value"),
+        }
     }
 }
 

@@ -12,7 +12,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use actix_web::body::{BodySize, MessageBody};
-use actix_web::http::{Method, header};
+use actix_web::http::Method;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::{Buf as _, Bytes};
 use flate2::Compression;
@@ -21,7 +22,7 @@ use flate2::write::GzEncoder;
 use sha2::{Digest, Sha256};
 
 use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
-use crate::conditional::{CachePolicy, respond_tagged};
+use crate::conditional::{CachePolicy, respond_tagged_as};
 use crate::identity_cache::IdentityCache;
 
 /// A response body prepared once: its gzip bytes, usually its identity bytes
@@ -34,6 +35,9 @@ pub struct PreparedBody {
     identity_len: u64,
     gzip: Bytes,
     digest: String,
+    /// The `ETag` fields of the JSON representations, identity and gzip:
+    /// made once, as nearly every request asks for one of them.
+    json_tags: [HeaderValue; 2],
 }
 
 impl PreparedBody {
@@ -66,11 +70,14 @@ impl PreparedBody {
         drop(buffered);
         let mut gzip = hashing.encoder.finish()?;
         gzip.shrink_to_fit();
+        let digest = hex::encode(&hashing.hasher.finalize()[..16]);
+        let json_tags = [false, true].map(|gzip| as_field(entity_tag(&digest, APPLICATION_JSON, gzip)));
         Ok(Self {
             identity: None,
             identity_len: hashing.len,
             gzip: Bytes::from(gzip),
-            digest: hex::encode(&hashing.hasher.finalize()[..16]),
+            digest,
+            json_tags,
         })
     }
 
@@ -95,15 +102,16 @@ impl PreparedBody {
     /// another media type or gzip-encoded are another representation, so
     /// they get another tag (RFC 9110 §8.8.3).
     pub fn entity_tag(&self, content_type: &str, gzip: bool) -> String {
-        let mut tag = format!("\"{}", self.digest);
-        if content_type != APPLICATION_JSON {
-            write!(tag, "-{:08x}", fnv1a(content_type.as_bytes())).expect("writing to a String");
+        entity_tag(&self.digest, content_type, gzip)
+    }
+
+    /// [`PreparedBody::entity_tag`] as a field value.
+    fn etag_field(&self, content_type: &str, gzip: bool) -> HeaderValue {
+        if content_type == APPLICATION_JSON {
+            self.json_tags[usize::from(gzip)].clone()
+        } else {
+            as_field(self.entity_tag(content_type, gzip))
         }
-        if gzip {
-            tag.push_str("-gzip");
-        }
-        tag.push('"');
-        tag
     }
 
     /// The entity tag [`PreparedBody::respond`] gives `request`'s
@@ -148,10 +156,11 @@ impl PreparedBody {
         identities: Option<&IdentityCache>,
     ) -> HttpResponse {
         let gzip = accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING));
-        let etag = self.entity_tag(content_type, gzip);
-        respond_tagged(
+        let etag = self.etag_field(content_type, gzip);
+        respond_tagged_as(
             request,
-            &etag,
+            etag.to_str().expect("a tag is visible ASCII"),
+            etag.clone(),
             caching,
             Some("Accept, Accept-Encoding"),
             |response| {
@@ -273,6 +282,24 @@ impl MessageBody for Inflating {
         }
         Poll::Ready(Some(inflating.next_chunk()))
     }
+}
+
+/// The strong ETag of the representation of the bytes of `digest` as
+/// `content_type`, gzip-encoded or not (see [`PreparedBody::entity_tag`]).
+fn entity_tag(digest: &str, content_type: &str, gzip: bool) -> String {
+    let mut tag = format!("\"{digest}");
+    if content_type != APPLICATION_JSON {
+        write!(tag, "-{:08x}", fnv1a(content_type.as_bytes())).expect("writing to a String");
+    }
+    if gzip {
+        tag.push_str("-gzip");
+    }
+    tag.push('"');
+    tag
+}
+
+fn as_field(tag: String) -> HeaderValue {
+    HeaderValue::try_from(tag).expect("a quoted hex digest and suffix are a valid field value")
 }
 
 /// 32-bit FNV-1a: a short, stable tag for a media type inside an ETag.

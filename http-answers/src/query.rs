@@ -14,8 +14,24 @@ use cincinnati_core::ApiError;
 pub struct QueryParameters<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
 impl<'a> QueryParameters<'a> {
+    /// Reads `query_string` as `application/x-www-form-urlencoded`. Without
+    /// a `%` or a `+` nothing is decoded, and splitting it ourselves gives
+    /// form_urlencoded's pairs (a property test holds the two together) for
+    /// a tenth of its instructions: a cluster's query never has either.
     pub fn parse(query_string: &'a str) -> Self {
-        Self(form_urlencoded::parse(query_string.as_bytes()).collect())
+        if query_string.contains(['%', '+']) {
+            return Self(form_urlencoded::parse(query_string.as_bytes()).collect());
+        }
+        Self(
+            query_string
+                .split('&')
+                .filter(|pair| !pair.is_empty())
+                .map(|pair| {
+                    let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                    (Cow::Borrowed(name), Cow::Borrowed(value))
+                })
+                .collect(),
+        )
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
@@ -69,7 +85,24 @@ impl RequiredParameters {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// Query strings of the characters that matter (separators, escapes
+    /// valid and not, a space, non-ASCII), as many without `%` and `+`
+    /// (the split path), and any strings at all.
+    fn query_strings() -> impl Strategy<Value = String> {
+        prop_oneof!["[a=&%+2B0F é✓]{0,24}", "[ab=& é✓]{0,24}", any::<String>()]
+    }
+
+    proptest! {
+        #[test]
+        fn parses_as_form_urlencoded_does(query in query_strings()) {
+            let expected: Vec<_> = form_urlencoded::parse(query.as_bytes()).collect();
+            prop_assert_eq!(QueryParameters::parse(&query).0, expected);
+        }
+    }
 
     #[test]
     fn the_last_repeated_parameter_wins() {

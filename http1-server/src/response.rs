@@ -4,7 +4,7 @@
 //! per-connection buffer.
 
 use std::cell::RefCell;
-use std::io::{self, IoSlice, Write as _};
+use std::io::{self, IoSlice};
 use std::time::{Duration, SystemTime};
 
 use actix_web::HttpResponse;
@@ -83,8 +83,11 @@ fn encode_head(out: &mut Vec<u8>, head: &ResponseHead, version: Version, framing
     } else {
         "HTTP/1.1"
     };
-    // Into the buffer directly: a response costs this one allocation.
-    let _ = write!(out, "{version} {} {}\r\n", head.status.as_str(), head.reason());
+    // Into the buffer directly, without core::fmt: a response costs this
+    // one allocation.
+    for part in [version, " ", head.status.as_str(), " ", head.reason(), "\r\n"] {
+        out.extend_from_slice(part.as_bytes());
+    }
     let mut has_date = false;
     for (name, value) in head.headers.iter() {
         if name == CONTENT_LENGTH || name == TRANSFER_ENCODING || name == CONNECTION {
@@ -98,7 +101,9 @@ fn encode_head(out: &mut Vec<u8>, head: &ResponseHead, version: Version, framing
     }
     match framing {
         Framing::Length(length) => {
-            let _ = write!(out, "content-length: {length}\r\n");
+            out.extend_from_slice(b"content-length: ");
+            out.extend_from_slice(itoa::Buffer::new().format(length).as_bytes());
+            out.extend_from_slice(b"\r\n");
         }
         Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
         Framing::Empty | Framing::UntilClose => {}

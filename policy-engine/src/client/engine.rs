@@ -304,7 +304,10 @@ impl Engine {
         arrived: Instant,
         now: rollout_model::time::Timestamp,
     ) -> Result<(PolicyRequest, Arc<Revision>, Vec<Arc<Revision>>), ApiError> {
-        let (source, feed) = self.feeds.feed_for(UpstreamParameters::forwarded(&query)).await?;
+        let (source, feed) = self
+            .feeds
+            .feed_for(|| UpstreamParameters::forwarded(&query))
+            .await?;
         let mut request = PolicyRequest::new(query, source, class, &self.rules);
         // Only an engine upstream serves scoped channels apart; boxed, as
         // rare (see `AnswerCache::get_or_compute`).

@@ -180,15 +180,17 @@ impl Feeds {
 
     /// The feed a request forwarding `parameters` is answered from: the
     /// root feed of a graph-builder upstream, or the parameters' own feed of
-    /// an engine upstream (created and fetched first if new).
+    /// an engine upstream (created and fetched first if new). `parameters`
+    /// is called for an engine upstream only: a graph-builder's requests,
+    /// nearly all, need no sorted copy of their query.
     pub async fn feed_for(
         self: &Arc<Self>,
-        parameters: UpstreamParameters,
+        parameters: impl FnOnce() -> UpstreamParameters,
     ) -> Result<(UpstreamKind, Arc<Feed>), ApiError> {
         match self.kind() {
             Some(UpstreamKind::GraphBuilder) => Ok((UpstreamKind::GraphBuilder, self.root.clone())),
             Some(UpstreamKind::PolicyEngine) => {
-                Ok((UpstreamKind::PolicyEngine, self.engine_feed(parameters).await))
+                Ok((UpstreamKind::PolicyEngine, self.engine_feed(parameters()).await))
             }
             None => Err(self.unavailable(&self.root)),
         }
