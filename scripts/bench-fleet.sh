@@ -2,17 +2,19 @@
 # The fleet benchmark (issue 29; run by hand, see docs/benchmarks-fleet.md):
 # a synthetic fleet of 1,000,000 clusters recorded in the fleet store and
 # asked the fleet questions, on a SQLite file and on a throw-away PostgreSQL;
-# release policy-engines recording its update checks at a fixed rate (no
-# store, SQLite, PostgreSQL, side by side); two engines sharing one
-# PostgreSQL. About 20-25 minutes on the 2-core machine with 1,000,000
-# clusters.
+# release policy-engines recording its update checks as the clusters'
+# cluster-version operators send them, every 2 to 4 minutes, then at the
+# peak every 2 (no store, SQLite, PostgreSQL, two engines on one PostgreSQL,
+# side by side); two engines sharing one PostgreSQL count each cluster
+# once. About 30 minutes on the 2-core machine with 1,000,000 clusters.
 #
 #   scripts/bench-fleet.sh                       # everything, 1,000,000 clusters
 #   scripts/bench-fleet.sh --clusters 100000     # a quick run (about 5 minutes)
 #   scripts/bench-fleet.sh --parts store --explain
 #
 # Arguments go to the benchmark binary (benchmarks/src/bin/bench-fleet.rs;
-# --help lists them: --rate, --seconds, --rounds, --stores, --parts, ...).
+# --help lists them: --rate, --seconds, --rounds, --stores, --parts, ...;
+# --rate 5556,8333 replaces the cadence's mean and peak with those rates).
 # Needs Debian's postgresql server (scripts/install-test-deps.sh installs
 # it). Builds release binaries in CARGO_TARGET_DIR (default target-bench).
 set -euo pipefail

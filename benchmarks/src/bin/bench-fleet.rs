@@ -2,7 +2,9 @@
 //! clusters (`benchmarks::fleet::model`) recorded in the fleet store and
 //! asked the fleet questions, on a SQLite file and on a throw-away
 //! PostgreSQL (postgres-testkit), then real release policy-engines
-//! recording its update checks under a fixed rate of graph requests.
+//! recording its update checks as the cluster-version operator sends them
+//! (`benchmarks::fleet::cadence`: every 2 to 4 minutes, and at the peak
+//! every 2).
 //!
 //! Parts (`--parts`, in this order):
 //! - `store`: the fleet loaded with `FleetStore::record` in batches as the
@@ -12,11 +14,13 @@
 //!   again within it, left out), checks per second; each question timed on
 //!   the loaded store; disk; with `--explain`, the queries' plans. The
 //!   stores are loaded whatever the parts: the engines record into them.
-//! - `engine`: three engines (no store, the SQLite file, the PostgreSQL
-//!   database) with the same policy file (two rollouts in flight) before
-//!   the same upstream graph, each loaded in turn for `--seconds` at
-//!   `--rate` requests/s, `--rounds` times: throughput, latency, the
-//!   recording queue, drops, CPU; then the fleet answers over HTTP.
+//! - `engine`: engines with the same policy file (two rollouts in flight)
+//!   before the same upstream graph: no store, the SQLite file, the
+//!   PostgreSQL database, and the load split over two engines on that
+//!   database; each loaded in turn for `--seconds` with the fleet's checks
+//!   at the CVO's mean cadence, then at its peak (or at `--rate`),
+//!   `--rounds` times: throughput, latency, the recording queue, drops,
+//!   CPU; then the fleet answers over HTTP.
 //! - `shared`: two engines recording into one new PostgreSQL database,
 //!   `--shared-ids` ids sent once to each (half first to one, half first to
 //!   the other; some change version between): the versions total must be
@@ -26,14 +30,16 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use benchmarks::fleet::cadence::Cadence;
 use benchmarks::fleet::engines::{
     Engine, EngineSettings, FleetCounters, PREFIX, Upstream, cpu_seconds, load_average, server_cpu_seconds,
     written_bytes,
 };
-use benchmarks::fleet::model::{Model, ROLLOUT_TARGETS, Random, Stage, mix};
+use benchmarks::fleet::model::{Model, ROLLOUT_TARGETS, Random, Stage};
 use benchmarks::fleet::rate::{self, RateResult, Request, Requests};
 use benchmarks::fleet::store::{self, DAY, Pass, PassPlan, StoreUnderTest, Timed};
 use clap::{Parser, ValueEnum};
@@ -86,13 +92,14 @@ struct Args {
     /// The upstream graph the engines serve (graph-builder output).
     #[arg(long)]
     graph: Option<PathBuf>,
-    /// Graph requests per second.
-    #[arg(long, default_value_t = 3_333.0)]
-    rate: f64,
+    /// Checks per second of each engine phase (comma-separated), instead
+    /// of the CVO's mean and peak for `--clusters` (N/180 and N/120).
+    #[arg(long, value_delimiter = ',')]
+    rate: Vec<f64>,
     /// Seconds each engine is loaded per round.
     #[arg(long, default_value_t = 30)]
     seconds: u64,
-    /// Rounds of (no store, SQLite, PostgreSQL).
+    /// Rounds of (no store, SQLite, PostgreSQL, two on PostgreSQL) per phase.
     #[arg(long, default_value_t = 2)]
     rounds: u32,
     /// Seconds each engine is loaded first, unmeasured.
@@ -185,12 +192,12 @@ fn pass_header() {
 
 /// Loads the fleet: every cluster first seen 60 to 1 days ago (all new),
 /// then every cluster again within the last 23 hours (5% moved); then the
-/// steady state of a fleet asking every 5 minutes under the engine's seen
-/// step (an hour): every cluster written once within the last hour, and
-/// asking again a minute later, which is left out. The engines' checks
+/// steady state of a fleet asking every few minutes under the engine's
+/// seen step (an hour): every cluster written once within the last hour,
+/// and asking again a minute later, which is left out. The engines' checks
 /// that follow are written as their clusters' last write turns an hour old
-/// (about 1 in 12 in a fleet asking every 5 minutes; more here, where an
-/// engine is loaded a third of the time).
+/// (about 1 in 20 in a fleet asking every 3 minutes; more here, where an
+/// engine is loaded a fraction of the time).
 async fn load(stores: &[StoreUnderTest], model: &Model, args: &Args) -> anyhow::Result<()> {
     let now = store::now();
     println!("\n## Loading: record() in batches of {}\n", args.batch);
@@ -390,11 +397,53 @@ fn postmaster_pid(server: &PostgresServer) -> Option<u32> {
         .ok()
 }
 
-/// One engine loaded for one round.
+/// One phase of the engine part: the fleet's checks at one cadence.
+struct Phase {
+    name: String,
+    cadence: Cadence,
+}
+
+/// The CVO's mean and peak cadence for the fleet, or `--rate`'s rates
+/// (each the CVO's spread of waits, stretched to it).
+fn phases(model: &Model, args: &Args) -> Vec<Phase> {
+    if args.rate.is_empty() {
+        return vec![
+            Phase {
+                name: "mean: waits of 2 to 4 minutes".to_owned(),
+                cadence: Cadence::MEAN,
+            },
+            Phase {
+                name: "peak: every wait at the 2-minute minimum".to_owned(),
+                cadence: Cadence::PEAK,
+            },
+        ];
+    }
+    args.rate
+        .iter()
+        .map(|rate| {
+            let cadence = Cadence::MEAN.scaled_to(model.clusters, *rate);
+            Phase {
+                name: format!("waits of {:.0} to {:.0} s", cadence.shortest, cadence.longest),
+                cadence,
+            }
+        })
+        .collect()
+}
+
+/// What one run loads: an engine, or engines sharing a store that the load
+/// is split over (alternate checks, as a round-robin balancer).
+struct Target<'a> {
+    name: String,
+    engines: Vec<&'a Engine>,
+}
+
+/// One target loaded for one round.
 struct Run {
     load: RateResult,
-    before: FleetCounters,
-    after: FleetCounters,
+    /// Checks per second the window held.
+    offered: f64,
+    /// The engines' counters over the run, added.
+    counters: FleetCounters,
     queue_max: u64,
     engine_cpu: f64,
     server_cpu: f64,
@@ -403,64 +452,103 @@ struct Run {
     load_average: String,
 }
 
-async fn load_engine(
-    engine: &Engine,
+impl Run {
+    fn per_request(&self, value: f64) -> f64 {
+        value / self.load.ok.max(1) as f64
+    }
+}
+
+/// The largest fleet queue an engine reports while `stop` is unset, read
+/// every 200 ms.
+fn sample_queue(engine: &Engine, stop: Arc<AtomicBool>) -> tokio::task::JoinHandle<u64> {
+    let url = engine.status_url("/metrics");
+    tokio::spawn(async move {
+        let client = reqwest::Client::new();
+        let mut max = 0;
+        while !stop.load(Ordering::Relaxed) {
+            if let Ok(response) = client.get(&url).send().await
+                && let Ok(text) = response.text().await
+            {
+                max = max.max(benchmarks::metric(&text, "cincinnati_pe_fleet_queue_depth") as u64);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        max
+    })
+}
+
+async fn load_target(
+    target: &Target<'_>,
     model: &Model,
-    args: &Args,
+    cadence: Cadence,
     seconds: u64,
     seed: u64,
+    lanes: u64,
     postmaster: Option<u32>,
 ) -> anyhow::Result<Run> {
+    let checks = Arc::new(cadence.window(model.clusters, seed, seconds as f64));
+    let offered = checks.len() as f64 / seconds as f64;
     let load_average = load_average();
-    let before = engine.metrics().await?;
-    let (engine_cpu, server_cpu, generator_cpu) = (
-        cpu_seconds(engine.pid(), false),
+    let engine_cpu = || {
+        target
+            .engines
+            .iter()
+            .map(|engine| cpu_seconds(engine.pid(), false))
+            .sum::<f64>()
+    };
+    let engine_written = || {
+        target
+            .engines
+            .iter()
+            .map(|engine| written_bytes(engine.pid()))
+            .sum::<u64>()
+    };
+    let mut before = Vec::new();
+    for engine in &target.engines {
+        before.push(engine.metrics().await?);
+    }
+    let (cpu_before, server_before, generator_before, written_before) = (
+        engine_cpu(),
         postmaster.map_or(0.0, server_cpu_seconds),
         cpu_seconds(std::process::id(), false),
+        engine_written(),
     );
-    let engine_written = written_bytes(engine.pid());
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sampler = {
-        let stop = stop.clone();
-        let url = engine.status_url("/metrics");
-        tokio::spawn(async move {
-            let client = reqwest::Client::new();
-            let mut max = 0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Ok(response) = client.get(&url).send().await
-                    && let Ok(text) = response.text().await
-                {
-                    max = max.max(benchmarks::metric(&text, "cincinnati_pe_fleet_queue_depth") as u64);
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            max
-        })
-    };
-    let (model, port) = (*model, engine.port);
+    let stop = Arc::new(AtomicBool::new(false));
+    let samplers: Vec<_> = target
+        .engines
+        .iter()
+        .map(|engine| sample_queue(engine, stop.clone()))
+        .collect();
+    let ports: Vec<u16> = target.engines.iter().map(|engine| engine.port).collect();
+    let model = *model;
     let requests: Requests = Arc::new(move |number| {
-        let index = mix(seed.wrapping_mul(0x1000_0000_01b3) ^ number) % model.clusters;
+        let check = checks.get(number as usize)?;
         Some(Request {
-            port,
-            path: graph_path(&request_query(&model, index, Stage::Engine)),
+            due: Duration::from_secs_f64(check.at),
+            port: ports[number as usize % ports.len()],
+            path: graph_path(&request_query(&model, u64::from(check.cluster), Stage::Engine)),
         })
     });
-    let (rate, lanes) = (args.rate, args.lanes);
-    let load =
-        tokio::task::spawn_blocking(move || rate::drive(rate, Duration::from_secs(seconds), lanes, requests))
-            .await?;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let queue_max = sampler.await?;
-    let after = engine.drained(Duration::from_secs(30)).await?;
+    let load = tokio::task::spawn_blocking(move || rate::drive(lanes, requests)).await?;
+    stop.store(true, Ordering::Relaxed);
+    let mut queue_max = 0;
+    for sampler in samplers {
+        queue_max = queue_max.max(sampler.await?);
+    }
+    let mut counters = FleetCounters::default();
+    for (engine, before) in target.engines.iter().zip(&before) {
+        let after = engine.drained(Duration::from_secs(30)).await?;
+        counters = counters.plus(&after.since(before));
+    }
     Ok(Run {
         load,
-        before,
-        after,
+        offered,
+        counters,
         queue_max,
-        engine_cpu: cpu_seconds(engine.pid(), false) - engine_cpu,
-        server_cpu: postmaster.map_or(0.0, server_cpu_seconds) - server_cpu,
-        generator_cpu: cpu_seconds(std::process::id(), false) - generator_cpu,
-        engine_written: written_bytes(engine.pid()) - engine_written,
+        engine_cpu: engine_cpu() - cpu_before,
+        server_cpu: postmaster.map_or(0.0, server_cpu_seconds) - server_before,
+        generator_cpu: cpu_seconds(std::process::id(), false) - generator_before,
+        engine_written: engine_written() - written_before,
         load_average,
     })
 }
@@ -489,34 +577,94 @@ async fn engines(
     for store in stores {
         engines.push(Engine::start(store.name, &settings(Some(&store.url)))?);
     }
+    // A second engine on the loaded PostgreSQL: the load split over two.
+    let postgres_store = stores.iter().position(|store| store.name == "PostgreSQL");
+    if let Some(position) = postgres_store {
+        engines.push(Engine::start(
+            "PostgreSQL B",
+            &settings(Some(&stores[position].url)),
+        )?);
+    }
     for engine in &engines {
         engine.wait_ready(Duration::from_secs(120)).await?;
     }
-    let postmaster = postgres.and_then(postmaster_pid);
-    println!(
-        "\n## Engines at {:.0} requests/s ({} s per engine per round, {} rounds, {} s unmeasured warm-up each)\n",
-        args.rate, args.seconds, args.rounds, args.warmup
-    );
-    for (number, engine) in engines.iter().enumerate() {
-        load_engine(engine, model, args, args.warmup, 1000 + number as u64, postmaster).await?;
+    let mut targets: Vec<Target> = engines[..=stores.len()]
+        .iter()
+        .map(|engine| Target {
+            name: engine.name.clone(),
+            engines: vec![engine],
+        })
+        .collect();
+    if let Some(position) = postgres_store {
+        targets.push(Target {
+            name: "PostgreSQL, two engines".to_owned(),
+            engines: vec![&engines[position + 1], &engines[stores.len() + 1]],
+        });
     }
+    let postmaster = postgres.and_then(postmaster_pid);
+    let phases = phases(model, args);
+    for (number, target) in targets.iter().enumerate() {
+        let cadence = phases[0].cadence;
+        load_target(
+            target,
+            model,
+            cadence,
+            args.warmup,
+            1000 + number as u64,
+            args.lanes,
+            postmaster,
+        )
+        .await?;
+    }
+    for (phase_number, phase) in phases.iter().enumerate() {
+        engines_phase(&targets, model, args, phase, phase_number as u64, postmaster).await?;
+    }
+    fleet_answers(&engines[1..=stores.len()], args).await?;
+    println!("\nload average at the end of the engine part: {}", load_average());
+    Ok(())
+}
+
+async fn engines_phase(
+    targets: &[Target<'_>],
+    model: &Model,
+    args: &Args,
+    phase: &Phase,
+    phase_number: u64,
+    postmaster: Option<u32>,
+) -> anyhow::Result<()> {
     println!(
-        "| round | engine | load average at start | sent | answered/s | failed | late | p50 ms | p99 ms | max ms | queue max | dropped | written | of which left as stored | store errors | engine CPU µs/request | PostgreSQL CPU µs/request | load generator CPU µs/request | engine bytes written/request |"
+        "\n## Engines at the CVO's cadence, {}: {:.0} checks/s ({} clusters; {} s per target per round, {} rounds)\n",
+        phase.name,
+        phase.cadence.rate(model.clusters),
+        model.clusters,
+        args.seconds,
+        args.rounds,
+    );
+    println!(
+        "| round | engine | load average at start | offered/s | answered/s | failed | late | p50 ms | p99 ms | max ms | queue max | dropped | written | of which left as stored | store errors | engine CPU µs/request | PostgreSQL CPU µs/request | load generator CPU µs/request | engine bytes written/request |"
     );
     println!(
         "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
-    let mut runs: Vec<Vec<Run>> = engines.iter().map(|_| Vec::new()).collect();
+    let mut runs: Vec<Vec<Run>> = targets.iter().map(|_| Vec::new()).collect();
     for round in 1..=args.rounds {
-        for (number, engine) in engines.iter().enumerate() {
-            let seed = u64::from(round) * 100 + number as u64;
-            let run = load_engine(engine, model, args, args.seconds, seed, postmaster).await?;
-            let answered = run.load.ok.max(1) as f64;
+        for (number, target) in targets.iter().enumerate() {
+            let seed = phase_number * 10_000 + u64::from(round) * 100 + number as u64;
+            let run = load_target(
+                target,
+                model,
+                phase.cadence,
+                args.seconds,
+                seed,
+                args.lanes,
+                postmaster,
+            )
+            .await?;
             println!(
-                "| {round} | {} | {} | {} | **{:.0}** | {} | {} | {:.2} | **{:.2}** | {:.1} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.0} |",
-                engine.name,
+                "| {round} | {} | {} | {:.0} | **{:.0}** | {} | {} | {:.2} | **{:.2}** | {:.1} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.0} |",
+                target.name,
                 run.load_average,
-                run.load.sent,
+                run.offered,
                 run.load.ok_per_second(),
                 run.load.failed,
                 run.load.late,
@@ -524,55 +672,60 @@ async fn engines(
                 run.load.p99_ms,
                 run.load.max_ms,
                 run.queue_max,
-                run.after.dropped - run.before.dropped,
-                run.after.written - run.before.written,
-                run.after.unchanged - run.before.unchanged,
-                run.after.store_errors - run.before.store_errors,
-                run.engine_cpu * 1e6 / answered,
-                run.server_cpu * 1e6 / answered,
-                run.generator_cpu * 1e6 / answered,
-                run.engine_written as f64 / answered,
+                run.counters.dropped,
+                run.counters.written,
+                run.counters.unchanged,
+                run.counters.store_errors,
+                run.per_request(run.engine_cpu * 1e6),
+                run.per_request(run.server_cpu * 1e6),
+                run.per_request(run.generator_cpu * 1e6),
+                run.per_request(run.engine_written as f64),
             );
             runs[number].push(run);
         }
     }
     println!("\nSummary over the rounds (means; ratios against the engine without a store):\n");
     println!(
-        "| engine | answered/s | ratio | p50 ms | p99 ms | p99 − no store | queue max | dropped | engine CPU µs/request | + PostgreSQL |"
+        "| engine | offered/s | answered/s | of offered | of no store | p50 ms | p99 ms | p99 − no store | queue max | dropped | engine CPU µs/request | + PostgreSQL | + load generator |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mean = |runs: &[Run], value: &dyn Fn(&Run) -> f64| {
         runs.iter().map(value).sum::<f64>() / runs.len().max(1) as f64
     };
     let baseline_rate = mean(&runs[0], &|run| run.load.ok_per_second());
     let baseline_p99 = mean(&runs[0], &|run| run.load.p99_ms);
-    for (engine, runs) in engines.iter().zip(&runs) {
+    for (target, runs) in targets.iter().zip(&runs) {
+        let offered = mean(runs, &|run| run.offered);
         let throughput = mean(runs, &|run| run.load.ok_per_second());
         let p99 = mean(runs, &|run| run.load.p99_ms);
         println!(
-            "| {} | {:.0} | {:.1}% | {:.2} | {:.2} | {:+.2} ms | {} | {} | {:.1} | {:.1} |",
-            engine.name,
+            "| {} | {:.0} | {:.0} | {:.1}% | {:.1}% | {:.2} | {:.2} | {:+.2} ms | {} | {} | {:.1} | {:.1} | {:.1} |",
+            target.name,
+            offered,
             throughput,
+            throughput / offered.max(f64::EPSILON) * 100.0,
             throughput / baseline_rate.max(f64::EPSILON) * 100.0,
             mean(runs, &|run| run.load.p50_ms),
             p99,
             p99 - baseline_p99,
             runs.iter().map(|run| run.queue_max).max().unwrap_or(0),
-            runs.iter()
-                .map(|run| run.after.dropped - run.before.dropped)
-                .sum::<u64>(),
-            mean(runs, &|run| run.engine_cpu * 1e6 / run.load.ok.max(1) as f64),
-            mean(runs, &|run| run.server_cpu * 1e6 / run.load.ok.max(1) as f64),
+            runs.iter().map(|run| run.counters.dropped).sum::<u64>(),
+            mean(runs, &|run| run.per_request(run.engine_cpu * 1e6)),
+            mean(runs, &|run| run.per_request(run.server_cpu * 1e6)),
+            mean(runs, &|run| run.per_request(run.generator_cpu * 1e6)),
         );
     }
+    Ok(())
+}
 
+async fn fleet_answers(recording: &[Engine], args: &Args) -> anyhow::Result<()> {
     println!(
         "\n## Fleet answers over HTTP (status port, {} runs each)\n",
         args.repeat
     );
     println!("| engine | answer | target | median ms | max ms | clusters in the answer |");
     println!("|---|---|---:|---:|---:|---|");
-    for engine in engines.iter().skip(1) {
+    for engine in recording {
         for (path, target) in [
             ("versions", 200.0),
             ("rollouts", 200.0),
@@ -597,7 +750,6 @@ async fn engines(
             );
         }
     }
-    println!("\nload average at the end of the engine part: {}", load_average());
     Ok(())
 }
 
@@ -661,6 +813,9 @@ async fn shared(
     }
     let ids = args.shared_ids.min(model.clusters);
     let order = Random::new(77).permutation(ids);
+    // At the first phase's rate: what is checked here is the count, not the
+    // cadence.
+    let rate = phases(model, args)[0].cadence.rate(model.clusters);
     // First half: each id to one engine (alternating), as first seen; second
     // half: each id to the other engine, as after the moves.
     let mut list = Vec::with_capacity(2 * order.len());
@@ -668,6 +823,7 @@ async fn shared(
         for (position, index) in order.iter().enumerate() {
             let engine = &pair[(position % 2) ^ usize::from(second)];
             list.push(Request {
+                due: rate::fixed_rate(rate, list.len() as u64),
                 port: engine.port,
                 path: graph_path(&request_query(model, u64::from(*index), stage)),
             });
@@ -681,14 +837,12 @@ async fn shared(
         .count();
     println!(
         "\n## Two engines, one PostgreSQL: {ids} ids, each sent once to each engine at {:.0} requests/s ({} change version between)\n",
-        args.rate, moved
+        rate, moved
     );
     let list = Arc::new(list);
     let requests: Requests = Arc::new(move |number| list.get(number as usize).cloned());
-    let (rate, lanes) = (args.rate, args.lanes);
-    let load =
-        tokio::task::spawn_blocking(move || rate::drive(rate, Duration::from_secs(3600), lanes, requests))
-            .await?;
+    let lanes = args.lanes;
+    let load = tokio::task::spawn_blocking(move || rate::drive(lanes, requests)).await?;
     let mut counters = Vec::new();
     for engine in &pair {
         counters.push(engine.drained(Duration::from_secs(60)).await?);

@@ -202,6 +202,32 @@ pub struct FleetCounters {
     pub queue_depth: u64,
 }
 
+impl FleetCounters {
+    /// The counts added since `before` (the queue depth as now).
+    pub fn since(&self, before: &Self) -> Self {
+        Self {
+            queued: self.queued - before.queued,
+            dropped: self.dropped - before.dropped,
+            written: self.written - before.written,
+            unchanged: self.unchanged - before.unchanged,
+            store_errors: self.store_errors - before.store_errors,
+            queue_depth: self.queue_depth,
+        }
+    }
+
+    /// Two engines' counts together.
+    pub fn plus(&self, other: &Self) -> Self {
+        Self {
+            queued: self.queued + other.queued,
+            dropped: self.dropped + other.dropped,
+            written: self.written + other.written,
+            unchanged: self.unchanged + other.unchanged,
+            store_errors: self.store_errors + other.store_errors,
+            queue_depth: self.queue_depth + other.queue_depth,
+        }
+    }
+}
+
 /// Clock ticks per second of `/proc/*/stat` times.
 pub fn clock_ticks() -> f64 {
     std::process::Command::new("getconf")

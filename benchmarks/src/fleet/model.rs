@@ -207,6 +207,11 @@ impl Random {
         ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
     }
 
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// `0..count` in a random order.
     pub fn permutation(&mut self, count: u64) -> Vec<u32> {
         let mut order: Vec<u32> = (0..count as u32).collect();

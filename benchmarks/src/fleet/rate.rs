@@ -1,9 +1,9 @@
-//! Load at a fixed rate: request `k` is due at `start + k / rate`, as a
-//! fleet's clusters ask on their own clocks, and its latency counts from
-//! when it was due, so a server that falls behind shows in the latency
-//! instead of slowing the load (wrk, which the other benchmarks use, sends
-//! each connection's next request only when the last one is answered, and
-//! has no fixed rate).
+//! Open-loop load: each request is due at its own moment (a fixed rate's
+//! `k / rate`, or the fleet's cadence), as a fleet's clusters ask on their
+//! own clocks, and its latency counts from when it was due, so a server
+//! that falls behind shows in the latency instead of slowing the load (wrk,
+//! which the other benchmarks use, sends each connection's next request
+//! only when the last one is answered, and has no schedule).
 //!
 //! `lanes` threads each keep a keep-alive connection per port and send
 //! every `lanes`-th request (`Accept-Encoding: gzip`, as the CVO's Go
@@ -21,14 +21,17 @@ use std::time::{Duration, Instant};
 
 use super::store::percentiles;
 
-/// One request: a port on 127.0.0.1 and a path with its query.
+/// One request: when it is due (from the run's start), a port on
+/// 127.0.0.1 and a path with its query.
 #[derive(Debug, Clone)]
 pub struct Request {
+    pub due: Duration,
     pub port: u16,
     pub path: String,
 }
 
-/// Request `k` of a run, or `None`: the run ends.
+/// Request `k` of a run, or `None`: the run ends. Due times never
+/// decrease with `k`.
 pub type Requests = Arc<dyn Fn(u64) -> Option<Request> + Send + Sync>;
 
 /// What one run measured.
@@ -54,14 +57,19 @@ impl RateResult {
     }
 }
 
-/// Sends `requests` at `rate` per second for `duration` (or until they
-/// end) over `lanes` connections; blocks until the last is answered.
-pub fn drive(rate: f64, duration: Duration, lanes: u64, requests: Requests) -> RateResult {
+/// When request `number` is due at a fixed `rate` per second.
+pub fn fixed_rate(rate: f64, number: u64) -> Duration {
+    Duration::from_secs_f64(number as f64 / rate)
+}
+
+/// Sends `requests`, each when due, over `lanes` connections; blocks until
+/// the last is answered.
+pub fn drive(lanes: u64, requests: Requests) -> RateResult {
     let start = Instant::now() + Duration::from_millis(10);
     let handles: Vec<_> = (0..lanes)
         .map(|lane| {
             let requests = requests.clone();
-            std::thread::spawn(move || run_lane(lane, lanes, start, rate, duration, &*requests))
+            std::thread::spawn(move || run_lane(lane, lanes, start, &*requests))
         })
         .collect();
     let mut result = RateResult::default();
@@ -91,19 +99,13 @@ fn run_lane(
     lane: u64,
     lanes: u64,
     start: Instant,
-    rate: f64,
-    duration: Duration,
     requests: &(dyn Fn(u64) -> Option<Request> + Send + Sync),
 ) -> Lane {
     let mut connections: HashMap<u16, (TcpStream, Vec<u8>)> = HashMap::new();
     let mut result = Lane::default();
     for number in (lane..).step_by(lanes as usize) {
-        let offset = Duration::from_secs_f64(number as f64 / rate);
-        if offset >= duration {
-            break;
-        }
         let Some(request) = requests(number) else { break };
-        let due = start + offset;
+        let due = start + request.due;
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);
