@@ -2,6 +2,13 @@
 # nginx from Debian, and a work directory whose servers stop, and whose
 # files go, when the benchmark exits.
 
+# The load every such benchmark puts on its servers, each overridable: how
+# long, over how many connections and wrk threads, and the servers' workers.
+DURATION=${DURATION:-20s}
+CONNECTIONS=${CONNECTIONS:-64}
+THREADS=${THREADS:-2}
+WORKERS=${WORKERS:-2}
+
 # Installs wrk and nginx (Debian) if either is missing.
 bench_needs_wrk_and_nginx() {
     if ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then

@@ -82,10 +82,6 @@ cd "$(dirname "$0")/.."
 . scripts/bench-common.sh
 
 CHANNEL=${CHANNEL:-stable-4.18}
-DURATION=${DURATION:-20s}
-CONNECTIONS=${CONNECTIONS:-64}
-THREADS=${THREADS:-2}
-WORKERS=${WORKERS:-2}
 PREFIX=${PREFIX:-/api/upgrades_info}
 STORM=${STORM:-10000}
 SETTLE=${SETTLE:-60}
@@ -266,13 +262,23 @@ CONF
 "${server_pin[@]}" nginx -c "$work/nginx.conf" &
 pids+=($!)
 
-# As it runs anywhere: the engine applies its allocator settings itself.
-env $ALLOCATOR_ENV "${engine_command[@]}" \
-    --service.port $ENGINE_PORT --status.port $STATUS_PORT \
-    --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
-    --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" &
-engine=$!
-pids+=($engine)
+# An engine (binary $1, as engine_command runs it) on ports $2 (service)
+# and $3 (status) before the upstream on port $4, with more flags after;
+# its pid in $launched. As it runs anywhere: the engine applies its
+# allocator settings itself.
+start_engine() {
+    local binary=$1 port=$2 status=$3 upstream=$4
+    shift 4
+    env $ALLOCATOR_ENV "${engine_command[@]/#$ENGINE/$binary}" \
+        --service.port "$port" --status.port "$status" \
+        --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
+        --upstream.cincinnati.url "http://127.0.0.1:$upstream/graph" "$@" &
+    launched=$!
+    pids+=("$launched")
+}
+
+start_engine "$ENGINE" $ENGINE_PORT $STATUS_PORT $UPSTREAM_PORT
+engine=$launched
 
 wait_ready() { # status-port
     for _ in $(seq $ready_tries); do
@@ -375,12 +381,8 @@ memory() { awk '/^VmRSS/ { rss = $2 } /^VmHWM/ { hwm = $2 } END { printf "%.1f M
 if [ "$MODE" = cluster-policy ] && [ "$PHASED" = 1 ]; then
     # The phased engine: the first one's settings, the phased copy as its
     # upstream; asked once without an id, as the first was above.
-    env $ALLOCATOR_ENV "${engine_command[@]}" \
-        --service.port $PHASED_ENGINE_PORT --status.port $PHASED_STATUS_PORT \
-        --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
-        --upstream.cincinnati.url "http://127.0.0.1:$PHASED_UPSTREAM_PORT/graph" &
-    phased_engine=$!
-    pids+=("$phased_engine")
+    start_engine "$ENGINE" $PHASED_ENGINE_PORT $PHASED_STATUS_PORT $PHASED_UPSTREAM_PORT
+    phased_engine=$launched
     wait_ready $PHASED_STATUS_PORT
     phased_url="http://127.0.0.1:$PHASED_ENGINE_PORT$PREFIX/graph?channel=$CHANNEL&arch=amd64"
     curl -sf -H 'Accept: application/json' "$phased_url" -o /dev/null
@@ -467,14 +469,10 @@ PY
         control=(--fleet.store "sqlite://$work/fleet.db" --rollouts.token_file "$work/tokens"
             --rollouts.halt_check_secs 5)
     fi
-    env $ALLOCATOR_ENV "${engine_command[@]}" \
-        --service.port $POLICY_ENGINE_PORT --status.port $POLICY_STATUS_PORT \
-        --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
-        --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" \
+    start_engine "$ENGINE" $POLICY_ENGINE_PORT $POLICY_STATUS_PORT $UPSTREAM_PORT \
         --cluster_policy.file "$work/policy.yaml" \
-        --cluster_policy.lookup_url "http://127.0.0.1:$LOOKUP_PORT/groups" "${control[@]}" &
-    policy_engine=$!
-    pids+=($policy_engine)
+        --cluster_policy.lookup_url "http://127.0.0.1:$LOOKUP_PORT/groups" "${control[@]}"
+    policy_engine=$launched
     wait_ready $POLICY_STATUS_PORT
     if [ "$CONTROL" = 1 ]; then
         rollouts="http://127.0.0.1:$POLICY_STATUS_PORT$PREFIX/v1/rollouts"
@@ -529,12 +527,8 @@ nginx_url="http://127.0.0.1:$NGINX_ANSWER_PORT/graph"
 # BASELINE: the other engine, with the same settings and upstream, its
 # answer computed before the loads as the first engine's was.
 if [ -n "$BASELINE" ]; then
-    env $ALLOCATOR_ENV "${engine_command[@]/#$ENGINE/$BASELINE}" \
-        --service.port $BASELINE_PORT --status.port $BASELINE_STATUS_PORT \
-        --service.path_prefix "$PREFIX" --service.workers "$WORKERS" \
-        --upstream.cincinnati.url "http://127.0.0.1:$UPSTREAM_PORT/graph" &
-    baseline=$!
-    pids+=($baseline)
+    start_engine "$BASELINE" $BASELINE_PORT $BASELINE_STATUS_PORT $UPSTREAM_PORT
+    baseline=$launched
     wait_ready $BASELINE_STATUS_PORT
     baseline_url="http://127.0.0.1:$BASELINE_PORT$PREFIX/graph?channel=$CHANNEL&arch=amd64"
     cmp -s <(curl -sf -H 'Accept: application/json' "$baseline_url") "$work/answer/answer.json" \
