@@ -261,13 +261,31 @@ impl Browser {
         Ok(())
     }
 
-    /// `attribute` of every element `css` selects now.
+    /// `attribute` of every element `css` selects now, read in one
+    /// script: a drawing replaced between two commands (laid out again
+    /// for a resize) cannot leave a stale element reference.
     pub async fn attributes(&self, css: &str, attribute: &str) -> anyhow::Result<Vec<String>> {
-        let mut values = Vec::new();
-        for element in self.all(css).await? {
-            values.push(element.attr(attribute).await?.unwrap_or_default());
-        }
-        Ok(values)
+        self.read_all(css, "element.getAttribute(arguments[1]) ?? ''", attribute)
+            .await
+    }
+
+    /// The text of every element `css` selects now, read in one script.
+    pub async fn texts(&self, css: &str) -> anyhow::Result<Vec<String>> {
+        self.read_all(css, "element.textContent", "").await
+    }
+
+    /// `read` (a JavaScript expression of `element` and `arguments[1]`)
+    /// of every element `css` selects.
+    async fn read_all(&self, css: &str, read: &str, argument: &str) -> anyhow::Result<Vec<String>> {
+        let script = format!("return [...document.querySelectorAll(arguments[0])].map((element) => {read});");
+        let values = self
+            .session
+            .post(
+                "/execute/sync",
+                json!({"script": script, "args": [css, argument]}),
+            )
+            .await?;
+        serde_json::from_value(values).with_context(|| format!("reading {css}"))
     }
 
     /// The element that has the focus.

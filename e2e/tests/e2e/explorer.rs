@@ -955,11 +955,13 @@ async fn the_page_draws_what_the_cvo_offers_not_what_the_graph_lists() {
         IN_VERSION_ORDER
     );
     let edge = |from: &str, to: &str| format!("path.edge[data-from=\"{from}\"][data-to=\"{to}\"]");
-    let twice = browser.all(&edge("4.18.9", "4.18.10")).await.unwrap();
-    assert_eq!(twice.len(), 1, "4.18.9 → 4.18.10 is drawn once");
     assert_eq!(
-        twice[0].attr("class").await.unwrap().as_deref(),
-        Some("edge conditional")
+        browser
+            .attributes(&edge("4.18.9", "4.18.10"), "class")
+            .await
+            .unwrap(),
+        ["edge conditional"],
+        "4.18.9 → 4.18.10 is drawn once, as a conditional update"
     );
     assert_eq!(
         browser
@@ -1119,13 +1121,16 @@ async fn a_phased_update_is_drawn_apart_from_an_offered_one() {
             ["4.17.9", "4.18.0", "4.18.1", "4.18.2"],
             "{at}: 4.18.3's start is ahead"
         );
-        let phasing = browser.all(".node.phasing").await.unwrap();
-        assert_eq!(phasing.len(), 1, "{at}");
         assert_eq!(
-            phasing[0].attr("data-version").await.unwrap().as_deref(),
-            Some("4.18.2")
+            browser.attributes(".node.phasing", "data-version").await.unwrap(),
+            ["4.18.2"],
+            "{at}"
         );
-        let label = phasing[0].attr("aria-label").await.unwrap().unwrap_or_default();
+        let label = browser
+            .attributes(".node.phasing", "aria-label")
+            .await
+            .unwrap()
+            .concat();
         assert!(
             label.contains(&format!("phasing into {PHASED_CHANNEL} since")),
             "{at}: {label}"
@@ -1145,22 +1150,17 @@ async fn a_phased_update_is_drawn_apart_from_an_offered_one() {
         assert_ne!(phased[1], json!("none"), "{at}: {styles}");
         assert_ne!(phased[1], conditional[1], "{at}: {styles}");
         assert_eq!(styles["key"], phased[0], "{at}: {styles}");
-        let mut keys = Vec::new();
-        for key in browser.all(".key.phased").await.unwrap() {
-            keys.push(key.prop("textContent").await.unwrap().unwrap_or_default());
-        }
         assert_eq!(
-            keys,
+            browser.texts(".key.phased").await.unwrap(),
             [format!("phased: {other}"), format!("phased: {patch}")],
             "{at}: a legend entry per window"
         );
-        let tooltip = browser
-            .all(r#"path.edge.phased[data-from="4.18.1"] > title"#)
-            .await
-            .unwrap();
         assert_eq!(
-            tooltip[0].prop("textContent").await.unwrap().as_deref(),
-            Some(format!("4.18.1 → 4.18.2 phased: {patch}").as_str())
+            browser
+                .texts(r#"path.edge.phased[data-from="4.18.1"] > title"#)
+                .await
+                .unwrap(),
+            [format!("4.18.1 → 4.18.2 phased: {patch}")]
         );
         let summary = browser.wait_for(DRAWN).await.unwrap();
         assert_eq!(summary.attr("data-phased").await.unwrap().as_deref(), Some("2"));
@@ -1207,16 +1207,20 @@ async fn a_phased_update_is_drawn_apart_from_an_offered_one() {
 /// The hops of the plan the page lists in `list`, once it lists one.
 async fn shown_hops(browser: &Browser, list: &str) -> anyhow::Result<Vec<[String; 3]>> {
     browser.wait_for(&format!("{list} > li")).await?;
-    let mut hops = Vec::new();
-    for item in browser.all(&format!("{list} > li")).await? {
-        let attribute = async |name| anyhow::Ok(item.attr(name).await?.unwrap_or_default());
-        hops.push([
-            attribute("data-from").await?,
-            attribute("data-to").await?,
-            attribute("data-channel").await?,
-        ]);
-    }
-    Ok(hops)
+    let items = format!("{list} > li");
+    let from = browser.attributes(&items, "data-from").await?;
+    let to = browser.attributes(&items, "data-to").await?;
+    let channel = browser.attributes(&items, "data-channel").await?;
+    anyhow::ensure!(
+        from.len() == to.len() && to.len() == channel.len(),
+        "{list} changed while it was read"
+    );
+    Ok(from
+        .into_iter()
+        .zip(to)
+        .zip(channel)
+        .map(|((from, to), channel)| [from, to, channel])
+        .collect())
 }
 
 /// A release the standard scenario's candidate channel lists before it is

@@ -769,11 +769,19 @@ async function refresh() {
 }
 
 // A window whose width changed (a phone turned, a window resized) gets the
-// drawing laid out again, with its selection and plan.
+// drawing laid out again, with its selection and plan. The page reads as
+// loading until then: whoever waits for it to be ready (a test, assistive
+// technology) does not read a drawing about to be replaced.
 let resizing = 0;
+let laidOut = null; // ends the loading state of the pending layout
 function onResize() {
   clearTimeout(resizing);
-  resizing = setTimeout(() => state.view !== "fleet" && relayout(), 150);
+  if (!laidOut) busy(() => new Promise((resolve) => (laidOut = resolve)));
+  resizing = setTimeout(() => {
+    if (state.view !== "fleet") relayout();
+    laidOut();
+    laidOut = null;
+  }, 150);
 }
 
 // The drawing laid out again if its room changed (while the Fleet view was
