@@ -376,16 +376,23 @@ impl Graph {
 
     /// A graph of `releases` (each with its handle in this graph) and this
     /// graph's edges between them, without conditional edges.
+    /// Reads only the edges of `releases`: a channel's copy of a graph ten
+    /// times today's costs what it costs today.
     fn around(&self, releases: Vec<(ReleaseId, Release)>) -> Self {
         let inner = &self.dag;
-        let mut kept = StableDiGraph::with_capacity(releases.len(), inner.edge_count());
+        let mut kept = StableDiGraph::with_capacity(releases.len(), 0);
         let mut new_ids = vec![None; inner.node_bound()];
+        let mut ids = Vec::with_capacity(releases.len());
         for (id, release) in releases {
-            new_ids[id.index()] = Some(kept.add_node(release));
+            let new = kept.add_node(release);
+            new_ids[id.index()] = Some(new);
+            ids.push((id, new));
         }
-        for edge in inner.edge_references() {
-            if let (Some(from), Some(to)) = (new_ids[edge.source().index()], new_ids[edge.target().index()]) {
-                kept.add_edge(from, to, ());
+        for (id, from) in ids {
+            for child in inner.neighbors_directed(id, Direction::Outgoing) {
+                if let Some(to) = new_ids[child.index()] {
+                    kept.add_edge(from, to, ());
+                }
             }
         }
         Self {

@@ -7,12 +7,15 @@
 //! - [`metadata_document`]: the `cincinnati-metadata-v0` document in release images.
 //! - [`error`]: the `{"kind", "value"}` errors both services answer with.
 //! - [`stage`]: graph transformations chained from configuration.
+//! - [`listed`]: digests of what a graph holds for each channel (or other
+//!   metadata list), to tell which answers a new revision leaves alike.
 //!
 //! This crate does no I/O: no HTTP, no registry, no files.
 
 pub mod conditional;
 pub mod error;
 pub mod graph;
+pub mod listed;
 pub mod metadata_document;
 mod order;
 pub mod release;

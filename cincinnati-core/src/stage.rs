@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 use crate::graph::Graph;
+use crate::listed::Listing;
 use crate::release::Release;
 
 /// A test of one release, by which a stage keeps or drops it.
@@ -52,6 +53,14 @@ pub trait Stage<C>: Send + Sync + fmt::Debug {
     /// stage's release test decides.
     fn finish_kept(&self, _graph: &mut Graph, _context: &C) -> Result<(), ApiError> {
         Ok(())
+    }
+
+    /// When this stage's [`Stage::release_test`] keeps, for `context`,
+    /// only releases of a listing (it may keep fewer of them): that
+    /// listing. What a pipeline led by such a stage answers depends on the
+    /// graph only through that listing (see [`crate::listed`]).
+    fn listing<'a>(&'a self, _context: &'a C) -> Option<Listing<'a>> {
+        None
     }
 }
 
@@ -118,6 +127,17 @@ impl<C> Pipeline<C> {
         }
         run_stages(&self.stages[tests.len()..], &mut copy, context)?;
         Ok(copy)
+    }
+
+    /// A listing that holds everything [`Pipeline::run_on`] copies for
+    /// `context`: one that a stage among the leading tested ones keeps
+    /// only releases of. `None` when the answer may depend on more of the
+    /// graph.
+    pub fn listing<'a>(&'a self, context: &'a C) -> Option<Listing<'a>> {
+        self.stages
+            .iter()
+            .take_while(|stage| stage.release_test(context).is_some())
+            .find_map(|stage| stage.listing(context))
     }
 }
 

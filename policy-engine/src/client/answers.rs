@@ -17,10 +17,19 @@
 //! `max_answers` are kept, the least recently used going first: made-up
 //! channels cannot grow memory, and the classes a rollout or a deferral
 //! bucket leaves behind make room for the current ones.
+//!
+//! A new revision keeps the answers of the one before that it leaves
+//! alike ([`AnswerCache::kept_from`]): an answer made from a channel's
+//! releases alone (the pipeline's [`Pipeline::listing`]) records the
+//! digest of what the revision held for them ([`Basis`]), and serves on
+//! while the next revision digests to the same. A graph-data change that
+//! blocks one update makes again only the answers of the channels holding
+//! it, not every answer.
 
 use std::num::NonZero;
 use std::sync::Arc;
 
+use cincinnati_core::listed::{ListedDigest, Listing};
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph, wire};
 use http_answers::PreparedBody;
@@ -38,6 +47,42 @@ use crate::metrics::EngineMetrics;
 pub const API_VERSION: u64 = 1;
 
 pub type Answer = Result<Arc<PreparedBody>, ApiError>;
+
+/// What an answer was made from: the releases of `listing`'s values under
+/// `key`, which the revision digested to `digest`. Another revision with
+/// the same digest gives the same answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Basis {
+    pub key: String,
+    pub values: Vec<String>,
+    pub digest: ListedDigest,
+}
+
+impl Basis {
+    pub fn of(listing: &Listing<'_>, digest: ListedDigest) -> Self {
+        Self {
+            key: listing.key.to_owned(),
+            values: listing.values.iter().map(|&value| value.to_owned()).collect(),
+            digest,
+        }
+    }
+
+    pub fn listing(&self) -> Listing<'_> {
+        Listing {
+            key: &self.key,
+            values: self.values.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// An answer and, when it was made from a listing alone, its basis.
+#[derive(Debug, Clone)]
+pub struct Computed {
+    pub answer: Answer,
+    pub basis: Option<Basis>,
+}
+
+type Cell = Arc<OnceCell<Computed>>;
 
 /// What an answer depends on besides the revision: `id` only through the
 /// policy class and the phase, and `version` only as the release
@@ -112,7 +157,7 @@ fn sparse<K: std::hash::Hash + Eq, V>(
 /// The answers of one revision, least recently used first out.
 #[derive(Debug)]
 pub struct AnswerCache {
-    answers: Mutex<LruCache<AnswerKey, Arc<OnceCell<Answer>>, foldhash::fast::RandomState>>,
+    answers: Mutex<LruCache<AnswerKey, Cell, foldhash::fast::RandomState>>,
 }
 
 impl AnswerCache {
@@ -120,6 +165,36 @@ impl AnswerCache {
         Self {
             answers: Mutex::new(sparse(NonZero::new(max_answers).unwrap_or(NonZero::<usize>::MIN))),
         }
+    }
+
+    /// A cache of at most `max_answers` holding the answers of `previous`
+    /// whose basis `holds` still (in their order of use), and how many
+    /// answers `previous` had made. Errors, answers being made and answers
+    /// without a basis are made again.
+    pub fn kept_from(
+        previous: &AnswerCache,
+        max_answers: usize,
+        holds: impl Fn(&Basis) -> bool,
+    ) -> (Self, usize) {
+        let cache = Self::new(max_answers);
+        let previous = previous.answers.lock();
+        let mut made = 0;
+        {
+            let mut answers = cache.answers.lock();
+            for (key, cell) in previous.iter().rev() {
+                let Some(computed) = cell.get() else { continue };
+                made += 1;
+                if computed.answer.is_ok() && computed.basis.as_ref().is_some_and(&holds) {
+                    answers.push(key.clone(), cell.clone());
+                }
+            }
+        }
+        (cache, made)
+    }
+
+    /// How many answers are kept (made or being made).
+    pub fn len(&self) -> usize {
+        self.answers.lock().len()
     }
 
     /// Whether the answer to `request` (joined with the revisions of
@@ -140,7 +215,7 @@ impl AnswerCache {
         compute: F,
     ) -> (Answer, CacheOutcome)
     where
-        F: AsyncFnOnce() -> Answer,
+        F: AsyncFnOnce() -> Computed,
     {
         let key = AnswerKey::of(request, joined);
         let (cell, evicted) = {
@@ -148,21 +223,21 @@ impl AnswerCache {
             match answers.get(&key) {
                 Some(cell) => (cell.clone(), false),
                 None => {
-                    let cell = Arc::<OnceCell<Answer>>::default();
+                    let cell = Cell::default();
                     let evicted = answers.push(key, cell.clone()).is_some();
                     (cell, evicted)
                 }
             }
         };
-        if let Some(answer) = cell.get() {
-            return (answer.clone(), CacheOutcome::Hit);
+        if let Some(computed) = cell.get() {
+            return (computed.answer.clone(), CacheOutcome::Hit);
         }
         // Boxed: a computation's state would otherwise be moved with every
         // request's future, most of which find their answer above.
         Box::pin(async move {
             // Only the request that computes is a miss; those that waited for it are hits.
             let mut computed = false;
-            let answer = cell
+            let made = cell
                 .get_or_init(|| {
                     computed = true;
                     compute()
@@ -173,7 +248,7 @@ impl AnswerCache {
             } else {
                 CacheOutcome::Hit
             };
-            (answer.clone(), outcome)
+            (made.answer.clone(), outcome)
         })
         .await
     }
@@ -256,6 +331,7 @@ mod tests {
     use crate::client::filters::{catalog, default_tables};
     use crate::client::request::UpstreamKind;
     use crate::test_graphs::graph;
+    use cincinnati_core::listed::ListedDigests;
 
     const GRAPH: &str = r#"{"nodes": [
         {"version": "4.1.0+amd64", "payload": "p", "metadata": {
@@ -285,9 +361,12 @@ mod tests {
             let (graph, pipeline, asked) = (self.graph.clone(), self.pipeline.clone(), request.clone());
             self.cache
                 .get_or_compute(&request, &[], async || {
-                    self.computations
+                    let answer = self
+                        .computations
                         .run(move || compute(&graph, &asked, &pipeline))
-                        .await
+                        .await;
+                    let basis = query.contains("channel=").then(|| basis(query));
+                    Computed { answer, basis }
                 })
                 .await
         }
@@ -305,6 +384,46 @@ mod tests {
     }
 
     const MISS: CacheOutcome = CacheOutcome::Miss { evicted: false };
+
+    /// A basis naming the query (its digest does not matter: each test
+    /// says which bases hold).
+    fn basis(query: &str) -> Basis {
+        let listing = Listing {
+            key: "channels",
+            values: vec![query],
+        };
+        let digest = ListedDigests::of(&Graph::new(), listing.key).digest(&listing);
+        Basis::of(&listing, digest.unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_new_revision_keeps_the_answers_whose_basis_holds_in_their_order_of_use() {
+        let answers = fixture(8);
+        for query in ["channel=a-4.1", "channel=b-4.1", "channel=made-up"] {
+            answers.outcome(query).await;
+        }
+        assert!(answers.ask("arch=amd64").await.0.is_err());
+        answers.outcome("channel=a-4.1").await;
+        let changed = "channel=b-4.1";
+        let (kept, made) = AnswerCache::kept_from(&answers.cache, 2, |basis| basis.values != [changed]);
+        assert_eq!(made, 4);
+        let next = Fixture {
+            cache: kept,
+            ..fixture(2)
+        };
+        assert_eq!(next.cache.len(), 2, "a-4.1 and made-up, not b-4.1 nor the error");
+        assert!(!next.is_answered(changed));
+        assert!(!next.is_answered("arch=amd64"), "errors are made again");
+        assert_eq!(next.outcome("channel=made-up").await, CacheOutcome::Hit);
+        assert_eq!(next.outcome("channel=a-4.1").await, CacheOutcome::Hit);
+        assert_eq!(
+            next.outcome(changed).await,
+            CacheOutcome::Miss { evicted: true },
+            "made again, in place of the least recently used"
+        );
+        assert!(next.is_answered("channel=a-4.1"));
+        assert!(!next.is_answered("channel=made-up"));
+    }
 
     #[tokio::test]
     async fn each_key_is_computed_once_and_version_and_id_do_not_split_it() {

@@ -4,9 +4,11 @@ use std::io::Read as _;
 
 use flate2::read::GzDecoder;
 
+use std::time::Duration;
+
 use crate::support::app::{settings, spawn_ready};
-use crate::support::fixture;
 use crate::support::upstream::{Behaviour, FakeUpstream};
+use crate::support::{eventually, fixture};
 
 const QUERY: &str = "/graph?channel=stable-4.6";
 
@@ -118,6 +120,53 @@ async fn answers_are_computed_once_per_revision() {
     assert_eq!(app.metric("cincinnati_pe_graph_cache_misses_total").await, 1.0);
     assert_eq!(app.metric("cincinnati_pe_graph_cache_hits_total").await, 8.0);
     assert!(app.metric("cincinnati_pe_graph_cache_hit_ratio").await > 0.85);
+}
+
+/// The fixture with metadata added to a release of stable-4.9: a revision
+/// that changes that channel's answers and leaves stable-4.6's alike.
+fn fixture_with_a_changed_4_9_release() -> Vec<u8> {
+    let mut graph: serde_json::Value = serde_json::from_slice(&fixture()).unwrap();
+    let release = graph["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|node| node["version"] == "4.9.7+amd64")
+        .expect("the fixture has 4.9.7+amd64");
+    release["metadata"]["io.example/note"] = "changed".into();
+    serde_json::to_vec(&graph).unwrap()
+}
+
+#[tokio::test]
+async fn a_new_revision_keeps_the_answers_of_the_channels_it_leaves_alike() {
+    const CHANGED: &str = "/graph?channel=stable-4.9";
+    let upstream = FakeUpstream::start(Behaviour::Graph(fixture())).await;
+    let mut polling = settings(&upstream.url());
+    polling.upstream.cincinnati.interval_secs = 1;
+    let app = spawn_ready(polling).await;
+    let (kept, changed) = (app.get(QUERY).await, app.get(CHANGED).await);
+    assert_eq!(app.metric("cincinnati_pe_graph_cache_misses_total").await, 2.0);
+
+    upstream.set(Behaviour::Graph(fixture_with_a_changed_4_9_release()));
+    eventually(
+        "the new revision at the engine",
+        Duration::from_secs(60),
+        || async { app.get(CHANGED).await.body != changed.body },
+    )
+    .await;
+    let misses = app.metric("cincinnati_pe_graph_cache_misses_total").await;
+    assert_eq!(misses, 3.0, "stable-4.9 made again");
+    let after = app.get(QUERY).await;
+    assert_eq!(after.header("etag"), kept.header("etag"));
+    assert_eq!(
+        app.metric("cincinnati_pe_graph_cache_misses_total").await,
+        misses,
+        "stable-4.6 kept"
+    );
+
+    // What an engine that never saw the old revision answers.
+    let fresh = spawn_ready(settings(&upstream.url())).await;
+    assert_eq!(fresh.get(QUERY).await.body, after.body);
+    assert_eq!(fresh.get(CHANGED).await.body, app.get(CHANGED).await.body);
 }
 
 #[tokio::test]

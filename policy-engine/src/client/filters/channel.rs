@@ -13,6 +13,7 @@
 
 use std::collections::HashSet;
 
+use cincinnati_core::listed::Listing;
 use cincinnati_core::release::keys;
 use cincinnati_core::stage::{ReleaseTest, Stage, StageSettings};
 use cincinnati_core::{ApiError, Graph, Release};
@@ -76,6 +77,16 @@ impl Stage<PolicyRequest> for ChannelFilter {
     fn release_test<'a>(&'a self, request: &'a PolicyRequest) -> Option<ReleaseTest<'a>> {
         let channels = request.view_channels()?;
         Some(Box::new(move |release| self.keeps(release, &channels, request)))
+    }
+
+    /// The releases listing the view's channels; none for a request with a
+    /// phase, which also keeps releases phasing into its channel.
+    fn listing<'a>(&'a self, request: &'a PolicyRequest) -> Option<Listing<'a>> {
+        request.phase.is_none().then_some(())?;
+        Some(Listing {
+            key: &self.key,
+            values: request.view_channels()?,
+        })
     }
 
     /// The request's phase, on the releases phasing into its channel.

@@ -23,7 +23,7 @@ use tokio::sync::{Mutex as AsyncMutex, OnceCell, OwnedMutexGuard};
 
 use super::UpstreamParameters;
 use super::client::{FetchError, Fetched, UpstreamClient};
-use super::revision::Revision;
+use super::revision::{KeptAnswers, Revision};
 
 /// The graph of one upstream query and the history of its fetches.
 #[derive(Debug)]
@@ -203,16 +203,32 @@ impl Feed {
             Arc::ptr_eq(OwnedMutexGuard::mutex(&turn.0), &self.turn),
             "a turn of another feed"
         );
-        let previous_digest = self.read().body_digest;
+        let (previous_digest, previous) = {
+            let state = self.read();
+            (state.body_digest, state.revision.clone())
+        };
+        let (now, max_answers) = (SystemTime::now(), self.max_answers);
+        // The revision's answers link to this refresh's trace.
+        let span = tracing::Span::current();
         let outcome = match fetched {
             Ok(Fetched::NotModified) => Ok(None),
             Ok(Fetched::Body { body, etag }) => {
                 let parsed = tokio::task::spawn_blocking(move || {
+                    let _entered = span.enter();
                     let digest = digest(&body);
                     if Some(digest) == previous_digest {
                         return Ok(None);
                     }
-                    wire::parse(&body).map(|document| Some((document, etag, digest)))
+                    let document = wire::parse(&body)?;
+                    let (revision, kept) = match previous {
+                        Some(previous) => {
+                            let (revision, kept) =
+                                Revision::following(&previous, document.graph, now, max_answers);
+                            (revision, Some(kept))
+                        }
+                        None => (Revision::new(document.graph, now, max_answers), None),
+                    };
+                    Ok(Some((revision, document.api_version, kept, etag, digest)))
                 })
                 .await;
                 parsed
@@ -221,7 +237,6 @@ impl Feed {
             }
             Err(error) => Err(RefreshError::Fetch(error)),
         };
-        let now = SystemTime::now();
         let mut state = self.state.write();
         state.last_check = Some(Instant::now());
         let span = tracing::Span::current();
@@ -231,16 +246,17 @@ impl Feed {
                 state.freshness.succeeded(now);
                 Refresh::Unchanged
             }
-            Ok(Some((document, etag, digest))) => {
+            Ok(Some((revision, api_version, kept, etag, digest))) => {
                 span.record("outcome", "updated");
-                state.revision = Some(Arc::new(Revision::new(document.graph, now, self.max_answers)));
+                if let Some(KeptAnswers { kept, made }) = kept {
+                    tracing::info!(kept, made, "kept the answers the new revision leaves alike");
+                }
+                state.revision = Some(Arc::new(revision));
                 state.etag = etag;
                 state.body_digest = Some(digest);
                 state.freshness.succeeded(now);
                 self.first_fetch.set(()).ok();
-                Refresh::Updated {
-                    api_version: document.api_version,
-                }
+                Refresh::Updated { api_version }
             }
             Err(error) => {
                 span.record("outcome", "failed");

@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
+use cincinnati_core::listed::{ListedDigest, ListedDigests, Listing};
 use cincinnati_core::release::{keys, without_build};
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph};
 use service_kit::telemetry::Origin;
 
-use crate::client::answers::{self, Answer, AnswerCache, CacheOutcome, Computations};
+use crate::client::answers::{self, Answer, AnswerCache, Basis, CacheOutcome, Computations, Computed};
 use crate::client::phased::PhasedRollouts;
 use crate::client::request::PolicyRequest;
 use crate::cluster_policy::Applied;
@@ -33,6 +34,15 @@ pub struct Revision {
     catalog: OnceLock<Catalog>,
     /// The phased rollouts its releases carry, read when first asked.
     phased: OnceLock<PhasedRollouts>,
+    /// What it holds for each channel, digested when first asked.
+    listed: OnceLock<ListedDigests>,
+}
+
+/// How many of the answers a revision made the next one kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeptAnswers {
+    pub kept: usize,
+    pub made: usize,
 }
 
 /// What a revision's graph serves: its channels, architectures and
@@ -108,7 +118,35 @@ impl Revision {
             answers: AnswerCache::new(max_answers),
             catalog: OnceLock::new(),
             phased: OnceLock::new(),
+            listed: OnceLock::new(),
         }
+    }
+
+    /// The revision of `graph` after `previous`, keeping the answers of
+    /// `previous` made from channels `graph` holds alike (see
+    /// [`AnswerCache::kept_from`]). Digests `graph` when `previous` made
+    /// such answers: one pass over it, on the caller's (blocking) thread.
+    pub fn following(
+        previous: &Revision,
+        graph: Graph,
+        fetched_at: SystemTime,
+        max_answers: usize,
+    ) -> (Self, KeptAnswers) {
+        let mut revision = Self::new(graph, fetched_at, max_answers);
+        let (answers, made) = AnswerCache::kept_from(&previous.answers, max_answers, |basis| {
+            revision.listed_digest(&basis.listing()) == Some(basis.digest)
+        });
+        revision.answers = answers;
+        let kept = revision.answers.len();
+        (revision, KeptAnswers { kept, made })
+    }
+
+    /// The digest of what this revision holds for `listing`; `None` for a
+    /// listing of another key than the first one asked.
+    fn listed_digest(&self, listing: &Listing<'_>) -> Option<ListedDigest> {
+        self.listed
+            .get_or_init(|| ListedDigests::of(&self.graph, listing.key))
+            .digest(listing)
     }
 
     /// The phased rollouts this revision's graph carries (a graph-builder's).
@@ -159,10 +197,21 @@ impl Revision {
                 let (revision, pipeline, asked) = (self.clone(), pipeline.clone(), request.clone());
                 computations
                     .run(move || {
-                        let base = revision.merged_with(&joined)?;
-                        answers::compute(&base, &asked, &pipeline)
+                        // Joined revisions are not digested: their answers are made again.
+                        let basis = pipeline
+                            .listing(&asked)
+                            .filter(|_| joined.is_empty())
+                            .and_then(|listing| Some(Basis::of(&listing, revision.listed_digest(&listing)?)));
+                        let answer = revision
+                            .merged_with(&joined)
+                            .and_then(|base| answers::compute(&base, &asked, &pipeline));
+                        Ok(Computed { answer, basis })
                     })
                     .await
+                    .unwrap_or_else(|error| Computed {
+                        answer: Err(error),
+                        basis: None,
+                    })
             })
             .await
     }
