@@ -345,18 +345,31 @@ impl Graph {
     /// and the conditional edges whose ends are both among them (a group
     /// left without edges is dropped). Copies only what is kept: filtering a
     /// few hundred releases out of thousands does not copy the thousands.
-    pub fn subgraph(&self, mut keep: impl FnMut(&Release) -> bool) -> Self {
-        let releases = self
-            .dag
-            .node_indices()
+    pub fn subgraph(&self, keep: impl FnMut(&Release) -> bool) -> Self {
+        self.subgraph_among(self.dag.node_indices(), 0..self.conditional_edges.len(), keep)
+    }
+
+    /// [`Graph::subgraph`] when `keep` can hold only for `releases` and
+    /// only groups among `groups` (indices into
+    /// [`Graph::conditional_edges`], in order) can have an edge between two
+    /// of them or none at all: what an index of the graph found, so that the
+    /// copy reads only that (see [`crate::listed`]).
+    pub fn subgraph_among(
+        &self,
+        releases: impl IntoIterator<Item = ReleaseId>,
+        groups: impl IntoIterator<Item = usize>,
+        mut keep: impl FnMut(&Release) -> bool,
+    ) -> Self {
+        let releases = releases
+            .into_iter()
             .filter(|&id| keep(&self.dag[id]))
             .map(|id| (id, self.dag[id].clone()))
             .collect();
         let mut kept = self.around(releases);
         let is_kept = |version: &Version| kept.by_version.contains_key(version);
-        let groups = self
-            .conditional_edges
-            .iter()
+        let groups = groups
+            .into_iter()
+            .map(|index| &self.conditional_edges[index])
             .filter_map(|group| {
                 let edges: Vec<EdgeEndpoints> = group
                     .edges

@@ -1,19 +1,20 @@
 //! What a graph holds for the releases of a listing (those naming a value
-//! in a metadata list, such as the releases of a channel), digested, so
-//! that two revisions of a graph tell which listings they hold alike.
+//! in a metadata list, such as the releases of a channel): an index, so
+//! that a channel's copy reads only the channel, and a digest, so that two
+//! revisions of a graph tell which listings they hold alike.
 //!
 //! A stage that keeps only the releases of a listing (the channel filter)
 //! says so ([`crate::stage::Stage::listing`]); a pipeline led by such a
-//! stage copies nothing else ([`crate::stage::Pipeline::run_on`]), so its
-//! answer depends on the graph only through what [`ListedDigests`] digests:
-//! two graphs with equal digests for a listing give the same answer, and an
-//! answer made from one serves for the other. What the digest of a value
-//! covers is what [`Graph::subgraph`] could copy for it, and more: every
-//! release naming the value (version, payload, metadata), every edge from
-//! them (also to releases the copy leaves out), every conditional-edge
-//! group with an edge from them (its risks and all its edges), and the
-//! groups without edges (which every copy keeps). More is safe: a change
-//! beyond the copy only makes an answer be made again.
+//! stage copies nothing else ([`crate::stage::Pipeline::run_on_listed`]),
+//! so its answer depends on the graph only through what [`Listed`]
+//! digests: two graphs with equal digests for a listing give the same
+//! answer, and an answer made from one serves for the other. What the
+//! digest of a value covers is what [`Graph::subgraph`] could copy for it,
+//! and more: every release naming the value (version, payload, metadata),
+//! every edge from them (also to releases the copy leaves out), every
+//! conditional-edge group with an edge from them (its risks and all its
+//! edges), and the groups without edges (which every copy keeps). More is
+//! safe: a change beyond the copy only makes an answer be made again.
 //!
 //! SHA-256 over `Hash` (a collision would serve a stale answer: the
 //! digests of the answers' ETags are SHA-256 as well).
@@ -24,7 +25,8 @@ use std::hash::{Hash, Hasher};
 use semver::Version;
 use sha2::{Digest as _, Sha256};
 
-use crate::graph::Graph;
+use crate::graph::{Graph, ReleaseId};
+use crate::release::Release;
 
 /// The releases whose metadata list `key` names one of `values`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,21 +39,42 @@ pub struct Listing<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ListedDigest([u8; 16]);
 
-/// The digests of every value of one metadata list in one graph.
+/// What one graph holds for each value of one metadata list.
 #[derive(Debug)]
-pub struct ListedDigests {
+pub struct Listed {
     key: String,
-    by_value: HashMap<String, ListedDigest>,
-    /// What a value no release names digests to (the groups without edges).
+    values: HashMap<String, Value>,
+    /// The conditional-edge groups without edges, which every copy keeps.
+    without_edges: Vec<usize>,
+    /// What a value no release names digests to.
     unlisted: ListedDigest,
 }
 
-impl ListedDigests {
-    /// The digests of every value of `key` in `graph`: one pass over its
+/// What a graph holds for one value.
+#[derive(Debug)]
+struct Value {
+    /// The concrete releases naming it, in release order.
+    releases: Vec<ReleaseId>,
+    /// The groups with an edge from one of them, in order.
+    groups: Vec<usize>,
+    digest: ListedDigest,
+}
+
+/// A value's releases, the groups leaving them and their digests, as
+/// [`Listed::of`] meets them.
+#[derive(Default)]
+struct Gathered {
+    releases: Vec<ReleaseId>,
+    groups: Vec<usize>,
+    digests: Vec<[u8; 16]>,
+}
+
+impl Listed {
+    /// What `graph` holds for every value of `key`: one pass over its
     /// releases, edges and conditional edges.
     pub fn of(graph: &Graph, key: &str) -> Self {
-        let groups = GroupDigests::of(graph);
-        let mut members: HashMap<&str, Vec<[u8; 16]>> = HashMap::new();
+        let groups = Groups::of(graph);
+        let mut values: HashMap<&str, Gathered> = HashMap::new();
         let mut children: Vec<&Version> = Vec::new();
         for (id, release) in graph.releases() {
             let mut listed = release.metadata_list(key).peekable();
@@ -65,36 +88,45 @@ impl ListedDigests {
                     .filter_map(|child| Some(&graph.release(child)?.version)),
             );
             children.sort_unstable();
-            let mut of_groups = groups.from(&release.version).to_vec();
-            of_groups.sort_unstable();
-            of_groups.dedup();
+            let leaving = groups.from(&release.version);
+            let mut digests: Vec<[u8; 16]> = leaving.iter().map(|&(_, digest)| digest).collect();
+            digests.sort_unstable();
+            digests.dedup();
             let digest = digest_of((
                 (&release.version, &release.payload, &release.metadata),
                 &children,
-                &of_groups,
+                &digests,
             ));
             for value in listed {
-                members.entry(value).or_default().push(digest);
+                let gathered = values.entry(value).or_default();
+                gathered.releases.push(id);
+                gathered.groups.extend(leaving.iter().map(|&(index, _)| index));
+                gathered.digests.push(digest);
             }
         }
-        let by_value = members
+        let values = values
             .into_iter()
-            .map(|(value, mut digests)| {
-                digests.sort_unstable();
-                (
-                    value.to_owned(),
-                    ListedDigest(digest_of((&digests, groups.without_edges))),
-                )
+            .map(|(name, mut gathered)| {
+                gathered.digests.sort_unstable();
+                gathered.groups.sort_unstable();
+                gathered.groups.dedup();
+                let value = Value {
+                    releases: gathered.releases,
+                    groups: gathered.groups,
+                    digest: ListedDigest(digest_of((&gathered.digests, groups.without_edges_digest))),
+                };
+                (name.to_owned(), value)
             })
             .collect();
         Self {
             key: key.to_owned(),
-            by_value,
-            unlisted: ListedDigest(digest_of((&[] as &[[u8; 16]], groups.without_edges))),
+            values,
+            unlisted: ListedDigest(digest_of((&[] as &[[u8; 16]], groups.without_edges_digest))),
+            without_edges: groups.without_edges,
         }
     }
 
-    /// The metadata list these digests are of.
+    /// The metadata list this is of.
     pub fn key(&self) -> &str {
         &self.key
     }
@@ -106,44 +138,87 @@ impl ListedDigests {
             let digests: Vec<ListedDigest> = listing
                 .values
                 .iter()
-                .map(|value| self.by_value.get(*value).copied().unwrap_or(self.unlisted))
+                .map(|value| {
+                    self.values
+                        .get(*value)
+                        .map_or(self.unlisted, |value| value.digest)
+                })
                 .collect();
             ListedDigest(digest_of(&digests))
         })
+    }
+
+    /// [`Graph::subgraph`] of `graph` (the graph this is of) when `keep`
+    /// holds only for releases of `listing`, reading only those and the
+    /// groups leaving them; `None` for a listing of another key.
+    pub fn copy(
+        &self,
+        graph: &Graph,
+        listing: &Listing<'_>,
+        keep: impl FnMut(&Release) -> bool,
+    ) -> Option<Graph> {
+        if listing.key != self.key {
+            return None;
+        }
+        let found: Vec<&Value> = listing
+            .values
+            .iter()
+            .filter_map(|value| self.values.get(*value))
+            .collect();
+        let mut releases: Vec<ReleaseId> = found
+            .iter()
+            .flat_map(|value| value.releases.iter().copied())
+            .collect();
+        let mut groups: Vec<usize> = found
+            .iter()
+            .flat_map(|value| value.groups.iter().copied())
+            .chain(self.without_edges.iter().copied())
+            .collect();
+        if found.len() > 1 {
+            releases.sort_unstable();
+            releases.dedup();
+        }
+        groups.sort_unstable();
+        groups.dedup();
+        Some(graph.subgraph_among(releases, groups, keep))
     }
 }
 
 /// The conditional-edge groups of a graph, each digested once (its risks
 /// and every edge: an edge added to a group changes the answers of every
 /// listing it touches), found by the versions their edges leave.
-struct GroupDigests<'g> {
-    by_from: HashMap<&'g Version, Vec<[u8; 16]>>,
-    without_edges: [u8; 16],
+struct Groups<'g> {
+    /// Each group (its index and digest) with an edge from the version.
+    by_from: HashMap<&'g Version, Vec<(usize, [u8; 16])>>,
+    without_edges: Vec<usize>,
+    without_edges_digest: [u8; 16],
 }
 
-impl<'g> GroupDigests<'g> {
+impl<'g> Groups<'g> {
     fn of(graph: &'g Graph) -> Self {
-        let mut by_from: HashMap<&Version, Vec<[u8; 16]>> = HashMap::new();
-        let mut without_edges = Vec::new();
-        for group in graph.conditional_edges() {
+        let mut by_from: HashMap<&Version, Vec<(usize, [u8; 16])>> = HashMap::new();
+        let (mut without_edges, mut digests) = (Vec::new(), Vec::new());
+        for (index, group) in graph.conditional_edges().iter().enumerate() {
             let mut edges: Vec<_> = group.edges.iter().collect();
             edges.sort_unstable();
             let digest = digest_of((&edges, &group.risks));
             if edges.is_empty() {
-                without_edges.push(digest);
+                without_edges.push(index);
+                digests.push(digest);
             }
             for edge in edges {
-                by_from.entry(&edge.from).or_default().push(digest);
+                by_from.entry(&edge.from).or_default().push((index, digest));
             }
         }
-        without_edges.sort_unstable();
+        digests.sort_unstable();
         Self {
             by_from,
-            without_edges: digest_of(&without_edges),
+            without_edges,
+            without_edges_digest: digest_of(&digests),
         }
     }
 
-    fn from(&self, version: &Version) -> &[[u8; 16]] {
+    fn from(&self, version: &Version) -> &[(usize, [u8; 16])] {
         self.by_from.get(version).map_or(&[], Vec::as_slice)
     }
 }
@@ -195,7 +270,7 @@ mod tests {
     }
 
     fn digest(graph: &Graph, values: &[&str]) -> ListedDigest {
-        ListedDigests::of(graph, CHANNELS)
+        Listed::of(graph, CHANNELS)
             .digest(&Listing {
                 key: CHANNELS,
                 values: values.to_vec(),
@@ -340,12 +415,17 @@ mod tests {
 
         fn shape() -> impl Strategy<Value = Shape> {
             let edge_bits = any::<u64>().prop_map(|bits| bits & ((1 << (SIZE * SIZE)) - 1));
+            // Groups of a few edges, or none (a group every copy keeps).
+            let group_edges = prop_oneof![
+                1 => Just(0_u64),
+                3 => (edge_bits.clone(), any::<u64>()).prop_map(|(bits, mask)| bits & mask & (mask >> 7)),
+            ];
             (
                 prop::array::uniform6(prop::bool::weighted(0.9)),
                 prop::array::uniform6(0..8_u8),
                 prop::array::uniform6(0..2_u8),
                 edge_bits.clone(),
-                prop::collection::vec((0..2_u8, edge_bits), 0..3),
+                prop::collection::vec((0..2_u8, group_edges), 0..3),
             )
                 .prop_map(|(concrete, listed, extra, edges, groups)| Shape {
                     concrete,
@@ -395,16 +475,22 @@ mod tests {
             }
         }
 
+        /// Whether a filter of `values` keeps `release` (of odd patches
+        /// only, if `odd`: a test that keeps fewer than the listing).
+        fn kept(release: &Release, values: &[&str], odd: bool) -> bool {
+            !release.is_abstract()
+                && release
+                    .metadata_list(CHANNELS)
+                    .any(|listed| values.contains(&listed))
+                && (!odd || release.version.patch % 2 == 1)
+        }
+
         /// What a pipeline led by a filter of `values` copies, as bytes.
         fn copied(graph: &Graph, values: &[&str]) -> Vec<u8> {
-            let kept = graph.subgraph(|release| {
-                !release.is_abstract()
-                    && release
-                        .metadata_list(CHANNELS)
-                        .any(|listed| values.contains(&listed))
-            });
-            wire::serialize(&kept, None)
+            wire::serialize(&graph.subgraph(|release| kept(release, values, false)), None)
         }
+
+        const LISTINGS: [&[&str]; 5] = [&["a"], &["b"], &["c"], &["a", "b"], &["made-up"]];
 
         proptest! {
             /// The rule the module documents: equal digests, equal copies.
@@ -415,10 +501,27 @@ mod tests {
                     change.apply(&mut after);
                 }
                 let (before, after) = (before.graph(), after.graph());
-                for values in [&["a"][..], &["b"], &["c"], &["a", "b"], &["made-up"]] {
+                for values in LISTINGS {
                     if digest(&before, values) == digest(&after, values) {
                         prop_assert_eq!(copied(&before, values), copied(&after, values), "{:?}", values);
                     }
+                }
+            }
+
+            /// A copy through the index is the copy of the whole graph.
+            #[test]
+            fn copies_through_the_index_are_whole_copies(shape in shape(), odd in any::<bool>()) {
+                let graph = shape.graph();
+                let listed = Listed::of(&graph, CHANNELS);
+                for values in LISTINGS {
+                    let listing = Listing { key: CHANNELS, values: values.to_vec() };
+                    let keep = |release: &Release| kept(release, values, odd);
+                    let indexed = listed.copy(&graph, &listing, keep).expect("a listing of the key");
+                    prop_assert_eq!(
+                        wire::serialize(&indexed, None),
+                        wire::serialize(&graph.subgraph(keep), None),
+                        "{:?}", values
+                    );
                 }
             }
         }
@@ -426,7 +529,7 @@ mod tests {
 
     #[test]
     fn a_listing_of_another_key_has_no_digest() {
-        let digests = ListedDigests::of(&document("", EDGES), CHANNELS);
+        let digests = Listed::of(&document("", EDGES), CHANNELS);
         assert_eq!(
             digests.digest(&Listing {
                 key: "other",

@@ -21,7 +21,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 use crate::graph::Graph;
-use crate::listed::Listing;
+use crate::listed::{Listed, Listing};
 use crate::release::Release;
 
 /// A test of one release, by which a stage keeps or drops it.
@@ -111,12 +111,33 @@ impl<C> Pipeline<C> {
     /// pipeline that keeps a few hundred releases of thousands copies only
     /// those.
     pub fn run_on(&self, graph: &Graph, context: &C) -> Result<Graph, PipelineError> {
+        self.run_on_copy(context, |keep| graph.subgraph(keep))
+    }
+
+    /// [`Pipeline::run_on`] `graph`, reading only the releases of the
+    /// pipeline's [`Pipeline::listing`] through `listed` (what `graph`
+    /// holds per value of a metadata list) when it is of that list.
+    pub fn run_on_listed(&self, graph: &Graph, listed: &Listed, context: &C) -> Result<Graph, PipelineError> {
+        self.run_on_copy(context, |keep| {
+            self.listing(context)
+                .and_then(|listing| listed.copy(graph, &listing, keep))
+                .unwrap_or_else(|| graph.subgraph(keep))
+        })
+    }
+
+    /// Runs the pipeline on the copy `copy` makes of the releases its
+    /// argument keeps (the leading stages' release tests).
+    fn run_on_copy(
+        &self,
+        context: &C,
+        copy: impl FnOnce(&dyn Fn(&Release) -> bool) -> Graph,
+    ) -> Result<Graph, PipelineError> {
         let tests: Vec<ReleaseTest<'_>> = self
             .stages
             .iter()
             .map_while(|stage| stage.release_test(context))
             .collect();
-        let mut copy = graph.subgraph(|release| tests.iter().all(|test| test(release)));
+        let mut copy = copy(&|release| tests.iter().all(|test| test(release)));
         for stage in &self.stages[..tests.len()] {
             stage
                 .finish_kept(&mut copy, context)

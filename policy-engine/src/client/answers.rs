@@ -29,7 +29,7 @@
 use std::num::NonZero;
 use std::sync::Arc;
 
-use cincinnati_core::listed::{ListedDigest, Listing};
+use cincinnati_core::listed::{Listed, ListedDigest, Listing};
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph, wire};
 use http_answers::PreparedBody;
@@ -295,11 +295,21 @@ impl Computations {
 }
 
 /// Filters `base` for `request` (a copy of the channel's releases only, see
-/// [`Pipeline::run_on`]) and prepares the bytes answered, kept compressed
+/// [`Pipeline::run_on`]; read through `listed`, what `base` holds per
+/// channel, when given) and prepares the bytes answered, kept compressed
 /// only: nearly every client takes gzip, and the identity bytes of the few
 /// answers asked for without it are kept by the server's `IdentityCache`.
-pub fn compute(base: &Graph, request: &PolicyRequest, pipeline: &Pipeline<PolicyRequest>) -> Answer {
-    let graph = pipeline.run_on(base, request).map_err(|failure| failure.error)?;
+pub fn compute(
+    base: &Graph,
+    listed: Option<&Listed>,
+    request: &PolicyRequest,
+    pipeline: &Pipeline<PolicyRequest>,
+) -> Answer {
+    let graph = match listed {
+        Some(listed) => pipeline.run_on_listed(base, listed, request),
+        None => pipeline.run_on(base, request),
+    }
+    .map_err(|failure| failure.error)?;
     let body = PreparedBody::compressed(|out| wire::serialize_into(&graph, Some(API_VERSION), out))
         .expect("serialising into memory cannot fail");
     Ok(Arc::new(body))
@@ -331,7 +341,6 @@ mod tests {
     use crate::client::filters::{catalog, default_tables};
     use crate::client::request::UpstreamKind;
     use crate::test_graphs::graph;
-    use cincinnati_core::listed::ListedDigests;
 
     const GRAPH: &str = r#"{"nodes": [
         {"version": "4.1.0+amd64", "payload": "p", "metadata": {
@@ -363,7 +372,7 @@ mod tests {
                 .get_or_compute(&request, &[], async || {
                     let answer = self
                         .computations
-                        .run(move || compute(&graph, &asked, &pipeline))
+                        .run(move || compute(&graph, None, &asked, &pipeline))
                         .await;
                     let basis = query.contains("channel=").then(|| basis(query));
                     Computed { answer, basis }
@@ -392,7 +401,7 @@ mod tests {
             key: "channels",
             values: vec![query],
         };
-        let digest = ListedDigests::of(&Graph::new(), listing.key).digest(&listing);
+        let digest = Listed::of(&Graph::new(), listing.key).digest(&listing);
         Basis::of(&listing, digest.unwrap())
     }
 

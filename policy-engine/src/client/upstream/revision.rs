@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
-use cincinnati_core::listed::{ListedDigest, ListedDigests, Listing};
+use cincinnati_core::listed::Listed;
 use cincinnati_core::release::{keys, without_build};
 use cincinnati_core::stage::Pipeline;
 use cincinnati_core::{ApiError, ErrorKind, Graph};
@@ -34,8 +34,9 @@ pub struct Revision {
     catalog: OnceLock<Catalog>,
     /// The phased rollouts its releases carry, read when first asked.
     phased: OnceLock<PhasedRollouts>,
-    /// What it holds for each channel, digested when first asked.
-    listed: OnceLock<ListedDigests>,
+    /// What it holds for each channel, indexed and digested when first
+    /// asked.
+    listed: OnceLock<Listed>,
 }
 
 /// How many of the answers a revision made the next one kept.
@@ -134,19 +135,21 @@ impl Revision {
     ) -> (Self, KeptAnswers) {
         let mut revision = Self::new(graph, fetched_at, max_answers);
         let (answers, made) = AnswerCache::kept_from(&previous.answers, max_answers, |basis| {
-            revision.listed_digest(&basis.listing()) == Some(basis.digest)
+            let listing = basis.listing();
+            revision
+                .listed(listing.key)
+                .and_then(|listed| listed.digest(&listing))
+                == Some(basis.digest)
         });
         revision.answers = answers;
         let kept = revision.answers.len();
         (revision, KeptAnswers { kept, made })
     }
 
-    /// The digest of what this revision holds for `listing`; `None` for a
-    /// listing of another key than the first one asked.
-    fn listed_digest(&self, listing: &Listing<'_>) -> Option<ListedDigest> {
-        self.listed
-            .get_or_init(|| ListedDigests::of(&self.graph, listing.key))
-            .digest(listing)
+    /// What this revision holds for each value of the metadata list `key`
+    /// (its channels); `None` for another key than the first one asked.
+    fn listed(&self, key: &str) -> Option<&Listed> {
+        Some(self.listed.get_or_init(|| Listed::of(&self.graph, key))).filter(|listed| listed.key() == key)
     }
 
     /// The phased rollouts this revision's graph carries (a graph-builder's).
@@ -197,14 +200,16 @@ impl Revision {
                 let (revision, pipeline, asked) = (self.clone(), pipeline.clone(), request.clone());
                 computations
                     .run(move || {
-                        // Joined revisions are not digested: their answers are made again.
-                        let basis = pipeline
-                            .listing(&asked)
-                            .filter(|_| joined.is_empty())
-                            .and_then(|listing| Some(Basis::of(&listing, revision.listed_digest(&listing)?)));
+                        // Joined revisions are neither indexed nor digested:
+                        // their answers are made again.
+                        let listing = pipeline.listing(&asked).filter(|_| joined.is_empty());
+                        let listed = listing.as_ref().and_then(|listing| revision.listed(listing.key));
+                        let basis = listing.zip(listed).and_then(|(listing, listed)| {
+                            Some(Basis::of(&listing, listed.digest(&listing)?))
+                        });
                         let answer = revision
                             .merged_with(&joined)
-                            .and_then(|base| answers::compute(&base, &asked, &pipeline));
+                            .and_then(|base| answers::compute(&base, listed, &asked, &pipeline));
                         Ok(Computed { answer, basis })
                     })
                     .await
