@@ -500,9 +500,9 @@ async fn run_scale(args: &Args, scale: u64) -> anyhow::Result<Figures> {
     drop((graph, gzipped, full));
     println!(
         "  graph-builder ready with its graph in {graph_builder_start:.2} s: {graph_releases} releases, \
-         {} MB ({} MB gzip), {} (channel, arch) answers; load average {}",
-        mb(graph_bytes),
-        mb(graph_gzip_bytes),
+         {:.1} MB ({:.1} MB gzip), {} (channel, arch) answers; load average {}",
+        graph_bytes as f64 / 1e6,
+        graph_gzip_bytes as f64 / 1e6,
         pairs.len(),
         load_average(),
     );
@@ -608,102 +608,120 @@ async fn run_scale(args: &Args, scale: u64) -> anyhow::Result<Figures> {
     })
 }
 
-fn mb(bytes: usize) -> String {
-    format!("{:.1}", bytes as f64 / 1e6)
-}
-
-fn kb(bytes: usize) -> String {
-    format!("{:.0}", bytes as f64 / 1e3)
-}
-
 /// Median and max of `values`.
-fn median_max(values: impl Iterator<Item = f64>) -> String {
+fn median_max(values: impl Iterator<Item = f64>) -> Vec<f64> {
     let mut values: Vec<f64> = values.collect();
     let (median, _, max) = percentiles(&mut values);
-    format!("{median:.2} / {max:.2}")
+    vec![median, max]
 }
 
-/// The figures as a Markdown table, a column per scale.
+/// A row of the table: its name, decimals, and its figure at a scale (two:
+/// median / max over the revisions).
+type Row = (&'static str, usize, fn(&Figures) -> Vec<f64>);
+
+const ROWS: [Row; 27] = [
+    ("releases", 0, |f| vec![f.releases as f64]),
+    ("(channel, arch) answers", 0, |f| vec![f.pairs as f64]),
+    ("full graph, MB", 1, |f| vec![f.graph_bytes as f64 / 1e6]),
+    ("full graph gzip, MB", 1, |f| {
+        vec![f.graph_gzip_bytes as f64 / 1e6]
+    }),
+    ("graph-builder: start to its graph served, s", 2, |f| {
+        vec![f.graph_builder_start]
+    }),
+    ("engine: start to one answer served, s", 2, |f| {
+        vec![f.engine_start]
+    }),
+    ("warm-up sweep (every answer computed), s", 2, |f| {
+        vec![f.warm_up.took]
+    }),
+    ("warm-up sweep, engine CPU s", 2, |f| vec![f.warm_up.engine_cpu]),
+    ("repeat sweep (every answer kept), s", 2, |f| vec![f.repeat[0]]),
+    ("repeat sweep, engine CPU s", 2, |f| vec![f.repeat[1]]),
+    ("all answers, identity, MB", 1, |f| {
+        vec![total_and_largest(&f.warm_up.identity).0 as f64 / 1e6]
+    }),
+    ("all answers, gzip, MB", 1, |f| {
+        vec![total_and_largest(&f.warm_up.gzip).0 as f64 / 1e6]
+    }),
+    ("largest answer, identity, kB", 0, |f| {
+        vec![total_and_largest(&f.warm_up.identity).1 as f64 / 1e3]
+    }),
+    ("largest answer, gzip, kB", 0, |f| {
+        vec![total_and_largest(&f.warm_up.gzip).1 as f64 / 1e3]
+    }),
+    ("revision: write to graph-builder serving it, s", 2, |f| {
+        median_max(f.revisions.iter().map(|r| r.graph_builder_serves))
+    }),
+    ("then to the engine serving the changed answer, s", 2, |f| {
+        median_max(f.revisions.iter().map(|r| r.engine_serves))
+    }),
+    ("then to every answer served (a sweep), s", 2, |f| {
+        median_max(f.revisions.iter().map(|r| r.sweep))
+    }),
+    ("answers changed by the revision", 0, |f| {
+        median_max(f.revisions.iter().map(|r| r.changed as f64))
+    }),
+    ("graph-builder CPU per revision, s", 2, |f| {
+        median_max(f.revisions.iter().map(|r| r.graph_builder_cpu))
+    }),
+    ("engine CPU taking the revision in, s", 2, |f| {
+        median_max(f.revisions.iter().map(|r| r.engine_intake_cpu))
+    }),
+    ("engine CPU for the sweep after it, s", 2, |f| {
+        median_max(f.revisions.iter().map(|r| r.engine_sweep_cpu))
+    }),
+    ("graph-builder peak RSS, MiB", 0, |f| vec![f.peak_mib[0]]),
+    ("engine peak RSS, MiB", 0, |f| vec![f.peak_mib[1]]),
+    ("graph-builder steady RSS, MiB", 0, |f| vec![f.steady_mib[0]]),
+    ("engine steady RSS, MiB", 0, |f| vec![f.steady_mib[1]]),
+    ("graph-builder idle CPU, % of a core", 1, |f| {
+        vec![f.idle_cpu_percent[0]]
+    }),
+    ("engine idle CPU, % of a core", 1, |f| vec![f.idle_cpu_percent[1]]),
+];
+
+/// The figures as a Markdown table: a column per scale (median / max for
+/// the revisions'), then each figure (the median) at every scale divided by
+/// its value at the first.
 fn table(all: &[Figures]) -> String {
-    type Row = (&'static str, fn(&Figures) -> String);
-    let rows: [Row; 20] = [
-        ("releases; (channel, arch) answers", |f| {
-            format!("{}; {}", f.releases, f.pairs)
-        }),
-        ("full graph, MB (gzip)", |f| {
-            format!("{} ({})", mb(f.graph_bytes), mb(f.graph_gzip_bytes))
-        }),
-        ("graph-builder cold start to its graph, s", |f| {
-            format!("{:.2}", f.graph_builder_start)
-        }),
-        ("engine cold start to one answer, s", |f| {
-            format!("{:.2}", f.engine_start)
-        }),
-        ("warm-up sweep (every answer computed): s; engine CPU s", |f| {
-            format!("{:.2}; {:.2}", f.warm_up.took, f.warm_up.engine_cpu)
-        }),
-        ("repeat sweep (every answer kept): s; engine CPU s", |f| {
-            format!("{:.2}; {:.2}", f.repeat[0], f.repeat[1])
-        }),
-        ("answers, all, MB: identity; gzip", |f| {
-            let (identity, gzip) = (
-                total_and_largest(&f.warm_up.identity).0,
-                total_and_largest(&f.warm_up.gzip).0,
-            );
-            format!("{}; {}", mb(identity), mb(gzip))
-        }),
-        ("largest answer, kB: identity; gzip", |f| {
-            let (identity, gzip) = (
-                total_and_largest(&f.warm_up.identity).1,
-                total_and_largest(&f.warm_up.gzip).1,
-            );
-            format!("{}; {}", kb(identity), kb(gzip))
-        }),
-        (
-            "revision: write to graph-builder serving, s (median / max)",
-            |f| median_max(f.revisions.iter().map(|r| r.graph_builder_serves)),
-        ),
-        ("then to engine serving the changed answer, s", |f| {
-            median_max(f.revisions.iter().map(|r| r.engine_serves))
-        }),
-        ("then to every answer served (sweep), s", |f| {
-            median_max(f.revisions.iter().map(|r| r.sweep))
-        }),
-        ("answers changed by the revision", |f| {
-            median_max(f.revisions.iter().map(|r| r.changed as f64)).replace(".00", "")
-        }),
-        ("graph-builder CPU per revision, s", |f| {
-            median_max(f.revisions.iter().map(|r| r.graph_builder_cpu))
-        }),
-        ("engine CPU taking a revision in, s", |f| {
-            median_max(f.revisions.iter().map(|r| r.engine_intake_cpu))
-        }),
-        ("engine CPU for the sweep after it, s", |f| {
-            median_max(f.revisions.iter().map(|r| r.engine_sweep_cpu))
-        }),
-        ("peak RSS, MiB: graph-builder; engine", |f| {
-            format!("{:.0}; {:.0}", f.peak_mib[0], f.peak_mib[1])
-        }),
-        ("steady RSS, MiB: graph-builder; engine", |f| {
-            format!("{:.0}; {:.0}", f.steady_mib[0], f.steady_mib[1])
-        }),
-        ("idle CPU, % of a core: graph-builder; engine", |f| {
-            format!("{:.1}; {:.1}", f.idle_cpu_percent[0], f.idle_cpu_percent[1])
-        }),
-        ("load average at start", |f| f.load_start.clone()),
-        ("load average at end", |f| f.load_end.clone()),
-    ];
     let mut out = String::from("| measure |");
     for figures in all {
         out.push_str(&format!(" {}x |", figures.scale));
     }
-    out.push_str(&format!("\n|---|{}\n", "---|".repeat(all.len())));
-    for (name, value) in rows {
+    out.push_str(&format!(
+        " growth (÷ {}x) |\n|---|{}---|\n",
+        all[0].scale,
+        "---|".repeat(all.len())
+    ));
+    for (name, decimals, value) in ROWS {
+        let values: Vec<Vec<f64>> = all.iter().map(value).collect();
         out.push_str(&format!("| {name} |"));
-        for figures in all {
-            out.push_str(&format!(" {} |", value(figures)));
+        for figures in &values {
+            let shown: Vec<String> = figures
+                .iter()
+                .map(|figure| format!("{figure:.decimals$}"))
+                .collect();
+            out.push_str(&format!(" {} |", shown.join(" / ")));
         }
-        out.push('\n');
+        let growth: Vec<String> = values[1..]
+            .iter()
+            .map(|figures| match values[0][0] {
+                0.0 => "–".to_owned(),
+                base => format!("×{:.1}", figures[0] / base),
+            })
+            .collect();
+        out.push_str(&format!(" {} |\n", growth.join(", ")));
+    }
+    for (name, load) in [
+        (
+            "load average at start",
+            (|f: &Figures| f.load_start.clone()) as fn(&Figures) -> String,
+        ),
+        ("load average at end", |f| f.load_end.clone()),
+    ] {
+        let loads: Vec<String> = all.iter().map(load).collect();
+        out.push_str(&format!("| {name} | {} | |\n", loads.join(" | ")));
     }
     out
 }
