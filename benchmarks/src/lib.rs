@@ -1,6 +1,6 @@
 //! Helpers the benchmark binaries share: child processes of the services,
-//! their peak memory, and their Prometheus metrics; and the fleet
-//! benchmark's parts ([`fleet`]).
+//! their memory and CPU time, their Prometheus metrics, what a Graph API
+//! answer offers; and the fleet benchmark's parts ([`fleet`]).
 
 pub mod fleet;
 
@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use serde_json::Value;
 
 /// A service started as a child process, killed when dropped.
 pub struct Service {
@@ -110,4 +111,100 @@ pub async fn poll(url: &str, limit: Duration, done: impl Fn(&str) -> bool) -> an
     })
     .await?;
     Ok(body)
+}
+
+/// A free port on 127.0.0.1 (another process may take it before it is
+/// bound: good enough for a benchmark).
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Clock ticks per second of `/proc/*/stat` times, asked once.
+static CLOCK_TICKS: LazyLock<f64> = LazyLock::new(|| {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(100.0)
+});
+
+/// Fields of `/proc/{pid}/stat` after the command name (the first is the
+/// state, field 3).
+pub(crate) fn stat_fields(pid: u32) -> Option<Vec<u64>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    Some(
+        after
+            .split_whitespace()
+            .skip(1)
+            .map(|field| field.parse().unwrap_or(0))
+            .collect(),
+    )
+}
+
+/// User + system CPU seconds of process `pid` (and of its children waited
+/// for, with `children`); 0 for a process that is gone.
+pub fn cpu_seconds(pid: u32, children: bool) -> f64 {
+    // After the state: ppid (4) is [0], utime (14) [10], stime [11],
+    // cutime [12], cstime [13].
+    let Some(fields) = stat_fields(pid) else {
+        return 0.0;
+    };
+    let mut ticks = fields[10] + fields[11];
+    if children {
+        ticks += fields[12] + fields[13];
+    }
+    ticks as f64 / *CLOCK_TICKS
+}
+
+/// The 1-, 5- and 15-minute load averages.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// p50, p99 and max of `values` (sorted in place); zeros when empty.
+pub fn percentiles(values: &mut [f64]) -> (f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    values.sort_by(f64::total_cmp);
+    let at = |quantile: f64| values[((values.len() - 1) as f64 * quantile).round() as usize];
+    (at(0.5), at(0.99), values[values.len() - 1])
+}
+
+/// The versions a Graph API answer offers (build metadata removed), and
+/// its updates as (from, to).
+pub struct Offered {
+    pub versions: Vec<String>,
+    pub updates: Vec<(String, String)>,
+}
+
+impl Offered {
+    pub fn parse(graph: &Value) -> Self {
+        let plain = |node: &Value| {
+            let version = node["version"].as_str().unwrap_or_default();
+            version.split('+').next().unwrap_or_default().to_owned()
+        };
+        let nodes = graph["nodes"].as_array().cloned().unwrap_or_default();
+        let versions: Vec<String> = nodes.iter().map(plain).collect();
+        let updates = graph["edges"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|edge| {
+                let from = versions.get(usize::try_from(edge[0].as_u64()?).ok()?)?;
+                let to = versions.get(usize::try_from(edge[1].as_u64()?).ok()?)?;
+                Some((from.clone(), to.clone()))
+            })
+            .collect();
+        Self { versions, updates }
+    }
+
+    pub fn offers_update(&self, from: &str, to: &str) -> bool {
+        self.updates.iter().any(|(f, t)| f == from && t == to)
+    }
 }

@@ -9,8 +9,12 @@
 //! its own minor, and the most recent general-availability releases of the
 //! previous minor. Digests are fake but well formed, derived from version,
 //! architecture and seed; nothing depends on time or on file order.
+//!
+//! [`scale`] writes graph-data N times today's, whose release set this
+//! generates too: N times as many releases.
 
 mod demo;
+pub mod scale;
 pub mod signatures;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,7 +30,8 @@ use sha2::{Digest, Sha256};
 
 pub use demo::{apply_graph_data, demo_graph, demo_releases};
 
-/// Architectures and the first minor of 4.x each shipped in.
+/// Architectures and the first minor of 4.x each shipped in (of
+/// 14.x, 24.x... too: see [`scale`]).
 pub const ARCHITECTURES: [(&str, u64); 5] = [
     ("amd64", 2),
     ("s390x", 2),
@@ -92,25 +97,36 @@ pub fn generate(versions: &BTreeSet<Version>, settings: &Settings) -> Vec<FoundR
     ARCHITECTURES
         .iter()
         .flat_map(|&(arch, first_minor)| {
+            // A scaled copy's major ships as the original's did.
             let shipped: Vec<&Version> = versions
                 .iter()
-                .filter(|version| (version.major, version.minor) >= (4, first_minor))
+                .filter(|version| (version.major % scale::MAJOR_STEP, version.minor) >= (4, first_minor))
                 .collect();
             releases_of(arch, &shipped, settings)
         })
         .collect()
 }
 
-/// [`generate`] for testdata/graph-data, assembled into the update graph.
-pub fn present_day_graph(settings: &Settings) -> anyhow::Result<Graph> {
-    let versions = channel_versions(&testdata_graph_data())?;
-    let assembled = graph_builder::assemble::assemble(generate(&versions, settings));
+/// `releases` assembled into the update graph, every one of them kept.
+pub fn assembled(releases: Vec<FoundRelease>) -> anyhow::Result<Graph> {
+    let assembled = graph_builder::assemble::assemble(releases);
     anyhow::ensure!(
         assembled.dropped.is_empty(),
         "generated releases were left out: {:?}",
         assembled.dropped
     );
     Ok(assembled.graph)
+}
+
+/// [`generate`] for the channel versions of `graph_data`, assembled into
+/// the update graph (graph-data not applied).
+pub fn release_graph(graph_data: &Path, settings: &Settings) -> anyhow::Result<Graph> {
+    assembled(generate(&channel_versions(graph_data)?, settings))
+}
+
+/// [`release_graph`] of testdata/graph-data.
+pub fn present_day_graph(settings: &Settings) -> anyhow::Result<Graph> {
+    release_graph(&testdata_graph_data(), settings)
 }
 
 fn releases_of(arch: &str, shipped: &[&Version], settings: &Settings) -> Vec<FoundRelease> {
@@ -123,7 +139,11 @@ fn releases_of(arch: &str, shipped: &[&Version], settings: &Settings) -> Vec<Fou
     }
     let mut releases = Vec::with_capacity(shipped.len());
     let mut previous_minor: Option<&Vec<&Version>> = None;
-    for minor in by_minor.values() {
+    for (&(major, _), minor) in &by_minor {
+        // The previous minor of this major, or the last of the major
+        // before (4.22 → 5.0); none across a gap (5.0 → 14.2: scaled copies
+        // are apart).
+        previous_minor = previous_minor.filter(|older| older[0].major + 1 >= major);
         for (position, &version) in minor.iter().enumerate() {
             let wanted = previous_count(version, arch, settings);
             let same_minor = minor[..position].iter().rev();
@@ -230,6 +250,29 @@ mod tests {
     }
 
     #[test]
+    fn previous_minors_cross_into_the_next_major_only() {
+        let set = versions(&["4.21.0", "5.0.0", "14.2.0", "14.21.0", "15.0.0"]);
+        let releases = generate(&set, &Settings::default());
+        let previous = |version: &str| -> Vec<String> {
+            let release = releases
+                .iter()
+                .find(|release| {
+                    release.arch.as_str() == "amd64" && release.document.version.to_string() == version
+                })
+                .unwrap();
+            release
+                .document
+                .previous
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        assert_eq!(previous("5.0.0"), ["4.21.0"]);
+        assert!(previous("14.2.0").is_empty(), "not from 5.0, a copy apart");
+        assert_eq!(previous("15.0.0"), ["14.21.0"]);
+    }
+
+    #[test]
     fn architectures_start_at_their_first_minor() {
         let set = versions(&["4.1.0", "4.2.0", "4.9.0", "4.11.0"]);
         let releases = generate(&set, &Settings::default());
@@ -249,6 +292,11 @@ mod tests {
             ],
             [3, 3, 3, 2, 1]
         );
+        let copy = generate(
+            &versions(&["14.1.0", "14.2.0", "14.9.0", "14.11.0"]),
+            &Settings::default(),
+        );
+        assert_eq!(copy.len(), releases.len(), "a scaled copy ships as the original");
         let multi = releases.iter().find(|release| release.arch.is_multi()).unwrap();
         assert_eq!(multi.document.metadata[keys::RELEASE_ARCHITECTURE], "multi");
         assert!(

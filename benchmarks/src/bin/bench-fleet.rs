@@ -36,12 +36,12 @@ use std::time::Duration;
 use anyhow::Context as _;
 use benchmarks::fleet::cadence::Cadence;
 use benchmarks::fleet::engines::{
-    Engine, EngineSettings, FleetCounters, PREFIX, Upstream, cpu_seconds, load_average, server_cpu_seconds,
-    written_bytes,
+    Engine, EngineSettings, FleetCounters, PREFIX, Upstream, server_cpu_seconds, written_bytes,
 };
 use benchmarks::fleet::model::{Model, ROLLOUT_TARGETS, Random, Stage};
 use benchmarks::fleet::rate::{self, RateResult, Request, Requests};
 use benchmarks::fleet::store::{self, DAY, Pass, PassPlan, StoreUnderTest, Timed};
+use benchmarks::{cpu_seconds, load_average, percentiles};
 use clap::{Parser, ValueEnum};
 use postgres_testkit::PostgresServer;
 
@@ -740,7 +740,7 @@ async fn fleet_answers(recording: &[Engine], args: &Args) -> anyhow::Result<()> 
                 runs_ms.push(started.elapsed().as_secs_f64() * 1e3);
                 summary = answer_summary(&answer);
             }
-            let (median, _, max) = store::percentiles(&mut runs_ms);
+            let (median, _, max) = percentiles(&mut runs_ms);
             let missed = median > target;
             println!(
                 "| {} | {path} | < {target:.0} ms | {}{median:.1}{} | {max:.1} | {summary} |",

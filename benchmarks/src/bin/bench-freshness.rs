@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use benchmarks::{Service, metric, poll};
+use benchmarks::{Offered, Service, cpu_seconds, free_port, load_average, metric, poll};
 use clap::Parser;
 use registry_testkit::LocalRegistry;
 use release_images::{Image, PushOptions, Pusher, ReleaseMetadata};
@@ -82,43 +82,6 @@ fn write_graph_data(dir: &Path, versions: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A free loopback port (free when asked; the services bind it soon after).
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// The versions B offers in the channel, and its updates as (from, to).
-struct Offered {
-    versions: Vec<String>,
-    updates: Vec<(String, String)>,
-}
-
-impl Offered {
-    fn parse(graph: &Value) -> Self {
-        let plain = |node: &Value| {
-            let version = node["version"].as_str().unwrap_or_default();
-            version.split('+').next().unwrap_or_default().to_owned()
-        };
-        let nodes = graph["nodes"].as_array().cloned().unwrap_or_default();
-        let versions: Vec<String> = nodes.iter().map(plain).collect();
-        let updates = graph["edges"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|edge| {
-                let from = versions.get(usize::try_from(edge[0].as_u64()?).ok()?)?;
-                let to = versions.get(usize::try_from(edge[1].as_u64()?).ok()?)?;
-                Some((from.clone(), to.clone()))
-            })
-            .collect();
-        Self { versions, updates }
-    }
-
-    fn offers_update(&self, from: &str, to: &str) -> bool {
-        self.updates.iter().any(|(f, t)| f == from && t == to)
-    }
-}
-
 /// Asks B until `done` holds for what it offers (an error or a 503 is not
 /// yet); the time it took.
 async fn time_until(
@@ -162,27 +125,6 @@ fn summary(label: &str, mut seconds: Vec<f64>) {
         seconds[seconds.len() - 1],
         seconds[0],
     );
-}
-
-/// User plus system CPU seconds of process `pid` so far.
-fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command name, which is in parentheses.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .context("stat")?
-        .1
-        .split_whitespace()
-        .collect();
-    let ticks: f64 = fields[11].parse::<f64>()? + fields[12].parse::<f64>()?;
-    // USER_HZ is 100 on Linux.
-    Ok(ticks / 100.0)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }
 
 #[tokio::main]
@@ -315,7 +257,7 @@ async fn main() -> anyhow::Result<()> {
         let mut cpu = Vec::new();
         let mut metrics = Vec::new();
         for ((_, process), url) in processes.iter().zip(&statuses) {
-            cpu.push(cpu_seconds(process.id())?);
+            cpu.push(cpu_seconds(process.id(), false));
             metrics.push(poll(url, Duration::from_secs(10), |_| true).await?);
         }
         Ok((cpu, metrics))

@@ -1,6 +1,7 @@
 //! The engine side's processes: the upstream (a graph served from memory),
 //! release policy-engines with and without a fleet store, their metrics,
-//! and CPU time read from `/proc`.
+//! and the CPU time and writes of a PostgreSQL server and of SQLite, read
+//! from `/proc`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::{Service, metric};
+use crate::{Service, cpu_seconds, free_port, metric, stat_fields};
 
 pub const PREFIX: &str = "/api/upgrades_info";
 
@@ -49,12 +50,6 @@ impl Drop for Upstream {
     fn drop(&mut self) {
         self.server.unblock();
     }
-}
-
-/// A free port on 127.0.0.1 (another process may take it before it is
-/// bound: good enough for a benchmark).
-pub fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 /// A release policy-engine, as a process.
@@ -228,46 +223,6 @@ impl FleetCounters {
     }
 }
 
-/// Clock ticks per second of `/proc/*/stat` times.
-pub fn clock_ticks() -> f64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|output| String::from_utf8(output.stdout).ok())
-        .and_then(|text| text.trim().parse().ok())
-        .unwrap_or(100.0)
-}
-
-/// Fields of `/proc/{pid}/stat` after the command name (the first is the
-/// state, field 3).
-fn stat_fields(pid: u32) -> Option<Vec<u64>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = stat.rsplit_once(')')?.1;
-    Some(
-        after
-            .split_whitespace()
-            .skip(1)
-            .map(|field| field.parse().unwrap_or(0))
-            .collect(),
-    )
-}
-
-/// User + system CPU seconds of process `pid` (and of its children waited
-/// for, with `children`).
-pub fn cpu_seconds(pid: u32, children: bool) -> f64 {
-    // After the state: ppid (4) is [0], utime (14) [10], stime [11],
-    // cutime [12], cstime [13].
-    let Some(fields) = stat_fields(pid) else {
-        return 0.0;
-    };
-    let mut ticks = fields[10] + fields[11];
-    if children {
-        ticks += fields[12] + fields[13];
-    }
-    ticks as f64 / clock_ticks()
-}
-
 /// CPU seconds of a PostgreSQL server: its postmaster (with the backends
 /// that exited) and the processes it runs now.
 pub fn server_cpu_seconds(postmaster: u32) -> f64 {
@@ -300,11 +255,4 @@ pub fn written_bytes(pid: u32) -> u64 {
                 .and_then(|value| value.trim().parse().ok())
         })
         .unwrap_or(0)
-}
-
-/// The 1-, 5- and 15-minute load averages.
-pub fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }

@@ -19,7 +19,7 @@ use std::net::{Ipv4Addr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::store::percentiles;
+use crate::percentiles;
 
 /// One request: when it is due (from the run's start), a port on
 /// 127.0.0.1 and a path with its query.

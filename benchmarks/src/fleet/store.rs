@@ -21,6 +21,7 @@ use fleet_store::{Check, FleetStore, StoreKind};
 use sqlx::{AssertSqlSafe, Row as _};
 
 use super::model::{CHANNELS, Model, ROLLOUT_TARGETS, Random, Stage};
+use crate::percentiles;
 
 /// `query` with `binds` bound in order: a query of either database (their
 /// query types differ; binding them does not).
@@ -309,16 +310,6 @@ pub async fn pass(store: &StoreUnderTest, model: &Model, plan: PassPlan) -> anyh
         _ => Some((super::engines::written_bytes(std::process::id()) - written_before) as i64),
     };
     Ok(result)
-}
-
-/// p50, p99 and max of `values` (sorted in place); zeros when empty.
-pub fn percentiles(values: &mut [f64]) -> (f64, f64, f64) {
-    if values.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    values.sort_by(f64::total_cmp);
-    let at = |quantile: f64| values[((values.len() - 1) as f64 * quantile).round() as usize];
-    (at(0.5), at(0.99), values[values.len() - 1])
 }
 
 /// One question's times.

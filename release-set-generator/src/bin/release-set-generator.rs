@@ -8,8 +8,11 @@ use anyhow::Context;
 use clap::Parser;
 use image_signature::TrustedKeys;
 use release_images::signature::SigningKey;
+use release_set_generator::scale::write_scaled_graph_data;
 use release_set_generator::signatures::{demo_key, demo_signatures, write_tree};
-use release_set_generator::{Settings, apply_graph_data, channel_versions, generate, testdata_graph_data};
+use release_set_generator::{
+    Settings, apply_graph_data, assembled, channel_versions, generate, testdata_graph_data,
+};
 
 /// Generate a present-day-sized OpenShift update graph (Graph API JSON, as a
 /// graph-builder serves it before graph-data is applied).
@@ -18,6 +21,14 @@ struct Arguments {
     /// Graph-data whose channel versions become releases (default: the repository's testdata/graph-data).
     #[arg(long)]
     graph_data: Option<PathBuf>,
+    /// Scale the graph-data first: write graph-data this many times
+    /// --graph-data's to --scaled-graph-data (see the `scale` module), and
+    /// generate the releases of that.
+    #[arg(long, requires = "scaled_graph_data", value_parser = clap::value_parser!(u64).range(1..))]
+    scale: Option<u64>,
+    /// Where --scale writes its graph-data (a directory it creates).
+    #[arg(long, requires = "scale")]
+    scaled_graph_data: Option<PathBuf>,
     /// Seed for digests and the number of updates into each release.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -43,7 +54,12 @@ struct Arguments {
 
 fn main() -> anyhow::Result<()> {
     let arguments = Arguments::parse();
-    let graph_data = arguments.graph_data.unwrap_or_else(testdata_graph_data);
+    let mut graph_data = arguments.graph_data.unwrap_or_else(testdata_graph_data);
+    if let (Some(scale), Some(target)) = (arguments.scale, arguments.scaled_graph_data) {
+        write_scaled_graph_data(&graph_data, scale, &target)
+            .with_context(|| format!("writing {}", target.display()))?;
+        graph_data = target;
+    }
     let versions = channel_versions(&graph_data)?;
     let settings = Settings {
         seed: arguments.seed,
@@ -57,16 +73,11 @@ fn main() -> anyhow::Result<()> {
         write_public_key(public_key, &key)?;
         eprintln!("{} signatures in {}", signatures.len(), dir.display());
     }
-    let mut assembled = graph_builder::assemble::assemble(releases);
-    anyhow::ensure!(
-        assembled.dropped.is_empty(),
-        "releases left out: {:?}",
-        assembled.dropped
-    );
+    let mut graph = assembled(releases)?;
     if arguments.apply_graph_data {
-        apply_graph_data(&mut assembled.graph, &graph_data, jiff::Timestamp::now())?;
+        apply_graph_data(&mut graph, &graph_data, jiff::Timestamp::now())?;
     }
-    let json = cincinnati_core::wire::serialize(&assembled.graph, None);
+    let json = cincinnati_core::wire::serialize(&graph, None);
     match arguments.output {
         Some(path) => std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?,
         None => std::io::stdout()
@@ -74,11 +85,7 @@ fn main() -> anyhow::Result<()> {
             .write_all(&json)
             .context("writing to standard output")?,
     }
-    eprintln!(
-        "{} releases, {} edges",
-        assembled.graph.release_count(),
-        assembled.graph.edge_count()
-    );
+    eprintln!("{} releases, {} edges", graph.release_count(), graph.edge_count());
     Ok(())
 }
 
