@@ -396,20 +396,28 @@ impl Graph {
     /// times today's costs what it costs today.
     fn around(&self, releases: Vec<(ReleaseId, Release)>) -> Self {
         let inner = &self.dag;
-        let mut kept = StableDiGraph::with_capacity(releases.len(), 0);
         let mut new_ids = vec![None; inner.node_bound()];
-        let mut ids = Vec::with_capacity(releases.len());
-        for (id, release) in releases {
-            let new = kept.add_node(release);
-            new_ids[id.index()] = Some(new);
-            ids.push((id, new));
+        for (new, (id, _)) in releases.iter().enumerate() {
+            new_ids[id.index()] = Some(NodeIndex::new(new));
         }
-        for (id, from) in ids {
-            for child in inner.neighbors_directed(id, Direction::Outgoing) {
-                if let Some(to) = new_ids[child.index()] {
-                    kept.add_edge(from, to, ());
-                }
-            }
+        // Counted first: a whole graph's edges, grown by doubling, would
+        // hold up to twice their room.
+        let edges: Vec<(NodeIndex, NodeIndex)> = releases
+            .iter()
+            .flat_map(|&(id, _)| {
+                let new_ids = &new_ids;
+                inner
+                    .neighbors_directed(id, Direction::Outgoing)
+                    .filter_map(move |child| Some((new_ids[id.index()]?, new_ids[child.index()]?)))
+            })
+            .collect();
+        let mut kept = StableDiGraph::with_capacity(releases.len(), edges.len());
+        for (index, (_, release)) in releases.into_iter().enumerate() {
+            let added = kept.add_node(release);
+            debug_assert_eq!(added.index(), index, "a new graph numbers releases in order");
+        }
+        for (from, to) in edges {
+            kept.add_edge(from, to, ());
         }
         Self {
             by_version: kept
