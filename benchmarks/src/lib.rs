@@ -4,13 +4,22 @@
 
 pub mod fleet;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use serde_json::Value;
+
+/// The release binaries of the services a benchmark starts.
+#[derive(clap::Args)]
+pub struct Binaries {
+    #[arg(long, default_value = "target/release/graph-builder")]
+    pub graph_builder: PathBuf,
+    #[arg(long, default_value = "target/release/policy-engine")]
+    pub policy_engine: PathBuf,
+}
 
 /// A service started as a child process, killed when dropped.
 pub struct Service {

@@ -19,18 +19,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use benchmarks::{Offered, Service, cpu_seconds, free_port, load_average, metric, poll};
+use benchmarks::{Binaries, Offered, Service, cpu_seconds, free_port, load_average, metric, poll};
 use clap::Parser;
 use registry_testkit::LocalRegistry;
 use release_images::{Image, PushOptions, Pusher, ReleaseMetadata};
 use serde_json::Value;
 
+/// Time to block and time to offer through a graph-builder and two
+/// engines (docs/benchmarks-freshness.md).
 #[derive(Parser)]
 struct Args {
-    #[arg(long, default_value = "target/release/graph-builder")]
-    graph_builder: PathBuf,
-    #[arg(long, default_value = "target/release/policy-engine")]
-    policy_engine: PathBuf,
+    #[command(flatten)]
+    binaries: Binaries,
     /// Changes of each kind measured.
     #[arg(long, default_value_t = 20)]
     changes: usize,
@@ -185,19 +185,19 @@ async fn main() -> anyhow::Result<()> {
     };
     let logs = work.path();
     let gb = Service::start_logged(
-        &args.graph_builder,
+        &args.binaries.graph_builder,
         &["-c", gb_config.to_str().context("path")?],
         &logs.join("gb.log"),
     )?;
     let (a_config, a_api, a_status) = engine_config("a", &format!("http://127.0.0.1:{gb_api}/graph"))?;
     let a = Service::start_logged(
-        &args.policy_engine,
+        &args.binaries.policy_engine,
         &["-c", a_config.to_str().context("path")?],
         &logs.join("a.log"),
     )?;
     let (b_config, b_api, b_status) = engine_config("b", &format!("http://127.0.0.1:{a_api}/graph"))?;
     let b = Service::start_logged(
-        &args.policy_engine,
+        &args.binaries.policy_engine,
         &["-c", b_config.to_str().context("path")?],
         &logs.join("b.log"),
     )?;

@@ -28,7 +28,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use benchmarks::{Offered, Service, cpu_seconds, free_port, load_average, percentiles};
+use benchmarks::{Binaries, Offered, Service, cpu_seconds, free_port, load_average, percentiles};
 use clap::Parser;
 use futures::StreamExt as _;
 use release_set_generator::scale::write_scaled_graph_data;
@@ -37,12 +37,12 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT_ENCODING, ETAG, IF_NONE_MATCH};
 use serde::Deserialize;
 
+/// What a graph revision costs a graph-builder and an engine, at several
+/// sizes of the graph (docs/benchmarks-revisions.md).
 #[derive(Parser)]
 struct Args {
-    #[arg(long, default_value = "target/release/graph-builder")]
-    graph_builder: PathBuf,
-    #[arg(long, default_value = "target/release/policy-engine")]
-    policy_engine: PathBuf,
+    #[command(flatten)]
+    binaries: Binaries,
     /// Sizes of the graph-data, in times today's.
     #[arg(long, value_delimiter = ',', default_values_t = [1, 3, 10])]
     scales: Vec<u64>,
@@ -483,7 +483,10 @@ async fn run_scale(args: &Args, scale: u64) -> anyhow::Result<Figures> {
     // Cold starts, one after the other: the engine's does not wait on the
     // graph-builder's.
     let started = Instant::now();
-    let gb = Service::start(&args.graph_builder, &["-c", gb_config.to_str().context("path")?])?;
+    let gb = Service::start(
+        &args.binaries.graph_builder,
+        &["-c", gb_config.to_str().context("path")?],
+    )?;
     let graph = client
         .first_answer(
             &format!("http://127.0.0.1:{}/readiness", gb_ports[2]),
@@ -510,7 +513,7 @@ async fn run_scale(args: &Args, scale: u64) -> anyhow::Result<Figures> {
     let upstream = client.graph_builder.clone();
     let started = Instant::now();
     let engine = Service::start(
-        &args.policy_engine,
+        &args.binaries.policy_engine,
         &[
             "--service.port",
             &engine_port.to_string(),
