@@ -114,7 +114,10 @@ impl Graph {
         edges: impl IntoIterator<Item = (usize, usize)>,
         conditional_edges: Vec<ConditionalEdge>,
     ) -> Result<Self, FromPartsError> {
-        let mut inner = StableDiGraph::with_capacity(releases.len(), 0);
+        let edges = edges.into_iter();
+        // Room for every edge up front: grown by doubling, a large graph's
+        // edges held up to twice their room for the graph's life.
+        let mut inner = StableDiGraph::with_capacity(releases.len(), edges.size_hint().0);
         let mut by_version = foldhash::HashMap::with_capacity_and_hasher(releases.len(), Default::default());
         for (position, release) in releases.into_iter().enumerate() {
             let version = release.version.clone();
@@ -128,7 +131,7 @@ impl Graph {
             }
         }
         let node_count = inner.node_count();
-        for (position, (from, to)) in edges.into_iter().enumerate() {
+        for (position, (from, to)) in edges.enumerate() {
             if from >= node_count || to >= node_count {
                 return Err(FromPartsError::EdgeOutOfRange {
                     position,
