@@ -3,8 +3,10 @@
 //! about 5,700 release images) pushed to a local docker-registry, then
 //! scraped by the real graph-builder with testdata/graph-data applied.
 //!
-//! Measures the cold scrape (to a served graph), a refresh with no change and
-//! one with one new tag (duration, registry requests), and peak RSS.
+//! Measures the cold scrape (to a served graph) beside the registry's floor
+//! (the same manifest and blob requests sent again by a client that only
+//! reads the answers), a refresh with no change and one with one new tag
+//! (duration, registry requests), and peak RSS.
 //!
 //!     scripts/bench-graph-builder.sh
 
@@ -14,6 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use benchmarks::{Service, metric, poll};
 use clap::Parser;
+use futures::StreamExt as _;
 use registry_testkit::{LocalRegistry, RequestKind};
 use release_images::{
     Image, ImageList, Layer, ManifestFormat, PushOptions, Pushable, Pusher, ReleaseMetadata,
@@ -28,6 +31,11 @@ struct Args {
     /// Images read at the same time.
     #[arg(long, default_value_t = 16)]
     fetch_concurrency: usize,
+    /// Requests at a time of each measure of the registry's floor: as many
+    /// as the graph-builder, and as many as wrk's connections in earlier
+    /// measures.
+    #[arg(long, value_delimiter = ',', default_values_t = [16, 64])]
+    floor_concurrency: Vec<usize>,
     /// Run the graph-builder with glibc's malloc defaults instead of the
     /// settings its container image sets (see `GLIBC_TUNING`).
     #[arg(long)]
@@ -118,11 +126,26 @@ async fn main() -> anyhow::Result<()> {
     };
     let metrics_url = "http://127.0.0.1:19080/metrics";
     let service = if args.components == 0 {
-        cold_scrape("releases", &registry, start, metrics_url).await?
+        let (service, cold) = cold_scrape("releases", &registry, start, metrics_url).await?;
+        let paths = scrape_paths(&registry).await?;
+        for &concurrency in &args.floor_concurrency {
+            let floor = registry_floor(&registry, &paths, concurrency).await?;
+            println!(
+                "  against the registry's floor: {:.2} s for the same manifests and blobs, \
+                 {concurrency} at a time: the cold scrape at {:.2}x of it",
+                floor.as_secs_f64(),
+                floor.as_secs_f64() / cold.as_secs_f64()
+            );
+        }
+        service
     } else {
-        drop(cold_scrape("releases alone", &registry, start, metrics_url).await?);
+        drop(
+            cold_scrape("releases alone", &registry, start, metrics_url)
+                .await?
+                .0,
+        );
         let base_layer = push_components(&registry, &pusher, &items, args.components).await?;
-        let service = cold_scrape(
+        let (service, _) = cold_scrape(
             &format!("releases and {} component images", args.components),
             &registry,
             start,
@@ -192,13 +215,13 @@ async fn main() -> anyhow::Result<()> {
 
 /// Starts a graph-builder (`start`) on a registry whose request log is
 /// cleared, waits for its first served graph, prints what that took; the
-/// running service.
+/// running service and the time to its graph.
 async fn cold_scrape(
     label: &str,
     registry: &LocalRegistry,
     start: impl FnOnce() -> anyhow::Result<Service>,
     metrics_url: &str,
-) -> anyhow::Result<Service> {
+) -> anyhow::Result<(Service, Duration)> {
     registry.clear_request_log();
     let started = Instant::now();
     let service = start()?;
@@ -225,8 +248,55 @@ async fn cold_scrape(
         "  graph-builder peak RSS so far: {:.1} MiB",
         service.peak_rss_mib()?
     );
-    Ok(service)
+    Ok((service, cold))
 }
+
+/// The manifests and blobs the registry has served since its log was last
+/// cleared (a cold scrape's).
+async fn scrape_paths(registry: &LocalRegistry) -> anyhow::Result<Vec<String>> {
+    Ok(registry
+        .request_log()
+        .await?
+        .into_iter()
+        .filter(|request| matches!(request.kind(), RequestKind::Manifest | RequestKind::Blob))
+        .map(|request| request.path)
+        .collect())
+}
+
+/// `paths` asked again `concurrency` at a time by a client that only reads
+/// the answers: how fast the registry itself serves a cold scrape's
+/// requests on this machine, the floor of any scraper. How long that took.
+async fn registry_floor(
+    registry: &LocalRegistry,
+    paths: &[String],
+    concurrency: usize,
+) -> anyhow::Result<Duration> {
+    let client = &reqwest::Client::new();
+    let base = &registry.url();
+    let started = Instant::now();
+    let mut read = futures::stream::iter(paths)
+        .map(|path| async move {
+            let mut answer = client
+                .get(format!("{base}{path}"))
+                .header(reqwest::header::ACCEPT, MANIFEST_TYPES)
+                .send()
+                .await?
+                .error_for_status()?;
+            while answer.chunk().await?.is_some() {}
+            anyhow::Ok(())
+        })
+        .buffer_unordered(concurrency);
+    while let Some(answer) = read.next().await {
+        answer?;
+    }
+    Ok(started.elapsed())
+}
+
+/// Every manifest media type a release can be pushed as.
+const MANIFEST_TYPES: &str = "application/vnd.oci.image.index.v1+json, \
+application/vnd.docker.distribution.manifest.list.v2+json, \
+application/vnd.oci.image.manifest.v1+json, \
+application/vnd.docker.distribution.manifest.v2+json";
 
 /// Some of the components a release names (`oc adm release info`).
 const COMPONENTS: [&str; 12] = [
