@@ -25,6 +25,10 @@ use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
 use crate::conditional::{CachePolicy, respond_tagged_as};
 use crate::identity_cache::IdentityCache;
 
+/// The `Vary` of a prepared answer: its representation follows the
+/// request's `Accept` and `Accept-Encoding`.
+pub const VARY: &str = "Accept, Accept-Encoding";
+
 /// A response body prepared once: its gzip bytes, usually its identity bytes
 /// too (shared, cloning is a reference count), and a digest of the identity
 /// bytes for ETags.
@@ -162,7 +166,7 @@ impl PreparedBody {
             etag.to_str().expect("a tag is visible ASCII"),
             etag.clone(),
             caching,
-            Some("Accept, Accept-Encoding"),
+            Some(VARY),
             |response| {
                 response.content_type(content_type);
                 if gzip {

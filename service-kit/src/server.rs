@@ -11,7 +11,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix_cors::Cors;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::{Condition, Next, from_fn};
@@ -110,12 +109,8 @@ impl ApiServer {
             let routes = routes.clone();
             app.wrap(from_fn(count_errors))
                 .wrap(from_fn(time_requests))
-                .wrap(Condition::new(
-                    cors,
-                    Cors::default()
-                        .allow_any_origin()
-                        .allowed_methods(["GET", "HEAD"]),
-                ))
+                .wrap(Condition::new(cors, crate::cors::cors()))
+                .wrap(Condition::new(cors, from_fn(crate::cors::extend_vary)))
                 .wrap(from_fn(trace_requests))
                 .configure(move |config| routes(config))
                 .default_service(web::to(not_found))
