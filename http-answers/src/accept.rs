@@ -7,6 +7,7 @@
 use actix_web::HttpRequest;
 use actix_web::http::header::HeaderName;
 use cincinnati_core::{ApiError, ErrorKind};
+use smallvec::SmallVec;
 
 /// The two Cincinnati media types.
 pub const APPLICATION_JSON: &str = "application/json";
@@ -130,8 +131,9 @@ impl MediaTypes {
     }
 }
 
-/// Every value of a header (it may be repeated), skipping non-text values.
-pub fn header_values<'r>(request: &'r HttpRequest, name: &HeaderName) -> Vec<&'r str> {
+/// Every value of a header (it may be repeated), skipping non-text values;
+/// held without an allocation for the one or two lines a request has.
+pub fn header_values<'r>(request: &'r HttpRequest, name: &HeaderName) -> SmallVec<[&'r str; 2]> {
     request
         .headers()
         .get_all(name)
@@ -160,6 +162,18 @@ fn specificity(range: &str, offer: &str) -> Option<u8> {
 /// Whether the `Accept-Encoding` header values allow a gzip body: `gzip`,
 /// `x-gzip` or `*` with a non-zero quality, the most specific entry deciding.
 pub fn accepts_gzip(accept_encoding_values: &[&str]) -> bool {
+    // What clients send (the cluster-version operator: `gzip` alone),
+    // answered without parsing; a property test holds it to the parse.
+    if let [value] = accept_encoding_values
+        && value.trim() == "gzip"
+    {
+        return true;
+    }
+    accepts_gzip_parsed(accept_encoding_values)
+}
+
+/// [`accepts_gzip`], every value parsed.
+fn accepts_gzip_parsed(accept_encoding_values: &[&str]) -> bool {
     let items = weighted_items(accept_encoding_values);
     let quality_of = |names: &[&str]| {
         items
@@ -174,6 +188,8 @@ pub fn accepts_gzip(accept_encoding_values: &[&str]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn negotiate(accept: &[&str]) -> Result<&'static str, NotAcceptable> {
@@ -244,5 +260,20 @@ mod tests {
         assert!(!accepts_gzip(&["identity"]));
         assert!(!accepts_gzip(&["gzip;q=0"]));
         assert!(!accepts_gzip(&["*, gzip;q=0"]));
+    }
+
+    proptest! {
+        /// The shortcut for `gzip` alone answers as the parse does, for
+        /// lines near it (spaces, case, parameters, lists) and any at all.
+        #[test]
+        fn gzip_alone_is_answered_as_parsed(
+            values in prop::collection::vec(
+                prop_oneof!["[ ]{0,2}(gzip|GZIP|x-gzip|gzi|\\*)[ ]{0,2}(;q=0|;q=1|, br)?", any::<String>()],
+                0..3,
+            )
+        ) {
+            let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            prop_assert_eq!(accepts_gzip(&values), accepts_gzip_parsed(&values));
+        }
     }
 }

@@ -44,7 +44,26 @@ where
     V: TryIntoHeaderValue,
     V::Error: Into<InvalidHeaderValue>,
 {
-    let not_modified = if_none_match_matches(&header_values(request, &header::IF_NONE_MATCH), etag);
+    answer_tagged(is_not_modified(request, etag), etag_field, caching, vary, respond)
+}
+
+/// Whether `request`'s `If-None-Match` names `etag`: a 304 answers it.
+pub(crate) fn is_not_modified(request: &HttpRequest, etag: &str) -> bool {
+    if_none_match_matches(&header_values(request, &header::IF_NONE_MATCH), etag)
+}
+
+/// [`respond_tagged_as`], the `If-None-Match` already compared.
+pub(crate) fn answer_tagged<V>(
+    not_modified: bool,
+    etag_field: V,
+    caching: &CachePolicy,
+    vary: Option<&'static str>,
+    respond: impl FnOnce(&mut HttpResponseBuilder) -> HttpResponse,
+) -> HttpResponse
+where
+    V: TryIntoHeaderValue,
+    V::Error: Into<InvalidHeaderValue>,
+{
     let mut response = if not_modified {
         HttpResponse::NotModified()
     } else {

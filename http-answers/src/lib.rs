@@ -33,4 +33,4 @@ pub use conditional::CachePolicy;
 pub use errors::HttpError;
 pub use identity_cache::IdentityCache;
 pub use prefix::PathPrefix;
-pub use prepared::PreparedBody;
+pub use prepared::{PreparedBody, VARY};

@@ -9,12 +9,13 @@
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Read as _, Write};
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::http::Method;
-use actix_web::http::header::{self, HeaderValue};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use bytes::{Buf as _, Bytes};
 use flate2::Compression;
 use flate2::read::GzDecoder;
@@ -22,8 +23,12 @@ use flate2::write::GzEncoder;
 use sha2::{Digest, Sha256};
 
 use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
-use crate::conditional::{CachePolicy, respond_tagged_as};
+use crate::conditional::{CachePolicy, answer_tagged, is_not_modified};
 use crate::identity_cache::IdentityCache;
+
+/// The `Vary` of a prepared answer: its representation follows the
+/// request's `Accept` and `Accept-Encoding`.
+pub const VARY: &str = "Accept, Accept-Encoding";
 
 /// A response body prepared once: its gzip bytes, usually its identity bytes
 /// too (shared, cloning is a reference count), and a digest of the identity
@@ -38,6 +43,9 @@ pub struct PreparedBody {
     /// The `ETag` fields of the JSON representations, identity and gzip:
     /// made once, as nearly every request asks for one of them.
     json_tags: [HeaderValue; 2],
+    /// The header fields of the JSON answers, by gzip and by 304, with the
+    /// `Cache-Control` they were made with (see `prepared_fields`).
+    json_fields: [[OnceLock<(HeaderValue, HeaderMap)>; 2]; 2],
 }
 
 impl PreparedBody {
@@ -78,6 +86,7 @@ impl PreparedBody {
             gzip: Bytes::from(gzip),
             digest,
             json_tags,
+            json_fields: Default::default(),
         })
     }
 
@@ -157,34 +166,74 @@ impl PreparedBody {
     ) -> HttpResponse {
         let gzip = accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING));
         let etag = self.etag_field(content_type, gzip);
-        respond_tagged_as(
-            request,
-            etag.to_str().expect("a tag is visible ASCII"),
-            etag.clone(),
-            caching,
-            Some("Accept, Accept-Encoding"),
-            |response| {
-                response.content_type(content_type);
-                if gzip {
-                    return response
-                        .insert_header((header::CONTENT_ENCODING, "gzip"))
-                        .body(self.gzip.clone());
-                }
-                // A HEAD answer's body is never sent: announce its length without
-                // inflating anything.
-                if request.method() == Method::HEAD {
-                    return response.body(LengthOnly(self.identity_len));
-                }
-                let identity = self
-                    .identity
-                    .clone()
-                    .or_else(|| identities.and_then(|cache| cache.get_or_inflate(self)));
-                match identity {
-                    Some(identity) => response.body(identity),
-                    None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
-                }
-            },
-        )
+        let not_modified = is_not_modified(request, etag.to_str().expect("a tag is visible ASCII"));
+        if let Some(fields) = self.prepared_fields(content_type, gzip, not_modified, caching) {
+            let mut response = if not_modified {
+                HttpResponse::NotModified().finish()
+            } else {
+                self.with_body(&mut HttpResponse::Ok(), request, gzip, identities)
+            };
+            *response.headers_mut() = fields.clone();
+            return response;
+        }
+        answer_tagged(not_modified, etag, caching, Some(VARY), |response| {
+            describe(response, content_type, gzip);
+            self.with_body(response, request, gzip, identities)
+        })
+    }
+
+    /// The header fields of the JSON answer (`gzip` or not, 304 or not),
+    /// made once, with the first cache policy asked for (every request of
+    /// a route has the same, but for answers that expire sooner): one
+    /// clone in a response rather than a field inserted at a time. `None`
+    /// for another media type or policy, whose fields are made each time.
+    fn prepared_fields(
+        &self,
+        content_type: &str,
+        gzip: bool,
+        not_modified: bool,
+        caching: &CachePolicy,
+    ) -> Option<&HeaderMap> {
+        if content_type != APPLICATION_JSON {
+            return None;
+        }
+        let (policy, fields) =
+            self.json_fields[usize::from(gzip)][usize::from(not_modified)].get_or_init(|| {
+                let etag = self.etag_field(APPLICATION_JSON, gzip);
+                let answer = answer_tagged(not_modified, etag, caching, Some(VARY), |response| {
+                    describe(response, APPLICATION_JSON, gzip);
+                    response.finish()
+                });
+                (caching.header_value().clone(), answer.headers().clone())
+            });
+        (policy == caching.header_value()).then_some(fields)
+    }
+
+    /// `response` with its body: the gzip bytes, or the identity bytes
+    /// (none for HEAD), kept, cached or inflated as it goes.
+    fn with_body(
+        &self,
+        response: &mut HttpResponseBuilder,
+        request: &HttpRequest,
+        gzip: bool,
+        identities: Option<&IdentityCache>,
+    ) -> HttpResponse {
+        if gzip {
+            return response.body(self.gzip.clone());
+        }
+        // A HEAD answer's body is never sent: announce its length without
+        // inflating anything.
+        if request.method() == Method::HEAD {
+            return response.body(LengthOnly(self.identity_len));
+        }
+        let identity = self
+            .identity
+            .clone()
+            .or_else(|| identities.and_then(|cache| cache.get_or_inflate(self)));
+        match identity {
+            Some(identity) => response.body(identity),
+            None => response.body(Inflating::new(self.gzip.clone(), self.identity_len)),
+        }
     }
 
     /// The identity bytes, inflated.
@@ -296,6 +345,14 @@ fn entity_tag(digest: &str, content_type: &str, gzip: bool) -> String {
     }
     tag.push('"');
     tag
+}
+
+/// The fields of a 200 that say what its body is.
+fn describe(response: &mut HttpResponseBuilder, content_type: &'static str, gzip: bool) {
+    response.content_type(content_type);
+    if gzip {
+        response.insert_header((header::CONTENT_ENCODING, "gzip"));
+    }
 }
 
 fn as_field(tag: String) -> HeaderValue {
@@ -433,6 +490,55 @@ mod tests {
             body.len(),
             "gzip clients need no identity bytes"
         );
+    }
+
+    /// The status, header lines (sorted: a map's order is its hasher's)
+    /// and body of an answer.
+    async fn whole(response: HttpResponse) -> (StatusCode, Vec<(String, Vec<u8>)>, Bytes) {
+        let mut fields: Vec<_> = response
+            .headers()
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.as_bytes().to_vec()))
+            .collect();
+        fields.sort();
+        (
+            response.status(),
+            fields,
+            to_bytes(response.into_body()).await.unwrap(),
+        )
+    }
+
+    #[actix_web::test]
+    async fn prepared_fields_answer_as_fields_inserted_one_by_one() {
+        let kept = PreparedBody::new(BODY);
+        let (first, other) = (caching(), CachePolicy::revalidate_after(Duration::from_secs(5)));
+        let tags = [false, true].map(|gzip| kept.entity_tag(APPLICATION_JSON, gzip));
+        let requests = || {
+            [
+                TestRequest::get(),
+                TestRequest::get().insert_header((header::ACCEPT_ENCODING, "gzip")),
+                TestRequest::get().insert_header((header::IF_NONE_MATCH, tags[0].as_str())),
+                TestRequest::get()
+                    .insert_header((header::ACCEPT_ENCODING, "gzip"))
+                    .insert_header((header::IF_NONE_MATCH, tags[1].as_str())),
+                TestRequest::default().method(Method::HEAD),
+            ]
+            .map(TestRequest::to_http_request)
+        };
+        // `kept` prepares its fields with `first`: with `other` they are
+        // inserted one by one. A fresh body prepares them with `other`.
+        for request in requests() {
+            kept.respond(&request, APPLICATION_JSON, &first);
+        }
+        let fresh = PreparedBody::new(BODY);
+        for request in requests() {
+            let inserted = whole(kept.respond(&request, APPLICATION_JSON, &other)).await;
+            let prepared = whole(fresh.respond(&request, APPLICATION_JSON, &other)).await;
+            assert_eq!(prepared, inserted, "{:?}", request.headers());
+        }
+        let v1 = TestRequest::get().to_http_request();
+        let fields = whole(fresh.respond(&v1, CINCINNATI_V1, &other)).await.1;
+        assert!(fields.contains(&("content-type".to_owned(), CINCINNATI_V1.as_bytes().to_vec())));
     }
 
     #[test]

@@ -16,7 +16,13 @@ where
     web::resource(path)
         .route(
             web::route()
-                .guard(guard::Any(guard::Get()).or(guard::Head()))
+                // Not `guard::Get()` and `guard::Head()`: each notes its
+                // method in every request's extensions, for a 405 that
+                // `method_not_allowed` answers here instead.
+                .guard(guard::fn_guard(|context| {
+                    let method = &context.head().method;
+                    method == Method::GET || method == Method::HEAD
+                }))
                 .to(handler),
         )
         .default_service(web::to(method_not_allowed))

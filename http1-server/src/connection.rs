@@ -188,9 +188,14 @@ where
                 tokio::task::yield_now().await;
                 answered_in_a_row = 0;
             }
-            // Boxed, as everything but the wait for bytes: the task's size is
-            // that of its largest state, and idle is the state that counts.
-            let head = match Box::pin(self.read_head()).await {
+            // A head that came whole is read without waiting; the rest is
+            // boxed, as everything but the wait for bytes: the task's size
+            // is that of its largest state, and idle is the state that counts.
+            let read = match self.read_arrived_head() {
+                Some(read) => read,
+                None => Box::pin(self.read_head()).await,
+            };
+            let head = match read {
                 Ok(Read::Head(head)) => head,
                 Ok(Read::Nothing) => continue,
                 Ok(Read::Closed) => break End::Close,
@@ -240,11 +245,6 @@ where
         } else {
             Instant::now() + self.timeouts.client_request
         };
-        if self.unread.is_empty()
-            && let Some(read) = SCRATCH.with_borrow_mut(|scratch| self.read_whole_head(scratch))
-        {
-            return read;
-        }
         loop {
             let drained = read_available(&self.stream, &mut self.unread);
             match request::parse(&self.unread, self.peer) {
@@ -266,6 +266,15 @@ where
                 Err(_) => return Err(Refusal::Timeout),
             }
         }
+    }
+
+    /// The head, when it came whole (see [`Connection::read_whole_head`]);
+    /// `None` when more must be waited for ([`Connection::read_head`]).
+    fn read_arrived_head(&mut self) -> Option<Result<Read, Refusal>> {
+        if !self.unread.is_empty() {
+            return None;
+        }
+        SCRATCH.with_borrow_mut(|scratch| self.read_whole_head(scratch))
     }
 
     /// Most heads arrive whole in one read: read into the worker's scratch

@@ -3,11 +3,13 @@
 //! Each refusal names the rule it applies; `tests/layer/conformance.rs` sends each
 //! case over a socket.
 
+use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 
 use actix_web::dev::RequestHead;
 use actix_web::http::header::{CONNECTION, CONTENT_LENGTH, HOST, HeaderName, HeaderValue, TRANSFER_ENCODING};
 use actix_web::http::{ConnectionType, Method, Uri, Version};
+use bytes::Bytes;
 
 /// Headers a request may carry; more is answered 431.
 pub const MAX_HEADERS: usize = 96;
@@ -77,9 +79,12 @@ impl BadHead {
 /// incomplete.
 pub fn parse(bytes: &[u8], peer: SocketAddr) -> Result<Option<Head>, BadHead> {
     check_request_line(bytes)?;
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut parsed = httparse::Request::new(&mut headers);
-    let len = match parsed.parse(bytes) {
+    // Left uninitialised: httparse writes the fields it finds, and a
+    // request has a handful, not the `MAX_HEADERS` a zeroed array would
+    // cost on every request.
+    let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut parsed = httparse::Request::new(&mut []);
+    let len = match parsed.parse_with_uninit_headers(bytes, &mut headers) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) if bytes.len() >= MAX_HEAD_BYTES => return Err(BadHead::TooLarge),
         Ok(httparse::Status::Partial) => return Ok(None),
@@ -89,6 +94,7 @@ pub fn parse(bytes: &[u8], peer: SocketAddr) -> Result<Option<Head>, BadHead> {
     if len > MAX_HEAD_BYTES {
         return Err(BadHead::TooLarge);
     }
+    let shared = SharedHead::copy(&bytes[..len]);
 
     let mut request = actix_http::Request::new();
     let head = request.head_mut();
@@ -106,15 +112,14 @@ pub fn parse(bytes: &[u8], peer: SocketAddr) -> Result<Option<Head>, BadHead> {
     head.uri = if asks_server {
         Uri::from_static("*")
     } else {
-        target
-            .parse::<Uri>()
+        Uri::from_maybe_shared(shared.slice(target.as_bytes()))
             .map_err(|_| BadHead::Malformed("invalid request target"))?
     };
     for header in parsed.headers.iter() {
         let name = HeaderName::from_bytes(header.name.as_bytes())
             .map_err(|_| BadHead::Malformed("invalid header name"))?;
-        let value =
-            HeaderValue::from_bytes(header.value).map_err(|_| BadHead::Malformed("invalid header value"))?;
+        let value = HeaderValue::from_maybe_shared(shared.slice(header.value))
+            .map_err(|_| BadHead::Malformed("invalid header value"))?;
         head.headers.append(name, value);
     }
     check_host(head)?;
@@ -132,6 +137,37 @@ pub fn parse(bytes: &[u8], peer: SocketAddr) -> Result<Option<Head>, BadHead> {
         body,
         asks_server,
     }))
+}
+
+/// A head's bytes copied once, out of the connection's buffer, so that its
+/// target and field values are shares of one allocation rather than an
+/// allocation each.
+struct SharedHead<'a> {
+    parsed: &'a [u8],
+    copy: Bytes,
+}
+
+impl<'a> SharedHead<'a> {
+    fn copy(parsed: &'a [u8]) -> Self {
+        Self {
+            parsed,
+            copy: Bytes::copy_from_slice(parsed),
+        }
+    }
+
+    /// The copy of `part`, a slice of the parsed bytes (as httparse hands
+    /// them out).
+    fn slice(&self, part: &[u8]) -> Bytes {
+        // An empty part need not point into the head at all.
+        if part.is_empty() {
+            return Bytes::new();
+        }
+        let start = (part.as_ptr() as usize)
+            .checked_sub(self.parsed.as_ptr() as usize)
+            .filter(|start| start + part.len() <= self.parsed.len())
+            .expect("a part of the parsed head");
+        self.copy.slice(start..start + part.len())
+    }
 }
 
 fn describe(error: httparse::Error) -> &'static str {
@@ -158,7 +194,7 @@ fn check_request_line(bytes: &[u8]) -> Result<(), BadHead> {
         .position(|&byte| byte != b'\r' && byte != b'\n')
         .unwrap_or(bytes.len());
     let bytes = &bytes[start..];
-    let Some(end) = bytes.iter().position(|&byte| byte == b'\n') else {
+    let Some(end) = memchr::memchr(b'\n', bytes) else {
         return if bytes.len() > MAX_REQUEST_LINE_BYTES {
             Err(BadHead::TargetTooLong)
         } else {
@@ -169,6 +205,11 @@ fn check_request_line(bytes: &[u8]) -> Result<(), BadHead> {
         return Err(BadHead::TargetTooLong);
     }
     let line = bytes[..end].strip_suffix(b"\r").unwrap_or(&bytes[..end]);
+    // What every client sends: a line whose last part is HTTP/1.x is never
+    // of another major version, however many parts it has.
+    if line.ends_with(b" HTTP/1.1") || line.ends_with(b" HTTP/1.0") {
+        return Ok(());
+    }
     let mut parts = line.split(|&byte| byte == b' ');
     let (Some(_method), Some(_target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -353,14 +394,13 @@ fn content_length(head: &RequestHead) -> Result<Option<u64>, BadHead> {
 /// RFC 9112 §9.3: `close` ends the connection whatever the version; else
 /// HTTP/1.1 persists, and HTTP/1.0 only with `keep-alive`.
 fn wants_keep_alive(head: &RequestHead) -> bool {
-    let options: Vec<&str> = head
-        .headers
-        .get_all(CONNECTION)
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .map(str::trim)
-        .collect();
-    let has = |wanted: &str| options.iter().any(|option| option.eq_ignore_ascii_case(wanted));
+    let has = |wanted: &str| {
+        head.headers
+            .get_all(CONNECTION)
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(|option| option.trim().eq_ignore_ascii_case(wanted))
+    };
     if has("close") {
         false
     } else {
@@ -402,6 +442,23 @@ mod tests {
         assert!(head.keep_alive);
         assert_eq!(head.body, Body::None);
         assert!(!head.asks_server);
+    }
+
+    #[test]
+    fn the_target_and_field_values_share_one_copy_of_the_head() {
+        let text = "GET /graph?channel=a HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nX-Empty:\r\n\r\n";
+        let head = complete(text);
+        let request = head.request.head();
+        let at = |value: &[u8]| value.as_ptr() as usize;
+        let host = request.headers.get("host").unwrap().as_bytes();
+        let accept = request.headers.get("accept").unwrap().as_bytes();
+        assert_eq!(
+            at(accept) - at(host),
+            text.find("application/json").unwrap() - text.find("x\r\n").unwrap(),
+            "values sit where the head holds them, in one copy"
+        );
+        assert_eq!(request.headers.get("x-empty").unwrap(), "");
+        assert_eq!(request.uri.query(), Some("channel=a"));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! - [`cli`]: flags derived from the settings.
 //! - [`secret`]: secrets in settings, never printed.
 //! - [`server`]: API servers with one middleware stack.
+//! - `cors`: cross-origin answers, actix-cors's with `Vary` made ahead.
 //! - [`status`]: the status server (probes, `/metrics`, `/status`, a
 //!   service's operator routes), with its bound, its host check and the
 //!   service's say over which bodies it reads.
@@ -34,6 +35,7 @@
 pub mod build_info;
 pub mod cli;
 pub mod config;
+mod cors;
 pub mod declaration;
 pub mod freshness;
 pub mod hosts;

@@ -11,7 +11,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix_cors::Cors;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::{Condition, Next, from_fn};
@@ -108,14 +107,12 @@ impl ApiServer {
                 app = app.app_data(durations.clone());
             }
             let routes = routes.clone();
+            // Timing only where a histogram is kept: elsewhere the layer
+            // would box every request's future for nothing.
             app.wrap(from_fn(count_errors))
-                .wrap(from_fn(time_requests))
-                .wrap(Condition::new(
-                    cors,
-                    Cors::default()
-                        .allow_any_origin()
-                        .allowed_methods(["GET", "HEAD"]),
-                ))
+                .wrap(Condition::new(durations.is_some(), from_fn(time_requests)))
+                .wrap(Condition::new(cors, crate::cors::cors()))
+                .wrap(Condition::new(cors, from_fn(crate::cors::extend_vary)))
                 .wrap(from_fn(trace_requests))
                 .configure(move |config| routes(config))
                 .default_service(web::to(not_found))
@@ -184,7 +181,7 @@ pub(crate) fn body_budget() -> BodyBudget {
     )
 }
 
-/// Observes the app's [`RequestDurations`], if it has one, except for
+/// Observes the app's [`RequestDurations`] (when it has them), except for
 /// requests held waiting for a change.
 async fn time_requests(
     request: ServiceRequest,

@@ -12,6 +12,8 @@
 //! query string, no credential is recorded (upstream's services record every
 //! header, `Authorization` and cookies included).
 
+use std::cell::OnceCell;
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
@@ -124,16 +126,22 @@ pub async fn trace_requests(
     request: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let route = request.match_pattern();
+    // The route is looked up (and copied) only for a span that is
+    // recorded: a span's fields are evaluated only then.
+    let route = OnceCell::new();
+    let route = || route.get_or_init(|| request.match_pattern()).as_deref();
     let span = tracing::info_span!(
         "HTTP request",
-        otel.name = server_span_name(request.method(), route.as_deref()),
+        otel.name = server_span_name(request.method(), route()),
         otel.kind = "server",
         http.request.method = %request.method(),
-        http.route = route.as_deref(),
+        http.route = route(),
         http.response.status_code = tracing::field::Empty,
     );
-    continue_trace(&span, request.headers());
+    // A span nobody records has no parent to take.
+    if !span.is_disabled() {
+        continue_trace(&span, request.headers());
+    }
     let response = next.call(request).instrument(span.clone()).await;
     let status = match &response {
         Ok(response) => response.status(),
@@ -183,7 +191,11 @@ impl Origin {
 
     /// Links the current span to this origin.
     pub fn link_current_span(&self) {
-        Span::current().add_link(self.0.clone());
+        // An origin taken while nothing was exported links to nothing
+        // (as `add_link` would decide, after finding the current span).
+        if self.0.is_valid() {
+            Span::current().add_link(self.0.clone());
+        }
     }
 }
 

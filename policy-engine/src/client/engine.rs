@@ -194,7 +194,8 @@ impl Engine {
         let now = SystemTime::now();
         let at = rollout_model::time::from_system(now);
         let class = self.classify(&query, now).await;
-        let checked = (asker == Asker::Cluster).then(|| query.clone());
+        // Copies for the fleet's checks only, where they are kept.
+        let checked = (asker == Asker::Cluster && self.checks.is_some()).then(|| query.clone());
         let (request, revision, joined) = self.revision_for(query, class, arrived, at).await?;
         let valid_for = [
             request.class.as_ref().and_then(|class| class.valid_for(at)),
@@ -203,11 +204,11 @@ impl Engine {
         .into_iter()
         .flatten()
         .min();
-        let arch = request.arch().as_str().to_owned();
+        let checked = checked.map(|query| (query, request.arch().as_str().to_owned()));
         let (answer, outcome) = revision
             .answer(request, joined, &self.pipeline, &self.computations)
             .await;
-        if let (Some(checks), Some(query), Ok(_)) = (&self.checks, checked, &answer) {
+        if let (Some(checks), Some((query, arch)), Ok(_)) = (&self.checks, checked, &answer) {
             let served = match (&query.channel, &query.version) {
                 (Some(channel), Some(version)) => revision.catalog().serves(channel.as_str(), &arch, version),
                 _ => Served {

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use actix_web::http::header::HeaderName;
 use actix_web::{HttpRequest, HttpResponse, web};
 use cincinnati_client::fetch::QUESTION_HEADER;
 use http_answers::query::QueryParameters;
@@ -17,6 +18,10 @@ use crate::openapi::{self, OpenApiDocument};
 
 use crate::client::engine::{Asker, Engine};
 use crate::client::query::{Arch, Channel, ClientQuery};
+
+/// The header naming a question (not a cluster's check), its name parsed
+/// once rather than on every request.
+static QUESTION: HeaderName = HeaderName::from_static(QUESTION_HEADER);
 
 pub async fn graph(
     request: HttpRequest,
@@ -35,7 +40,7 @@ pub async fn graph(
     let _timer = waiting_on.is_none().then(|| metrics.serve_duration.start_timer());
     let content_type = MediaTypes::POLICY_ENGINE.negotiate_request(&request)?;
     let query = ClientQuery::from_parameters(&parameters, engine.rules())?;
-    let asker = if request.headers().contains_key(QUESTION_HEADER) {
+    let asker = if request.headers().contains_key(&QUESTION) {
         Asker::Question
     } else {
         Asker::Cluster
