@@ -27,24 +27,7 @@ pub fn respond_tagged(
     vary: Option<&'static str>,
     respond: impl FnOnce(&mut HttpResponseBuilder) -> HttpResponse,
 ) -> HttpResponse {
-    respond_tagged_as(request, etag, etag, caching, vary, respond)
-}
-
-/// [`respond_tagged`] with the `ETag` field's value made already
-/// (`etag_field`, which is `etag`): an answer served many times keeps it.
-pub(crate) fn respond_tagged_as<V>(
-    request: &HttpRequest,
-    etag: &str,
-    etag_field: V,
-    caching: &CachePolicy,
-    vary: Option<&'static str>,
-    respond: impl FnOnce(&mut HttpResponseBuilder) -> HttpResponse,
-) -> HttpResponse
-where
-    V: TryIntoHeaderValue,
-    V::Error: Into<InvalidHeaderValue>,
-{
-    answer_tagged(is_not_modified(request, etag), etag_field, caching, vary, respond)
+    answer_tagged(is_not_modified(request, etag), etag, caching, vary, respond)
 }
 
 /// Whether `request`'s `If-None-Match` names `etag`: a 304 answers it.
@@ -52,7 +35,8 @@ pub(crate) fn is_not_modified(request: &HttpRequest, etag: &str) -> bool {
     if_none_match_matches(&header_values(request, &header::IF_NONE_MATCH), etag)
 }
 
-/// [`respond_tagged_as`], the `If-None-Match` already compared.
+/// [`respond_tagged`], the `If-None-Match` already compared, with the
+/// `ETag` field's value made already when the answer keeps it.
 pub(crate) fn answer_tagged<V>(
     not_modified: bool,
     etag_field: V,
