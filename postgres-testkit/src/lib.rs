@@ -21,7 +21,8 @@
 //! No server outlives its test. Dropping a [`PostgresServer`] stops the
 //! server and removes its directory, also when a test panics; if the test
 //! process dies instead, even by `SIGKILL`, the kernel stops the server
-//! (a parent-death signal; see `process.rs`).
+//! (a parent-death signal; see `process.rs`), and the next server started
+//! beside it removes its directory (see `workdir.rs`).
 //!
 //! Run as root (as CI does), the server runs as the `postgres` system user,
 //! since `initdb` and `postgres` refuse root. Linux only: `setpriv` (from
@@ -31,6 +32,7 @@ mod binaries;
 mod error;
 mod process;
 mod server;
+mod workdir;
 
 pub use error::Error;
 pub use server::PostgresServer;

@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rustix::process::Signal;
-use tempfile::TempDir;
 use tokio::time::{Instant, sleep};
 
 use crate::binaries::{Binaries, ServerUser};
 use crate::error::Error;
 use crate::process::{self, Postmaster, ServerLog};
+use crate::workdir::Workdir;
 
 /// Generous: it bounds a hung start, it does not measure one (a start takes
 /// well under a second; crash recovery after [`PostgresServer::kill`] adds
@@ -46,7 +46,8 @@ const SETTINGS: &[(&str, &str)] = &[
 /// `postgres`, without a password.
 ///
 /// Dropping it stops the server and removes the directory, also when a test
-/// panics; if the test process dies instead, the kernel stops the server.
+/// panics; if the test process dies instead, the kernel stops the server and
+/// the next start in the same parent directory removes the directory.
 #[derive(Debug)]
 pub struct PostgresServer {
     binaries: Binaries,
@@ -56,7 +57,7 @@ pub struct PostgresServer {
     postmaster: Option<Postmaster>,
     /// Declared after `postmaster`: fields drop in order, so the server has
     /// stopped before its data is removed.
-    workdir: TempDir,
+    workdir: Workdir,
 }
 
 impl PostgresServer {
@@ -75,11 +76,7 @@ impl PostgresServer {
     pub async fn start_in(parent: &Path) -> Result<Self, Error> {
         let binaries = Binaries::find()?;
         let user = ServerUser::detect()?;
-        let workdir =
-            TempDir::with_prefix_in("postgres-testkit-", parent).map_err(|source| Error::Filesystem {
-                path: parent.to_owned(),
-                source,
-            })?;
+        let workdir = Workdir::create_in(parent)?;
         user.hand_over(workdir.path())?;
         let mut server = Self {
             binaries,

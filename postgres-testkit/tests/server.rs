@@ -210,9 +210,11 @@ struct OrphanReport {
     directory: PathBuf,
 }
 
-#[test]
-fn a_server_dies_with_the_test_process_that_started_it() {
+#[tokio::test]
+async fn a_server_dies_with_the_test_process_that_started_it_and_the_next_start_removes_its_directory() {
+    let parent = tempfile::tempdir().unwrap();
     let mut helper = Command::new(env!("CARGO_BIN_EXE_postgres-testkit-orphan"))
+        .arg(parent.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -243,7 +245,29 @@ fn a_server_dies_with_the_test_process_that_started_it() {
     wait_until("the orphaned server stops", || {
         refuses_connections(report.port) && !process_runs(report.postmaster_pid)
     });
-    std::fs::remove_dir_all(&report.directory).unwrap();
+    assert!(report.directory.join("data").is_dir(), "nothing removed it yet");
+
+    let next = PostgresServer::start_in(parent.path()).await.unwrap();
+    assert!(
+        !report.directory.exists(),
+        "the next start removes what the dead one left"
+    );
+    assert!(next.directory().join("data").is_dir());
+}
+
+#[tokio::test]
+async fn a_start_leaves_the_directory_of_a_live_server_beside_it() {
+    let parent = tempfile::tempdir().unwrap();
+    let first = PostgresServer::start_in(parent.path()).await.unwrap();
+    let second = PostgresServer::start_in(parent.path()).await.unwrap();
+
+    let mut connection = connect(&first.url()).await;
+    let one: i32 = sqlx::query_scalar("SELECT 1")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(one, 1);
+    assert_ne!(first.directory(), second.directory());
 }
 
 /// Whether `pid` is a process that has not exited (a zombie has: a container's
