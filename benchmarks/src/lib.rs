@@ -21,6 +21,12 @@ pub struct Binaries {
     pub policy_engine: PathBuf,
 }
 
+/// The malloc settings of deploy/images/graph-builder.Dockerfile: one arena,
+/// and large blocks always mapped, so they go back to the system when freed.
+/// A benchmark runs the graph-builder as its image does.
+pub const GRAPH_BUILDER_GLIBC_TUNING: [(&str, &str); 2] =
+    [("MALLOC_ARENA_MAX", "1"), ("MALLOC_MMAP_THRESHOLD_", "131072")];
+
 /// A service started as a child process, killed when dropped.
 pub struct Service {
     child: Child,

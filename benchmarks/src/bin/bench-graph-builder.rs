@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use benchmarks::{Service, metric, poll};
+use benchmarks::{GRAPH_BUILDER_GLIBC_TUNING, Service, metric, poll};
 use clap::Parser;
 use futures::StreamExt as _;
 use registry_testkit::{LocalRegistry, RequestKind};
@@ -37,7 +37,7 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = [16, 64])]
     floor_concurrency: Vec<usize>,
     /// Run the graph-builder with glibc's malloc defaults instead of the
-    /// settings its container image sets (see `GLIBC_TUNING`).
+    /// settings its container image sets (see `GRAPH_BUILDER_GLIBC_TUNING`).
     #[arg(long)]
     glibc_defaults: bool,
     /// Component images to push beside the releases, as `oc adm release
@@ -55,9 +55,6 @@ struct Args {
 }
 
 const REPOSITORY: &str = "openshift-release-dev/ocp-release";
-/// The malloc settings of deploy/images/graph-builder.Dockerfile: one arena,
-/// and large blocks always mapped, so they go back to the system when freed.
-const GLIBC_TUNING: [(&str, &str); 2] = [("MALLOC_ARENA_MAX", "1"), ("MALLOC_MMAP_THRESHOLD_", "131072")];
 const ARCHITECTURES: [&str; 4] = ["amd64", "arm64", "ppc64le", "s390x"];
 
 #[tokio::main]
@@ -116,7 +113,11 @@ async fn main() -> anyhow::Result<()> {
         tokio::signal::ctrl_c().await?;
         return Ok(());
     }
-    let tuning: &[(&str, &str)] = if args.glibc_defaults { &[] } else { &GLIBC_TUNING };
+    let tuning: &[(&str, &str)] = if args.glibc_defaults {
+        &[]
+    } else {
+        &GRAPH_BUILDER_GLIBC_TUNING
+    };
     let start = || {
         Service::start_with_env(
             &args.graph_builder,

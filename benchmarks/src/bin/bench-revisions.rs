@@ -28,7 +28,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use benchmarks::{Binaries, Offered, Service, cpu_seconds, free_port, load_average, percentiles};
+use benchmarks::{
+    Binaries, GRAPH_BUILDER_GLIBC_TUNING, Offered, Service, cpu_seconds, free_port, load_average, percentiles,
+};
 use clap::Parser;
 use futures::StreamExt as _;
 use release_set_generator::scale::write_scaled_graph_data;
@@ -483,9 +485,10 @@ async fn run_scale(args: &Args, scale: u64) -> anyhow::Result<Figures> {
     // Cold starts, one after the other: the engine's does not wait on the
     // graph-builder's.
     let started = Instant::now();
-    let gb = Service::start(
+    let gb = Service::start_with_env(
         &args.binaries.graph_builder,
         &["-c", gb_config.to_str().context("path")?],
+        &GRAPH_BUILDER_GLIBC_TUNING,
     )?;
     let graph = client
         .first_answer(
