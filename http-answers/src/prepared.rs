@@ -76,14 +76,17 @@ impl PreparedBody {
         write(&mut buffered)?;
         buffered.flush()?;
         drop(buffered);
-        let mut gzip = hashing.encoder.finish()?;
-        gzip.shrink_to_fit();
+        // Kept in a copy of its own size, not in the buffer it grew in: mimalloc
+        // answers a shrink to at least half a block with the same block, so
+        // `shrink_to_fit` left a kept answer up to twice its size (8 MiB of an
+        // engine's RSS at ten times today's graph, docs/benchmarks-revisions.md).
+        let grown = hashing.encoder.finish()?;
         let digest = hex::encode(&hashing.hasher.finalize()[..16]);
         let json_tags = [false, true].map(|gzip| as_field(entity_tag(&digest, APPLICATION_JSON, gzip)));
         Ok(Self {
             identity: None,
             identity_len: hashing.len,
-            gzip: Bytes::from(gzip),
+            gzip: Bytes::copy_from_slice(&grown),
             digest,
             json_tags,
             json_fields: Default::default(),
