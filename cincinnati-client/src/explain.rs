@@ -244,7 +244,7 @@ fn removal_instruction(to: &Release, from: &Version, arch: &str) -> Option<Strin
     Regex::new(pattern)
         .ok()
         .filter(|regex| regex.is_match(&from))
-        .map(|_| pattern.clone())
+        .map(|_| pattern.to_owned())
 }
 
 fn declarations<'d>(

@@ -42,7 +42,7 @@ impl<'a> From<&'a Release> for ReleaseJson<'a> {
         Self {
             version: release.version.to_string(),
             payload: release.payload.as_deref(),
-            url: release.metadata.get("url").map(String::as_str),
+            url: release.metadata.get("url"),
             channels: release.metadata_list(keys::CHANNELS).collect(),
         }
     }
@@ -224,7 +224,7 @@ impl<'a> From<&Hop<'a>> for HopJson<'a> {
             channel: hop.channel,
             recommended: hop.risks.is_none(),
             risks: risks(hop.risks.unwrap_or_default()),
-            url: hop.to.metadata.get("url").map(String::as_str),
+            url: hop.to.metadata.get("url"),
             image: hop.to.payload.as_deref(),
             workers: None,
             alternatives: Vec::new(),
@@ -501,10 +501,7 @@ impl<'a> From<&'a ReleaseFacts<'a>> for FactsJson<'a> {
             found: facts.release.is_some(),
             channels: &facts.channels,
             archs: facts.archs,
-            url: facts
-                .release
-                .and_then(|release| release.metadata.get("url"))
-                .map(String::as_str),
+            url: facts.release.and_then(|release| release.metadata.get("url")),
         }
     }
 }

@@ -9,8 +9,9 @@ use petgraph::visit::{EdgeRef, IntoEdgeReferences, NodeIndexable};
 use semver::Version;
 
 use crate::conditional::{ConditionalEdge, EdgeEndpoints};
+use crate::metadata::Metadata;
 use crate::order::TopologicalOrder;
-use crate::release::{Metadata, Release};
+use crate::release::Release;
 
 /// A handle to a release in one [`Graph`]. Handles stay valid while other
 /// releases are added or removed; they are meaningless in another graph.

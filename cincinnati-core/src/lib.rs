@@ -4,6 +4,7 @@
 //! - [`graph`]: the update graph, a DAG of [`release::Release`]s found by version.
 //! - [`conditional`]: updates that carry risks.
 //! - [`wire`]: the Graph API JSON document, parsed and serialised.
+//! - [`metadata`]: the free-form metadata of a release, its keys shared.
 //! - [`metadata_document`]: the `cincinnati-metadata-v0` document in release images.
 //! - [`error`]: the `{"kind", "value"}` errors both services answer with.
 //! - [`stage`]: graph transformations chained from configuration.
@@ -16,6 +17,7 @@ pub mod conditional;
 pub mod error;
 pub mod graph;
 pub mod listed;
+pub mod metadata;
 pub mod metadata_document;
 mod order;
 pub mod release;
@@ -25,5 +27,6 @@ pub mod wire;
 pub use conditional::{ConditionalEdge, EdgeEndpoints, MatchingRule, Risk};
 pub use error::{ApiError, ErrorKind, UnknownErrorKind};
 pub use graph::{CycleError, Graph, GraphError, ReleaseId};
-pub use release::{Metadata, Release};
+pub use metadata::Metadata;
+pub use release::Release;
 pub use semver::Version;

@@ -9,7 +9,7 @@
 use semver::Version;
 use serde_json::{Map, Value};
 
-use crate::release::Metadata;
+use crate::metadata::Metadata;
 
 /// The only `kind` this document format has.
 pub const KIND: &str = "cincinnati-metadata-v0";
@@ -117,7 +117,7 @@ fn parse_metadata(document: &Map<String, Value>) -> Result<Metadata, MetadataDoc
         Some(Value::Object(entries)) => entries
             .iter()
             .map(|(key, value)| match value {
-                Value::String(text) => Ok((key.clone(), text.clone())),
+                Value::String(text) => Ok((key, text.as_str())),
                 _ => Err(MetadataDocumentError::WrongType {
                     field: format!("metadata.{key}"),
                     expected: "a string",
@@ -149,7 +149,7 @@ mod tests {
         assert_eq!(document.version.to_string(), "4.2.10-s390x");
         assert_eq!(document.previous, [Version::parse("4.2.9-s390x").unwrap()]);
         assert_eq!(document.next, [Version::parse("4.2.11-s390x").unwrap()]);
-        assert_eq!(document.metadata["extra"], "kept");
+        assert_eq!(&document.metadata["extra"], "kept");
     }
 
     #[test]

@@ -1,12 +1,8 @@
 //! Releases: the nodes of the update graph.
 
-use std::collections::BTreeMap;
-
 use semver::{BuildMetadata, Version};
 
-/// Free-form release metadata. Keys are kept as given, unknown keys included;
-/// a sorted map makes every serialisation of it identical.
-pub type Metadata = BTreeMap<String, String>;
+use crate::metadata::Metadata;
 
 /// Well-known metadata keys (see the OpenShift design documents).
 pub mod keys {
@@ -88,7 +84,7 @@ impl Release {
 /// architecture's, named without it).
 pub fn arch_of(release: &Release) -> Option<&str> {
     if release.version.build.is_empty() {
-        release.metadata.get(keys::ARCH).map(String::as_str)
+        release.metadata.get(keys::ARCH)
     } else {
         Some(release.version.build.as_str())
     }
@@ -205,7 +201,7 @@ mod tests {
     #[test]
     fn metadata_list_splits_and_trims() {
         let mut metadata = Metadata::new();
-        metadata.insert(keys::CHANNELS.into(), "a-4.1, b-4.1,,".into());
+        metadata.insert(keys::CHANNELS, "a-4.1, b-4.1,,");
         let release = Release::concrete(v("4.1.0"), "p", metadata);
         assert_eq!(
             release.metadata_list(keys::CHANNELS).collect::<Vec<_>>(),

@@ -24,7 +24,8 @@ use serde_json::value::RawValue;
 
 use crate::conditional::{ConditionalEdge, EdgeEndpoints, MatchingRule, Risk};
 use crate::graph::{FromPartsError, Graph, ReleaseId};
-use crate::release::{Metadata, Release};
+use crate::metadata::Metadata;
+use crate::release::Release;
 
 /// A parsed Graph API document.
 #[derive(Debug)]

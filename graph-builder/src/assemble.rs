@@ -38,8 +38,8 @@ pub fn assemble(releases: impl IntoIterator<Item = FoundRelease>) -> Assembled {
             payload,
         } = release;
         let mut metadata = document.metadata;
-        metadata.insert(keys::MANIFESTREF.to_owned(), payload.digest().to_owned());
-        metadata.insert(keys::ARCH.to_owned(), arch.to_string());
+        metadata.insert(keys::MANIFESTREF, payload.digest());
+        metadata.insert(keys::ARCH, arch.as_str());
         graph
             .add_release(Release::concrete(
                 version.clone(),
@@ -200,8 +200,8 @@ mod tests {
             node.payload.as_deref(),
             Some("quay.io/ocp/release@sha256:4.2.10-s390x-s390x")
         );
-        assert_eq!(node.metadata[keys::MANIFESTREF], "sha256:4.2.10-s390x-s390x");
-        assert_eq!(node.metadata[keys::ARCH], "s390x");
+        assert_eq!(&node.metadata[keys::MANIFESTREF], "sha256:4.2.10-s390x-s390x");
+        assert_eq!(&node.metadata[keys::ARCH], "s390x");
     }
 
     #[test]
@@ -210,12 +210,12 @@ mod tests {
         shard
             .document
             .metadata
-            .insert(keys::RELEASE_ARCHITECTURE.into(), "multi".into());
+            .insert(keys::RELEASE_ARCHITECTURE, "multi");
         let mut multi = release("4.12.0", "multi", &[], &[]);
         multi
             .document
             .metadata
-            .insert(keys::RELEASE_ARCHITECTURE.into(), "multi".into());
+            .insert(keys::RELEASE_ARCHITECTURE, "multi");
         let assembled = assemble([shard, multi]);
         assert_eq!(assembled.graph.release_count(), 1);
         assert!(assembled.graph.find(&v("4.12.0+multi")).is_some());

@@ -152,7 +152,7 @@ fn release(version: Version, arch: &str, channels: &[String]) -> Release {
         })
         .collect::<Vec<_>>()
         .join("|");
-    let metadata = Metadata::from([
+    let metadata = Metadata::from_iter([
         (format!("{}.previous.remove_regex", keys::PREFIX), remove_regex),
         (keys::ARCH.to_owned(), arch.to_owned()),
         (keys::CHANNELS.to_owned(), channels.join(",")),

@@ -193,14 +193,14 @@ fn release(version: &Version, arch: &str, previous: Vec<Version>, settings: &Set
     let errata = u16::from_be_bytes([fingerprint[1], fingerprint[2]]);
     let mut metadata = Metadata::new();
     metadata.insert(
-        "url".to_owned(),
+        "url",
         format!(
             "https://access.redhat.com/errata/RHBA-20{:02}:{errata:05}",
             19 + version.minor % 8
         ),
     );
     if arch == "multi" {
-        metadata.insert(keys::RELEASE_ARCHITECTURE.to_owned(), "multi".to_owned());
+        metadata.insert(keys::RELEASE_ARCHITECTURE, "multi");
     }
     FoundRelease {
         document: ReleaseMetadataDocument {
@@ -298,7 +298,7 @@ mod tests {
         );
         assert_eq!(copy.len(), releases.len(), "a scaled copy ships as the original");
         let multi = releases.iter().find(|release| release.arch.is_multi()).unwrap();
-        assert_eq!(multi.document.metadata[keys::RELEASE_ARCHITECTURE], "multi");
+        assert_eq!(&multi.document.metadata[keys::RELEASE_ARCHITECTURE], "multi");
         assert!(
             multi
                 .payload

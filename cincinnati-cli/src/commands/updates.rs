@@ -99,5 +99,5 @@ fn table(text: &mut Text, args: &UpdatesArgs, arch: &str, updates: &Updates) {
 }
 
 fn errata(release: &Release) -> &str {
-    release.metadata.get("url").map_or("", String::as_str)
+    release.metadata.get("url").unwrap_or_default()
 }

@@ -275,9 +275,7 @@ impl Scraper {
                 } => match cache::document(metadata) {
                     Ok(mut document) => {
                         if let Some(created) = created {
-                            document
-                                .metadata
-                                .insert(keys::CREATED.to_owned(), created.to_string());
+                            document.metadata.insert(keys::CREATED, created.clone());
                         }
                         let pull_spec = self.client.address().payload(self.client.repository(), digest);
                         match Payload::parse(pull_spec) {

@@ -167,7 +167,7 @@ async fn every_manifest_format_and_architecture_rule() {
     assert!(graph.has_edge(find("4.1.0+multi"), find("4.1.1+multi")));
     let multi_node = graph.release(find("4.1.1+multi")).unwrap();
     assert_eq!(
-        multi_node.metadata["io.openshift.upgrades.graph.release.arch"],
+        &multi_node.metadata["io.openshift.upgrades.graph.release.arch"],
         "multi"
     );
     let payload = multi_node.payload.as_deref().unwrap();
@@ -176,7 +176,7 @@ async fn every_manifest_format_and_architecture_rule() {
         "{payload}"
     );
     assert_eq!(
-        multi_node.metadata["io.openshift.upgrades.graph.release.manifestref"],
+        &multi_node.metadata["io.openshift.upgrades.graph.release.manifestref"],
         payload.split('@').nth(1).unwrap()
     );
 }
@@ -199,7 +199,12 @@ async fn each_release_carries_its_image_creation_time() {
     let graph = assemble(report.releases).graph;
     let created = |version: &str| {
         let id = graph.find(&version.parse().unwrap()).unwrap();
-        graph.release(id).unwrap().metadata.get(keys::CREATED).cloned()
+        graph
+            .release(id)
+            .unwrap()
+            .metadata
+            .get(keys::CREATED)
+            .map(str::to_owned)
     };
     assert_eq!(created("4.3.0+amd64").as_deref(), Some("2024-05-01T10:00:00Z"));
     assert_eq!(created("4.3.0+arm64").as_deref(), Some("2024-06-02T00:00:00Z"));

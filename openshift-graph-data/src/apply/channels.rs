@@ -47,10 +47,7 @@ pub(super) fn apply(
     for id in listed {
         let channels = std::mem::take(&mut added[id.index()]);
         let metadata = graph.metadata_mut(id).expect("listed from this graph");
-        let existing = metadata
-            .get(&keys.channels)
-            .map(String::as_str)
-            .unwrap_or_default();
+        let existing = metadata.get(&keys.channels).unwrap_or_default();
         let mut all: Vec<&str> = existing
             .split(',')
             .map(str::trim)
@@ -58,7 +55,7 @@ pub(super) fn apply(
             .collect();
         all.extend(channels);
         let value = in_client_order(all).join(",");
-        metadata.insert(keys.channels.clone(), value);
+        metadata.insert(&keys.channels, value);
     }
     write_phasing(graph, keys, phasing);
     warnings
@@ -81,7 +78,7 @@ fn write_phasing(
     for id in concrete {
         let metadata = graph.metadata_mut(id).expect("listed from this graph");
         match phasing.remove(&id) {
-            Some(channels) => metadata.insert(keys.phased_rollouts.clone(), channels.to_value()),
+            Some(channels) => metadata.insert(&keys.phased_rollouts, channels.to_value()),
             None => metadata.remove(&keys.phased_rollouts),
         };
     }

@@ -252,7 +252,7 @@ fn listed<'a>(
     key: &str,
     arch_key: &str,
 ) -> impl Iterator<Item = Result<Version, ListError>> + 'a {
-    let arch = release.metadata.get(arch_key).map(String::as_str);
+    let arch = release.metadata.get(arch_key);
     release.metadata_list(key).map(move |item| {
         let error = |source| ListError {
             item: item.to_owned(),

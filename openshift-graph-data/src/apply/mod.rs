@@ -96,7 +96,7 @@ fn left_out_alone(
         .map(|raw| &raw.release)
         .collect();
     let instructed = |release: &cincinnati_core::Release| {
-        instructions.iter().any(|key| release.metadata.contains_key(*key))
+        instructions.iter().any(|key| release.metadata.contains_key(key))
             || named_by_graph_data
                 .iter()
                 .any(|name| name.matches(&release.version))
@@ -168,13 +168,11 @@ impl Default for InstructionKeys {
 
 /// Appends `value` to a comma-separated metadata value, or sets it.
 pub(crate) fn append_value(metadata: &mut cincinnati_core::Metadata, key: &str, value: &str) {
-    metadata
-        .entry(key.to_owned())
-        .and_modify(|existing| {
-            existing.push(',');
-            existing.push_str(value);
-        })
-        .or_insert_with(|| value.to_owned());
+    let appended = match metadata.get(key) {
+        Some(existing) => format!("{existing},{value}"),
+        None => value.to_owned(),
+    };
+    metadata.insert(key, appended);
 }
 
 #[cfg(test)]
@@ -201,6 +199,6 @@ mod tests {
         let mut metadata = cincinnati_core::Metadata::new();
         append_value(&mut metadata, "k", "a");
         append_value(&mut metadata, "k", "b");
-        assert_eq!(metadata["k"], "a,b");
+        assert_eq!(&metadata["k"], "a,b");
     }
 }

@@ -59,8 +59,8 @@ fn apply_removals(graph: &mut Graph, data: &GraphData, keys: &InstructionKeys) {
         .collect();
     for (id, froms) in patterns {
         let metadata = graph.metadata_mut(id).expect("the release was just found");
-        let existing = metadata.get(&keys.previous_remove_regex).map(String::as_str);
+        let existing = metadata.get(&keys.previous_remove_regex);
         let combined = remove_regex::combine(existing.into_iter().chain(froms));
-        metadata.insert(keys.previous_remove_regex.clone(), combined);
+        metadata.insert(&keys.previous_remove_regex, combined);
     }
 }

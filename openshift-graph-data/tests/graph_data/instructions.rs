@@ -10,10 +10,7 @@ use crate::support::{ANY_TIME, edge_names, files, graph, v};
 
 fn set(graph: &mut Graph, version: &str, key: &str, value: &str) {
     let id = graph.find(&v(version)).unwrap();
-    graph
-        .metadata_mut(id)
-        .unwrap()
-        .insert(key.to_owned(), value.to_owned());
+    graph.metadata_mut(id).unwrap().insert(key, value);
 }
 
 fn metadata<'a>(graph: &'a Graph, version: &str) -> &'a Metadata {
@@ -249,7 +246,7 @@ fn two_unconditional_files_for_one_release_combine() {
     apply_all(&mut graph, &data);
     assert_eq!(graph.edge_count(), 0, "upstream kept the last file only");
     assert_eq!(
-        metadata(&graph, "4.1.2+amd64")[&keys().previous_remove_regex],
+        &metadata(&graph, "4.1.2+amd64")[&keys().previous_remove_regex],
         "(?:4[.]1[.]0[+])|(?:4[.]1[.]1[+])"
     );
 }
@@ -296,8 +293,8 @@ fn raw_metadata_is_set_or_appended_with_commas() {
     .unwrap()
     .graph_data;
     apply_graph_data(&mut graph, &data, &keys(), ANY_TIME);
-    assert_eq!(metadata(&graph, "4.1.1+amd64")["note"], "first,second");
-    assert_eq!(metadata(&graph, "4.1.1+s390x")["url"], "u");
+    assert_eq!(&metadata(&graph, "4.1.1+amd64")["note"], "first,second");
+    assert_eq!(&metadata(&graph, "4.1.1+s390x")["url"], "u");
     assert!(!metadata(&graph, "4.1.0+s390x").contains_key("url"));
 }
 
@@ -326,14 +323,14 @@ fn channels_are_appended_in_client_order_even_without_a_dash() {
     let warnings = apply_graph_data(&mut graph, &data, &keys(), ANY_TIME);
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(
-        metadata(&graph, "4.1.1+amd64")[&keys().channels],
+        &metadata(&graph, "4.1.1+amd64")[&keys().channels],
         "lab,fast-4.1,candidate-4.2,stable-4.2"
     );
     assert_eq!(
-        metadata(&graph, "4.1.1+s390x")[&keys().channels],
+        &metadata(&graph, "4.1.1+s390x")[&keys().channels],
         "fast-4.1,candidate-4.2"
     );
-    assert_eq!(metadata(&graph, "4.1.2+s390x")[&keys().channels], "fast-4.1");
+    assert_eq!(&metadata(&graph, "4.1.2+s390x")[&keys().channels], "fast-4.1");
     assert!(!metadata(&graph, "4.1.2+amd64").contains_key(&keys().channels));
 }
 

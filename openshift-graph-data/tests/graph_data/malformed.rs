@@ -121,7 +121,7 @@ fn a_channel_version_matching_no_release_is_a_warning_when_applied() {
     .graph_data;
     let mut graph = cincinnati_core::Graph::new();
     let mut metadata = cincinnati_core::Metadata::new();
-    metadata.insert(cincinnati_core::release::keys::ARCH.into(), "amd64".into());
+    metadata.insert(cincinnati_core::release::keys::ARCH, "amd64");
     graph
         .add_release(cincinnati_core::Release::concrete(
             v("4.1.0+amd64"),

@@ -333,7 +333,7 @@ fn membership_at(data: &GraphData, graph: Graph, now: Timestamp) -> Vec<(String,
     graph
         .releases()
         .map(|(_, release)| {
-            let value = |key: &str| release.metadata.get(key).cloned();
+            let value = |key: &str| release.metadata.get(key).map(str::to_owned);
             (
                 release.version.to_string(),
                 value(keys::CHANNELS).unwrap_or_default(),
@@ -515,7 +515,7 @@ fn a_release_s_own_phased_rollouts_value_is_replaced_by_graph_data_s() {
     let ids: Vec<_> = releases.releases().map(|(id, _)| id).collect();
     for id in ids {
         let metadata = releases.metadata_mut(id).unwrap();
-        metadata.insert(keys::PHASED_ROLLOUTS.to_owned(), forged.to_owned());
+        metadata.insert(keys::PHASED_ROLLOUTS, forged);
     }
     let rollouts: Vec<_> = membership_at(&data, releases, at("2025-06-03T00:00:00Z"))
         .into_iter()

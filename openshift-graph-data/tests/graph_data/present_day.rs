@@ -134,10 +134,10 @@ fn an_edge_instruction_on_a_left_out_release_has_the_whole_graph_applied_to() {
     let (graph_data, _) = load_dir(&testdata_graph_data());
     let mut releases = present_day_graph(&Settings::default()).unwrap();
     let arm64 = releases.find(&crate::support::v("4.16.4+arm64")).unwrap();
-    releases.metadata_mut(arm64).unwrap().insert(
-        "io.openshift.upgrades.graph.previous.remove".to_owned(),
-        "not-a-version".to_owned(),
-    );
+    releases
+        .metadata_mut(arm64)
+        .unwrap()
+        .insert("io.openshift.upgrades.graph.previous.remove", "not-a-version");
     let whole = apply_with_defaults(&mut releases.clone(), &graph_data, ANY_TIME).unwrap_err();
     let of_amd64 = |release: &Release| release.version.build.as_str() == "amd64";
     let one = apply_with_defaults_to(&mut releases, &graph_data, ANY_TIME, of_amd64).unwrap_err();

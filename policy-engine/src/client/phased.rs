@@ -634,11 +634,11 @@ impl Phase {
         });
         for id in phasing.keys() {
             if let Some(metadata) = graph.metadata_mut(*id) {
-                let channels = metadata.entry(channels_key.to_owned()).or_default();
-                if !channels.is_empty() {
-                    channels.push(',');
-                }
-                channels.push_str(channel);
+                let channels = match metadata.get(channels_key) {
+                    Some(listed) if !listed.is_empty() => format!("{listed},{channel}"),
+                    _ => channel.to_owned(),
+                };
+                metadata.insert(channels_key, channels);
             }
         }
     }

@@ -102,7 +102,7 @@ impl PolicyClass {
         let built: Timestamp = created.parse().ok()?;
         (built > cutoff).then(|| Withholding::Deferral {
             deferral_days: rules.deferral_days,
-            created: created.clone(),
+            created: created.to_owned(),
         })
     }
 }

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use cincinnati_core::release::{Metadata, keys};
-use cincinnati_core::{Graph, Release};
+use cincinnati_core::release::keys;
+use cincinnati_core::{Graph, Metadata, Release};
 use openshift_graph_data::BlockedEdge;
 use openshift_graph_data::phased::published::PhasedChannels;
 use parking_lot::Mutex;
@@ -173,12 +173,12 @@ impl Policy {
             let Some(metadata) = view.metadata_mut(id) else {
                 continue;
             };
-            if let Some(channels) = metadata.get_mut(keys::CHANNELS) {
+            if let Some(channels) = metadata.get(keys::CHANNELS) {
                 let kept: Vec<&str> = channels
                     .split(',')
                     .filter(|channel| !scoped(channel.trim()))
                     .collect();
-                *channels = kept.join(",");
+                metadata.insert(keys::CHANNELS, kept.join(","));
             }
             without_phased_rollouts_into(metadata, scoped);
         }
@@ -435,17 +435,14 @@ impl Hash for PolicyClass {
 /// `metadata` without the phased rollouts into the channels `excluded`
 /// names. A value that does not read stays: it names no rollout anyway.
 fn without_phased_rollouts_into(metadata: &mut Metadata, excluded: impl Fn(&str) -> bool) {
-    let Some(Ok(mut phased)) = metadata
-        .get(keys::PHASED_ROLLOUTS)
-        .map(|value| PhasedChannels::parse(value))
-    else {
+    let Some(Ok(mut phased)) = metadata.get(keys::PHASED_ROLLOUTS).map(PhasedChannels::parse) else {
         return;
     };
     phased.0.retain(|channel, _| !excluded(channel));
     if phased.0.is_empty() {
         metadata.remove(keys::PHASED_ROLLOUTS);
     } else {
-        metadata.insert(keys::PHASED_ROLLOUTS.to_owned(), phased.to_value());
+        metadata.insert(keys::PHASED_ROLLOUTS, phased.to_value());
     }
 }
 
@@ -575,13 +572,13 @@ mod tests {
         .unwrap()
         .graph;
         let public = policy.without_scoped_channels(&graph);
-        let releases: Vec<(String, Option<&String>)> = public
+        let releases: Vec<(String, Option<&str>)> = public
             .releases()
             .map(|(_, release)| (release.version.to_string(), release.metadata.get(keys::CHANNELS)))
             .collect();
         assert_eq!(public.release_count(), 3);
         assert!(
-            releases.contains(&("4.18.1".to_owned(), Some(&"stable-4.18".to_owned()))),
+            releases.contains(&("4.18.1".to_owned(), Some("stable-4.18"))),
             "{releases:?}"
         );
         assert!(releases.contains(&("4.18.3".to_owned(), None)), "{releases:?}");
@@ -592,7 +589,7 @@ mod tests {
             .map(|(_, release)| release.metadata.get(keys::PHASED_ROLLOUTS))
             .unwrap();
         assert_eq!(
-            phasing.map(String::as_str),
+            phasing,
             Some(r#"{"stable-4.18":{"start":"2025-06-02T09:00:00Z","patch":"P2D"}}"#),
             "phasing into the scoped channel is gone, into the others it stays"
         );

@@ -149,7 +149,7 @@ pub fn graph(releases: &[&str], edges: &[(&str, &str)]) -> Graph {
     for version in releases {
         let version = v(version);
         let mut metadata = Metadata::new();
-        metadata.insert(keys::ARCH.to_owned(), version.build.to_string());
+        metadata.insert(keys::ARCH, version.build.as_str());
         graph
             .add_release(Release::concrete(
                 version.clone(),
