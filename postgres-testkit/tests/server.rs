@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use postgres_testkit::PostgresServer;
+use process_testkit::processes::Process;
 use sqlx::{Connection, PgConnection};
 
 /// Bounds a wait for the system to reach a state; never a measurement.
@@ -20,6 +21,14 @@ async fn connect(url: &str) -> PgConnection {
     PgConnection::connect(url)
         .await
         .unwrap_or_else(|error| panic!("connecting to {url}: {error}"))
+}
+
+/// What the server answers to `SELECT 1`.
+async fn select_one(connection: &mut PgConnection) -> i32 {
+    sqlx::query_scalar("SELECT 1")
+        .fetch_one(connection)
+        .await
+        .unwrap()
 }
 
 fn refuses_connections(port: u16) -> bool {
@@ -46,11 +55,7 @@ async fn a_started_server_answers_queries_at_its_url() {
     );
     let mut connection = connect(&server.url()).await;
 
-    let one: i32 = sqlx::query_scalar("SELECT 1")
-        .fetch_one(&mut connection)
-        .await
-        .unwrap();
-    assert_eq!(one, 1);
+    assert_eq!(select_one(&mut connection).await, 1);
     let (database, encoding): (String, String) =
         sqlx::query_as("SELECT current_database()::text, pg_client_encoding()::text")
             .fetch_one(&mut connection)
@@ -165,13 +170,7 @@ fn a_server_outlives_the_thread_that_started_it() {
         .enable_all()
         .build()
         .unwrap();
-    let one: i32 = runtime.block_on(async {
-        let mut connection = connect(&server.url()).await;
-        sqlx::query_scalar("SELECT 1")
-            .fetch_one(&mut connection)
-            .await
-            .unwrap()
-    });
+    let one = runtime.block_on(async { select_one(&mut connect(&server.url()).await).await });
     assert_eq!(one, 1);
 }
 
@@ -261,22 +260,12 @@ async fn a_start_leaves_the_directory_of_a_live_server_beside_it() {
     let first = PostgresServer::start_in(parent.path()).await.unwrap();
     let second = PostgresServer::start_in(parent.path()).await.unwrap();
 
-    let mut connection = connect(&first.url()).await;
-    let one: i32 = sqlx::query_scalar("SELECT 1")
-        .fetch_one(&mut connection)
-        .await
-        .unwrap();
-    assert_eq!(one, 1);
+    assert_eq!(select_one(&mut connect(&first.url()).await).await, 1);
     assert_ne!(first.directory(), second.directory());
 }
 
 /// Whether `pid` is a process that has not exited (a zombie has: a container's
 /// init may not reap orphans promptly).
 fn process_runs(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, fields)| !fields.starts_with('Z')),
-        Err(_) => false,
-    }
+    Process::read(pid).is_some_and(|process| process.runs())
 }
