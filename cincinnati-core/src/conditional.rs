@@ -1,12 +1,53 @@
 //! Conditional edges: updates that are possible but carry known risks.
 
+use std::sync::Arc;
+
 use semver::Version;
 
 /// An update from one release to another, named by version.
+///
+/// The versions are shared, compared, hashed and ordered as versions: a
+/// graph ten times today's has 385,000 conditional edges between 41,000
+/// versions, and two versions of their own took 80 bytes an edge, 16 now.
+/// [`SharedVersions`] hands out one copy of each.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EdgeEndpoints {
-    pub from: Version,
-    pub to: Version,
+    pub from: Arc<Version>,
+    pub to: Arc<Version>,
+}
+
+impl EdgeEndpoints {
+    /// An edge with versions of its own, for a few: share them for many.
+    pub fn new(from: Version, to: Version) -> Self {
+        Self {
+            from: Arc::new(from),
+            to: Arc::new(to),
+        }
+    }
+}
+
+/// One copy of each version named, for the edges of one graph.
+#[derive(Debug, Default)]
+pub struct SharedVersions(foldhash::HashSet<Arc<Version>>);
+
+impl SharedVersions {
+    /// The copy of `version`: `version` itself on first sight.
+    pub fn share(&mut self, version: Version) -> Arc<Version> {
+        if let Some(shared) = self.0.get(&version) {
+            return Arc::clone(shared);
+        }
+        let shared = Arc::new(version);
+        self.0.insert(Arc::clone(&shared));
+        shared
+    }
+
+    /// The update `from` → `to`, its versions shared.
+    pub fn edge(&mut self, from: Version, to: Version) -> EdgeEndpoints {
+        EdgeEndpoints {
+            from: self.share(from),
+            to: self.share(to),
+        }
+    }
 }
 
 /// A group of updates that share exactly the same list of risks.

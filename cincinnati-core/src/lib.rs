@@ -24,7 +24,7 @@ pub mod release;
 pub mod stage;
 pub mod wire;
 
-pub use conditional::{ConditionalEdge, EdgeEndpoints, MatchingRule, Risk};
+pub use conditional::{ConditionalEdge, EdgeEndpoints, MatchingRule, Risk, SharedVersions};
 pub use error::{ApiError, ErrorKind, UnknownErrorKind};
 pub use graph::{CycleError, Graph, GraphError, ReleaseId};
 pub use metadata::Metadata;

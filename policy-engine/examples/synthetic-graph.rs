@@ -132,7 +132,7 @@ fn add_updates(
             risks
                 .entry(name)
                 .or_default()
-                .push(EdgeEndpoints { from, to: to.clone() });
+                .push(EdgeEndpoints::new(from, to.clone()));
         } else {
             graph.add_edge_by_version(&from, &to)?;
         }

@@ -117,10 +117,7 @@ fn graph_with_risks() -> impl Strategy<Value = Graph> {
                     edges: edges
                         .iter()
                         .filter(|&&edge| listed.insert(edge))
-                        .map(|&(a, b)| EdgeEndpoints {
-                            from: version(a),
-                            to: version(b),
-                        })
+                        .map(|&(a, b)| EdgeEndpoints::new(version(a), version(b)))
                         .collect(),
                     risks: vec![Risk {
                         url: "u".to_owned(),
@@ -178,7 +175,7 @@ proptest! {
         *graph.conditional_edges_mut() = conditional
             .iter()
             .map(|&(from, to, risks)| ConditionalEdge {
-                edges: vec![EdgeEndpoints { from: version(from), to: version(to) }],
+                edges: vec![EdgeEndpoints::new(version(from), version(to))],
                 risks: (0..risks).map(|n| risk(&format!("Risk{n}"))).collect(),
             })
             .collect();
@@ -305,10 +302,7 @@ fn cycle_error_names_the_whole_cycle() {
 #[test]
 fn conditional_groups_that_lose_all_edges_are_dropped() {
     let mut graph = Graph::new();
-    let edge = |a, b| EdgeEndpoints {
-        from: version(a),
-        to: version(b),
-    };
+    let edge = |a, b| EdgeEndpoints::new(version(a), version(b));
     *graph.conditional_edges_mut() = vec![
         ConditionalEdge {
             edges: vec![edge(0, 1), edge(0, 2)],
@@ -323,7 +317,7 @@ fn conditional_groups_that_lose_all_edges_are_dropped() {
             risks: vec![risk("C")],
         },
     ];
-    graph.retain_conditional_edges(|edge| edge.to != version(2));
+    graph.retain_conditional_edges(|edge| *edge.to != version(2));
     let names: Vec<_> = graph
         .conditional_edges()
         .iter()

@@ -6,7 +6,7 @@
 //! so updates are grouped by their complete risk list: each update appears
 //! in exactly one group, carrying every risk that applies to it, in file order.
 
-use cincinnati_core::{ConditionalEdge, EdgeEndpoints, Graph, ReleaseId, Risk};
+use cincinnati_core::{ConditionalEdge, EdgeEndpoints, Graph, ReleaseId, Risk, SharedVersions};
 
 use super::from_matches::FromMatches;
 use super::index::ReleaseIndex;
@@ -57,6 +57,7 @@ pub(super) fn resolve<'d>(
             .version
             .clone()
     };
+    let mut versions = SharedVersions::default();
     let mut group_of = foldhash::HashMap::<Vec<usize>, usize>::default();
     let mut groups: Vec<(Vec<&Risk>, Vec<EdgeEndpoints>)> = Vec::new();
     let mut key = Vec::new();
@@ -73,10 +74,7 @@ pub(super) fn resolve<'d>(
             }
         };
         let (from, to) = risks_of_one[0].0;
-        groups[group].1.push(EdgeEndpoints {
-            from: version(from),
-            to: version(to),
-        });
+        groups[group].1.push(versions.edge(version(from), version(to)));
     }
     // In the order of their risks, as before the risks were named.
     groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));

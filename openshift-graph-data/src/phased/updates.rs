@@ -78,7 +78,7 @@ fn sources_into<'g>(
         .conditional_edges()
         .iter()
         .flat_map(|group| &group.edges)
-        .filter(|edge| edge.to == *to_version)
+        .filter(|edge| *edge.to == *to_version)
         .filter_map(|edge| graph.find(&edge.from));
     graph
         .parents(to)

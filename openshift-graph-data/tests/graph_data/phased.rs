@@ -561,10 +561,7 @@ fn the_phased_updates_are_the_graph_s_updates_from_the_channel_s_releases() {
         &[("4.16.0+amd64", "4.18.2+amd64"), ("4.18.1+amd64", "4.18.2+amd64")],
     );
     releases.conditional_edges_mut().push(ConditionalEdge {
-        edges: vec![EdgeEndpoints {
-            from: v("4.17.9+amd64"),
-            to: v("4.18.2+amd64"),
-        }],
+        edges: vec![EdgeEndpoints::new(v("4.17.9+amd64"), v("4.18.2+amd64"))],
         risks: Vec::new(),
     });
     let version = |id| releases.release(id).unwrap().version.to_string();

@@ -340,7 +340,7 @@ impl PhasedRollouts {
                     .conditional_edges()
                     .iter()
                     .flat_map(|group| &group.edges)
-                    .filter(|edge| edge.to == release.version)
+                    .filter(|edge| *edge.to == release.version)
                     .filter_map(|edge| graph.find(&edge.from));
                 let sources: Vec<&Release> = graph
                     .parents(id)
@@ -629,7 +629,7 @@ impl Phase {
             phasing.values().map(|entry| (&entry.0, entry)).collect();
         graph.retain_conditional_edges(|edge| {
             by_version
-                .get(&edge.to)
+                .get(&*edge.to)
                 .is_none_or(|to| !not_reached(&edge.from, to))
         });
         for id in phasing.keys() {

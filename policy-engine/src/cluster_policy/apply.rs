@@ -71,7 +71,7 @@ impl PolicyClass {
             .filter(|(_, to)| withheld_ids.contains(to))
             .collect();
         graph.remove_edges(edges);
-        graph.retain_conditional_edges(|edge| !into_withheld.contains(&edge.to));
+        graph.retain_conditional_edges(|edge| !into_withheld.contains(&*edge.to));
         withheld
             .into_iter()
             .map(|(_, version, why)| Withheld {

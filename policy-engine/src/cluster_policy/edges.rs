@@ -46,7 +46,7 @@ pub fn apply(graph: &mut Graph, rules: &[&EdgeRule], arch: &str) -> Vec<EdgeChan
         }
         removed.push((from_id, to_id));
         if let Some(risks) = matched.into_iter().collect::<Option<Vec<Risk>>>() {
-            risky.insert(EdgeEndpoints { from, to }, risks);
+            risky.insert(EdgeEndpoints::new(from, to), risks);
         }
     }
     graph.remove_edges(removed);

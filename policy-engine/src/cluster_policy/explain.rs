@@ -227,8 +227,8 @@ fn updates_from(
             base.conditional_edges()
                 .iter()
                 .flat_map(|group| &group.edges)
-                .filter(|edge| edge.from == release.version)
-                .map(|edge| edge.to.clone()),
+                .filter(|edge| *edge.from == release.version)
+                .map(|edge| Version::clone(&edge.to)),
         )
         .collect();
     targets.sort();

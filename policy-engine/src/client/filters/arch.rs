@@ -15,7 +15,7 @@
 
 use cincinnati_core::release::{keys, without_arch};
 use cincinnati_core::stage::{Stage, StageSettings};
-use cincinnati_core::{ApiError, ErrorKind, Graph, Release, Version};
+use cincinnati_core::{ApiError, ErrorKind, Graph, Release, SharedVersions, Version};
 use serde::Deserialize;
 
 use crate::client::query::{Arch, DEFAULT_ARCH};
@@ -114,11 +114,12 @@ impl Stage<PolicyRequest> for ArchFilter {
             version.to_string().contains(arch) || (already_filtered && version.build.is_empty())
         };
         graph.retain_conditional_edges(|edge| matches(&edge.from) && matches(&edge.to));
+        let mut stripped_versions = SharedVersions::default();
         for group in graph.conditional_edges_mut() {
             for edge in &mut group.edges {
                 for version in [&mut edge.from, &mut edge.to] {
                     if let Some(stripped) = without_arch(version, arch) {
-                        *version = stripped;
+                        *version = stripped_versions.share(stripped);
                     }
                 }
             }

@@ -110,7 +110,7 @@ fn updates_graph(graph: &Graph, root: &Version) -> Option<Graph> {
             let edges: Vec<EdgeEndpoints> = group
                 .edges
                 .iter()
-                .filter(|edge| edge.from == *root)
+                .filter(|edge| *edge.from == *root)
                 .cloned()
                 .collect();
             (!edges.is_empty()).then(|| ConditionalEdge {
