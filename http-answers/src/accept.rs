@@ -4,10 +4,11 @@
 //! Upstream compared the whole `Accept` header as one string, so lists and
 //! q-values got 406; clients that send `application/json, */*;q=0.1` work here.
 
-use actix_web::HttpRequest;
 use actix_web::http::header::HeaderName;
 use cincinnati_core::{ApiError, ErrorKind};
 use smallvec::SmallVec;
+
+use crate::fields::RequestFields;
 
 /// The two Cincinnati media types.
 pub const APPLICATION_JSON: &str = "application/json";
@@ -125,7 +126,7 @@ impl MediaTypes {
 impl MediaTypes {
     /// [`MediaTypes::negotiate`] on a request's `Accept` header; refusal is
     /// the `invalid_content_type` error clients know.
-    pub fn negotiate_request(&self, request: &HttpRequest) -> Result<&'static str, ApiError> {
+    pub fn negotiate_request(&self, request: &impl RequestFields) -> Result<&'static str, ApiError> {
         self.negotiate(&header_values(request, &actix_web::http::header::ACCEPT))
             .map_err(|_| ApiError::bare(ErrorKind::InvalidContentType))
     }
@@ -133,7 +134,7 @@ impl MediaTypes {
 
 /// Every value of a header (it may be repeated), skipping non-text values;
 /// held without an allocation for the one or two lines a request has.
-pub fn header_values<'r>(request: &'r HttpRequest, name: &HeaderName) -> SmallVec<[&'r str; 2]> {
+pub fn header_values<'r>(request: &'r impl RequestFields, name: &HeaderName) -> SmallVec<[&'r str; 2]> {
     request
         .headers()
         .get_all(name)

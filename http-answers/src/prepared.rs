@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
 use crate::conditional::{CachePolicy, answer_tagged, is_not_modified};
+use crate::fields::RequestFields;
 use crate::identity_cache::IdentityCache;
 
 /// The `Vary` of a prepared answer: its representation follows the
@@ -128,7 +129,7 @@ impl PreparedBody {
 
     /// The entity tag [`PreparedBody::respond`] gives `request`'s
     /// representation.
-    pub fn entity_tag_for(&self, request: &HttpRequest, content_type: &str) -> String {
+    pub fn entity_tag_for(&self, request: &impl RequestFields, content_type: &str) -> String {
         self.entity_tag(
             content_type,
             accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING)),
@@ -152,7 +153,7 @@ impl PreparedBody {
     /// than inflating them for every request.
     pub fn respond_cached(
         &self,
-        request: &HttpRequest,
+        request: &impl RequestFields,
         content_type: &'static str,
         caching: &CachePolicy,
         identities: &IdentityCache,
@@ -162,7 +163,7 @@ impl PreparedBody {
 
     fn respond_with(
         &self,
-        request: &HttpRequest,
+        request: &impl RequestFields,
         content_type: &'static str,
         caching: &CachePolicy,
         identities: Option<&IdentityCache>,
@@ -217,7 +218,7 @@ impl PreparedBody {
     fn with_body(
         &self,
         response: &mut HttpResponseBuilder,
-        request: &HttpRequest,
+        request: &impl RequestFields,
         gzip: bool,
         identities: Option<&IdentityCache>,
     ) -> HttpResponse {
@@ -226,7 +227,7 @@ impl PreparedBody {
         }
         // A HEAD answer's body is never sent: announce its length without
         // inflating anything.
-        if request.method() == Method::HEAD {
+        if *request.method() == Method::HEAD {
             return response.body(LengthOnly(self.identity_len));
         }
         let identity = self

@@ -352,11 +352,11 @@ where
 
     /// Asks the gate about the request; then reads its body, if any, hands
     /// the request to the app and writes its answer, or writes the gate's
-    /// refusal. `Ok(None)` when the connection may take another request.
+    /// own answer. `Ok(None)` when the connection may take another request.
     async fn answer(&mut self, head: Head) -> io::Result<Option<End>> {
         let admission = self.gate.admit(head.request.head(), head.body);
-        let (body, refused) = match admission {
-            Admission::Refuse(response) => (None, Some(response)),
+        let (body, gate_answer) = match admission {
+            Admission::Answer(response) => (None, Some(response)),
             Admission::Take(_) if !head.body.is_present() => (None, None),
             Admission::Take(max_bytes) => match self.read_body(&head, max_bytes).await {
                 Ok(Some(body)) => (Some(body), None),
@@ -370,9 +370,9 @@ where
         let version = head.request.head().version;
         let head_only = head.request.head().method == Method::HEAD;
         // A body left unread ends the connection after the answer.
-        let unread_body = refused.is_some() && head.body.is_present();
-        let response: HttpResponse<EitherBody<B>> = if let Some(refused) = refused {
-            refused.map_into_right_body()
+        let unread_body = gate_answer.is_some() && head.body.is_present();
+        let response: HttpResponse<EitherBody<B>> = if let Some(answer) = gate_answer {
+            answer.map_into_right_body()
         } else if head.asks_server {
             // RFC 9110 §9.3.7: what the server allows, as no resource says.
             HttpResponse::Ok()
@@ -787,7 +787,7 @@ mod tests {
         let options = Options {
             gate: crate::Gate::new(|head, _| {
                 if head.uri.path() == "/echo" {
-                    Admission::Refuse(HttpResponse::Unauthorized().finish())
+                    Admission::Answer(HttpResponse::Unauthorized().finish())
                 } else {
                     Admission::Take(64)
                 }

@@ -68,7 +68,7 @@ fn is_preflight(request: &ServiceRequest) -> bool {
 
 /// `Vary` as actix-cors extends it: its first line (the only one kept)
 /// with [`CORS_VARY`] after it, or [`CORS_VARY`] alone.
-fn extend(headers: &mut HeaderMap) {
+pub(crate) fn extend(headers: &mut HeaderMap) {
     let extended = match headers.get(header::VARY) {
         Some(vary) if vary.as_bytes() == http_answers::VARY.as_bytes() => ANSWER_VARY_EXTENDED.clone(),
         Some(vary) => {
