@@ -14,6 +14,7 @@ use actix_web::HttpResponse;
 use actix_web::dev::RequestHead;
 
 use crate::request::Body;
+use crate::response::Prepared;
 
 /// The gate's verdict on one request.
 pub enum Admission {
@@ -28,6 +29,9 @@ pub enum Admission {
     /// connection then closes (gently: what the client still sends is read
     /// and discarded for a while).
     Answer(HttpResponse),
+    /// [`Admission::Answer`] with an answer prepared whole already, written
+    /// without an actix-web response.
+    Prepared(Prepared),
 }
 
 type Decide = dyn Fn(&RequestHead, Body) -> Admission + Send + Sync;

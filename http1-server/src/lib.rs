@@ -59,6 +59,7 @@ pub use admission::{Admission, Gate};
 pub use budget::{BodyBudget, DEFAULT_BODY_BUDGET_BYTES, Reservation};
 use connection::Connection;
 pub use limit::{ConnectionLimit, LimitMetrics};
+pub use response::{Payload, Prepared};
 use turns::Turns;
 
 /// How long a graceful stop waits for answers in progress.

@@ -20,10 +20,11 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{RequestHead, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
 use actix_web::middleware::{Condition, Next, from_fn};
-use actix_web::{App, HttpResponse, web};
+use actix_web::{App, web};
 use prometheus::HistogramVec;
 
 use cincinnati_core::{ApiError, ErrorKind};
+pub use http1_server::Prepared;
 use http1_server::{
     Admission, BodyBudget, ConnectionLimit, DEFAULT_BODY_BUDGET_BYTES, Gate, LimitMetrics, Options, Server,
     Timeouts,
@@ -38,7 +39,7 @@ use http_answers::errors::{ResponseErrors, count_errors, not_found};
 
 type Routes = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
 
-type AtHand = Arc<dyn Fn(&RequestHead) -> Option<HttpResponse> + Send + Sync>;
+type AtHand = Arc<dyn Fn(&RequestHead) -> Option<Prepared> + Send + Sync>;
 
 /// One API server, as a service describes it; see [`crate::service::Kit::api_server`].
 pub struct ApiServer {
@@ -126,7 +127,7 @@ impl ApiServer {
     /// the app, which records its span.
     pub fn answers_at_hand(
         mut self,
-        answer: impl Fn(&RequestHead) -> Option<HttpResponse> + Send + Sync + 'static,
+        answer: impl Fn(&RequestHead) -> Option<Prepared> + Send + Sync + 'static,
     ) -> Self {
         self.at_hand = Some(Arc::new(answer));
         self
@@ -190,17 +191,17 @@ fn gate(at_hand: AtHand, cors: bool, durations: Option<RequestDurations>) -> Gat
             return Admission::Take(0);
         }
         let started = Instant::now();
-        let Some(mut response) = at_hand(head) else {
+        let Some(mut prepared) = at_hand(head) else {
             return Admission::Take(0);
         };
         if cors {
-            crate::cors::extend(response.headers_mut());
+            prepared.vary = Some(crate::cors::extended(prepared.vary.as_ref()));
         }
         if let Some(durations) = &durations {
             // The route's pattern, which the path is exactly.
             durations.observe(head.uri.path(), started);
         }
-        Admission::Answer(response)
+        Admission::Prepared(prepared)
     })
 }
 

@@ -207,9 +207,15 @@ impl Engine {
     /// [`Engine::answer`] when the answer is at hand: made already, from
     /// the revision served now, and every step to it at hand too (a
     /// graph-builder upstream, whose one feed needs no fetch; a class that
-    /// asks no lookup service). `None` for any other (an error too):
-    /// [`Engine::answer`] answers it.
-    pub fn answer_at_hand(&self, query: ClientQuery, asker: Asker) -> Option<Answered> {
+    /// asks no lookup service), and `respond` makes a response of it. The
+    /// check is noted and counted only then: `None` (an error too) leaves
+    /// the request to [`Engine::answer`], untouched.
+    pub fn answer_at_hand<T>(
+        &self,
+        query: ClientQuery,
+        asker: Asker,
+        respond: impl FnOnce(&Answered) -> Option<T>,
+    ) -> Option<T> {
         if self.feeds.kind() != Some(UpstreamKind::GraphBuilder) {
             return None;
         }
@@ -223,11 +229,14 @@ impl Engine {
         let checked = self.checked(&query, asker);
         let mut request = PolicyRequest::new(query, UpstreamKind::GraphBuilder, class, &self.rules);
         self.place(&mut request, &revision, at);
-        let answer = revision.answer_at_hand(&request).filter(Result::is_ok)?;
+        let answered = Answered {
+            body: revision.answer_at_hand(&request)?.ok()?,
+            expires_sooner: self.expires_sooner(valid_for(&request, at), now),
+        };
+        let response = respond(&answered)?;
         let checked = checked.map(|query| (query, request.arch().as_str().to_owned()));
-        let valid_for = valid_for(&request, at);
-        self.answered(answer, CacheOutcome::Hit, &revision, checked, valid_for, now)
-            .ok()
+        self.note(CacheOutcome::Hit, &revision, checked, now);
+        Some(response)
     }
 
     /// A copy of `query` for the fleet's checks, where they are kept.
@@ -236,8 +245,8 @@ impl Engine {
     }
 
     /// What `answer` (looked up with `outcome`, from `revision`) is, valid
-    /// for `valid_for` from `now`, once the check of `checked` (a query and
-    /// its architecture) is noted and the outcome counted.
+    /// for `valid_for` from `now`, once its check is noted (see
+    /// [`Engine::note`]).
     fn answered(
         &self,
         answer: Answer,
@@ -247,7 +256,35 @@ impl Engine {
         valid_for: Option<Duration>,
         now: SystemTime,
     ) -> Result<Answered, ApiError> {
-        if let (Some(checks), Some((query, arch)), Ok(_)) = (&self.checks, checked, &answer) {
+        let answered = answer.map(|body| Answered {
+            body,
+            expires_sooner: self.expires_sooner(valid_for, now),
+        });
+        self.note(outcome, revision, checked.filter(|_| answered.is_ok()), now);
+        answered
+    }
+
+    /// How much sooner than the configured max-age an answer valid for
+    /// `valid_for` from `now` stops being true. Less the waits since
+    /// (lookup, refresh, computation): caches count max-age from when the
+    /// answer reaches them.
+    fn expires_sooner(&self, valid_for: Option<Duration>, now: SystemTime) -> Option<Duration> {
+        valid_for
+            .map(|valid_for| valid_for.saturating_sub(now.elapsed().unwrap_or_default()))
+            .filter(|valid_for| *valid_for < self.cache_max_age)
+    }
+
+    /// Notes the answered check of `checked` (a query and its
+    /// architecture, asked of `revision` at `now`) and counts the cache's
+    /// `outcome`.
+    fn note(
+        &self,
+        outcome: CacheOutcome,
+        revision: &Revision,
+        checked: Option<(ClientQuery, String)>,
+        now: SystemTime,
+    ) {
+        if let (Some(checks), Some((query, arch))) = (&self.checks, checked) {
             let served = match (&query.channel, &query.version) {
                 (Some(channel), Some(version)) => revision.catalog().serves(channel.as_str(), &arch, version),
                 _ => Served {
@@ -257,16 +294,7 @@ impl Engine {
             };
             checks.note(&query, &arch, served, now);
         }
-        // Less the waits above (lookup, refresh, computation): caches count
-        // max-age from when the answer reaches them.
-        let expires_sooner = valid_for
-            .map(|valid_for| valid_for.saturating_sub(now.elapsed().unwrap_or_default()))
-            .filter(|valid_for| *valid_for < self.cache_max_age);
         outcome.count(&self.metrics);
-        Ok(Answered {
-            body: answer?,
-            expires_sooner,
-        })
     }
 
     /// Why the cluster of `query` sees what it sees (see

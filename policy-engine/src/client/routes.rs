@@ -18,6 +18,7 @@ use cincinnati_client::fetch::QUESTION_HEADER;
 use http_answers::query::QueryParameters;
 use http_answers::routes::get_or_head;
 use http_answers::{CachePolicy, HttpError, MediaTypes, PathPrefix, RequestFields, wait};
+use service_kit::server::Prepared;
 use tracing::Instrument as _;
 
 use crate::openapi::{self, OpenApiDocument};
@@ -91,7 +92,7 @@ fn graph_at_hand(
     paths: &[String; 2],
     engine: &Engine,
     caching: &CachePolicy,
-) -> Option<HttpResponse> {
+) -> Option<Prepared> {
     let started = Instant::now();
     let path = head.uri.path();
     if !matches!(head.method, Method::GET | Method::HEAD) || !paths.iter().any(|graph| graph == path) {
@@ -103,13 +104,18 @@ fn graph_at_hand(
     }
     let content_type = MediaTypes::POLICY_ENGINE.negotiate_request(head).ok()?;
     let query = ClientQuery::from_parameters(&parameters, engine.rules()).ok()?;
-    let answered = engine.answer_at_hand(query, asker(head))?;
-    let response = respond(&answered, head, content_type, caching, engine);
+    let prepared = engine.answer_at_hand(query, asker(head), |answered| {
+        caching_of(answered, caching, |caching| {
+            answered
+                .body
+                .prepared(head, content_type, caching, engine.identities())
+        })
+    })?;
     let metrics = engine.metrics();
     metrics.incoming_requests.with_label_values(&[path]).inc();
     metrics.answers_at_hand.inc();
     metrics.serve_duration.observe(started.elapsed().as_secs_f64());
-    Some(response)
+    Some(prepared)
 }
 
 /// Who asks `request`: a person or tool when it names a question.
@@ -121,8 +127,7 @@ fn asker(request: &impl RequestFields) -> Asker {
     }
 }
 
-/// `answered` as `request` takes it: an answer whose policy class changes
-/// soon is not cached beyond that.
+/// `answered` as `request` takes it.
 fn respond(
     answered: &Answered,
     request: &impl RequestFields,
@@ -130,11 +135,18 @@ fn respond(
     caching: &CachePolicy,
     engine: &Engine,
 ) -> HttpResponse {
+    caching_of(answered, caching, |caching| {
+        answered
+            .body
+            .respond_cached(request, content_type, caching, engine.identities())
+    })
+}
+
+/// What `respond` makes with the cache policy of `answered`, `caching`
+/// unless its policy class changes sooner: it is not cached beyond that.
+fn caching_of<T>(answered: &Answered, caching: &CachePolicy, respond: impl FnOnce(&CachePolicy) -> T) -> T {
     let sooner = answered.expires_sooner.map(CachePolicy::revalidate_after);
-    let caching = sooner.as_ref().unwrap_or(caching);
-    answered
-        .body
-        .respond_cached(request, content_type, caching, engine.identities())
+    respond(sooner.as_ref().unwrap_or(caching))
 }
 
 /// The graph requests of the routes under `prefix` whose answers are at
@@ -144,7 +156,7 @@ pub fn at_hand(
     prefix: &PathPrefix,
     engine: Arc<Engine>,
     caching: CachePolicy,
-) -> impl Fn(&RequestHead) -> Option<HttpResponse> + Send + Sync + 'static {
+) -> impl Fn(&RequestHead) -> Option<Prepared> + Send + Sync + 'static {
     let paths = GRAPH_PATHS.map(|path| prefix.join(path));
     move |head| graph_at_hand(head, &paths, &engine, &caching)
 }
