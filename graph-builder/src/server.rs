@@ -61,10 +61,12 @@ async fn serve_graph(
     request: HttpRequest,
     context: web::Data<ApiContext>,
 ) -> Result<HttpResponse, HttpError> {
+    // The route's path, which any other spelling of it (`gr%61ph`) that
+    // actix-web routes here is decoded to: every label kept is memory.
     context
         .metrics
         .incoming_requests
-        .with_label_values(&[request.path()])
+        .with_label_values(&[request.match_info().as_str()])
         .inc();
     let content_type = MediaTypes::JSON_ONLY.negotiate_request(&request)?;
     let query = QueryParameters::parse(request.query_string());

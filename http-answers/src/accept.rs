@@ -4,10 +4,11 @@
 //! Upstream compared the whole `Accept` header as one string, so lists and
 //! q-values got 406; clients that send `application/json, */*;q=0.1` work here.
 
-use actix_web::HttpRequest;
-use actix_web::http::header::HeaderName;
+use actix_web::http::header::{HeaderName, HeaderValue};
 use cincinnati_core::{ApiError, ErrorKind};
 use smallvec::SmallVec;
+
+use crate::fields::RequestFields;
 
 /// The two Cincinnati media types.
 pub const APPLICATION_JSON: &str = "application/json";
@@ -125,7 +126,7 @@ impl MediaTypes {
 impl MediaTypes {
     /// [`MediaTypes::negotiate`] on a request's `Accept` header; refusal is
     /// the `invalid_content_type` error clients know.
-    pub fn negotiate_request(&self, request: &HttpRequest) -> Result<&'static str, ApiError> {
+    pub fn negotiate_request(&self, request: &impl RequestFields) -> Result<&'static str, ApiError> {
         self.negotiate(&header_values(request, &actix_web::http::header::ACCEPT))
             .map_err(|_| ApiError::bare(ErrorKind::InvalidContentType))
     }
@@ -133,12 +134,20 @@ impl MediaTypes {
 
 /// Every value of a header (it may be repeated), skipping non-text values;
 /// held without an allocation for the one or two lines a request has.
-pub fn header_values<'r>(request: &'r HttpRequest, name: &HeaderName) -> SmallVec<[&'r str; 2]> {
-    request
-        .headers()
-        .get_all(name)
-        .filter_map(|value| value.to_str().ok())
-        .collect()
+pub fn header_values<'r>(request: &'r impl RequestFields, name: &HeaderName) -> SmallVec<[&'r str; 2]> {
+    request.headers().get_all(name).filter_map(as_text).collect()
+}
+
+/// A field value as text: `HeaderValue::to_str`, word by word rather than
+/// byte by byte (a value holds no control byte but tab, so it is text
+/// exactly when it is ASCII; a property test holds it to `to_str`).
+fn as_text(value: &HeaderValue) -> Option<&str> {
+    let bytes = value.as_bytes();
+    if bytes.is_ascii() {
+        std::str::from_utf8(bytes).ok()
+    } else {
+        None
+    }
 }
 
 /// How specifically `range` matches the media type `offer`: 2 for an exact
@@ -194,6 +203,21 @@ mod tests {
 
     fn negotiate(accept: &[&str]) -> Result<&'static str, NotAcceptable> {
         MediaTypes::POLICY_ENGINE.negotiate(accept)
+    }
+
+    proptest! {
+        #[test]
+        fn a_value_is_text_as_to_str_says(bytes in prop::collection::vec(any::<u8>(), 0..40)) {
+            if let Ok(value) = HeaderValue::from_bytes(&bytes) {
+                prop_assert_eq!(as_text(&value), value.to_str().ok());
+            }
+        }
+
+        #[test]
+        fn a_printable_value_is_text_as_to_str_says(text in "[\\t -~\u{80}-\u{ff}]{0,40}") {
+            let value = HeaderValue::from_str(&text).unwrap();
+            prop_assert_eq!(as_text(&value), value.to_str().ok());
+        }
     }
 
     #[test]

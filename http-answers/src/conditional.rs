@@ -15,6 +15,7 @@ use actix_web::http::header::{self, HeaderValue, InvalidHeaderValue, TryIntoHead
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 
 use crate::accept::header_values;
+use crate::fields::RequestFields;
 
 /// Answers `request` for a representation whose entity tag is `etag`: 304,
 /// without a body, when its `If-None-Match` matches; otherwise what
@@ -31,7 +32,7 @@ pub fn respond_tagged(
 }
 
 /// Whether `request`'s `If-None-Match` names `etag`: a 304 answers it.
-pub(crate) fn is_not_modified(request: &HttpRequest, etag: &str) -> bool {
+pub(crate) fn is_not_modified(request: &impl RequestFields, etag: &str) -> bool {
     if_none_match_matches(&header_values(request, &header::IF_NONE_MATCH), etag)
 }
 

@@ -2,6 +2,8 @@
 //! every service shares between its handler and the wire.
 //!
 //! - [`accept`]: `Accept` and `Accept-Encoding` negotiation.
+//! - [`fields`]: what answers read of a request, from actix's request or
+//!   from a head alone.
 //! - [`conditional`]: ETag, `If-None-Match` and 304, `Cache-Control`: the
 //!   one way every route answers conditional requests.
 //! - [`prepared`]: bodies computed once, served with ETag, 304, gzip and
@@ -21,6 +23,7 @@
 pub mod accept;
 pub mod conditional;
 pub mod errors;
+pub mod fields;
 pub mod identity_cache;
 pub mod prefix;
 pub mod prepared;
@@ -31,6 +34,7 @@ pub mod wait;
 pub use accept::MediaTypes;
 pub use conditional::CachePolicy;
 pub use errors::HttpError;
+pub use fields::RequestFields;
 pub use identity_cache::IdentityCache;
 pub use prefix::PathPrefix;
 pub use prepared::{PreparedBody, VARY};

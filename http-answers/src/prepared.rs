@@ -13,17 +13,19 @@ use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use actix_web::body::{BodySize, MessageBody};
-use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use bytes::{Buf as _, Bytes};
 use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
+use http1_server::{Payload, Prepared};
 use sha2::{Digest, Sha256};
 
 use crate::accept::{APPLICATION_JSON, accepts_gzip, header_values};
 use crate::conditional::{CachePolicy, answer_tagged, is_not_modified};
+use crate::fields::RequestFields;
 use crate::identity_cache::IdentityCache;
 
 /// The `Vary` of a prepared answer: its representation follows the
@@ -43,9 +45,9 @@ pub struct PreparedBody {
     /// The `ETag` fields of the JSON representations, identity and gzip:
     /// made once, as nearly every request asks for one of them.
     json_tags: [HeaderValue; 2],
-    /// The header fields of the JSON answers, by gzip and by 304, with the
-    /// `Cache-Control` they were made with (see `prepared_fields`).
-    json_fields: [[OnceLock<(HeaderValue, HeaderMap)>; 2]; 2],
+    /// The header fields of the JSON answers, by gzip and by 304 (see
+    /// `prepared_fields`).
+    json_fields: [[OnceLock<JsonFields>; 2]; 2],
 }
 
 impl PreparedBody {
@@ -128,7 +130,7 @@ impl PreparedBody {
 
     /// The entity tag [`PreparedBody::respond`] gives `request`'s
     /// representation.
-    pub fn entity_tag_for(&self, request: &HttpRequest, content_type: &str) -> String {
+    pub fn entity_tag_for(&self, request: &impl RequestFields, content_type: &str) -> String {
         self.entity_tag(
             content_type,
             accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING)),
@@ -152,7 +154,7 @@ impl PreparedBody {
     /// than inflating them for every request.
     pub fn respond_cached(
         &self,
-        request: &HttpRequest,
+        request: &impl RequestFields,
         content_type: &'static str,
         caching: &CachePolicy,
         identities: &IdentityCache,
@@ -160,23 +162,69 @@ impl PreparedBody {
         self.respond_with(request, content_type, caching, Some(identities))
     }
 
+    /// [`PreparedBody::respond_cached`] as a [`Prepared`] answer, written
+    /// without an actix-web response: `None` where that is not a JSON
+    /// answer of fields made already (another media type or cache policy),
+    /// nor one whose body is at hand (identity bytes neither kept nor
+    /// cached), which [`PreparedBody::respond_cached`] answers.
+    pub fn prepared(
+        &self,
+        request: &impl RequestFields,
+        content_type: &'static str,
+        caching: &CachePolicy,
+        identities: &IdentityCache,
+    ) -> Option<Prepared> {
+        let (gzip, _, not_modified) = self.representation(request, content_type);
+        let fields = self.prepared_fields(content_type, gzip, not_modified, caching)?;
+        let payload = if not_modified {
+            Payload::Empty
+        } else if gzip {
+            Payload::Bytes(self.gzip.clone())
+        } else if *request.method() == Method::HEAD {
+            Payload::Announced(self.identity_len)
+        } else {
+            Payload::Bytes(
+                self.identity
+                    .clone()
+                    .or_else(|| identities.get_or_inflate(self))?,
+            )
+        };
+        Some(Prepared {
+            status: if not_modified {
+                StatusCode::NOT_MODIFIED
+            } else {
+                StatusCode::OK
+            },
+            fields: fields.encoded.clone(),
+            vary: fields.map.get(header::VARY).cloned(),
+            payload,
+        })
+    }
+
+    /// Which representation `request` gets as `content_type`: gzip or not,
+    /// its `ETag` field, and whether its `If-None-Match` names it (a 304).
+    fn representation(&self, request: &impl RequestFields, content_type: &str) -> (bool, HeaderValue, bool) {
+        let gzip = accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING));
+        let etag = self.etag_field(content_type, gzip);
+        let not_modified = is_not_modified(request, etag.to_str().expect("a tag is visible ASCII"));
+        (gzip, etag, not_modified)
+    }
+
     fn respond_with(
         &self,
-        request: &HttpRequest,
+        request: &impl RequestFields,
         content_type: &'static str,
         caching: &CachePolicy,
         identities: Option<&IdentityCache>,
     ) -> HttpResponse {
-        let gzip = accepts_gzip(&header_values(request, &header::ACCEPT_ENCODING));
-        let etag = self.etag_field(content_type, gzip);
-        let not_modified = is_not_modified(request, etag.to_str().expect("a tag is visible ASCII"));
+        let (gzip, etag, not_modified) = self.representation(request, content_type);
         if let Some(fields) = self.prepared_fields(content_type, gzip, not_modified, caching) {
             let mut response = if not_modified {
                 HttpResponse::NotModified().finish()
             } else {
                 self.with_body(&mut HttpResponse::Ok(), request, gzip, identities)
             };
-            *response.headers_mut() = fields.clone();
+            *response.headers_mut() = fields.map.clone();
             return response;
         }
         answer_tagged(not_modified, etag, caching, Some(VARY), |response| {
@@ -196,27 +244,19 @@ impl PreparedBody {
         gzip: bool,
         not_modified: bool,
         caching: &CachePolicy,
-    ) -> Option<&HeaderMap> {
+    ) -> Option<&JsonFields> {
         if content_type != APPLICATION_JSON {
             return None;
         }
-        let (policy, fields) =
-            self.json_fields[usize::from(gzip)][usize::from(not_modified)].get_or_init(|| {
-                let etag = self.etag_field(APPLICATION_JSON, gzip);
-                let answer = answer_tagged(not_modified, etag, caching, Some(VARY), |response| {
-                    describe(response, APPLICATION_JSON, gzip);
-                    response.finish()
-                });
-                // Copied into a map of their number: a response's own has
-                // room for 12 fields, 3.4 kB kept per answer and
-                // representation (21 MiB at 10x).
-                let mut fields = HeaderMap::with_capacity(answer.headers().len());
-                for (name, value) in answer.headers() {
-                    fields.append(name.clone(), value.clone());
-                }
-                (caching.header_value().clone(), fields)
+        let fields = self.json_fields[usize::from(gzip)][usize::from(not_modified)].get_or_init(|| {
+            let etag = self.etag_field(APPLICATION_JSON, gzip);
+            let answer = answer_tagged(not_modified, etag, caching, Some(VARY), |response| {
+                describe(response, APPLICATION_JSON, gzip);
+                response.finish()
             });
-        (policy == caching.header_value()).then_some(fields)
+            JsonFields::new(caching.header_value().clone(), answer.headers())
+        });
+        (fields.policy == caching.header_value()).then_some(fields)
     }
 
     /// `response` with its body: the gzip bytes, or the identity bytes
@@ -224,7 +264,7 @@ impl PreparedBody {
     fn with_body(
         &self,
         response: &mut HttpResponseBuilder,
-        request: &HttpRequest,
+        request: &impl RequestFields,
         gzip: bool,
         identities: Option<&IdentityCache>,
     ) -> HttpResponse {
@@ -233,7 +273,7 @@ impl PreparedBody {
         }
         // A HEAD answer's body is never sent: announce its length without
         // inflating anything.
-        if request.method() == Method::HEAD {
+        if *request.method() == Method::HEAD {
             return response.body(LengthOnly(self.identity_len));
         }
         let identity = self
@@ -261,6 +301,39 @@ impl PreparedBody {
     /// A share of the gzip bytes (a reference count, not a copy).
     pub(crate) fn gzip_bytes(&self) -> Bytes {
         self.gzip.clone()
+    }
+}
+
+/// The header fields of a JSON answer, with the `Cache-Control` they were
+/// made with: as a map for an actix-web response, and encoded but for
+/// `Vary` for a [`Prepared`] one.
+#[derive(Debug, Clone)]
+struct JsonFields {
+    policy: HeaderValue,
+    map: HeaderMap,
+    encoded: Bytes,
+}
+
+impl JsonFields {
+    /// The fields of `answer`, copied into a map of their number: a
+    /// response's own has room for 12 fields, 3.4 kB kept per answer and
+    /// representation (21 MiB at 10x).
+    fn new(policy: HeaderValue, answer: &HeaderMap) -> Self {
+        let mut map = HeaderMap::with_capacity(answer.len());
+        for (name, value) in answer {
+            map.append(name.clone(), value.clone());
+        }
+        let mut encoded = Vec::new();
+        for (name, value) in map.iter().filter(|(name, _)| **name != header::VARY) {
+            for part in [name.as_str().as_bytes(), b": ", value.as_bytes(), b"\r\n"] {
+                encoded.extend_from_slice(part);
+            }
+        }
+        Self {
+            policy,
+            map,
+            encoded: encoded.into(),
+        }
     }
 }
 

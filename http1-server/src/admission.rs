@@ -1,10 +1,12 @@
 //! What a server does with a request once its head has passed RFC 9112's
 //! checks, decided from the head alone, before a byte of its body is read:
 //! the server's [`Gate`] takes the request (and its body, up to a bound)
-//! or refuses it with an answer of its own. A body is read whole before
-//! the app is called, so reading one a route will not take (on a path
-//! that does not exist, from a client without a token) costs the server
-//! memory for nothing; the gate turns those away unread.
+//! or answers it itself. A body is read whole before the app is called, so
+//! reading one a route will not take (on a path that does not exist, from
+//! a client without a token) costs the server memory for nothing; the gate
+//! turns those away unread. A gate may also answer a request whose answer
+//! is at hand (made already, as the app would answer it), without the
+//! app's routing and middleware.
 
 use std::sync::Arc;
 
@@ -12,6 +14,7 @@ use actix_web::HttpResponse;
 use actix_web::dev::RequestHead;
 
 use crate::request::Body;
+use crate::response::Prepared;
 
 /// The gate's verdict on one request.
 pub enum Admission {
@@ -21,10 +24,14 @@ pub enum Admission {
     /// first chunk that passes the bound when it is chunked. `Take(0)`
     /// takes no body: Content-Length 0 and an empty chunked body pass.
     Take(usize),
-    /// Answer this, without calling the app or reading the body; when the
-    /// request announced a body the connection then closes (gently: what
-    /// the client still sends is read and discarded for a while).
-    Refuse(HttpResponse),
+    /// Answer this, without calling the app or reading the body: a refusal,
+    /// or an answer at hand. When the request announced a body the
+    /// connection then closes (gently: what the client still sends is read
+    /// and discarded for a while).
+    Answer(HttpResponse),
+    /// [`Admission::Answer`] with an answer prepared whole already, written
+    /// without an actix-web response.
+    Prepared(Prepared),
 }
 
 type Decide = dyn Fn(&RequestHead, Body) -> Admission + Send + Sync;

@@ -30,7 +30,7 @@ use crate::budget::BodyBudget;
 use crate::limit::Admitted;
 use crate::linger::linger;
 use crate::request::{self, BadHead, Head};
-use crate::response::{self, Exchange};
+use crate::response::{self, Exchange, Prepared};
 use crate::{Options, Timeouts};
 
 /// Bytes taken for a request head at first; a head needing more gets more,
@@ -352,11 +352,12 @@ where
 
     /// Asks the gate about the request; then reads its body, if any, hands
     /// the request to the app and writes its answer, or writes the gate's
-    /// refusal. `Ok(None)` when the connection may take another request.
+    /// own answer. `Ok(None)` when the connection may take another request.
     async fn answer(&mut self, head: Head) -> io::Result<Option<End>> {
         let admission = self.gate.admit(head.request.head(), head.body);
-        let (body, refused) = match admission {
-            Admission::Refuse(response) => (None, Some(response)),
+        let (body, gate_answer) = match admission {
+            Admission::Answer(response) => (None, Some(Reply::Response(response.map_into_right_body()))),
+            Admission::Prepared(prepared) => (None, Some(Reply::Prepared(prepared))),
             Admission::Take(_) if !head.body.is_present() => (None, None),
             Admission::Take(max_bytes) => match self.read_body(&head, max_bytes).await {
                 Ok(Some(body)) => (Some(body), None),
@@ -370,24 +371,26 @@ where
         let version = head.request.head().version;
         let head_only = head.request.head().method == Method::HEAD;
         // A body left unread ends the connection after the answer.
-        let unread_body = refused.is_some() && head.body.is_present();
-        let response: HttpResponse<EitherBody<B>> = if let Some(refused) = refused {
-            refused.map_into_right_body()
+        let unread_body = gate_answer.is_some() && head.body.is_present();
+        let reply: Reply<B> = if let Some(answer) = gate_answer {
+            answer
         } else if head.asks_server {
             // RFC 9110 §9.3.7: what the server allows, as no resource says.
-            HttpResponse::Ok()
-                .insert_header((header::ALLOW, "GET, HEAD"))
-                .finish()
-                .map_into_right_body()
+            Reply::Response(
+                HttpResponse::Ok()
+                    .insert_header((header::ALLOW, "GET, HEAD"))
+                    .finish()
+                    .map_into_right_body(),
+            )
         } else {
             let mut request = head.request;
             if let Some(body) = body {
                 *request.payload() = payload(body);
             }
-            match self.app.call(request).await {
+            Reply::Response(match self.app.call(request).await {
                 Ok(response) => response.into_parts().1.map_into_left_body(),
                 Err(error) => error.error_response().map_into_right_body(),
-            }
+            })
         };
         let exchange = Exchange {
             version,
@@ -396,7 +399,11 @@ where
             keep_alive: head.keep_alive && !unread_body && !self.stopping.is_cancelled(),
             send_timeout: self.timeouts.send,
         };
-        if response::send(&self.stream, response, exchange).await? {
+        let keep_alive = match reply {
+            Reply::Response(response) => response::send(&self.stream, response, exchange).await?,
+            Reply::Prepared(prepared) => response::send_prepared(&self.stream, prepared, exchange).await?,
+        };
+        if keep_alive {
             Ok(None)
         } else if unread_body || !self.unread.is_empty() {
             Ok(Some(End::Linger))
@@ -443,6 +450,13 @@ fn payload(body: Bytes) -> actix_http::Payload {
     sender.feed_data(body);
     sender.feed_eof();
     actix_http::Payload::from(payload)
+}
+
+/// What answers a request: the app's response (or the server's own), or
+/// one the gate prepared.
+enum Reply<B> {
+    Response(HttpResponse<EitherBody<B>>),
+    Prepared(Prepared),
 }
 
 /// A head refused before the app sees it.
@@ -787,7 +801,7 @@ mod tests {
         let options = Options {
             gate: crate::Gate::new(|head, _| {
                 if head.uri.path() == "/echo" {
-                    Admission::Refuse(HttpResponse::Unauthorized().finish())
+                    Admission::Answer(HttpResponse::Unauthorized().finish())
                 } else {
                     Admission::Take(64)
                 }

@@ -21,8 +21,8 @@
 //! `request` holds the checks of RFC 9112 a request head must pass before
 //! the app sees it. Then the server's [`Gate`] decides from the head alone
 //! whether the request is taken, with a body of up to how many bytes (none
-//! unless the server says so: 413 before a byte is read), or refused with
-//! an answer of its own (see [`admission`]). A body taken is read whole
+//! unless the server says so: 413 before a byte is read), or answered by
+//! the gate itself: refused, or answered at hand (see [`admission`]). A body taken is read whole
 //! before the app is called, within the client timeout of its head, and
 //! within the server's [`BodyBudget`] (see [`body`]). What the layer does
 //! not do: HTTP/2, upgrades.
@@ -59,6 +59,7 @@ pub use admission::{Admission, Gate};
 pub use budget::{BodyBudget, DEFAULT_BODY_BUDGET_BYTES, Reservation};
 use connection::Connection;
 pub use limit::{ConnectionLimit, LimitMetrics};
+pub use response::{Payload, Prepared};
 use turns::Turns;
 
 /// How long a graceful stop waits for answers in progress.
@@ -99,7 +100,7 @@ pub struct Options {
     pub max_connections_per_worker: usize,
     /// Bounds the connections admitted across workers (503 beyond).
     pub limit: Option<ConnectionLimit>,
-    /// Takes or refuses each request from its head, before its body is
+    /// Takes or answers each request from its head, before its body is
     /// read; by default takes every request and no body.
     pub gate: Gate,
     /// The bytes the server's bodies hold at once, across workers (503

@@ -1,7 +1,7 @@
-//! A response, from an actix-web app's answer to the socket: the head
-//! written once into a small buffer, the body's shared bytes handed to the
-//! kernel beside it in one vectored write, never copied into a
-//! per-connection buffer.
+//! A response, from an actix-web app's answer (or a [`Prepared`] one) to
+//! the socket: the head written once into a small buffer, the body's
+//! shared bytes handed to the kernel beside it in one vectored write, never
+//! copied into a per-connection buffer.
 
 use std::cell::RefCell;
 use std::io::{self, IoSlice};
@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use actix_web::HttpResponse;
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::dev::ResponseHead;
-use actix_web::http::header::{CONNECTION, CONTENT_LENGTH, DATE, TRANSFER_ENCODING};
+use actix_web::http::header::{CONNECTION, CONTENT_LENGTH, DATE, HeaderValue, TRANSFER_ENCODING, VARY};
 use actix_web::http::{StatusCode, Version};
 use bytes::Bytes;
 use tokio::net::TcpStream;
@@ -25,6 +25,63 @@ pub struct Exchange {
     pub keep_alive: bool,
     /// How long a write may wait for the client to take bytes.
     pub send_timeout: Duration,
+}
+
+/// An answer made whole before the request came but for its framing: its
+/// status, its header fields encoded (`name: value\r\n` lines, without
+/// `Vary`, kept apart for the server's layers to extend, and without
+/// framing, `Connection` or `Date`, which the server adds) and its payload.
+/// Written without an actix-web response: no header map is built, cloned
+/// or walked for it.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub status: StatusCode,
+    pub fields: Bytes,
+    pub vary: Option<HeaderValue>,
+    pub payload: Payload,
+}
+
+/// What follows a [`Prepared`] answer's head.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    /// No body (a 304).
+    Empty,
+    /// These bytes (to a HEAD, their length only).
+    Bytes(Bytes),
+    /// A body of this length that is not at hand: only a HEAD may be
+    /// answered so (a GET's answer fails, and its connection closes).
+    Announced(u64),
+}
+
+/// Writes `prepared`; `Ok(true)` when the connection may serve another
+/// request.
+pub async fn send_prepared(stream: &TcpStream, prepared: Prepared, exchange: Exchange) -> io::Result<bool> {
+    let size = match &prepared.payload {
+        Payload::Empty => BodySize::None,
+        Payload::Bytes(bytes) => BodySize::Sized(bytes.len() as u64),
+        Payload::Announced(length) => BodySize::Sized(*length),
+    };
+    let framing = framing(prepared.status, size, exchange.version);
+    let keep_alive = exchange.keep_alive && framing != Framing::UntilClose;
+    let mut encoded = Vec::with_capacity(256 + prepared.fields.len());
+    encode_status_line(&mut encoded, exchange.version, prepared.status);
+    encoded.extend_from_slice(&prepared.fields);
+    if let Some(vary) = &prepared.vary {
+        encode_field(&mut encoded, VARY.as_str(), vary);
+    }
+    encode_end(&mut encoded, exchange.version, framing, keep_alive, false);
+    match prepared.payload {
+        Payload::Bytes(bytes) if !exchange.head_only && framing != Framing::Empty => {
+            write_body_part(stream, &encoded, &bytes, framing, exchange.send_timeout).await?;
+        }
+        Payload::Announced(_) if !exchange.head_only => {
+            return Err(io::Error::other(
+                "a prepared answer to a GET announced a body it does not hold",
+            ));
+        }
+        _ => write_all(stream, &mut [IoSlice::new(&encoded)], exchange.send_timeout).await?,
+    }
+    Ok(keep_alive)
 }
 
 /// How the body's end is known to the client.
@@ -78,14 +135,10 @@ fn framing(status: StatusCode, size: BodySize, version: Version) -> Framing {
 
 /// The status line and headers: the app's, then framing, connection and date.
 fn encode_head(out: &mut Vec<u8>, head: &ResponseHead, version: Version, framing: Framing, keep_alive: bool) {
-    let version = if version == Version::HTTP_10 {
-        "HTTP/1.0"
-    } else {
-        "HTTP/1.1"
-    };
     // Into the buffer directly, without core::fmt: a response costs this
     // one allocation.
-    for part in [version, " ", head.status.as_str(), " ", head.reason(), "\r\n"] {
+    out.extend_from_slice(http_version(version).as_bytes());
+    for part in [" ", head.status.as_str(), " ", head.reason(), "\r\n"] {
         out.extend_from_slice(part.as_bytes());
     }
     let mut has_date = false;
@@ -94,11 +147,39 @@ fn encode_head(out: &mut Vec<u8>, head: &ResponseHead, version: Version, framing
             continue;
         }
         has_date |= name == DATE;
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
+        encode_field(out, name.as_str(), value);
     }
+    encode_end(out, version, framing, keep_alive, has_date);
+}
+
+/// A [`Prepared`] answer's status line, its reason the status's own.
+fn encode_status_line(out: &mut Vec<u8>, version: Version, status: StatusCode) {
+    out.extend_from_slice(http_version(version).as_bytes());
+    let reason = status.canonical_reason().unwrap_or("<unknown status code>");
+    for part in [" ", status.as_str(), " ", reason, "\r\n"] {
+        out.extend_from_slice(part.as_bytes());
+    }
+}
+
+fn http_version(version: Version) -> &'static str {
+    if version == Version::HTTP_10 {
+        "HTTP/1.0"
+    } else {
+        "HTTP/1.1"
+    }
+}
+
+/// One `name: value` line.
+pub(crate) fn encode_field(out: &mut Vec<u8>, name: &str, value: &HeaderValue) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// What ends every head: framing, connection and (unless the app gave
+/// one) date, then the empty line.
+fn encode_end(out: &mut Vec<u8>, version: Version, framing: Framing, keep_alive: bool, has_date: bool) {
     match framing {
         Framing::Length(length) => {
             out.extend_from_slice(b"content-length: ");
@@ -110,7 +191,7 @@ fn encode_head(out: &mut Vec<u8>, head: &ResponseHead, version: Version, framing
     }
     match (keep_alive, version) {
         (false, _) => out.extend_from_slice(b"connection: close\r\n"),
-        (true, "HTTP/1.0") => out.extend_from_slice(b"connection: keep-alive\r\n"),
+        (true, Version::HTTP_10) => out.extend_from_slice(b"connection: keep-alive\r\n"),
         (true, _) => {}
     }
     if !has_date {
@@ -306,5 +387,97 @@ mod tests {
             framing(StatusCode::OK, BodySize::Stream, Version::HTTP_10),
             Framing::UntilClose
         );
+    }
+
+    /// What `write` puts on a socket, read whole by its peer.
+    async fn written(write: impl AsyncFnOnce(&TcpStream)) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        write(&server).await;
+        drop(server);
+        let mut bytes = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut { client }, &mut bytes)
+            .await
+            .unwrap();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    /// A response's head lines but `Date` (sorted: a header map keeps no
+    /// order), then its body.
+    fn comparable(response: &str) -> (Vec<&str>, &str) {
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        let mut lines: Vec<&str> = head.lines().filter(|line| !line.starts_with("date: ")).collect();
+        lines[1..].sort_unstable();
+        (lines, body)
+    }
+
+    #[tokio::test]
+    async fn a_prepared_answer_is_written_as_the_same_actix_response_is() {
+        let body = Bytes::from_static(b"{\"nodes\":[]}");
+        let cases = [
+            (StatusCode::OK, Payload::Bytes(body.clone()), false),
+            (StatusCode::OK, Payload::Bytes(body.clone()), true),
+            (StatusCode::OK, Payload::Announced(body.len() as u64), true),
+            (StatusCode::NOT_MODIFIED, Payload::Empty, false),
+        ];
+        for (status, payload, head_only) in cases {
+            for version in [Version::HTTP_11, Version::HTTP_10] {
+                for keep_alive in [true, false] {
+                    let exchange = Exchange {
+                        version,
+                        head_only,
+                        keep_alive,
+                        send_timeout: Duration::from_secs(5),
+                    };
+                    let prepared = Prepared {
+                        status,
+                        fields: Bytes::from_static(b"etag: \"abc\"\r\ncontent-type: application/json\r\n"),
+                        vary: Some(HeaderValue::from_static("Accept")),
+                        payload: payload.clone(),
+                    };
+                    let mut response = HttpResponse::build(status);
+                    response
+                        .insert_header((header::ETAG, "\"abc\""))
+                        .insert_header((header::CONTENT_TYPE, "application/json"))
+                        .insert_header((header::VARY, "Accept"));
+                    let response = match status {
+                        StatusCode::OK => response.body(body.clone()),
+                        _ => response.finish(),
+                    };
+                    let mut kept = [None, None];
+                    let ours = written(async |stream| {
+                        kept[0] = Some(send_prepared(stream, prepared, exchange).await.unwrap());
+                    })
+                    .await;
+                    let actix = written(async |stream| {
+                        kept[1] = Some(send(stream, response, exchange).await.unwrap());
+                    })
+                    .await;
+                    let case = format!("{status} {version:?} head only {head_only}, keep-alive {keep_alive}");
+                    assert_eq!(comparable(&ours), comparable(&actix), "{case}");
+                    assert_eq!(kept[0], kept[1], "{case}");
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_prepared_get_answer_without_its_body_is_an_error() {
+        let prepared = Prepared {
+            status: StatusCode::OK,
+            fields: Bytes::new(),
+            vary: None,
+            payload: Payload::Announced(10),
+        };
+        let exchange = Exchange {
+            version: Version::HTTP_11,
+            head_only: false,
+            keep_alive: true,
+            send_timeout: Duration::from_secs(5),
+        };
+        let sent =
+            written(async |stream| assert!(send_prepared(stream, prepared, exchange).await.is_err())).await;
+        assert_eq!(sent, "", "nothing is written");
     }
 }

@@ -11,6 +11,7 @@ use service_kit::metrics::{MetricRegistry, ServiceMetrics};
 pub struct EngineMetrics {
     pub incoming_requests: IntCounterVec,
     pub serve_duration: Histogram,
+    pub answers_at_hand: IntCounter,
     pub upstream_requests: IntCounter,
     pub upstream_errors: IntCounter,
     pub graph_age_seconds: Gauge,
@@ -46,6 +47,10 @@ impl ServiceMetrics for EngineMetrics {
                 HistogramOpts::new("graph_serve_duration_seconds", "Time to answer a graph request").buckets(
                     vec![0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 5.0],
                 ),
+            )?)?,
+            answers_at_hand: registry.add(IntCounter::new(
+                "graph_answers_at_hand_total",
+                "Graph requests answered at hand, from their head, beside the app's routing and middleware",
             )?)?,
             upstream_requests: registry.add(IntCounter::new(
                 "http_upstream_requests_total",

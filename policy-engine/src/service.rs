@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::client::Feeds;
-use crate::client::{CheckSink, Engine, Parts, configure_routes};
+use crate::client::{CheckSink, Engine, Parts, configure_routes, graph_answers_at_hand};
 use crate::cluster_policy::ClusterPolicy;
 use crate::explorer;
 use crate::metrics::EngineMetrics;
@@ -127,15 +127,26 @@ impl Service for PolicyEngine {
             service.requests.caching(),
         );
         let public_explorer = explorer.public_routes(service.explorer);
+        let at_hand = service.answers_at_hand.then(|| {
+            graph_answers_at_hand(
+                &service.api.path_prefix,
+                engine.clone(),
+                service.requests.caching(),
+            )
+        });
         kit.bounded_api_server(
             "api",
             service.api.socket_address(),
             &service.connections,
             |server| {
-                server.cors().routes(move |config| {
+                let server = server.cors().routes(move |config| {
                     routes(config);
                     public_explorer(config);
-                })
+                });
+                match at_hand {
+                    Some(at_hand) => server.answers_at_hand(at_hand),
+                    None => server,
+                }
             },
         )?;
         let feeds = engine.feeds().clone();

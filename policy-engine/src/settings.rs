@@ -268,6 +268,9 @@ pub struct ServiceSettings {
     pub identity_cache_bytes: usize,
     /// Serves the update graph explorer page at `{prefix}/`.
     pub explorer: bool,
+    /// Answers graph requests whose answer is made already from their
+    /// head, beside actix-web's routing and middleware (the same answers).
+    pub answers_at_hand: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -309,6 +312,7 @@ impl Default for ServiceSettings {
             connections: ConnectionSettings::default(),
             identity_cache_bytes: 8 * 1024 * 1024,
             explorer: true,
+            answers_at_hand: true,
         }
     }
 }

@@ -69,7 +69,13 @@ fn is_preflight(request: &ServiceRequest) -> bool {
 /// `Vary` as actix-cors extends it: its first line (the only one kept)
 /// with [`CORS_VARY`] after it, or [`CORS_VARY`] alone.
 fn extend(headers: &mut HeaderMap) {
-    let extended = match headers.get(header::VARY) {
+    let extended = extended(headers.get(header::VARY));
+    headers.insert(header::VARY, extended);
+}
+
+/// The `Vary` (its first line) as actix-cors extends it.
+pub(crate) fn extended(vary: Option<&HeaderValue>) -> HeaderValue {
+    match vary {
         Some(vary) if vary.as_bytes() == http_answers::VARY.as_bytes() => ANSWER_VARY_EXTENDED.clone(),
         Some(vary) => {
             let joined = [vary.as_bytes(), b", ", CORS_VARY.as_bytes()].concat();
@@ -77,8 +83,7 @@ fn extend(headers: &mut HeaderMap) {
                 .expect("two field values joined by a comma are a field value")
         }
         None => HeaderValue::from_static(CORS_VARY),
-    };
-    headers.insert(header::VARY, extended);
+    }
 }
 
 #[cfg(test)]

@@ -6,20 +6,28 @@
 //! the service has one. No public route takes a request body: one is
 //! answered 413 before a byte of it is read (the layer's default gate), so
 //! a client cannot make the server hold bodies nobody reads.
+//!
+//! A service may answer requests whose answer is at hand from their head
+//! alone, beside the app (see [`ApiServer::answers_at_hand`]): an answer
+//! the stack would leave as it is, but for CORS's `Vary`, costs a third
+//! less without the stack's routing and boxed middleware.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::dev::{RequestHead, ServiceRequest, ServiceResponse};
+use actix_web::http::header;
 use actix_web::middleware::{Condition, Next, from_fn};
 use actix_web::{App, web};
 use prometheus::HistogramVec;
 
 use cincinnati_core::{ApiError, ErrorKind};
+pub use http1_server::Prepared;
 use http1_server::{
-    BodyBudget, ConnectionLimit, DEFAULT_BODY_BUDGET_BYTES, LimitMetrics, Options, Server, Timeouts,
+    Admission, BodyBudget, ConnectionLimit, DEFAULT_BODY_BUDGET_BYTES, Gate, LimitMetrics, Options, Server,
+    Timeouts,
 };
 use prometheus::{IntCounter, IntGauge};
 
@@ -31,6 +39,8 @@ use http_answers::errors::{ResponseErrors, count_errors, not_found};
 
 type Routes = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
 
+type AtHand = Arc<dyn Fn(&RequestHead) -> Option<Prepared> + Send + Sync>;
+
 /// One API server, as a service describes it; see [`crate::service::Kit::api_server`].
 pub struct ApiServer {
     address: SocketAddr,
@@ -40,6 +50,7 @@ pub struct ApiServer {
     cors: bool,
     durations: Option<RequestDurations>,
     routes: Routes,
+    at_hand: Option<AtHand>,
 }
 
 /// `HistogramVec{route}` observed with the time to answer each request,
@@ -47,6 +58,14 @@ pub struct ApiServer {
 /// the label set).
 #[derive(Clone)]
 pub struct RequestDurations(pub HistogramVec);
+
+impl RequestDurations {
+    fn observe(&self, route: &str, started: Instant) {
+        self.0
+            .with_label_values(&[route])
+            .observe(started.elapsed().as_secs_f64());
+    }
+}
 
 impl ApiServer {
     pub(crate) fn new(address: SocketAddr, errors: ResponseErrors) -> Self {
@@ -58,6 +77,7 @@ impl ApiServer {
             cors: false,
             durations: None,
             routes: Arc::new(|_| {}),
+            at_hand: None,
         }
     }
 
@@ -94,11 +114,34 @@ impl ApiServer {
         self
     }
 
+    /// Answers at hand: `answer` is asked about every request without a
+    /// body (and, with CORS, without an `Origin`, which actix-cors answers
+    /// itself) before the app is, and what it answers is written without
+    /// the app's routing and middleware. Its contract: it answers only a
+    /// request whose path is exactly a route's pattern, only with a
+    /// success (2xx or 304: nothing for the error count), and only as that
+    /// route would (a test of the service holds each answer to its
+    /// route's); it must not block. The stack's part is done here: CORS's
+    /// `Vary`, the route's duration. Not while spans are exported
+    /// (`OTEL_EXPORTER_OTLP_*_ENDPOINT`): every request then goes through
+    /// the app, which records its span.
+    pub fn answers_at_hand(
+        mut self,
+        answer: impl Fn(&RequestHead) -> Option<Prepared> + Send + Sync + 'static,
+    ) -> Self {
+        self.at_hand = Some(Arc::new(answer));
+        self
+    }
+
     /// Binds the address (port 0 picks a free port); await (or spawn) the
     /// server. Signals are left to the caller, which stops every server of
     /// the process together.
     pub(crate) fn bind(self) -> std::io::Result<(Server, SocketAddr)> {
         let errors = web::Data::new(self.errors);
+        let gate = self
+            .at_hand
+            .filter(|_| !crate::telemetry::export_configured())
+            .map(|at_hand| gate(at_hand, self.cors, self.durations.clone()));
         let durations = self.durations.map(web::Data::new);
         let (routes, cors) = (self.routes, self.cors);
         let factory = move || {
@@ -119,6 +162,7 @@ impl ApiServer {
         };
         let mut options = Options {
             body_budget: body_budget(),
+            gate: gate.unwrap_or_default(),
             ..Options::new("api")
         };
         if let Some(workers) = self.workers {
@@ -136,6 +180,29 @@ impl ApiServer {
         }
         http1_server::bind(self.address, factory, options)
     }
+}
+
+/// The API server's gate with answers at hand (see
+/// [`ApiServer::answers_at_hand`]): takes every request `at_hand` does not
+/// answer, with no body, as the default gate does.
+fn gate(at_hand: AtHand, cors: bool, durations: Option<RequestDurations>) -> Gate {
+    Gate::new(move |head, body| {
+        if body.is_present() || (cors && head.headers.contains_key(header::ORIGIN)) {
+            return Admission::Take(0);
+        }
+        let started = Instant::now();
+        let Some(mut prepared) = at_hand(head) else {
+            return Admission::Take(0);
+        };
+        if cors {
+            prepared.vary = Some(crate::cors::extended(prepared.vary.as_ref()));
+        }
+        if let Some(durations) = &durations {
+            // The route's pattern, which the path is exactly.
+            durations.observe(head.uri.path(), started);
+        }
+        Admission::Prepared(prepared)
+    })
 }
 
 /// The bound of `max` open connections of an API server, its metrics
@@ -196,10 +263,7 @@ async fn time_requests(
     // A request held until its answer changed (`http_answers::wait`) took
     // as long as the upstream stayed the same, not as long as answering.
     if !http_answers::wait::is_marked(response.headers()) {
-        durations
-            .0
-            .with_label_values(&[route.as_str()])
-            .observe(started.elapsed().as_secs_f64());
+        durations.observe(&route, started);
     }
     Ok(response)
 }

@@ -232,7 +232,7 @@ impl<M: ServiceMetrics> Kit<M> {
     ///   the routes as any other (an extractor's own limit, actix's
     ///   `PayloadConfig`, still applies). `Take(0)` refuses every body with
     ///   413 and lets an empty chunked one pass.
-    /// - [`Admission::Refuse`]`(response)`: `response` is written as it is
+    /// - [`Admission::Answer`]`(response)`: `response` is written as it is
     ///   (no route, middleware or metric sees the request), the body is
     ///   never read, and the connection is closed after the answer (what
     ///   the client still sends is read and discarded for a while, so that
@@ -251,7 +251,7 @@ impl<M: ServiceMetrics> Kit<M> {
     ///     }
     ///     match tokens.authorize(head.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok())) {
     ///         Ok(_) => Admission::Take(max_alert_bytes),
-    ///         Err(error) => Admission::Refuse(HttpError::from(error).error_response()),
+    ///         Err(error) => Admission::Answer(HttpError::from(error).error_response()),
     ///     }
     /// });
     /// ```
@@ -610,7 +610,7 @@ mod tests {
             if head.headers.contains_key("authorization") {
                 Admission::Take(10)
             } else {
-                Admission::Refuse(HttpResponse::Unauthorized().finish())
+                Admission::Answer(HttpResponse::Unauthorized().finish())
             }
         });
         let hosts = StatusHosts::new(&["ops.example.com".to_owned()]).unwrap();

@@ -250,7 +250,7 @@ impl StatusServer {
                     ErrorKind::MisdirectedRequest,
                     "this server does not answer for the host the request names",
                 );
-                return Admission::Refuse(HttpError::from(error).error_response());
+                return Admission::Answer(HttpError::from(error).error_response());
             }
             if body.is_present() {
                 admit_body(head)
@@ -437,7 +437,7 @@ mod tests {
                     .is_some_and(|value| value == "Bearer good");
                 match (head.uri.path(), authorized) {
                     ("/hook", true) => Admission::Take(1 << 20),
-                    ("/hook", false) => Admission::Refuse(
+                    ("/hook", false) => Admission::Answer(
                         HttpError::from(ApiError::bare(ErrorKind::Unauthorized)).error_response(),
                     ),
                     _ => Admission::Take(0),

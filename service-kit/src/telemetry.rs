@@ -90,7 +90,7 @@ where
     ))
 }
 
-fn export_configured() -> bool {
+pub(crate) fn export_configured() -> bool {
     ENDPOINT_VARIABLES
         .iter()
         .any(|name| std::env::var_os(name).is_some_and(|value| !value.is_empty()))

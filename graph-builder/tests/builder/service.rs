@@ -204,6 +204,8 @@ async fn errors_are_json_with_upstream_kinds() {
 
     let cases = [
         (format!("{}/graph", app.api), None, 400, "missing_params"),
+        // Another spelling of the route's path, counted as the route's.
+        (format!("{}/gr%61ph", app.api), None, 400, "missing_params"),
         (
             format!("{}/graph?channel=a", app.api),
             Some("text/html"),
@@ -238,14 +240,15 @@ async fn errors_are_json_with_upstream_kinds() {
         "cincinnati_gb_graph_upstream_scrapes_total",
         "cincinnati_gb_graph_upstream_errors_total 0",
         "cincinnati_gb_graph_upstream_raw_releases 1085",
-        "cincinnati_gb_graph_incoming_requests_total{uri_path=\"/api/upgrades_info/graph\"}",
-        "cincinnati_gb_graph_response_errors_total{code=\"400\",kind=\"missing_params\"} 1",
+        "cincinnati_gb_graph_incoming_requests_total{uri_path=\"/api/upgrades_info/graph\"} 3",
+        "cincinnati_gb_graph_response_errors_total{code=\"400\",kind=\"missing_params\"} 2",
         "cincinnati_gb_graph_data_revision_info",
         "cincinnati_gb_graph_age_seconds",
         "cincinnati_gb_http_request_duration_seconds_bucket",
     ] {
         assert!(metrics.contains(name), "{name} missing from\n{metrics}");
     }
+    assert!(!metrics.contains("gr%61ph"), "{metrics}");
     assert_eq!(app.get(&format!("{}/liveness", app.status)).await.status(), 200);
     assert_eq!(app.get(&format!("{}/readiness", app.status)).await.status(), 200);
 }

@@ -206,6 +206,15 @@ impl AnswerCache {
             .is_some_and(|cell| cell.initialized())
     }
 
+    /// The answer to `request` (joined with the revisions of serials
+    /// `joined`), if it is computed already: used, as
+    /// [`AnswerCache::get_or_compute`] uses it.
+    pub fn answered(&self, request: &PolicyRequest, joined: &[u64]) -> Option<Answer> {
+        let mut answers = self.answers.lock();
+        let computed = answers.get(&AnswerKey::of(request, joined))?.get()?;
+        Some(computed.answer.clone())
+    }
+
     /// The answer to `request`, computed by `compute` unless it is kept or
     /// being computed already (then waited for).
     pub async fn get_or_compute<F>(

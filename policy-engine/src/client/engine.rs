@@ -17,7 +17,7 @@ use service_kit::shutdown::StopHandle;
 use rollout_model::{ClusterId, Lot, Rollout};
 
 use crate::client::UpstreamParameters;
-use crate::client::answers::Computations;
+use crate::client::answers::{Answer, CacheOutcome, Computations};
 use crate::client::phased::Phase;
 use crate::client::query::{ClientQuery, QueryRules};
 use crate::client::request::{PolicyRequest, UpstreamKind};
@@ -194,21 +194,97 @@ impl Engine {
         let now = SystemTime::now();
         let at = rollout_model::time::from_system(now);
         let class = self.classify(&query, now).await;
-        // Copies for the fleet's checks only, where they are kept.
-        let checked = (asker == Asker::Cluster && self.checks.is_some()).then(|| query.clone());
+        let checked = self.checked(&query, asker);
         let (request, revision, joined) = self.revision_for(query, class, arrived, at).await?;
-        let valid_for = [
-            request.class.as_ref().and_then(|class| class.valid_for(at)),
-            request.phase.as_ref().and_then(|phase| phase.valid_for(at)),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
+        let valid_for = valid_for(&request, at);
         let checked = checked.map(|query| (query, request.arch().as_str().to_owned()));
         let (answer, outcome) = revision
             .answer(request, joined, &self.pipeline, &self.computations)
             .await;
-        if let (Some(checks), Some((query, arch)), Ok(_)) = (&self.checks, checked, &answer) {
+        self.answered(answer, outcome, &revision, checked, valid_for, now)
+    }
+
+    /// [`Engine::answer`] when the answer is at hand: made already, from
+    /// the revision served now, and every step to it at hand too (a
+    /// graph-builder upstream, whose one feed needs no fetch; a class that
+    /// asks no lookup service), and `respond` makes a response of it. The
+    /// check is noted and counted only then: `None` (an error too) leaves
+    /// the request to [`Engine::answer`], untouched.
+    pub fn answer_at_hand<T>(
+        &self,
+        query: ClientQuery,
+        asker: Asker,
+        respond: impl FnOnce(&Answered) -> Option<T>,
+    ) -> Option<T> {
+        if self.feeds.kind() != Some(UpstreamKind::GraphBuilder) {
+            return None;
+        }
+        let revision = self.feeds.full_graph().ok()?;
+        let now = SystemTime::now();
+        let at = rollout_model::time::from_system(now);
+        let class = match &self.cluster_policy {
+            Some(policy) => Some(policy.classify_at_hand(query.cluster(), |id| self.lot_of(id), now)?),
+            None => None,
+        };
+        let checked = self.checked(&query, asker);
+        let mut request = PolicyRequest::new(query, UpstreamKind::GraphBuilder, class, &self.rules);
+        self.place(&mut request, &revision, at);
+        let answered = Answered {
+            body: revision.answer_at_hand(&request)?.ok()?,
+            expires_sooner: self.expires_sooner(valid_for(&request, at), now),
+        };
+        let response = respond(&answered)?;
+        let checked = checked.map(|query| (query, request.arch().as_str().to_owned()));
+        self.note(CacheOutcome::Hit, &revision, checked, now);
+        Some(response)
+    }
+
+    /// A copy of `query` for the fleet's checks, where they are kept.
+    fn checked(&self, query: &ClientQuery, asker: Asker) -> Option<ClientQuery> {
+        (asker == Asker::Cluster && self.checks.is_some()).then(|| query.clone())
+    }
+
+    /// What `answer` (looked up with `outcome`, from `revision`) is, valid
+    /// for `valid_for` from `now`, once its check is noted (see
+    /// [`Engine::note`]).
+    fn answered(
+        &self,
+        answer: Answer,
+        outcome: CacheOutcome,
+        revision: &Revision,
+        checked: Option<(ClientQuery, String)>,
+        valid_for: Option<Duration>,
+        now: SystemTime,
+    ) -> Result<Answered, ApiError> {
+        let answered = answer.map(|body| Answered {
+            body,
+            expires_sooner: self.expires_sooner(valid_for, now),
+        });
+        self.note(outcome, revision, checked.filter(|_| answered.is_ok()), now);
+        answered
+    }
+
+    /// How much sooner than the configured max-age an answer valid for
+    /// `valid_for` from `now` stops being true. Less the waits since
+    /// (lookup, refresh, computation): caches count max-age from when the
+    /// answer reaches them.
+    fn expires_sooner(&self, valid_for: Option<Duration>, now: SystemTime) -> Option<Duration> {
+        valid_for
+            .map(|valid_for| valid_for.saturating_sub(now.elapsed().unwrap_or_default()))
+            .filter(|valid_for| *valid_for < self.cache_max_age)
+    }
+
+    /// Notes the answered check of `checked` (a query and its
+    /// architecture, asked of `revision` at `now`) and counts the cache's
+    /// `outcome`.
+    fn note(
+        &self,
+        outcome: CacheOutcome,
+        revision: &Revision,
+        checked: Option<(ClientQuery, String)>,
+        now: SystemTime,
+    ) {
+        if let (Some(checks), Some((query, arch))) = (&self.checks, checked) {
             let served = match (&query.channel, &query.version) {
                 (Some(channel), Some(version)) => revision.catalog().serves(channel.as_str(), &arch, version),
                 _ => Served {
@@ -218,16 +294,7 @@ impl Engine {
             };
             checks.note(&query, &arch, served, now);
         }
-        // Less the waits above (lookup, refresh, computation): caches count
-        // max-age from when the answer reaches them.
-        let expires_sooner = valid_for
-            .map(|valid_for| valid_for.saturating_sub(now.elapsed().unwrap_or_default()))
-            .filter(|valid_for| *valid_for < self.cache_max_age);
         outcome.count(&self.metrics);
-        Ok(Answered {
-            body: answer?,
-            expires_sooner,
-        })
     }
 
     /// Why the cluster of `query` sees what it sees (see
@@ -289,8 +356,12 @@ impl Engine {
     /// The request's policy class, if a cluster policy is configured.
     async fn classify(&self, query: &ClientQuery, now: SystemTime) -> Option<PolicyClass> {
         let policy = self.cluster_policy.as_ref()?;
-        let lot_of = |id: &ClusterId| self.checks.as_ref().and_then(|checks| checks.lot(id));
-        Some(policy.classify(query.cluster(), lot_of, now).await)
+        Some(policy.classify(query.cluster(), |id| self.lot_of(id), now).await)
+    }
+
+    /// A cluster's lot, where the fleet knows it.
+    fn lot_of(&self, id: &ClusterId) -> Option<Lot> {
+        self.checks.as_ref().and_then(|checks| checks.lot(id))
     }
 
     /// The request to filter for `query` at `now` (its phase that of the
@@ -319,8 +390,7 @@ impl Engine {
         };
         let current = feed.revision();
         if let Some(revision) = &current {
-            request.phase = self.phase_of(&request, revision, now);
-            request.version_key = self.version_key(&request, revision);
+            self.place(&mut request, revision, now);
         }
         let revision = match current {
             Some(revision) if revision.is_answered(&request, &joined) => revision,
@@ -330,12 +400,18 @@ impl Engine {
                 // Boxed, as rare: see `AnswerCache::get_or_compute`.
                 Box::pin(self.feeds.revalidate(&feed, arrived)).await;
                 let revision = self.feeds.served(&feed)?;
-                request.phase = self.phase_of(&request, &revision, now);
-                request.version_key = self.version_key(&request, &revision);
+                self.place(&mut request, &revision, now);
                 revision
             }
         };
         Ok((request, revision, joined))
+    }
+
+    /// Places `request` in `revision` at `now`: its phase and the release
+    /// its answer is keyed by.
+    fn place(&self, request: &mut PolicyRequest, revision: &Revision, now: rollout_model::time::Timestamp) {
+        request.phase = self.phase_of(request, revision, now);
+        request.version_key = self.version_key(request, revision);
     }
 
     /// Where `request` stands at `now` in the phased rollouts into its
@@ -457,6 +533,18 @@ impl Engine {
                 .map(|policy| policy.status(SystemTime::now())),
         }
     }
+}
+
+/// How long the answer to `request` stays true from `now`, when its policy
+/// class or phase says.
+fn valid_for(request: &PolicyRequest, now: rollout_model::time::Timestamp) -> Option<Duration> {
+    [
+        request.class.as_ref().and_then(|class| class.valid_for(now)),
+        request.phase.as_ref().and_then(|phase| phase.valid_for(now)),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
 }
 
 /// The client plane's part of `/status`.

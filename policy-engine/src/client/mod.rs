@@ -19,7 +19,7 @@ mod upstream;
 
 pub(crate) use engine::{CheckSink, Engine, Limits, Parts};
 pub use engine::{ClientStatus, UpstreamStatus};
-pub(crate) use routes::configure as configure_routes;
+pub(crate) use routes::{at_hand as graph_answers_at_hand, configure as configure_routes};
 pub(crate) use upstream::client::{InvalidUpstream, UpstreamClient};
 pub(crate) use upstream::feeds::{FeedLimits, Feeds};
 pub use upstream::revision::Revision;

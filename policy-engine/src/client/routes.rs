@@ -2,21 +2,28 @@
 //! (negotiate, validate, answer prepared bytes; with `wait_for_change`,
 //! once the answer differs from the one named, `http_answers::wait`), and
 //! `{prefix}/openapi`, `{prefix}/v1/openapi`.
+//!
+//! A graph request whose answer is at hand (see [`Engine::answer_at_hand`])
+//! is answered from its head, beside actix-web (see [`at_hand`]): the same
+//! answer, a third of the work.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use actix_web::dev::RequestHead;
+use actix_web::http::Method;
 use actix_web::http::header::HeaderName;
 use actix_web::{HttpRequest, HttpResponse, web};
 use cincinnati_client::fetch::QUESTION_HEADER;
 use http_answers::query::QueryParameters;
 use http_answers::routes::get_or_head;
-use http_answers::{CachePolicy, HttpError, MediaTypes, PathPrefix, wait};
+use http_answers::{CachePolicy, HttpError, MediaTypes, PathPrefix, RequestFields, wait};
+use service_kit::server::Prepared;
 use tracing::Instrument as _;
 
 use crate::openapi::{self, OpenApiDocument};
 
-use crate::client::engine::{Asker, Engine};
+use crate::client::engine::{Answered, Asker, Engine};
 use crate::client::query::{Arch, Channel, ClientQuery};
 
 /// The header naming a question (not a cluster's check), its name parsed
@@ -30,9 +37,12 @@ pub async fn graph(
 ) -> Result<HttpResponse, HttpError> {
     let arrived = Instant::now();
     let metrics = engine.metrics();
+    // The route's path, which any other spelling of it (`gr%61ph`) that
+    // actix-web routes here is decoded to: strangers choose paths, and
+    // every label kept is memory.
     metrics
         .incoming_requests
-        .with_label_values(&[request.path()])
+        .with_label_values(&[request.match_info().as_str()])
         .inc();
     let parameters = QueryParameters::parse(request.query_string());
     let waiting_on = wait::requested(&parameters);
@@ -40,11 +50,7 @@ pub async fn graph(
     let _timer = waiting_on.is_none().then(|| metrics.serve_duration.start_timer());
     let content_type = MediaTypes::POLICY_ENGINE.negotiate_request(&request)?;
     let query = ClientQuery::from_parameters(&parameters, engine.rules())?;
-    let asker = if request.headers().contains_key(&QUESTION) {
-        Asker::Question
-    } else {
-        Asker::Cluster
-    };
+    let asker = asker(&request);
     let engine: Arc<Engine> = engine.into_inner();
     // Validated values only: a made-up parameter never reaches a trace.
     let span = tracing::info_span!(
@@ -69,17 +75,94 @@ pub async fn graph(
             Box::pin(wait::hold(named, wait::WAIT, changes, engine.stopping(), answer)).await?
         }
     };
-    // An answer whose policy class changes soon must not be cached beyond that.
-    let sooner = answered.expires_sooner.map(CachePolicy::revalidate_after);
-    let caching = sooner.as_ref().unwrap_or(&caching);
-    let response = answered
-        .body
-        .respond_cached(&request, content_type, caching, engine.identities());
+    let response = respond(&answered, &request, content_type, &caching, &engine);
     Ok(match waiting_on {
         Some(_) => wait::mark(response),
         None => response,
     })
 }
+
+/// [`graph`]'s answer to a request whose answer is at hand, from its head
+/// alone; `None` for any other (another path or spelling of it, another
+/// method, a request held for a change, an error to answer), which goes
+/// to [`graph`]. Equal to [`graph`]'s answer, field for field (an API test
+/// holds it to it, over many requests), and counted as it counts.
+fn graph_at_hand(
+    head: &RequestHead,
+    paths: &[String; 2],
+    engine: &Engine,
+    caching: &CachePolicy,
+) -> Option<Prepared> {
+    let started = Instant::now();
+    let path = head.uri.path();
+    if !matches!(head.method, Method::GET | Method::HEAD) || !paths.iter().any(|graph| graph == path) {
+        return None;
+    }
+    let parameters = QueryParameters::parse(head.uri.query().unwrap_or_default());
+    if wait::requested(&parameters).is_some() {
+        return None;
+    }
+    let content_type = MediaTypes::POLICY_ENGINE.negotiate_request(head).ok()?;
+    let query = ClientQuery::from_parameters(&parameters, engine.rules()).ok()?;
+    let prepared = engine.answer_at_hand(query, asker(head), |answered| {
+        caching_of(answered, caching, |caching| {
+            answered
+                .body
+                .prepared(head, content_type, caching, engine.identities())
+        })
+    })?;
+    let metrics = engine.metrics();
+    metrics.incoming_requests.with_label_values(&[path]).inc();
+    metrics.answers_at_hand.inc();
+    metrics.serve_duration.observe(started.elapsed().as_secs_f64());
+    Some(prepared)
+}
+
+/// Who asks `request`: a person or tool when it names a question.
+fn asker(request: &impl RequestFields) -> Asker {
+    if request.headers().contains_key(&QUESTION) {
+        Asker::Question
+    } else {
+        Asker::Cluster
+    }
+}
+
+/// `answered` as `request` takes it.
+fn respond(
+    answered: &Answered,
+    request: &impl RequestFields,
+    content_type: &'static str,
+    caching: &CachePolicy,
+    engine: &Engine,
+) -> HttpResponse {
+    caching_of(answered, caching, |caching| {
+        answered
+            .body
+            .respond_cached(request, content_type, caching, engine.identities())
+    })
+}
+
+/// What `respond` makes with the cache policy of `answered`, `caching`
+/// unless its policy class changes sooner: it is not cached beyond that.
+fn caching_of<T>(answered: &Answered, caching: &CachePolicy, respond: impl FnOnce(&CachePolicy) -> T) -> T {
+    let sooner = answered.expires_sooner.map(CachePolicy::revalidate_after);
+    respond(sooner.as_ref().unwrap_or(caching))
+}
+
+/// The graph requests of the routes under `prefix` whose answers are at
+/// hand, answered beside the app (see
+/// `service_kit::server::ApiServer::answers_at_hand`).
+pub fn at_hand(
+    prefix: &PathPrefix,
+    engine: Arc<Engine>,
+    caching: CachePolicy,
+) -> impl Fn(&RequestHead) -> Option<Prepared> + Send + Sync + 'static {
+    let paths = GRAPH_PATHS.map(|path| prefix.join(path));
+    move |head| graph_at_hand(head, &paths, &engine, &caching)
+}
+
+/// The graph routes' paths under a prefix.
+const GRAPH_PATHS: [&str; 2] = ["/graph", "/v1/graph"];
 
 /// The API routes under `prefix`, as [`openapi`] documents them, with what
 /// their handlers read.
@@ -97,7 +180,7 @@ pub fn configure(
             .app_data(engine.clone())
             .app_data(openapi.clone())
             .app_data(caching.clone());
-        for path in ["/graph", "/v1/graph"] {
+        for path in GRAPH_PATHS {
             config.service(get_or_head(&prefix.join(path), graph));
         }
         for path in ["/openapi", "/v1/openapi"] {

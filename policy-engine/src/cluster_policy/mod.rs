@@ -113,6 +113,18 @@ impl ClusterPolicy {
         }
     }
 
+    /// [`ClusterPolicy::classify`] when it asks no lookup service (see
+    /// [`PolicySource::classify_at_hand`]); `None` when it would.
+    pub fn classify_at_hand(
+        &self,
+        cluster: Option<Placed>,
+        lot_of: impl FnOnce(&ClusterId) -> Option<Lot>,
+        now: SystemTime,
+    ) -> Option<PolicyClass> {
+        self.source
+            .classify_at_hand(cluster, lot_of, rollout_model::time::from_system(now))
+    }
+
     /// When [`ClusterPolicy::reload`] runs: on the reload interval, the
     /// first a pause after start-up (which read the file). Liveness does not
     /// depend on it: a bad file keeps the last good policy, and says so.

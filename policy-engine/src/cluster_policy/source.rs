@@ -17,7 +17,7 @@ use service_kit::freshness::Freshness;
 use service_kit::timestamp::rfc3339;
 
 use super::file::{self, PolicyFileError};
-use super::lookup::{GroupLookup, LookupStatus, Outcome};
+use super::lookup::{GroupLookup, Groups, LookupStatus, Outcome};
 use super::policy::{Policy, PolicyClass, Rules, ScopedChannel};
 
 /// Why the policy file could not be used.
@@ -204,6 +204,35 @@ impl PolicySource {
         lot_of: impl FnOnce(&ClusterId) -> Option<Lot>,
         now: Timestamp,
     ) -> (PolicyClass, Option<Outcome>) {
+        match (&self.lookup, cluster) {
+            (Some(lookup), Some(Placed { id, .. })) => {
+                let (looked_up, outcome) = lookup.groups(&id).await;
+                (self.class_of(cluster, lot_of, looked_up, now), Some(outcome))
+            }
+            _ => (self.class_of(cluster, lot_of, None, now), None),
+        }
+    }
+
+    /// [`PolicySource::classify`] when it asks no lookup service (there is
+    /// none, or the request has no id); `None` when it would.
+    pub fn classify_at_hand(
+        &self,
+        cluster: Option<Placed>,
+        lot_of: impl FnOnce(&ClusterId) -> Option<Lot>,
+        now: Timestamp,
+    ) -> Option<PolicyClass> {
+        (self.lookup.is_none() || cluster.is_none()).then(|| self.class_of(cluster, lot_of, None, now))
+    }
+
+    /// The class of `cluster` at `now`, in the groups `looked_up` names
+    /// (if the lookup service was asked and answered).
+    fn class_of(
+        &self,
+        cluster: Option<Placed>,
+        lot_of: impl FnOnce(&ClusterId) -> Option<Lot>,
+        looked_up: Option<Groups>,
+        now: Timestamp,
+    ) -> PolicyClass {
         let id = cluster.map(|cluster| cluster.id);
         let policy = self.current();
         let rollouts = self.rollouts();
@@ -214,18 +243,10 @@ impl PolicySource {
                 .filter(|_| rollouts.iter().any(Rollout::names_clusters))
                 .and_then(lot_of),
         };
-        let (groups, outcome) = match (&self.lookup, &id) {
-            (Some(lookup), Some(id)) => {
-                let (looked_up, outcome) = lookup.groups(id).await;
-                let groups = looked_up.and_then(|names| policy.with_looked_up(id, &names));
-                (groups, Some(outcome))
-            }
-            _ => (None, None),
-        };
-        (
-            policy.classify((id.as_ref(), who), groups, &rollouts, (now, self.bucket)),
-            outcome,
-        )
+        let groups = looked_up
+            .zip(id.as_ref())
+            .and_then(|(names, id)| policy.with_looked_up(id, &names));
+        policy.classify((id.as_ref(), who), groups, &rollouts, (now, self.bucket))
     }
 
     fn lock(&self) -> parking_lot::MutexGuard<'_, SourceState> {

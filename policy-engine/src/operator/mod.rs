@@ -104,7 +104,7 @@ impl Operator {
                 .and_then(|value| value.to_str().ok());
             match control.authorize(authorization, Scope::Pause) {
                 Ok(_) => Admission::Take(max_bytes),
-                Err(error) => Admission::Refuse(HttpError::from(error).error_response()),
+                Err(error) => Admission::Answer(HttpError::from(error).error_response()),
             }
         }
     }

@@ -4,6 +4,7 @@
 mod support;
 
 mod alertmanager_webhook;
+mod answers_at_hand;
 mod caching;
 mod chain;
 mod cluster_policy;

@@ -15,7 +15,7 @@ use crate::support::{fixture, recommended_from};
 const CHANNEL: &str = "stable-4.6";
 
 /// The filters `names`, then `version-prune` keeping `keep`.
-fn pruning(names: &[&str], keep: &str) -> Vec<PolicyTable> {
+pub(crate) fn pruning(names: &[&str], keep: &str) -> Vec<PolicyTable> {
     let table = |entries: &[(&str, &str)]| {
         PolicyTable::Filter(toml::Table::from_iter(
             entries

@@ -181,6 +181,12 @@ impl Revision {
         self.answers.is_answered(request, &serials(joined))
     }
 
+    /// The answer to `request`, if it is made already (see
+    /// [`AnswerCache::answered`]).
+    pub fn answer_at_hand(&self, request: &PolicyRequest) -> Option<Answer> {
+        self.answers.answered(request, &[])
+    }
+
     /// The answer to `request` through `pipeline`, computed once (see
     /// [`Computations`]) from this revision's graph merged with those of
     /// `joined` (the scoped channels an engine upstream serves apart). The
