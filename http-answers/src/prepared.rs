@@ -196,7 +196,7 @@ impl PreparedBody {
                 StatusCode::OK
             },
             fields: fields.encoded.clone(),
-            vary: fields.map.get(header::VARY).cloned(),
+            vary: fields.vary.clone(),
             payload,
         })
     }
@@ -312,6 +312,8 @@ struct JsonFields {
     policy: HeaderValue,
     map: HeaderMap,
     encoded: Bytes,
+    /// The map's `Vary`, kept apart from `encoded` for the server's layers.
+    vary: Option<HeaderValue>,
 }
 
 impl JsonFields {
@@ -331,6 +333,7 @@ impl JsonFields {
         }
         Self {
             policy,
+            vary: map.get(header::VARY).cloned(),
             map,
             encoded: encoded.into(),
         }

@@ -190,14 +190,15 @@ fn gate(at_hand: AtHand, cors: bool, durations: Option<RequestDurations>) -> Gat
         if body.is_present() || (cors && head.headers.contains_key(header::ORIGIN)) {
             return Admission::Take(0);
         }
-        let started = Instant::now();
+        // The clock read only where a duration is kept.
+        let started = durations.as_ref().map(|_| Instant::now());
         let Some(mut prepared) = at_hand(head) else {
             return Admission::Take(0);
         };
         if cors {
             prepared.vary = Some(crate::cors::extended(prepared.vary.as_ref()));
         }
-        if let Some(durations) = &durations {
+        if let (Some(durations), Some(started)) = (&durations, started) {
             // The route's pattern, which the path is exactly.
             durations.observe(head.uri.path(), started);
         }
