@@ -322,13 +322,20 @@ cpu_ticks() {
 # load() also leaves its figures in measured_rps, measured_p99,
 # measured_cpu_us and measured_instructions (empty without CALLGRIND), for
 # the comparison PHASED=1 prints.
+# The machine's CPU ticks: stolen by the hypervisor, and all of them
+# (/proc/stat's cpu line: user ... steal are its first eight figures).
+machine_ticks() {
+    awk '$1 == "cpu" { total = 0; for (i = 2; i <= 9; i++) total += $i; print $9, total }' /proc/stat
+}
 load() { # name url server-pid [extra wrk args]
-    local name=$1 target=$2 server=$3 before
+    local name=$1 target=$2 server=$3 before machine_before
     shift 3
     # The load average beside each figure: on a shared machine, what it
-    # was measured under.
+    # was measured under; on a virtual one, the CPU time the hypervisor
+    # gave other guests meanwhile (steal), which the load average misses.
     echo "== $name (load average $(cut -d' ' -f1-3 /proc/loadavg))"
     before=$(cpu_ticks "$server")
+    machine_before=$(machine_ticks)
     # nginx is never under callgrind; an engine is once its profile exists.
     local counted=0
     [ -n "$CALLGRIND" ] && [ -e "$CALLGRIND/callgrind.$server" ] && counted=1
@@ -336,7 +343,8 @@ load() { # name url server-pid [extra wrk args]
     "${client_pin[@]}" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H 'Accept: application/json' "$@" "$target" \
         >"$work/load.wrk"
     grep -E 'Requests/sec|Transfer/sec|^ +(50|99)%|Non-2xx|Socket errors' "$work/load.wrk"
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); CPU stolen during the load: $(echo "$machine_before $(machine_ticks)" |
+        awk '{ printf "%.0f%%", ($3 - $1) * 100 / (($4 - $2) > 0 ? $4 - $2 : 1) }')"
     local requests
     requests=$(awk '/requests in/ { print $1 }' "$work/load.wrk")
     measured_rps=$(awk '/Requests\/sec/ { print $2 }' "$work/load.wrk")

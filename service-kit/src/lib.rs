@@ -26,6 +26,7 @@
 //! - [`supervisor`]: long-running tasks restarted when they die, and
 //!   liveness from the periodic ones' rounds.
 //! - [`periodic`]: tasks run on a schedule, and the one liveness rule.
+//! - [`priority`]: background threads below the ones that answer.
 //! - [`freshness`]: when a source last worked and the failure since, and
 //!   its `/status` form.
 //! - [`timestamp`]: times as the services write them (RFC 3339).
@@ -42,6 +43,7 @@ pub mod hosts;
 pub mod logging;
 pub mod metrics;
 pub mod periodic;
+pub mod priority;
 pub mod schema;
 pub mod secret;
 pub mod server;

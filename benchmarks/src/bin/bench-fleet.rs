@@ -41,7 +41,7 @@ use benchmarks::fleet::engines::{
 use benchmarks::fleet::model::{Model, ROLLOUT_TARGETS, Random, Stage};
 use benchmarks::fleet::rate::{self, RateResult, Request, Requests};
 use benchmarks::fleet::store::{self, DAY, Pass, PassPlan, StoreUnderTest, Timed};
-use benchmarks::{cpu_seconds, load_average, percentiles};
+use benchmarks::{CpuTime, cpu_seconds, load_average, percentiles};
 use clap::{Parser, ValueEnum};
 use postgres_testkit::PostgresServer;
 
@@ -450,6 +450,8 @@ struct Run {
     generator_cpu: f64,
     engine_written: u64,
     load_average: String,
+    /// The machine's CPU time stolen by the hypervisor during the load.
+    stolen_percent: f64,
 }
 
 impl Run {
@@ -489,6 +491,7 @@ async fn load_target(
     let checks = Arc::new(cadence.window(model.clusters, seed, seconds as f64));
     let offered = checks.len() as f64 / seconds as f64;
     let load_average = load_average();
+    let machine_before = CpuTime::now();
     let engine_cpu = || {
         target
             .engines
@@ -550,6 +553,7 @@ async fn load_target(
         generator_cpu: cpu_seconds(std::process::id(), false) - generator_before,
         engine_written: engine_written() - written_before,
         load_average,
+        stolen_percent: CpuTime::now().stolen_percent(&machine_before),
     })
 }
 
@@ -641,10 +645,10 @@ async fn engines_phase(
         args.rounds,
     );
     println!(
-        "| round | engine | load average at start | offered/s | answered/s | failed | late | p50 ms | p99 ms | max ms | queue max | dropped | written | of which left as stored | store errors | engine CPU µs/request | PostgreSQL CPU µs/request | load generator CPU µs/request | engine bytes written/request |"
+        "| round | engine | load average at start | CPU stolen % | offered/s | answered/s | failed | late | p50 ms | p99 ms | max ms | queue max | dropped | written | of which left as stored | store errors | engine CPU µs/request | PostgreSQL CPU µs/request | load generator CPU µs/request | engine bytes written/request |"
     );
     println!(
-        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let mut runs: Vec<Vec<Run>> = targets.iter().map(|_| Vec::new()).collect();
     for round in 1..=args.rounds {
@@ -661,9 +665,10 @@ async fn engines_phase(
             )
             .await?;
             println!(
-                "| {round} | {} | {} | {:.0} | **{:.0}** | {} | {} | {:.2} | **{:.2}** | {:.1} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.0} |",
+                "| {round} | {} | {} | {:.0} | {:.0} | **{:.0}** | {} | {} | {:.2} | **{:.2}** | {:.1} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.0} |",
                 target.name,
                 run.load_average,
+                run.stolen_percent,
                 run.offered,
                 run.load.ok_per_second(),
                 run.load.failed,
@@ -686,21 +691,27 @@ async fn engines_phase(
     }
     println!("\nSummary over the rounds (means; ratios against the engine without a store):\n");
     println!(
-        "| engine | offered/s | answered/s | of offered | of no store | p50 ms | p99 ms | p99 − no store | queue max | dropped | engine CPU µs/request | + PostgreSQL | + load generator |"
+        "| engine | CPU stolen % | offered/s | answered/s | of offered | of no store | p50 ms | p99 ms | p99 − no store | p99 median of rounds − no store's | queue max | dropped | engine CPU µs/request | + PostgreSQL | + load generator |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mean = |runs: &[Run], value: &dyn Fn(&Run) -> f64| {
         runs.iter().map(value).sum::<f64>() / runs.len().max(1) as f64
     };
     let baseline_rate = mean(&runs[0], &|run| run.load.ok_per_second());
+    let median_p99 = |runs: &[Run]| {
+        let mut p99s: Vec<f64> = runs.iter().map(|run| run.load.p99_ms).collect();
+        percentiles(&mut p99s).0
+    };
     let baseline_p99 = mean(&runs[0], &|run| run.load.p99_ms);
+    let baseline_median_p99 = median_p99(&runs[0]);
     for (target, runs) in targets.iter().zip(&runs) {
         let offered = mean(runs, &|run| run.offered);
         let throughput = mean(runs, &|run| run.load.ok_per_second());
         let p99 = mean(runs, &|run| run.load.p99_ms);
         println!(
-            "| {} | {:.0} | {:.0} | {:.1}% | {:.1}% | {:.2} | {:.2} | {:+.2} ms | {} | {} | {:.1} | {:.1} | {:.1} |",
+            "| {} | {:.0} | {:.0} | {:.0} | {:.1}% | {:.1}% | {:.2} | {:.2} | {:+.2} ms | {:+.2} ms | {} | {} | {:.1} | {:.1} | {:.1} |",
             target.name,
+            mean(runs, &|run| run.stolen_percent),
             offered,
             throughput,
             throughput / offered.max(f64::EPSILON) * 100.0,
@@ -708,6 +719,7 @@ async fn engines_phase(
             mean(runs, &|run| run.load.p50_ms),
             p99,
             p99 - baseline_p99,
+            median_p99(runs) - baseline_median_p99,
             runs.iter().map(|run| run.queue_max).max().unwrap_or(0),
             runs.iter().map(|run| run.counters.dropped).sum::<u64>(),
             mean(runs, &|run| run.per_request(run.engine_cpu * 1e6)),
