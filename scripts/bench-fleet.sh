@@ -14,7 +14,8 @@
 #
 # Arguments go to the benchmark binary (benchmarks/src/bin/bench-fleet.rs;
 # --help lists them: --rate, --seconds, --rounds, --stores, --parts, ...;
-# --rate 5556,8333 replaces the cadence's mean and peak with those rates).
+# --rate 5556,8333 replaces the cadence's mean and peak with those rates;
+# --database-nice 10 runs PostgreSQL below the engines, as if on its own cores).
 # Needs Debian's postgresql server (scripts/install-test-deps.sh installs
 # it). Builds release binaries in CARGO_TARGET_DIR (default target-bench).
 set -euo pipefail

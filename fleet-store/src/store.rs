@@ -199,7 +199,9 @@ impl FleetStore {
     /// instead of handing it back to the pool: a SQLite connection whose
     /// commit failed may still hold its transaction open, and every later
     /// transaction on it would nest inside, acknowledged and never
-    /// committed.
+    /// committed. On SQLite the transaction takes the file's write lock as
+    /// it begins: one that read first and wrote later could not get it
+    /// while another handle writes, and would fail instead of waiting.
     pub(crate) async fn in_transaction<T>(
         &self,
         what: &'static str,
@@ -207,7 +209,11 @@ impl FleetStore {
     ) -> Result<T, StoreError> {
         let mut connection = self.pool.acquire().await.map_err(failed(what))?;
         let done = async {
-            let mut transaction = connection.begin().await.map_err(failed(what))?;
+            let mut transaction = match self.kind {
+                StoreKind::Sqlite => connection.begin_with("BEGIN IMMEDIATE").await,
+                StoreKind::Postgres => connection.begin().await,
+            }
+            .map_err(failed(what))?;
             let value = work(&mut transaction).await?;
             transaction.commit().await.map_err(failed(what))?;
             Ok(value)

@@ -20,7 +20,9 @@
 //!   database; each loaded in turn for `--seconds` with the fleet's checks
 //!   at the CVO's mean cadence, then at its peak (or at `--rate`),
 //!   `--rounds` times: throughput, latency, the recording queue, drops,
-//!   CPU; then the fleet answers over HTTP.
+//!   CPU; then the fleet answers over HTTP. With `--database-nice`,
+//!   PostgreSQL runs below the engines, as a database on cores of its own
+//!   would leave theirs.
 //! - `shared`: two engines recording into one new PostgreSQL database,
 //!   `--shared-ids` ids sent once to each (half first to one, half first to
 //!   the other; some change version between): the versions total must be
@@ -36,7 +38,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use benchmarks::fleet::cadence::Cadence;
 use benchmarks::fleet::engines::{
-    Engine, EngineSettings, FleetCounters, PREFIX, Upstream, server_cpu_seconds, written_bytes,
+    Engine, EngineSettings, FleetCounters, PREFIX, Upstream, renice_server, server_cpu_seconds, written_bytes,
 };
 use benchmarks::fleet::model::{Model, ROLLOUT_TARGETS, Random, Stage};
 use benchmarks::fleet::rate::{self, RateResult, Request, Requests};
@@ -111,6 +113,11 @@ struct Args {
     /// Ids of the shared-store part.
     #[arg(long, default_value_t = 50_000)]
     shared_ids: u64,
+    /// PostgreSQL's processes run at this niceness in the engine part:
+    /// on two shared cores, a database off the answers' cores, as on a
+    /// machine of its own.
+    #[arg(long)]
+    database_nice: Option<i32>,
 }
 
 #[tokio::main]
@@ -606,6 +613,10 @@ async fn engines(
         });
     }
     let postmaster = postgres.and_then(postmaster_pid);
+    if let (Some(postmaster), Some(niceness)) = (postmaster, args.database_nice) {
+        renice_server(postmaster, niceness)?;
+        println!("\nPostgreSQL runs at niceness {niceness} in the engine part");
+    }
     let phases = phases(model, args);
     for (number, target) in targets.iter().enumerate() {
         let cadence = phases[0].cadence;

@@ -226,22 +226,41 @@ impl FleetCounters {
 /// CPU seconds of a PostgreSQL server: its postmaster (with the backends
 /// that exited) and the processes it runs now.
 pub fn server_cpu_seconds(postmaster: u32) -> f64 {
-    let mut total = cpu_seconds(postmaster, true);
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|name| name.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if stat_fields(pid).is_some_and(|fields| fields.first() == Some(&u64::from(postmaster))) {
-                total += cpu_seconds(pid, false);
-            }
-        }
-    }
-    total
+    cpu_seconds(postmaster, true)
+        + server_children(postmaster)
+            .map(|pid| cpu_seconds(pid, false))
+            .sum::<f64>()
+}
+
+/// The processes PostgreSQL's `postmaster` has started (its backends,
+/// checkpointer, autovacuum, ...), running now.
+fn server_children(postmaster: u32) -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(move |pid| {
+            stat_fields(*pid).is_some_and(|fields| fields.first() == Some(&u64::from(postmaster)))
+        })
+}
+
+/// Runs PostgreSQL (the postmaster, its processes, and those it starts
+/// later) at `niceness`: on two shared cores, the nearest thing to a
+/// database on a machine of its own.
+pub fn renice_server(postmaster: u32, niceness: i32) -> anyhow::Result<()> {
+    let pids: Vec<String> = std::iter::once(postmaster)
+        .chain(server_children(postmaster))
+        .map(|pid| pid.to_string())
+        .collect();
+    let status = std::process::Command::new("renice")
+        .args(["-n", &niceness.to_string(), "-p"])
+        .args(&pids)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .context("running renice")?;
+    anyhow::ensure!(status.success(), "renice of PostgreSQL's processes: {status}");
+    Ok(())
 }
 
 /// Bytes process `pid` has written with `write` and its kin (`wchar` of

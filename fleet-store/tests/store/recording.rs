@@ -238,3 +238,28 @@ on_both_stores!(a_big_batch_is_split_into_statements, async |store: Store| {
         2_500
     );
 });
+
+on_both_stores!(
+    engines_recording_the_same_clusters_at_once_count_each_change_once,
+    async |store: Store| {
+        let clusters: Vec<String> = (0..300).map(|number| format!("cluster-{number}")).collect();
+        let on = |version: &str, at| -> Vec<Check> {
+            clusters
+                .iter()
+                .map(|cluster| check(cluster, version, 1.0, at))
+                .collect()
+        };
+        store.first.record(&on("4.18.1", 100), u64::MAX).await.unwrap();
+        let moved = on("4.18.2", 200);
+        let reversed: Vec<Check> = moved.iter().rev().cloned().collect();
+        let (one, other) = tokio::join!(
+            store.first.record(&moved, u64::MAX),
+            store.second.record(&reversed, u64::MAX),
+        );
+        assert_eq!(one.unwrap().changes + other.unwrap().changes, 300);
+        for cluster in &clusters {
+            let (row, changes) = store.first.history(cluster).await.unwrap().unwrap();
+            assert_eq!((row.version.as_str(), changes.len()), ("4.18.2", 1), "{cluster}");
+        }
+    }
+);
