@@ -11,7 +11,6 @@ fn main() -> anyhow::Result<()> {
     policy_engine::allocator::apply();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .on_thread_start(service_kit::priority::background_thread)
         .build()?
         .block_on(service_kit::service::main::<PolicyEngine>(
             service_kit::source_commit!(),

@@ -2,9 +2,10 @@
 //! what it starts (the client API, the upstream refresher, readiness and
 //! status from the engine).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
+use anyhow::Context as _;
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::client::Feeds;
@@ -178,7 +179,7 @@ impl Service for PolicyEngine {
             });
         }
         if let Some(fleet) = operator.fleet().cloned() {
-            start_fleet(kit, fleet, engine.clone());
+            start_fleet(kit, fleet, engine.clone())?;
         }
         if let Some(control) = operator.control().cloned() {
             let refresher = control.clone();
@@ -233,26 +234,50 @@ impl PolicyEngine {
     }
 }
 
-/// The fleet's rounds: writing, pruning, counting.
-fn start_fleet(kit: &mut Kit<EngineMetrics>, fleet: Arc<Fleet>, engine: Arc<Engine>) {
+/// The fleet's rounds: writing, pruning, counting; bulk work, run below
+/// the answers and the upstream's revisions ([`fleet_rounds`]).
+fn start_fleet(kit: &mut Kit<EngineMetrics>, fleet: Arc<Fleet>, engine: Arc<Engine>) -> anyhow::Result<()> {
+    let rounds = fleet_rounds()?;
     let writer = fleet.clone();
     kit.spawn_every(fleet.recording_schedule(), move || {
         let writer = writer.clone();
-        async move { writer.write_queued().await }
+        in_background(rounds, async move { writer.write_queued().await })
     });
     if let Some(schedule) = fleet.prune_schedule() {
         let pruner = fleet.clone();
         kit.spawn_every(schedule, move || {
             let pruner = pruner.clone();
-            async move { pruner.prune().await }
+            in_background(rounds, async move { pruner.prune().await })
         });
     }
     kit.spawn_every(fleet.count_schedule(), move || {
         let (fleet, engine) = (fleet.clone(), engine.clone());
-        async move {
+        in_background(rounds, async move {
             if let Err(error) = fleet.count(&engine.rollouts(), SystemTime::now()).await {
                 tracing::warn!(error = %error, "counting the fleet failed; its answers count when asked");
             }
-        }
+        })
     });
+    Ok(())
+}
+
+/// The process's runtime for the fleet's rounds (`service_kit::priority`),
+/// made once: engines started in one process (tests) share it, and it
+/// lives as long as the process.
+fn fleet_rounds() -> anyhow::Result<&'static tokio::runtime::Runtime> {
+    static ROUNDS: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    if let Some(rounds) = ROUNDS.get() {
+        return Ok(rounds);
+    }
+    let made =
+        service_kit::priority::background_runtime("fleet-rounds").context("starting the fleet's rounds")?;
+    Ok(ROUNDS.get_or_init(|| made))
+}
+
+/// Runs `round` on `rounds` and waits for it, so that the supervisor still
+/// sees a round that hangs.
+async fn in_background(rounds: &tokio::runtime::Runtime, round: impl Future<Output = ()> + Send + 'static) {
+    if let Err(error) = rounds.spawn(round).await {
+        tracing::error!(%error, "a fleet round ended without finishing");
+    }
 }

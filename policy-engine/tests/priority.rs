@@ -1,7 +1,7 @@
-//! Background threads run below the ones that answer
-//! (`service_kit::priority`): in the running engine, the HTTP servers'
-//! threads keep the process's priority; the main runtime's threads, and
-//! the SQLite fleet store's threads they open, run lower.
+//! Bulk work runs below the answers (`service_kit::priority`): in the
+//! running engine, the HTTP servers' threads and the main runtime's
+//! (upstream polls, revisions) keep the process's priority; the fleet's
+//! rounds, and the SQLite fleet store's threads they open, run lower.
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -44,7 +44,7 @@ fn niceness_by_kind(threads: &[(String, i32)]) -> BTreeMap<String, Vec<i32>> {
 }
 
 #[tokio::test]
-async fn the_threads_that_answer_keep_the_process_priority_and_background_ones_run_lower() {
+async fn the_threads_that_answer_keep_the_process_priority_and_the_fleet_rounds_run_lower() {
     let dir = tempfile::tempdir().unwrap();
     let mut command = process_testkit::command(env!("CARGO_BIN_EXE_policy-engine"));
     command
@@ -69,7 +69,13 @@ async fn the_threads_that_answer_keep_the_process_priority_and_background_ones_r
     let process = niceness("/proc/self/stat".as_ref()).expect("this test's nice value");
     let background = (process + BACKGROUND_NICENESS).min(19);
     let kinds = niceness_by_kind(&threads);
-    for answering in ["api-accept", "api-http", "status-accept", "status-http"] {
+    for answering in [
+        "api-accept",
+        "api-http",
+        "status-accept",
+        "status-http",
+        "tokio-rt-worker",
+    ] {
         assert!(
             kinds
                 .get(answering)
@@ -77,7 +83,7 @@ async fn the_threads_that_answer_keep_the_process_priority_and_background_ones_r
             "{answering} at {process}: {kinds:?}"
         );
     }
-    for background_kind in ["tokio-rt-worker", "sqlx-sqlite-wor"] {
+    for background_kind in ["fleet-rounds", "sqlx-sqlite-wor"] {
         assert!(
             kinds
                 .get(background_kind)

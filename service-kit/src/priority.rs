@@ -1,12 +1,16 @@
-//! Answers before background work: a service's own threads that do not
-//! answer requests (its main runtime: upstream polls, revisions prepared,
-//! the fleet store's writes and counts, and the threads those start, such
-//! as SQLite's) run at a lower scheduling priority than the HTTP server's
-//! workers, so that on a busy node a burst of background work (a batch of
-//! 5,000 checks written, a count of a million clusters) delays the next
-//! write rather than the answers in flight. Nothing is starved: the
-//! scheduler still gives a thread [`BACKGROUND_NICENESS`] steps lower about
-//! a tenth of the share of one at the default, and all the idle time.
+//! Answers before bulk work: work that may wait (the fleet store's writes
+//! and counts, and the threads they start, such as SQLite's) runs on a
+//! runtime of its own at a lower scheduling priority than everything
+//! else, so that on a busy node a burst of it (a batch of 5,000 checks
+//! written, a count of a million clusters) delays the next write rather
+//! than the answers in flight. Work whose delay clients would see stays at
+//! the process's priority: upstream polls and the revisions they bring (a
+//! risk declared upstream must reach clients while the engine is
+//! saturated). The
+//! scheduler still gives a thread [`BACKGROUND_NICENESS`] steps lower
+//! about a tenth of the share of one at the default, and all the idle
+//! time: under load that never ends, bulk work falls behind, and its own
+//! bounds (a queue that drops and counts) say so.
 
 use std::io;
 
@@ -26,6 +30,17 @@ const LOWEST: i32 = 19;
 /// seccomp profile), the thread keeps the process's priority, as before.
 pub fn background_thread() {
     let _ = lower_this_thread(BACKGROUND_NICENESS);
+}
+
+/// A runtime for bulk work: one worker thread named `name` (and the
+/// blocking threads it starts), all [`BACKGROUND_NICENESS`] steps lower.
+pub fn background_runtime(name: &str) -> io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name(name)
+        .enable_all()
+        .on_thread_start(background_thread)
+        .build()
 }
 
 fn lower_this_thread(steps: i32) -> io::Result<()> {
