@@ -5,7 +5,6 @@
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
-use anyhow::Context as _;
 use service_kit::{Declaration, Flags, Ignored, Kit, Service};
 
 use crate::client::Feeds;
@@ -263,15 +262,14 @@ fn start_fleet(kit: &mut Kit<EngineMetrics>, fleet: Arc<Fleet>, engine: Arc<Engi
 
 /// The process's runtime for the fleet's rounds (`service_kit::priority`),
 /// made once: engines started in one process (tests) share it, and it
-/// lives as long as the process.
+/// lives as long as the process (a runtime cannot be dropped where
+/// async code runs).
 fn fleet_rounds() -> anyhow::Result<&'static tokio::runtime::Runtime> {
-    static ROUNDS: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    if let Some(rounds) = ROUNDS.get() {
-        return Ok(rounds);
-    }
-    let made =
-        service_kit::priority::background_runtime("fleet-rounds").context("starting the fleet's rounds")?;
-    Ok(ROUNDS.get_or_init(|| made))
+    static ROUNDS: OnceLock<std::io::Result<tokio::runtime::Runtime>> = OnceLock::new();
+    ROUNDS
+        .get_or_init(|| service_kit::priority::background_runtime("fleet-rounds"))
+        .as_ref()
+        .map_err(|error| anyhow::anyhow!("starting the fleet's rounds: {error}"))
 }
 
 /// Runs `round` on `rounds` and waits for it, so that the supervisor still
