@@ -22,13 +22,13 @@ const LOWEST: i32 = 19;
 
 /// Lowers the calling thread's priority by [`BACKGROUND_NICENESS`]; the
 /// threads it starts afterwards inherit it. For
-/// `tokio::runtime::Builder::on_thread_start`.
+/// [`background_runtime`]'s `on_thread_start`.
 ///
 /// Linux keeps a nice value per thread: `setpriority(PRIO_PROCESS, 0)`
 /// changes the caller's alone (setpriority(2), "Bugs"). Lowering one's own
 /// priority needs no privilege; where it is refused all the same (a
 /// seccomp profile), the thread keeps the process's priority, as before.
-pub fn background_thread() {
+fn background_thread() {
     let _ = lower_this_thread(BACKGROUND_NICENESS);
 }
 
