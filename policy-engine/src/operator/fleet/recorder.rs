@@ -13,6 +13,7 @@
 //! clusters the store knows are always written.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use fleet_store::{Check, Recorded};
@@ -52,6 +53,9 @@ pub struct Recorder {
     metrics: FleetMetrics,
     freshness: Mutex<Freshness>,
     retrying: Mutex<usize>,
+    /// Checks taken off the queue for the batch being written: still
+    /// queued until it is in the store (or refused, and retrying).
+    writing: AtomicUsize,
 }
 
 /// The receiving end, held by the round that writes.
@@ -134,6 +138,7 @@ impl Recorder {
             metrics,
             freshness: Mutex::new(Freshness::default()),
             retrying: Mutex::new(0),
+            writing: AtomicUsize::new(0),
         }
     }
 
@@ -148,7 +153,7 @@ impl Recorder {
     }
 
     pub fn queued(&self) -> usize {
-        self.sender.max_capacity() - self.sender.capacity()
+        self.sender.max_capacity() - self.sender.capacity() + self.writing.load(Ordering::Acquire)
     }
 
     /// One round: writes what is queued, batch after batch, until the queue
@@ -159,9 +164,15 @@ impl Recorder {
         loop {
             let mut batch = std::mem::take(&mut writer.refused);
             while batch.len() < writer.batch_size {
+                // Counted as writing before it leaves the queue, so that
+                // a check is always in one count or the other.
+                self.writing.fetch_add(1, Ordering::AcqRel);
                 match writer.receiver.try_recv() {
                     Ok(check) => batch.push(check),
-                    Err(_) => break,
+                    Err(_) => {
+                        self.writing.fetch_sub(1, Ordering::AcqRel);
+                        break;
+                    }
                 }
             }
             if batch.is_empty() {
@@ -185,6 +196,7 @@ impl Recorder {
                         .inc_by(recorded.refused_new);
                     self.metrics.unchanged.inc_by(recorded.unchanged);
                     *self.retrying.lock() = 0;
+                    self.writing.store(0, Ordering::Release);
                     let mut freshness = self.freshness.lock();
                     if freshness.is_stale() {
                         tracing::info!(store = %self.store.shown(), "fleet store takes update checks again");
@@ -200,6 +212,7 @@ impl Recorder {
                     }
                     self.freshness.lock().failed(SystemTime::now(), &error);
                     *self.retrying.lock() = batch.len();
+                    self.writing.store(0, Ordering::Release);
                     writer.refused = batch;
                     return;
                 }
